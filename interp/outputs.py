@@ -1,0 +1,59 @@
+"""Writing results so that nothing half-written is ever left at the final path.
+
+Every output is first written beside its destination (``<name>.partial``)
+and moved into place with one ``os.replace`` when it is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from interp.errors import OutputError
+
+
+def partial_path(path: Path) -> Path:
+    """The work path beside ``path`` where an unfinished output lives."""
+    return path.with_name(path.name + ".partial")
+
+
+def ensure_writable_dir(path: Path, argument: str = "--out") -> Path:
+    """Create ``path`` (and parents) or raise :class:`OutputError` naming ``argument``."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{argument} {path}: cannot create directory ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"{argument} {path}: directory is not writable")
+    return path
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented UTF-8 JSON to ``path`` via a sibling temporary file."""
+    tmp = partial_path(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(obj, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def read_json(path: Path) -> Any | None:
+    """The JSON object at ``path``, or ``None`` if it is missing or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def replace_dir(src: Path, dst: Path) -> None:
+    """Move the finished directory ``src`` to ``dst``, replacing any old ``dst``."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    os.replace(src, dst)

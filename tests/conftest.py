@@ -1,0 +1,112 @@
+"""Shared fixtures: the real MoNLI directory, spoiled copies of it, and tiny random BERT models."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on the network in tests
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def monli_dir() -> Path:
+    """The released MoNLI files: $INTERP_MONLI_DIR, else ../shared/datasets/monli beside the repo."""
+    path = Path(os.environ.get("INTERP_MONLI_DIR") or REPO.parent / "shared" / "datasets" / "monli")
+    if not (path / "pmonli.jsonl").is_file():
+        pytest.fail(f"MoNLI not found at {path}: set INTERP_MONLI_DIR (see README, 'Getting MoNLI')")
+    return path
+
+
+@pytest.fixture
+def spoil(tmp_path, monli_dir):
+    """Copy MoNLI into tmp_path and replace one line (1-based) of one file; returns the directory."""
+
+    def make(split: str = "nmonli_test", line: int | None = None, text: str | None = None, whole: str | None = None):
+        target = tmp_path / "monli"
+        if not target.exists():
+            shutil.copytree(monli_dir, target)
+            for f in target.iterdir():
+                f.chmod(0o644)
+        path = target / f"{split}.jsonl"
+        if whole is not None:
+            path.write_text(whole, encoding="utf-8")
+        elif line is not None:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            lines[line - 1] = text
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return target
+
+    return make
+
+
+def record(**changes) -> str:
+    """A valid NMoNLI line with some fields changed (a field set to None is removed)."""
+    base = {
+        "sentence1": "the man does not own a dog",
+        "sentence2": "the man does not own a mammal",
+        "gold_label": "neutral",
+        "depth": 4,
+        "sentence1_lex": "dog",
+        "sentence2_lex": "mammal",
+    }
+    base.update(changes)
+    return json.dumps({k: v for k, v in base.items() if v is not None})
+
+
+@pytest.fixture(scope="session")
+def minilm_tokenizer():
+    from transformers import AutoTokenizer
+
+    from interp.models import embedded_model_dir
+
+    return AutoTokenizer.from_pretrained(embedded_model_dir())
+
+
+def _tiny_config(tokenizer, **kwargs):
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=128,
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory, minilm_tokenizer) -> Path:
+    """A random 2-layer BertModel (no head) saved as safetensors, with the uncased WordPiece tokenizer."""
+    import torch
+    from transformers import BertModel
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny_encoder")
+    BertModel(_tiny_config(minilm_tokenizer)).save_pretrained(path, safe_serialization=True)
+    minilm_tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
+    """A random 2-layer BertForSequenceClassification with MoNLI's labels."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(1)
+    path = tmp_path_factory.mktemp("tiny_classifier")
+    config = _tiny_config(
+        minilm_tokenizer, num_labels=2, id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1}
+    )
+    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
+    minilm_tokenizer.save_pretrained(path)
+    return path

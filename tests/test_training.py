@@ -1,0 +1,136 @@
+"""Fine-tuning on a tiny random BERT: learning, seeding, resume, and the checkpoint on disk."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from interp.data import LABELS, encode_examples, load_monli
+from interp.errors import OutputError
+from interp.models import TrainConfig, evaluate, finished_run, fit, load_classifier, predict_logits, train
+from interp.models.training import length_grouped_batches
+
+
+@pytest.fixture(scope="module")
+def small_set(monli_dir, minilm_tokenizer):
+    examples = load_monli(monli_dir, ("nmonli_test",))[:48]
+    return examples, encode_examples(examples, minilm_tokenizer)
+
+
+def _fresh(tiny_encoder_dir):
+    return load_classifier(str(tiny_encoder_dir), labels=LABELS, seed=0)
+
+
+CONFIG = TrainConfig(epochs=3, lr=2e-3, batch_size=8, warmup_ratio=0.0, seed=5)
+
+
+def test_batches_cover_every_example_once_and_group_lengths(small_set):
+    _, encoded = small_set
+    batches = length_grouped_batches(encoded, 8, seed=1, group=2)
+    flat = sorted(i for b in batches for i in b)
+    assert flat == list(range(len(encoded)))
+    assert batches == length_grouped_batches(encoded, 8, seed=1, group=2)
+    assert batches != length_grouped_batches(encoded, 8, seed=2, group=2)
+
+
+def test_fit_lowers_the_loss_and_is_reproducible(tiny_encoder_dir, small_set):
+    _, encoded = small_set
+    model_a, tok = _fresh(tiny_encoder_dir)
+    log = fit(model_a, encoded, CONFIG, tok.pad_token_id, progress=False)
+    assert [r["epoch"] for r in log] == [1, 2, 3]
+    assert log[-1]["loss"] < log[0]["loss"]
+    model_b, _ = _fresh(tiny_encoder_dir)
+    fit(model_b, encoded, CONFIG, tok.pad_token_id, progress=False)
+    for (name, a), (_, b) in zip(model_a.state_dict().items(), model_b.state_dict().items()):
+        assert torch.equal(a, b), name
+
+
+def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set, tmp_path):
+    _, encoded = small_set
+    reference, tok = _fresh(tiny_encoder_dir)
+    fit(reference, encoded, CONFIG, tok.pad_token_id, progress=False)
+
+    model, _ = _fresh(tiny_encoder_dir)
+    state = tmp_path / "state.pt"
+    steps_per_epoch = -(-len(encoded) // CONFIG.batch_size)
+    calls = {"n": 0}
+    original = model.forward
+
+    def interrupting_forward(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2 * steps_per_epoch + 2:  # in the middle of epoch 3
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    model.forward = interrupting_forward
+    with pytest.raises(KeyboardInterrupt):
+        fit(model, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
+    assert torch.load(state, weights_only=False)["epoch"] == 2
+
+    resumed, _ = _fresh(tiny_encoder_dir)
+    log = fit(resumed, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
+    assert [r["epoch"] for r in log] == [1, 2, 3]
+    for (name, a), (_, b) in zip(reference.state_dict().items(), resumed.state_dict().items()):
+        assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_state_of_another_run_is_not_resumed(tiny_encoder_dir, small_set, tmp_path):
+    _, encoded = small_set
+    model, tok = _fresh(tiny_encoder_dir)
+    config = TrainConfig(epochs=2, lr=2e-3, batch_size=8, seed=5)
+    fit(model, encoded, config, tok.pad_token_id, state_path=tmp_path / "s.pt", fingerprint="a", progress=False)
+    fresh, _ = _fresh(tiny_encoder_dir)
+    torch.save({"fingerprint": "b", "epoch": 1, "log": [], "model": {}, "optimizer": {}, "scheduler": {}}, tmp_path / "s.pt")
+    log = fit(fresh, encoded, config, tok.pad_token_id, state_path=tmp_path / "s.pt", fingerprint="a", progress=False)
+    assert [r["epoch"] for r in log] == [1, 2]
+
+
+def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monli_dir, tmp_path):
+    config = TrainConfig(
+        model=str(tiny_encoder_dir),
+        splits=("nmonli_train",),
+        epochs=1,
+        batch_size=16,
+        max_examples=64,
+        eval_splits=("nmonli_test",),
+        data_dir=str(monli_dir),
+    )
+    out = tmp_path / "run"
+    result = train(config, out, progress=False)
+    assert not result.reused and result.n_train == 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no .partial left behind
+    info = json.loads((out / "training.json").read_text())
+    assert info["fingerprint"] == result.fingerprint and info["config"]["max_examples"] == 64
+    assert (out / "model.safetensors").is_file() and finished_run(out) is not None
+
+    # The checkpoint on disk is the model that was scored.
+    model, tokenizer = load_classifier(str(out), require_head=True)
+    test = load_monli(monli_dir, ("nmonli_test",))
+    assert evaluate(model, tokenizer, test) == info["metrics"]
+
+    again = train(config, out, progress=False)
+    assert again.reused and again.metrics == result.metrics
+    with pytest.raises(OutputError, match="already exists and holds another run"):
+        train(replace(config, seed=9), out, progress=False)
+
+
+def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_dir, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data_dir=str(monli_dir))
+    with pytest.raises(OutputError, match="--out .*file/run.partial: cannot create directory"):
+        train(config, blocker / "run", progress=False)
+
+
+def test_predict_logits_keeps_input_order(tiny_classifier_dir, small_set):
+    _, encoded = small_set
+    model, tok = load_classifier(str(tiny_classifier_dir), require_head=True)
+    batched = predict_logits(model, encoded, tok.pad_token_id, batch_size=7)
+    with torch.no_grad():
+        for i in (0, 13, 47):
+            ids = torch.tensor([encoded[i].input_ids])
+            one = model(input_ids=ids, token_type_ids=torch.tensor([encoded[i].token_type_ids])).logits[0]
+            assert torch.allclose(batched[i], one, atol=1e-5)

@@ -50,11 +50,11 @@ class BehavioralConfig:
     """Settings of the two fine-tunings (shared but for their training splits)."""
 
     out_dir: str = "runs/demo"
-    model: str = "minilm"
-    epochs: int = 3
-    lr: float = 5e-5
-    batch_size: int = 32
-    seed: int = 0
+    model: str = TrainConfig.model
+    epochs: int = TrainConfig.epochs
+    lr: float = TrainConfig.lr
+    batch_size: int = TrainConfig.batch_size
+    seed: int = TrainConfig.seed
     data_dir: str | None = None
     verify_checksums: bool = True
 

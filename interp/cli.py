@@ -12,6 +12,9 @@ import sys
 import click
 
 from interp.errors import ConfigError, InterpError
+from interp.models.training import TrainConfig
+
+_D = TrainConfig()  # the CLI's defaults are the library's
 
 _SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test"
 
@@ -54,15 +57,15 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--model", default="minilm", show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
-@click.option("--splits", default="pmonli,nmonli_train", show_default=True, help=_SPLITS_HELP)
-@click.option("--epochs", type=int, default=3, show_default=True)
-@click.option("--lr", type=float, default=5e-5, show_default=True)
-@click.option("--batch-size", type=int, default=32, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
+@click.option("--splits", default=",".join(_D.splits), show_default=True, help=_SPLITS_HELP)
+@click.option("--epochs", type=int, default=_D.epochs, show_default=True)
+@click.option("--lr", type=float, default=_D.lr, show_default=True)
+@click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
+@click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--max-examples", type=int, default=None, help="Train on a seeded random subset of this size.")
 @click.option(
-    "--eval-splits", default="pmonli,nmonli_train,nmonli_test", show_default=True, help="Splits scored after training."
+    "--eval-splits", default=",".join(_D.eval_splits), show_default=True, help="Splits scored after training."
 )
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
@@ -70,7 +73,6 @@ def main() -> None:
 @_data_options
 def train(model, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
     """Fine-tune a 2-label MoNLI classifier and save it as safetensors."""
-    from interp.models import TrainConfig
     from interp.models import train as train_model
 
     config = TrainConfig(
@@ -93,7 +95,7 @@ def train(model, splits, epochs, lr, batch_size, seed, max_examples, eval_splits
 
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
-@click.option("--splits", default="pmonli,nmonli_train,nmonli_test", show_default=True, help=_SPLITS_HELP)
+@click.option("--splits", default=",".join(_D.eval_splits), show_default=True, help=_SPLITS_HELP)
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_data_options
@@ -117,11 +119,11 @@ def evaluate(model, splits, batch_size, as_json, data_dir, skip_checksums):
 
 @main.command()
 @click.option("--out", default="runs/demo", show_default=True, type=click.Path(), help="Run directory.")
-@click.option("--model", default="minilm", show_default=True, help="Pretrained model to fine-tune.")
-@click.option("--epochs", type=int, default=3, show_default=True)
-@click.option("--lr", type=float, default=5e-5, show_default=True)
-@click.option("--batch-size", type=int, default=32, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--model", default=_D.model, show_default=True, help="Pretrained model to fine-tune.")
+@click.option("--epochs", type=int, default=_D.epochs, show_default=True)
+@click.option("--lr", type=float, default=_D.lr, show_default=True)
+@click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
+@click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
 def demo(out, model, epochs, lr, batch_size, seed, quiet, data_dir, skip_checksums):

@@ -16,6 +16,7 @@ off.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -96,6 +97,25 @@ def _load_config(source: ModelSource):
         ) from None
 
 
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' load reports and progress bars inside the block, then restore them.
+
+    The "newly initialized head" report is expected when fine-tuning starts.
+    """
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def has_classifier_head(config) -> bool:
     """Whether a checkpoint's config says it was saved as a sequence classifier."""
     return any(a.endswith("ForSequenceClassification") for a in (config.architectures or []))
@@ -165,14 +185,8 @@ def load_classifier(
     if seed is not None:
         torch.manual_seed(seed)
     try:
-        from transformers.utils import logging as hf_logging
-
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()  # the "newly initialized head" report is expected here
-        try:
+        with quiet_transformers():
             model = AutoModelForSequenceClassification.from_pretrained(source.location, **kwargs)
-        finally:
-            hf_logging.set_verbosity(verbosity)
         tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None

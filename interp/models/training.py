@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 from interp.data import LABELS, SPLITS, Encoded, Example, collate, encode_examples, load_monli
 from interp.errors import ConfigError, OutputError
 from interp.models.evaluation import evaluate
-from interp.models.loading import load_classifier
+from interp.models.loading import load_classifier, quiet_transformers
 from interp.outputs import ensure_writable_dir, partial_path, read_json, replace_dir, write_json_atomic
 
 TRAINING_FILE = "training.json"
@@ -50,7 +50,7 @@ class TrainConfig:
     model: str = "minilm"
     splits: tuple[str, ...] = ("pmonli", "nmonli_train")
     epochs: int = 3
-    lr: float = 5e-5
+    lr: float = 1e-4
     batch_size: int = 32
     seed: int = 0
     warmup_ratio: float = 0.1
@@ -283,8 +283,9 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
     if checkpoint.exists():
         shutil.rmtree(checkpoint)
     try:
-        model.save_pretrained(checkpoint, safe_serialization=True)
-        tokenizer.save_pretrained(checkpoint)
+        with quiet_transformers():
+            model.save_pretrained(checkpoint, safe_serialization=True)
+            tokenizer.save_pretrained(checkpoint)
     except OSError as exc:
         raise OutputError(f"--out {out_dir}: cannot write the checkpoint ({exc.strerror or exc})") from None
     write_json_atomic(checkpoint / TRAINING_FILE, result.to_json())

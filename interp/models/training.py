@@ -144,8 +144,8 @@ def fit(
 ) -> list[dict]:
     """Fine-tune ``model`` in place with AdamW and a linear warm-up/decay schedule.
 
-    The data order of epoch e is a permutation seeded by (seed, e) and
-    dropout is reseeded at each epoch, so a run resumed from ``state_path``
+    Epoch e's batches are :func:`length_grouped_batches` seeded by (seed, e)
+    and dropout is reseeded at each epoch, so a run resumed from ``state_path``
     (written after every epoch) ends with the same weights as an
     uninterrupted one.
 
@@ -155,8 +155,7 @@ def fit(
     from transformers import get_linear_schedule_with_warmup
 
     device = next(model.parameters()).device
-    steps_per_epoch = -(-len(encoded) // config.batch_size)
-    total_steps = steps_per_epoch * config.epochs
+    total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed)) * config.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
     log: list[dict] = []

@@ -1,0 +1,120 @@
+"""The HDF5 activation cache: exact vectors, self-description, resume after interruption, refusal of bad files."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification
+
+import interp.cache as cache_module
+from interp.cache import CacheConfig, build_cache, open_cache
+from interp.data import ROLES, collate, encode_examples, load_monli
+from interp.errors import ConfigError
+from interp.locations import all_locations
+
+
+@pytest.fixture(scope="module")
+def built(tiny_classifier_dir, monli_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cache") / "activations.h5"
+    config = CacheConfig(model=str(tiny_classifier_dir), out=str(out), splits=("nmonli_test",), batch_size=32, data_dir=str(monli_dir))
+    return build_cache(config, progress=False), config
+
+
+def test_cache_holds_every_location_exactly(built, tiny_classifier_dir, monli_dir, minilm_tokenizer):
+    path, config = built
+    examples = load_monli(monli_dir, ("nmonli_test",))
+    encoded = encode_examples(examples, minilm_tokenizer)
+    fresh = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    with open_cache(path, model=str(tiny_classifier_dir)) as cache:
+        assert cache.example_ids == [e.id for e in examples]
+        assert cache.meta["wordpiece"] == "first" and cache.meta["n_layers"] == 2 and len(cache.meta["locations"]) == 9
+        stored = {str(loc): cache.vectors(loc) for loc in all_locations(2)}
+        assert list(cache.column("split")) == ["nmonli_test"] * 200
+        assert cache.column("label").tolist() == [e.label_id for e in examples]
+        positions = cache.column("positions")
+    for start in range(0, 200, 32):
+        batch = collate(encoded[start : start + 32], minilm_tokenizer.pad_token_id)
+        assert positions[start : start + 32].tolist() == batch["positions"].tolist()
+        with torch.no_grad():
+            hidden = fresh(**{k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}, output_hidden_states=True).hidden_states
+        rows = torch.arange(len(batch["positions"]))
+        for loc in all_locations(2):
+            expected = hidden[loc.hidden_index][rows, batch["positions"][:, ROLES.index(loc.role)]].numpy()
+            np.testing.assert_array_equal(stored[str(loc)][start : start + 32], expected, err_msg=str(loc))
+
+
+def test_plain_h5py_reads_it(built):
+    path, _ = built
+    with h5py.File(path, "r") as f:
+        assert f.attrs["complete"] and f.attrs["dtype"] == "float32"
+        assert f["blocks.1.hook_resid_post@w_h"].shape == (200, 32) and f["blocks.1.hook_resid_post@w_h"].chunks == (32, 32)
+        assert f["example_ids"].asstr()[0] == "nmonli_test:1"
+
+
+def test_interrupted_cache_resumes_without_redoing_batches(built, monkeypatch, tmp_path):
+    path, config = built
+    out = tmp_path / "a.h5"
+    config = CacheConfig(**{**config.__dict__, "out": str(out)})
+    calls = {"n": 0}
+    real_collate = cache_module.collate
+
+    def counting_collate(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real_collate(*args, **kwargs)
+
+    monkeypatch.setattr(cache_module, "collate", counting_collate)
+    with pytest.raises(KeyboardInterrupt):
+        build_cache(config, progress=False)
+    assert not out.exists() and (tmp_path / "a.h5.partial").exists()
+    with h5py.File(tmp_path / "a.h5.partial", "r") as f:
+        assert f["batches_done"][:].tolist() == [True, True, True, False, False, False, False]
+    calls["n"] = 100
+    build_cache(config, progress=False)
+    assert calls["n"] == 104  # only the 4 unfinished batches were run
+    assert not (tmp_path / "a.h5.partial").exists()
+    with h5py.File(out, "r") as a, h5py.File(path, "r") as b:
+        for name in b.attrs["locations"]:
+            np.testing.assert_array_equal(a[name][:], b[name][:])
+
+
+def test_float16_option(built, tmp_path):
+    _, config = built
+    out = build_cache(CacheConfig(**{**config.__dict__, "out": str(tmp_path / "h.h5"), "dtype": "float16"}), progress=False)
+    with open_cache(out) as cache:
+        assert cache.handle["blocks.0.hook_resid_pre@cls"].dtype == np.float16
+        assert cache.vectors("blocks.0.hook_resid_pre@cls").dtype == np.float32
+
+
+def test_bad_cache_files(built, tmp_path):
+    path, _ = built
+    with pytest.raises(ConfigError, match="does not exist"):
+        with open_cache(tmp_path / "none.h5"):
+            pass
+    truncated = tmp_path / "truncated.h5"
+    truncated.write_bytes(path.read_bytes()[:5000])
+    with pytest.raises(ConfigError, match="not a readable HDF5 file"):
+        with open_cache(truncated):
+            pass
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["x"] = [1, 2]
+    with pytest.raises(ConfigError, match="not an interp activation cache"):
+        with open_cache(foreign):
+            pass
+    with pytest.raises(ConfigError, match="was made with model .* not with the weights of 'minilm'"):
+        with open_cache(path, model="minilm"):
+            pass
+    with open_cache(path) as cache:
+        with pytest.raises(ConfigError, match="layer 4 is out of range"):
+            cache.vectors("blocks.4.hook_resid_post@cls")
+        with pytest.raises(ConfigError, match="unknown token role 'w_x'"):
+            cache.vectors("blocks.1.hook_resid_post@w_x")
+
+
+def test_bad_settings():
+    with pytest.raises(ConfigError, match="--dtype must be one of float32, float16"):
+        CacheConfig(model="m", out="o", dtype="int8").validate()

@@ -1,0 +1,84 @@
+"""Probes, control tasks and the sweep: sklearn's contract, a naive reference, and selectivity's meaning."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+import torch
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from interp.locations import Location
+from interp.probes import Probe, ShuffleControl, TypeControl
+from interp.probes.batched import ProbeSettings, fit_probes, predict_probes
+from interp.probes.sweep import ProbeSweepConfig, sweep_location
+
+
+@parametrize_with_checks([Probe(max_iter=40, random_state=0), Probe(hidden_units=0, max_iter=40, random_state=0)])
+def test_sklearn_estimator_contract(estimator, check):
+    check(estimator)
+
+
+def test_batched_training_equals_one_probe_at_a_time():
+    """The fast path (all probes in one model, grouped by fold) against a naive loop of single fits."""
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(120, 16, generator=g)
+    Y = torch.randint(0, 2, (6, 120), generator=g)
+    masks = torch.zeros(6, 120, dtype=torch.bool)
+    masks[:3, :80] = True
+    masks[3:, 40:] = True
+    seeds = [11, 12, 13, 14, 15, 16]
+    for hidden in (4, 0):
+        settings = ProbeSettings(hidden_units=hidden, max_iter=60)
+        together = predict_probes(X, fit_probes(X, Y, masks, 2, settings, seeds))
+        for p in range(6):
+            alone = predict_probes(X, fit_probes(X, Y[p : p + 1], masks[p : p + 1], 2, settings, [seeds[p]]))
+            torch.testing.assert_close(together[p], alone[0], atol=1e-4, rtol=1e-4)
+
+
+def test_mlp_probe_learns_what_a_linear_probe_cannot():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(400, 2)).astype(np.float32)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)  # XOR of signs
+    assert Probe(hidden_units=4, max_iter=500, random_state=0).fit(X, y).score(X, y) > 0.9
+    assert Probe(hidden_units=0, max_iter=500, random_state=0).fit(X, y).score(X, y) < 0.7
+
+
+def test_type_control_is_a_fixed_function_of_the_type():
+    types = np.array([f"w{i % 50}" for i in range(1000)])
+    y = np.array([0] * 750 + [1] * 250)
+    control = TypeControl(random_state=3).fit(types, y)
+    labels = control.transform(types)
+    by_type = {}
+    for t, label in zip(types, labels):
+        assert by_type.setdefault(t, label) == label
+    assert np.array_equal(control.transform(types[::-1]), labels[::-1])  # order does not matter
+    many = TypeControl(random_state=3).fit(types, y).transform([f"t{i}" for i in range(4000)])
+    assert abs((many == 0).mean() - 0.75) < 0.03  # drawn with the target's distribution
+    assert not np.array_equal(TypeControl(random_state=4).fit(types, y).transform(types), labels)
+
+
+def test_shuffle_control_permutes_the_labels():
+    ids = np.array([f"e{i}" for i in range(200)])
+    y = np.array([0] * 60 + [1] * 140)
+    shuffled = ShuffleControl(random_state=1).fit_transform(ids, y)
+    assert sorted(shuffled) == sorted(y) and not np.array_equal(shuffled, y)
+    with pytest.raises(KeyError):
+        ShuffleControl(random_state=1).fit(ids, y).transform(["unseen"])
+
+
+def test_selectivity_against_the_type_control_exposes_word_identity():
+    """The issue's case: a vector that is just the word's identity 'predicts' lexrel perfectly, but so
+    does it predict a random function of the word, so type selectivity is ~0 while shuffle selectivity is ~0.5."""
+    rng = np.random.RandomState(0)
+    n_types, n = 40, 800
+    word = rng.randint(0, n_types, size=n)
+    X = np.eye(n_types, dtype=np.float32)[word] + 0.01 * rng.randn(n, n_types).astype(np.float32)
+    lexrel = (np.arange(n_types) % 2)[word]
+    words = np.array([f"w{k}" for k in word])
+    config = ProbeSweepConfig(cache="", out_dir="", probes=("linear",), seeds=2, folds=4, max_iter=200)
+    (row,) = sweep_location(X, Location(3, "w_h"), {"lexrel": lexrel}, np.array([f"e{i}" for i in range(n)]), words, words, config)
+    assert row["task_acc_mean"] > 0.97
+    assert row["type_control_acc_mean"] > 0.9 and abs(row["selectivity_type_mean"]) < 0.1
+    assert abs(row["shuffle_control_acc_mean"] - 0.5) < 0.1 and row["selectivity_shuffle_mean"] > 0.35

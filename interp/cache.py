@@ -128,8 +128,12 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "dtype": config.dtype,
     }
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
-    work = partial_path(out)
     ids = np.array([e.id for e in examples], dtype=object)
+    if out.exists() and _matches(out, meta, ids):
+        if progress:
+            tqdm.write(f"{out}: already cached with these settings, reusing it")
+        return out
+    work = partial_path(out)
     handle = _open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:
@@ -155,16 +159,28 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     return out
 
 
+def _same_request(handle, meta: dict, ids: np.ndarray) -> bool:
+    return all(_attr(handle, k) == v for k, v in meta.items()) and (
+        "example_ids" in handle and list(handle["example_ids"].asstr()[:]) == list(ids)
+    )
+
+
+def _matches(path: Path, meta: dict, ids: np.ndarray) -> bool:
+    """Whether ``path`` is a finished cache of exactly this request."""
+    try:
+        with _h5py().File(path, "r") as handle:
+            return bool(_attr(handle, "complete")) and _same_request(handle, meta, ids)
+    except (OSError, KeyError, ValueError):
+        return False
+
+
 def _open_partial(work: Path, meta: dict, ids: np.ndarray):
     """Open ``work`` to resume if it is an intact cache of the same request; else start it afresh."""
     h5py = _h5py()
     if work.exists():
         try:
             handle = h5py.File(work, "a")
-            same = all(_attr(handle, k) == v for k, v in meta.items()) and (
-                "example_ids" in handle and list(handle["example_ids"].asstr()[:]) == list(ids)
-            )
-            if same:
+            if _same_request(handle, meta, ids):
                 return handle
             handle.close()
         except (OSError, KeyError, ValueError):

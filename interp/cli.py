@@ -32,9 +32,10 @@ class _Group(click.Group):
 
 
 def _splits(value: str, option: str) -> tuple[str, ...]:
+    """A comma-separated option as a tuple; empty is an error except for --eval-splits."""
     names = tuple(s.strip() for s in value.split(",") if s.strip())
     if not names and option != "--eval-splits":
-        raise ConfigError(f"{option} names no split ({_SPLITS_HELP})")
+        raise ConfigError(f"{option} names nothing")
     return names
 
 
@@ -118,19 +119,79 @@ def evaluate(model, splits, batch_size, as_json, data_dir, skip_checksums):
 
 
 @main.command()
+@click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
+@click.option("--splits", default=",".join(_D.eval_splits), show_default=True, help=_SPLITS_HELP)
+@click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
+@click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
+@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_data_options
+def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
+    """Store every location's vector for every example in HDF5 (resumable)."""
+    from interp.cache import CacheConfig, build_cache
+    from interp.data.align import check_wordpiece_rule
+
+    config = CacheConfig(
+        model=model,
+        out=out,
+        splits=_splits(splits, "--splits"),
+        wordpiece=check_wordpiece_rule(wordpiece),
+        dtype=dtype,
+        batch_size=batch_size,
+        device=device,
+        data_dir=data_dir,
+        verify_checksums=not skip_checksums,
+    )
+    path = build_cache(config, progress=not quiet)
+    click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.option("--cache", "cache_path", required=True, type=click.Path(dir_okay=False), help="Activation cache (interp cache).")
+@click.option("--model", default=None, help="Check the cache was made with this model's weights.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
+@click.option("--targets", default="lexrel,infer", show_default=True, help="lexrel and/or infer (INFER's output).")
+@click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
+@click.option("--folds", type=int, default=5, show_default=True)
+@click.option("--seeds", type=int, default=3, show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet):
+    """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
+    from interp.probes import ProbeSweepConfig, run_probe_sweep
+
+    config = ProbeSweepConfig(
+        cache=cache_path,
+        out_dir=out,
+        model=model,
+        locations=locations,
+        targets=_splits(targets, "--targets"),
+        probes=_splits(kinds, "--probes"),
+        folds=folds,
+        seeds=seeds,
+    )
+    rows = run_probe_sweep(config, progress=not quiet)
+    click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
+
+
+@main.command()
 @click.option("--out", default="runs/demo", show_default=True, type=click.Path(), help="Run directory.")
 @click.option("--model", default=_D.model, show_default=True, help="Pretrained model to fine-tune.")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
+@click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def demo(out, model, epochs, lr, batch_size, seed, quiet, data_dir, skip_checksums):
-    """The main job: Table 1's behavioral results on real MoNLI (see README)."""
-    from interp.behavioral import BehavioralConfig, format_table, run_behavioral
+def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, quiet, data_dir, skip_checksums):
+    """The main job: Table 1 (behavioral), the activation cache and the probe sweep on real MoNLI."""
+    from interp.behavioral import BehavioralConfig
+    from interp.demo import DemoConfig, format_demo, run_demo
 
-    config = BehavioralConfig(
+    behavioral = BehavioralConfig(
         out_dir=out,
         model=model,
         epochs=epochs,
@@ -140,10 +201,13 @@ def demo(out, model, epochs, lr, batch_size, seed, quiet, data_dir, skip_checksu
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
     )
-    result = run_behavioral(config, progress=not quiet)
+    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds), progress=not quiet)
     click.echo("")
-    click.echo(format_table(result))
-    click.echo(f"\nwrote {out}/metrics.json, {out}/model/, {out}/challenge_model/ in {result.seconds:.0f} s")
+    click.echo(format_demo(result))
+    click.echo(
+        f"\nwrote {out}/: metrics.json, model/, challenge_model/, activations.h5, probes.csv, probes.png "
+        f"in {result.seconds:.0f} s"
+    )
 
 
 if __name__ == "__main__":

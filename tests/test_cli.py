@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -87,10 +88,17 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
 def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     """The main job's whole path (both trainings, metrics.json, the table), fast, and resumable."""
     out = tmp_path / "demo"
-    args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--out", str(out))
+    args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--probe-seeds", "1", "--out", str(out))
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["challenge_model", "metrics.json", "model"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "activations.h5", "challenge_model", "metrics.json", "model", "probes.csv", "probes.png",
+    ]  # fmt: skip
+    with open(out / "probes.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 9 * 2 * 2  # 9 locations of a 2-block model x 2 targets x 2 probe kinds
+    assert {r["location"] for r in rows} >= {"blocks.0.hook_resid_pre@cls", "blocks.1.hook_resid_post@w_h"}
+    assert "Probes (§6.1)" in result.stdout
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]
     assert metrics["model"]["trained_on"] == ["pmonli", "nmonli_train"]
@@ -100,7 +108,73 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     # Run again: both trainings are reused, the same table comes out.
     again = run(*args, "--data-dir", str(monli_dir))
     assert again.stdout.count("already trained with these settings") == 2
+    assert again.stdout.count("already cached with these settings") == 1
     def table(text: str) -> str:
         return text[text.index("Table 1") : text.index("\nwrote")]
 
     assert table(again.stdout) == table(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def tiny_cache(tiny_classifier_dir, monli_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli_cache") / "act.h5"
+    result = run(
+        "cache", "--model", str(tiny_classifier_dir), "--splits", "nmonli_test", "--out", str(path),
+        "--data-dir", str(monli_dir), "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"wrote {path}\n"
+    return path
+
+
+def test_probe_command_writes_csv_and_figure(tiny_cache, tiny_classifier_dir, tmp_path):
+    result = run(
+        "probe", "--cache", str(tiny_cache), "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "p"),
+        "--locations", "blocks.0.hook_resid_pre@w_h,blocks.1.hook_resid_post@cls", "--seeds", "1", "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == f"wrote {tmp_path / 'p'}/probes.csv (8 rows) and {tmp_path / 'p'}/probes.png\n"
+    assert (tmp_path / "p" / "probes.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "location, message",
+    [
+        ("blocks.7.hook_resid_post@cls", "layer 7 is out of range for a model with 2 blocks"),
+        ("blocks.1.hook_resid_post@w_x", "unknown token role 'w_x'"),
+        ("blocks.1.attn@w_h", "is not of the form"),
+    ],
+)
+def test_probe_bad_location_exits_2(tiny_cache, tmp_path, location, message):
+    result = run("probe", "--cache", str(tiny_cache), "--out", str(tmp_path / "p"), "--locations", location, "--quiet")
+    assert result.exit_code == 2 and message in result.stderr
+    assert not (tmp_path / "p" / "probes.csv").exists()
+
+
+def test_probe_bad_cache_files_exit_2(tiny_cache, tmp_path):
+    truncated = tmp_path / "t.h5"
+    truncated.write_bytes(tiny_cache.read_bytes()[:4096])
+    foreign = tmp_path / "f.h5"
+    foreign.write_bytes(b"not hdf5 at all")
+    for path, message in ((truncated, "not a readable HDF5 file"), (foreign, "not a readable HDF5 file")):
+        result = run("probe", "--cache", str(path), "--out", str(tmp_path / "p"), "--quiet")
+        assert result.exit_code == 2 and message in result.stderr
+    result = run("probe", "--cache", str(tiny_cache), "--model", "minilm", "--out", str(tmp_path / "p"), "--quiet")
+    assert result.exit_code == 2 and "not with the weights of 'minilm'" in result.stderr
+
+
+def test_location_absent_from_the_cache_exits_2(tiny_cache, tmp_path):
+    import h5py
+
+    partial = tmp_path / "partial.h5"
+    partial.write_bytes(tiny_cache.read_bytes())
+    with h5py.File(partial, "a") as f:
+        del f["blocks.1.hook_resid_post@w_h"]
+    result = run("probe", "--cache", str(partial), "--out", str(tmp_path / "p"), "--locations", "blocks.1.hook_resid_post@w_h", "--quiet")
+    assert result.exit_code == 2 and "location blocks.1.hook_resid_post@w_h is not in the cache" in result.stderr
+
+
+def test_cache_bad_wordpiece_exits_2(tiny_classifier_dir, tmp_path):
+    result = run("cache", "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "a.h5"), "--wordpiece", "all")
+    assert result.exit_code == 2 and "--wordpiece must be one of first, last" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -37,7 +37,7 @@ class Probe(ClassifierMixin, BaseEstimator):
     Attributes (after ``fit``): ``classes_``, ``n_features_in_``, ``n_iter_`` (Adam steps), ``params_``.
     """
 
-    def __init__(self, hidden_units: int = 4, max_iter: int = 300, lr: float = 0.02, alpha: float = 1e-4, random_state=None):
+    def __init__(self, hidden_units: int = 4, max_iter: int = 100, lr: float = 0.05, alpha: float = 1e-4, random_state=None):
         self.hidden_units = hidden_units
         self.max_iter = max_iter
         self.lr = lr

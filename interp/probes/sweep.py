@@ -54,8 +54,8 @@ class ProbeSweepConfig:
     probes: tuple[str, ...] = tuple(PROBE_KINDS)
     folds: int = 5
     seeds: int = 3
-    max_iter: int = 300
-    lr: float = 0.02
+    max_iter: int = 100
+    lr: float = 0.05
     alpha: float = 1e-4
 
     def validate(self) -> "ProbeSweepConfig":

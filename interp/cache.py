@@ -261,8 +261,8 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
     """Open a finished cache; with ``model``, check it was made with those weights.
 
     Raises:
-        DataError-like :class:`ConfigError`: missing, truncated or foreign
-            file, unfinished cache, or one made with another model.
+        ConfigError: a missing, truncated or foreign file, an unfinished
+            cache, or one made with another model's weights.
     """
     h5py = _h5py()
     path = Path(path)

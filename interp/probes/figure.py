@@ -24,6 +24,7 @@ def plot_probes(rows: list[dict], path: Path) -> None:
     targets = list(dict.fromkeys(r["target"] for r in rows))
     roles = list(dict.fromkeys(r["role"] for r in rows))
     kinds = list(dict.fromkeys(r["probe"] for r in rows))
+    low = min(r[f"{key}_mean"] - r[f"{key}_std"] for r in rows for key in _STYLE)
     fig, axes = plt.subplots(len(targets), len(roles), figsize=(4 * len(roles), 3.2 * len(targets)), squeeze=False, sharey=True)
     for i, target in enumerate(targets):
         for j, role in enumerate(roles):
@@ -40,7 +41,7 @@ def plot_probes(rows: list[dict], path: Path) -> None:
             ax.axhline(0.5, color="grey", linewidth=0.6, linestyle="-.")
             ax.set_title(f"{target} at {role}")
             ax.set_xlabel("layer (0 = embeddings)")
-            ax.set_ylim(-0.1, 1.05)
+            ax.set_ylim(min(-0.1, low - 0.05), 1.05)
             ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("held-out")
     handles, labels = axes[0][0].get_legend_handles_labels()

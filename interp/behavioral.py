@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from interp.data import SPLITS
+from interp.data import SPLITS, resolve_data_dir
 from interp.models import TrainConfig, TrainResult, train
 from interp.outputs import ensure_writable_dir, write_json_atomic
 
@@ -130,6 +130,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     Raises:
         ConfigError, DataError, ModelError, OutputError: as :func:`interp.models.train`.
     """
+    resolve_data_dir(config.data_dir)  # fail on missing data before anything is created
     out = ensure_writable_dir(Path(config.out_dir))
     started = time.perf_counter()
     runs = {}

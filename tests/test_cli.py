@@ -32,6 +32,9 @@ def test_missing_data_directory_exits_2(tmp_path):
     result = run("evaluate", "--model", "minilm", "--data-dir", str(tmp_path / "none"))
     assert result.exit_code == 2
     assert result.stderr.startswith(f"interp: error: MoNLI directory {tmp_path / 'none'} does not exist")
+    result = run("demo", "--out", str(tmp_path / "demo"), "--data-dir", str(tmp_path / "none"), "--quiet")
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # the run directory was not even created
 
 
 def test_checksum_mismatch_exits_2(spoil, tiny_classifier_dir):

@@ -23,7 +23,6 @@ first unfinished batch, and ``<out>`` is never half-written.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.data import ROLES, SPLITS, Lexrel, collate, encode_examples, load_monli
+from interp.data.monli import sha256_of
 from interp.errors import ConfigError, OutputError
 from interp.hooks import hooked, n_layers
 from interp.locations import Location, all_locations
@@ -81,13 +81,7 @@ def pick_device(device: str) -> torch.device:
 def model_sha256(spec: str) -> str:
     """SHA-256 of a model's ``model.safetensors``: what identifies the weights a cache was made with."""
     path = Path(resolve_model(spec).location) / "model.safetensors"
-    if not path.is_file():
-        return ""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_of(path) if path.is_file() else ""
 
 
 def _h5py():
@@ -106,7 +100,6 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         ConfigError, DataError, ModelError: bad settings, data or model.
         OutputError: ``out`` cannot be written.
     """
-    h5py = _h5py()
     config.validate()
     out = Path(config.out)
     examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)

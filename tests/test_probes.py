@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 import pytest
 import torch
@@ -82,3 +80,11 @@ def test_selectivity_against_the_type_control_exposes_word_identity():
     assert row["task_acc_mean"] > 0.97
     assert row["type_control_acc_mean"] > 0.9 and abs(row["selectivity_type_mean"]) < 0.1
     assert abs(row["shuffle_control_acc_mean"] - 0.5) < 0.1 and row["selectivity_shuffle_mean"] > 0.35
+
+
+@pytest.mark.parametrize("control", [TypeControl, ShuffleControl])
+def test_controls_refuse_mismatched_or_empty_input(control):
+    with pytest.raises(ValueError, match="non-empty and of equal length, got 2 and 3"):
+        control().fit(["a", "b"], [0, 1, 0])
+    with pytest.raises(ValueError, match="got 0 and 0"):
+        control().fit([], [])

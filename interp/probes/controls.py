@@ -27,6 +27,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 
+def _check_units(units, y) -> np.ndarray:
+    """``y`` as an array, after checking it pairs one label with each unit."""
+    y = np.asarray(y)
+    if len(units) != len(y) or len(y) == 0:
+        raise ValueError(f"units and y must be non-empty and of equal length, got {len(units)} and {len(y)}")
+    return y
+
+
 def _unit_seed(unit: str, random_state: int) -> int:
     digest = hashlib.sha256(f"{random_state}\x00{unit}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
@@ -44,9 +52,7 @@ class TypeControl(BaseEstimator):
 
     def fit(self, types, y):
         """Learn the label distribution of ``y`` (``types`` ``[n]`` str, ``y`` ``[n]``); returns self."""
-        y = np.asarray(y)
-        if len(types) != len(y) or len(y) == 0:
-            raise ValueError(f"types and y must be non-empty and of equal length, got {len(types)} and {len(y)}")
+        y = _check_units(types, y)
         self.classes_, counts = np.unique(y, return_counts=True)
         self.class_prior_ = counts / counts.sum()
         return self
@@ -70,9 +76,7 @@ class ShuffleControl(BaseEstimator):
 
     def fit(self, units, y):
         """Permute ``y`` over the example ids ``units``; returns self."""
-        y = np.asarray(y)
-        if len(units) != len(y) or len(y) == 0:
-            raise ValueError(f"units and y must be non-empty and of equal length, got {len(units)} and {len(y)}")
+        y = _check_units(units, y)
         permuted = np.random.RandomState(self.random_state).permutation(y)
         self.labels_ = dict(zip(map(str, units), permuted))
         self.classes_ = np.unique(y)

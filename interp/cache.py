@@ -35,7 +35,8 @@ from tqdm.auto import tqdm
 
 from interp.data import ROLES, SPLITS, Lexrel, collate, encode_examples, load_monli
 from interp.data.monli import sha256_of
-from interp.errors import ConfigError, OutputError
+from interp.errors import ConfigError
+from interp.hdf5 import finished, h5py, open_finished, open_partial, strings
 from interp.hooks import hooked, n_layers
 from interp.locations import Location, all_locations
 from interp.models.loading import load_classifier, resolve_model
@@ -84,12 +85,6 @@ def model_sha256(spec: str) -> str:
     return sha256_of(path) if path.is_file() else ""
 
 
-def _h5py():
-    import h5py
-
-    return h5py
-
-
 def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     """Run the model over the examples and store every location's vector.
 
@@ -122,12 +117,12 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     }
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     ids = np.array([e.id for e in examples], dtype=object)
-    if out.exists() and _matches(out, meta, ids):
+    if out.exists() and finished(out, meta, ids):
         if progress:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
         return out
     work = partial_path(out)
-    handle = _open_partial(work, meta, ids)
+    handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:
             _initialise(handle, meta, examples, encoded, locations, n_batches, config)
@@ -152,52 +147,9 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     return out
 
 
-def _same_request(handle, meta: dict, ids: np.ndarray) -> bool:
-    return all(_attr(handle, k) == v for k, v in meta.items()) and (
-        "example_ids" in handle and list(handle["example_ids"].asstr()[:]) == list(ids)
-    )
-
-
-def _matches(path: Path, meta: dict, ids: np.ndarray) -> bool:
-    """Whether ``path`` is a finished cache of exactly this request."""
-    try:
-        with _h5py().File(path, "r") as handle:
-            return bool(_attr(handle, "complete")) and _same_request(handle, meta, ids)
-    except (OSError, KeyError, ValueError):
-        return False
-
-
-def _open_partial(work: Path, meta: dict, ids: np.ndarray):
-    """Open ``work`` to resume if it is an intact cache of the same request; else start it afresh."""
-    h5py = _h5py()
-    if work.exists():
-        try:
-            handle = h5py.File(work, "a")
-            if _same_request(handle, meta, ids):
-                return handle
-            handle.close()
-        except (OSError, KeyError, ValueError):
-            pass
-        work.unlink()
-    try:
-        return h5py.File(work, "w")
-    except OSError as exc:
-        raise OutputError(f"--out {work}: cannot create ({exc})") from None
-
-
-def _attr(handle, key):
-    value = handle.attrs.get(key)
-    if isinstance(value, np.ndarray):
-        return [v.decode() if isinstance(v, bytes) else str(v) for v in value]
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def _initialise(handle, meta, examples, encoded, locations: list[Location], n_batches: int, config: CacheConfig) -> None:
-    h5py = _h5py()
     n = len(examples)
-    strings = h5py.string_dtype()
+    strings = h5py().string_dtype()
     handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=strings)
     handle.create_dataset("split", data=[e.split for e in examples], dtype=strings)
     handle.create_dataset("w_p", data=[e.w_p for e in examples], dtype=strings)
@@ -230,7 +182,7 @@ class Cache:
 
     @property
     def example_ids(self) -> list[str]:
-        return list(self.handle["example_ids"].asstr()[:])
+        return strings(self.handle, "example_ids")
 
     def column(self, name: str) -> np.ndarray:
         """A per-example field: ``split``, ``w_p``, ``w_h`` (str), ``label``, ``lexrel`` (int8), ``positions``."""
@@ -257,22 +209,14 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
         ConfigError: a missing, truncated or foreign file, an unfinished
             cache, or one made with another model's weights.
     """
-    h5py = _h5py()
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"activation cache {path} does not exist (make it with `interp cache`)")
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as exc:
-        raise ConfigError(f"{path}: not a readable HDF5 file, truncated or foreign ({exc})") from None
-    try:
-        if _attr(handle, "format") != FORMAT:
-            raise ConfigError(f"{path}: not an interp activation cache (no format attribute {FORMAT!r})")
-        if not _attr(handle, "complete"):
-            raise ConfigError(f"{path}: the cache is unfinished; run `interp cache` again to complete it")
-        meta = {k: _attr(handle, k) for k in handle.attrs}
+
+    def check(meta: dict) -> None:
         if model is not None and meta["model_sha256"] != model_sha256(model):
             raise ConfigError(f"{path} was made with model {meta['model']!r}, not with the weights of {model!r}")
+
+    handle, meta = open_finished(path, FORMAT, "activation cache", "interp cache", check)
+    try:
         yield Cache(path, handle, meta)
     finally:
         handle.close()

@@ -177,6 +177,64 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 
 
 @main.command()
+@click.option("--model", required=True, help="A fine-tuned 2-label MoNLI classifier: checkpoint directory or hub name.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
+@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h, or all.")
+@click.option("--splits", default="nmonli_test", show_default=True, help=_SPLITS_HELP)
+@click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples subset.")
+@click.option("--causal-model", default="infer", show_default=True, help="The causal model to compare with.")
+@click.option("--variable", default="lexrel", show_default=True, help="The causal model's variable to interchange.")
+@click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
+@click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
+@click.option("--batch-size", type=int, default=256, show_default=True, help="(base, source) pairs per forward pass.")
+@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_data_options
+def intervene(model, out, locations, splits, max_examples, seed, causal_model, variable, wordpiece, cache_path, batch_size, device, overwrite, quiet, data_dir, skip_checksums):
+    """Interchange interventions for every (base, source) pair at each location (resumable)."""
+    from interp.interventions import InterventionConfig, format_summaries, run_interventions, summarize_all
+
+    config = InterventionConfig(
+        model=model,
+        out=out,
+        locations=locations,
+        splits=_splits(splits, "--splits"),
+        causal_model=causal_model,
+        variable=variable,
+        wordpiece=wordpiece,
+        cache=cache_path,
+        max_examples=max_examples,
+        seed=seed,
+        batch_size=batch_size,
+        device=device,
+        data_dir=data_dir,
+        verify_checksums=not skip_checksums,
+        overwrite=overwrite,
+    )
+    path = run_interventions(config, progress=not quiet)
+    click.echo(f"wrote {path}")
+    click.echo(format_summaries(summarize_all(path)))
+
+
+@main.command()
+@click.option("--interventions", "path", required=True, type=click.Path(dir_okay=False), help="File from interp intervene.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml, clique.png.")
+@click.option("--location", default=None, help="Which location of the file (default: its only one).")
+@click.option("--alphas", default="1-10", show_default=True, help="α values to search with: a range 1-10 or a list 1,3,5.")
+@click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
+def cliques(path, out, location, alphas, model):
+    """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
+    from interp.cliques import CliqueConfig, format_cliques, parse_alphas, run_cliques
+
+    config = CliqueConfig(interventions=path, out_dir=out, location=location, alphas=parse_alphas(alphas), model=model)
+    report = run_cliques(config)
+    click.echo(format_cliques(report))
+    click.echo(f"\nwrote {out}/cliques.json, {out}/graph.graphml, {out}/clique.png")
+
+
+@main.command()
 @click.option("--out", default="runs/demo", show_default=True, type=click.Path(), help="Run directory.")
 @click.option("--model", default=_D.model, show_default=True, help="Pretrained model to fine-tune.")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
@@ -184,10 +242,11 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
+@click.option("--location", default=None, help="Intervention location (default: chosen from the probe table).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, quiet, data_dir, skip_checksums):
-    """The main job: Table 1 (behavioral), the activation cache and the probe sweep on real MoNLI."""
+def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, quiet, data_dir, skip_checksums):
+    """The main job on real MoNLI: Table 1, activation cache, probes, interventions and cliques."""
     from interp.behavioral import BehavioralConfig
     from interp.demo import DemoConfig, format_demo, run_demo
 
@@ -201,11 +260,12 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, quiet, data_dir,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
     )
-    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds), progress=not quiet)
+    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, intervention_location=location), progress=not quiet)
     click.echo("")
     click.echo(format_demo(result))
     click.echo(
-        f"\nwrote {out}/: metrics.json, model/, challenge_model/, activations.h5, probes.csv, probes.png "
+        f"\nwrote {out}/: metrics.json, model/, challenge_model/, activations.h5, probes.csv, probes.png, "
+        "interventions.h5, cliques.json, graph.graphml, clique.png "
         f"in {result.seconds:.0f} s"
     )
 

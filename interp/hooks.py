@@ -37,13 +37,20 @@ def site_modules(model) -> list[torch.nn.Module]:
     """The modules whose outputs are ``hidden_states[0..n_layers]``: embeddings, then each block.
 
     Raises:
-        ConfigError: the model has no ``base_model.embeddings`` / ``encoder.layer`` (not BERT-family).
+        ConfigError: the model has no ``base_model.embeddings`` / ``encoder.layer`` (not BERT-family),
+            or projects its embeddings to another width (ELECTRA-small), so that
+            ``hidden_states[0]`` is not the embedding module's output.
     """
     base = getattr(model, "base_model", model)
     embeddings = getattr(base, "embeddings", None)
     layers = getattr(getattr(base, "encoder", None), "layer", None)
     if embeddings is None or layers is None:
         raise ConfigError(f"{type(model).__name__} has no embeddings / encoder.layer: not a BERT-family model")
+    if getattr(base, "embeddings_project", None) is not None:
+        raise ConfigError(
+            f"{type(model).__name__} projects its embeddings (embedding_size != hidden_size): "
+            "hidden_states[0] is not the embedding module's output, which interp does not support"
+        )
     return [embeddings, *layers]
 
 

@@ -110,3 +110,28 @@ def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
     minilm_tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def finetuned_minilm(monli_dir, tmp_path_factory):
+    """The embedded model fine-tuned briefly on 384 PMoNLI examples (the challenge-set setting): (dir, stdout)."""
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    out = tmp_path_factory.mktemp("e2e") / "model"
+    args = [
+        "train",
+        "--model", "minilm",
+        "--splits", "pmonli",
+        "--max-examples", "384",
+        "--epochs", "3",
+        "--lr", "2e-4",
+        "--eval-splits", "pmonli,nmonli_test",
+        "--data-dir", str(monli_dir),
+        "--out", str(out),
+        "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    return out, result.stdout

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+
+import h5py
 
 import pytest
 from click.testing import CliRunner
@@ -95,13 +98,24 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "activations.h5", "challenge_model", "metrics.json", "model", "probes.csv", "probes.png",
+        "activations.h5", "challenge_model", "clique.png", "cliques.json", "graph.graphml", "interventions.h5",
+        "metrics.json", "model", "probes.csv", "probes.json", "probes.png",
     ]  # fmt: skip
     with open(out / "probes.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 9 * 2 * 2  # 9 locations of a 2-block model x 2 targets x 2 probe kinds
     assert {r["location"] for r in rows} >= {"blocks.0.hook_resid_pre@cls", "blocks.1.hook_resid_post@w_h"}
     assert "Probes (§6.1)" in result.stdout
+    # Interventions at the location the probe table picks, over all 200 x 200 NMoNLI-test pairs, then cliques.
+    from interp.demo import choose_location
+
+    location, _ = choose_location(rows)
+    assert f"Interchange interventions (§6.2) at {location}" in result.stdout
+    with h5py.File(out / "interventions.h5", "r") as f:
+        assert list(f.attrs["locations"]) == [location] and f[location]["model_pred"].shape == (200, 200)
+    report = json.loads((out / "cliques.json").read_text())
+    assert report["location"] == location and report["graph"]["nodes"] == 200
+    assert f"Cliques (Appendix A.3) at {location}: 200 examples" in result.stdout
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]
     assert metrics["model"]["trained_on"] == ["pmonli", "nmonli_train"]
@@ -112,8 +126,10 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     again = run(*args, "--data-dir", str(monli_dir))
     assert again.stdout.count("already trained with these settings") == 2
     assert again.stdout.count("already cached with these settings") == 1
+    assert again.stdout.count("these interventions are already done") == 1
+    assert again.stdout.count("already swept with these settings") == 1
     def table(text: str) -> str:
-        return text[text.index("Table 1") : text.index("\nwrote")]
+        return re.sub(r"search \d+ ms", "", text[text.index("Table 1") : text.index("\nwrote")])
 
     assert table(again.stdout) == table(result.stdout)
 

@@ -19,23 +19,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def trained(monli_dir, tmp_path_factory):
-    out = tmp_path_factory.mktemp("e2e") / "model"
-    args = [
-        "train",
-        "--model", "minilm",
-        "--splits", "pmonli",
-        "--max-examples", "384",
-        "--epochs", "3",
-        "--lr", "2e-4",
-        "--eval-splits", "pmonli,nmonli_test",
-        "--data-dir", str(monli_dir),
-        "--out", str(out),
-        "--quiet",
-    ]  # fmt: skip
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.stderr
-    return out, result.stdout
+def trained(finetuned_minilm):
+    return finetuned_minilm
 
 
 def test_short_pmonli_training_shows_the_challenge_set_effect(trained):

@@ -21,6 +21,8 @@ which on MoNLI is the gold label.
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +35,7 @@ from tqdm.auto import tqdm
 from interp.cache import open_cache
 from interp.errors import ConfigError
 from interp.locations import Location, parse_locations
-from interp.outputs import ensure_writable_dir, partial_path
+from interp.outputs import ensure_writable_dir, partial_path, read_json, write_json_atomic
 from interp.probes.batched import ProbeSettings, fit_probes, predict_probes
 from interp.probes.controls import ShuffleControl, TypeControl
 
@@ -143,6 +145,12 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     with open_cache(config.cache, model=config.model) as cache:
         locations = parse_locations(config.locations, cache.meta["n_layers"])
         ids = np.array(cache.example_ids)
+        key = _request_key(config, cache.meta, ids)
+        done = read_json(out / "probes.json")
+        if done and done.get("request") == key and (out / "probes.csv").is_file() and (out / "probes.png").is_file():
+            if progress:
+                tqdm.write(f"{out}/probes.csv: already swept with these settings, reusing it")
+            return done["rows"]
         targets = _labels(cache, config.targets)
         w_p, w_h = cache.column("w_p"), cache.column("w_h")
         for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
@@ -151,9 +159,18 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     from interp.probes.figure import plot_probes
 
     plot_probes(rows, out / "probes.png")
+    write_json_atomic(out / "probes.json", {"request": key, "rows": rows})
     if progress:
         tqdm.write(f"probe sweep: {len(rows)} rows in {time.perf_counter() - started:.1f} s")
     return rows
+
+
+def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray) -> dict:
+    """What decides a sweep's result: its settings and the cache's model, rule, dtype and examples."""
+    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache", "out_dir", "model")}
+    settings.update({k: meta[k] for k in ("model_sha256", "wordpiece", "dtype")})
+    settings["examples"] = hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()
+    return json.loads(json.dumps(settings))
 
 
 def write_csv(rows: list[dict], path: Path) -> None:

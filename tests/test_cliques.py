@@ -1,0 +1,187 @@
+"""The intervention graph, the greedy search against a one-node-at-a-time reference, baselines, exports."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from interp.cliques import (
+    CliqueConfig,
+    build_graph,
+    disjoint_cliques,
+    expected_cliques,
+    log10_expected_cliques,
+    parse_alphas,
+    search,
+)
+from interp.cliques.figure import group_by_general_word
+from interp.cliques.graph import InterventionGraph
+from interp.cliques.reference import reference_cliques
+from interp.errors import ConfigError
+
+
+def random_graph(seed: int, n: int, p: float, planted: int = 0) -> InterventionGraph:
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < p, 1)
+    if planted:
+        members = rng.choice(n, planted, replace=False)
+        upper[np.ix_(members, members)] = True
+        upper = np.triu(upper, 1)
+    edges = upper | upper.T
+    lexrel = rng.integers(0, 2, n)
+    return InterventionGraph(edges=edges, causal=edges & (lexrel[:, None] != lexrel[None, :]))
+
+
+@pytest.mark.parametrize("seed,n,p,planted", [(0, 30, 0.5, 0), (1, 60, 0.3, 12), (2, 80, 0.7, 20), (3, 50, 0.1, 0), (4, 70, 0.5, 25)])
+def test_fast_search_equals_the_literal_reference(seed, n, p, planted):
+    graph = random_graph(seed, n, p, planted)
+    for alpha in (1, 2, 3, 5, 8):
+        fast = [c.nodes.tolist() for c in disjoint_cliques(graph, alpha)]
+        assert fast == reference_cliques(graph.edges, graph.causal, alpha), f"alpha={alpha}"
+
+
+def test_found_cliques_are_disjoint_cliques_with_a_causal_edge():
+    graph = random_graph(5, 120, 0.6, planted=30)
+    result = search(graph, range(1, 11))
+    assert result.best_alpha is not None
+    for alpha, found in result.cliques.items():
+        seen: set[int] = set()
+        for clique in found:
+            members = clique.nodes
+            sub = graph.edges[np.ix_(members, members)]
+            assert sub.sum() == len(members) * (len(members) - 1), "not a clique"
+            assert clique.causal_edges == graph.causal[np.ix_(members, members)].sum() // 2 > 0
+            assert not seen & set(members.tolist())
+            seen |= set(members.tolist())
+    best = result.cliques[result.best_alpha]
+    assert all(len(best[0]) >= len(found[0]) for found in result.cliques.values() if found)
+    assert len(best[0]) >= 30  # the planted clique (or a larger one around it) is found
+
+
+def test_graph_edges_need_all_four_agreements_and_pairs_not_run_give_none():
+    # 3 examples; lexrel 0, 1, 0. The causal model says: ids below; the model agrees everywhere at first.
+    lexrel = np.array([0, 1, 0])
+    causal_pred = np.array([[0, 1, 0], [0, 1, 0], [1, 0, 1]], dtype=np.int8)
+    model_pred = causal_pred.copy()
+    graph = build_graph(model_pred, causal_pred, lexrel)
+    assert graph.edges.tolist() == [[False, True, True], [True, False, True], [True, True, False]]
+    assert graph.causal.tolist() == [[False, True, False], [True, False, True], [False, True, False]]
+    for i, j in [(0, 1), (1, 0), (0, 0), (1, 1)]:
+        spoiled = model_pred.copy()
+        spoiled[i, j] = 1 - spoiled[i, j]
+        g = build_graph(spoiled, causal_pred, lexrel)
+        assert not g.edges[0, 1] and not g.edges[1, 0], f"disagreement at {(i, j)} must remove edge 0-1"
+    not_run = model_pred.copy()
+    not_run[2, 0] = -1
+    assert not build_graph(not_run, causal_pred, lexrel).edges[0, 2]
+    with pytest.raises(ConfigError, match="must be"):
+        build_graph(model_pred[:2], causal_pred, lexrel)
+
+
+def test_baselines_match_exact_arithmetic_and_the_papers_claim():
+    for n, k, p in [(10, 3, 0.5), (40, 6, 0.3), (200, 12, 0.5), (25, 25, 0.9), (30, 1, 0.5)]:
+        exact = math.comb(n, k) * p ** math.comb(k, 2)
+        assert expected_cliques(n, k, p) == pytest.approx(exact, rel=1e-9)
+        assert log10_expected_cliques(n, k, p) == pytest.approx(math.log10(exact), rel=1e-9)
+    # Appendix A.3: with 2,678 nodes and p = 1/2, fewer than 1e-8 cliques of size > 20 are expected.
+    assert log10_expected_cliques(2678, 21, 0.5) < -8 < log10_expected_cliques(2678, 16, 0.5)
+    assert expected_cliques(5, 6, 0.5) == 0 and expected_cliques(10, 3, 0.0) == 0
+
+
+def test_pairs_are_grouped_by_the_more_general_word():
+    pairs = [("pug", "dog", "⊏"), ("dog", "beagle", "⊐"), ("sedan", "car", "⊏"), ("dog", "animal", "⊏")]
+    groups = group_by_general_word(pairs)
+    assert list(groups) == ["dog", "animal", "car"]
+    assert groups["dog"] == [("pug", "dog", "⊏"), ("dog", "beagle", "⊐")]
+
+
+def test_alpha_option_parsing():
+    assert parse_alphas("1-10") == tuple(range(1, 11))
+    assert parse_alphas("2,5") == (2, 5)
+    for bad in ("0-3", "a-b", "", "x"):
+        with pytest.raises(ConfigError, match="--alphas"):
+            parse_alphas(bad)
+    with pytest.raises(ConfigError, match="--alphas"):
+        CliqueConfig(interventions="x", out_dir="y", alphas=()).validate()
+
+
+def test_graph_without_causal_edges_has_no_clique():
+    graph = random_graph(6, 20, 0.9)
+    flat = InterventionGraph(edges=graph.edges, causal=np.zeros_like(graph.edges))
+    result = search(flat, range(1, 4))
+    assert result.best_alpha is None and result.best == []
+
+
+@pytest.fixture(scope="module")
+def tiny_interventions(tiny_classifier_dir, monli_dir, tmp_path_factory):
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    out = tmp_path_factory.mktemp("cl") / "iv.h5"
+    args = [
+        "intervene", "--model", str(tiny_classifier_dir), "--out", str(out), "--splits", "pmonli,nmonli_test",
+        "--max-examples", "40", "--locations", "blocks.0.hook_resid_post@w_h", "--data-dir", str(monli_dir), "--quiet",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    return out
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cliques_command_writes_json_graphml_and_figure(tiny_interventions, tiny_classifier_dir, tmp_path):
+    import h5py
+
+    out = tmp_path / "c"
+    result = _cli("cliques", "--interventions", tiny_interventions, "--out", out, "--model", tiny_classifier_dir, "--alphas", "1-4")
+    assert result.exit_code == 0, result.stderr
+    assert "Cliques (Appendix A.3) at blocks.0.hook_resid_post@w_h: 40 examples" in result.stdout
+    report = json.loads((out / "cliques.json").read_text())
+    with h5py.File(tiny_interventions, "r") as f:
+        loc = f["blocks.0.hook_resid_post@w_h"]
+        graph = build_graph(loc["model_pred"][:], loc["causal_pred"][:], f["lexrel"][:])
+        ids = list(f["example_ids"].asstr()[:])
+        lexrel = f["lexrel"][:]
+    assert report["graph"]["edges"] == graph.n_edges and report["graph"]["causal_edges"] == graph.n_causal_edges
+    assert list(report["alphas"]) == ["1", "2", "3", "4"]
+    expected = search(graph, range(1, 5))
+    assert report["best_alpha"] == expected.best_alpha
+    assert [c["size"] for c in report["cliques"]] == [len(c) for c in expected.best]
+    for c in report["cliques"]:
+        members = [ids.index(i) for i in c["example_ids"]]
+        assert c["n_forward"] == int((lexrel[members] == 0).sum()) and c["n_forward"] + c["n_reverse"] == c["size"]
+        assert c["log10_expected_count_half"] == pytest.approx(log10_expected_cliques(40, c["size"], 0.5))
+    g = nx.read_graphml(out / "graph.graphml")
+    assert g.number_of_nodes() == 40 and g.number_of_edges() == graph.n_edges
+    assert sum(1 for _, _, d in g.edges(data=True) if d["causal"]) == graph.n_causal_edges
+    in_first = {n for n, d in g.nodes(data=True) if d["clique"] == 0}
+    assert in_first == (set(report["cliques"][0]["example_ids"]) if report["cliques"] else set())
+    assert (out / "clique.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cliques_bad_input_exits_2_and_writes_nothing(tiny_interventions, tmp_path):
+    out = tmp_path / "c"
+    truncated = tmp_path / "t.h5"
+    truncated.write_bytes(tiny_interventions.read_bytes()[:2048])
+    cases = [
+        (["--interventions", tiny_interventions, "--model", "minilm"], "whose weights differ from the model given"),
+        (["--interventions", tiny_interventions, "--location", "blocks.1.hook_resid_post@w_h"], "is not in"),
+        (["--interventions", truncated], "not a readable HDF5 file"),
+        (["--interventions", tmp_path / "none.h5"], "does not exist (make it with `interp intervene`)"),
+        (["--interventions", tiny_interventions, "--alphas", "0-3"], "--alphas"),
+    ]
+    for args, message in cases:
+        result = _cli("cliques", *args, "--out", out)
+        assert result.exit_code == 2 and message in result.stderr, (args, result.output)
+        assert not out.exists()

@@ -1,0 +1,241 @@
+"""The batched interchange engine against the naive per-pair loop; model slicing; `interp intervene`."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+from transformers import AutoModelForSequenceClassification
+
+import interp.interventions.run as run_module
+from interp.causal_models import CAUSAL_MODELS, CausalModel, Mechanism, infer_for, interchange_table, monli_inputs
+from interp.cli import main
+from interp.data import LABELS, ROLES, encode_examples, load_monli
+from interp.hooks import n_layers, site_modules
+from interp.interventions import interchange_logits, naive_interchange, source_vectors
+from interp.interventions.slicing import run_prefix, run_suffix
+from interp.locations import Location, all_locations
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def examples(monli_dir):
+    """12 NMoNLI-test examples, 4 of them with a w_h of several WordPieces."""
+    return load_monli(monli_dir, ("nmonli_test",))
+
+
+def _pick(encoded, n_multi: int, n_total: int):
+    multi = [e for e in encoded if len(e.pieces["w_h"]) > 1][:n_multi]
+    single = [e for e in encoded if len(e.pieces["w_h"]) == 1][: n_total - len(multi)]
+    assert len(multi) == n_multi
+    return multi + single
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+@torch.no_grad()
+def test_prefix_and_suffix_reassemble_the_model(family, tiny_classifier_dir, examples, minilm_tokenizer, tmp_path):
+    if family == "roberta":
+        from transformers import RobertaConfig, RobertaForSequenceClassification
+
+        torch.manual_seed(2)
+        config = RobertaConfig(
+            vocab_size=30522, hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+            intermediate_size=37, max_position_embeddings=130, pad_token_id=0, num_labels=2,
+        )  # fmt: skip
+        model = RobertaForSequenceClassification(config).eval()
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    e = encode_examples(examples[:1], minilm_tokenizer)[0]
+    ids = torch.tensor([e.input_ids] * 3)
+    types = torch.zeros_like(ids) if family == "roberta" else torch.tensor([e.token_type_ids] * 3)
+    full = model(input_ids=ids, token_type_ids=types, output_hidden_states=True)
+    hooks_before = sum(len(m._forward_hooks) for m in site_modules(model))  # transformers keeps its own
+    for h in range(n_layers(model) + 1):
+        prefix = run_prefix(model, ids, types, h)
+        assert torch.equal(prefix, full.hidden_states[h]), h
+        assert torch.allclose(run_suffix(model, prefix, h, ids, types), full.logits, atol=1e-6, rtol=0), h
+    assert len(model.base_model.encoder.layer) == n_layers(model) == len(site_modules(model)) - 1
+    with pytest.raises(RuntimeError):
+        run_suffix(model, torch.zeros(3, 2, 5), 1, ids, types)  # wrong width: fails inside the model
+    assert len(model.base_model.encoder.layer) == n_layers(model)
+    assert sum(len(m._forward_hooks) for m in site_modules(model)) == hooks_before
+
+
+def test_engine_equals_naive_loop_at_every_location_of_a_tiny_model(tiny_classifier_dir, examples, minilm_tokenizer):
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    encoded = _pick(encode_examples(examples, minilm_tokenizer), 3, 8)
+    for loc in all_locations(n_layers(model)):
+        fast = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc, batch_size=5)
+        naive = naive_interchange(model, encoded, encoded, loc, minilm_tokenizer.pad_token_id)
+        assert torch.equal(fast.argmax(-1), naive.argmax(-1)), str(loc)
+        assert torch.allclose(fast, naive, atol=1e-5, rtol=0), str(loc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("location", ["blocks.0.hook_resid_pre@w_h", "blocks.2.hook_resid_post@w_h"])
+def test_engine_equals_naive_loop_on_1024_pairs_with_the_finetuned_embedded_model(location, finetuned_minilm, examples):
+    from interp.models import load_classifier
+
+    model, tokenizer = load_classifier(str(finetuned_minilm[0]), require_head=True)
+    encoded = _pick(encode_examples(examples, tokenizer), 10, 32)
+    loc = Location.parse(location)
+    fast = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc)
+    naive = naive_interchange(model, encoded, encoded, loc, tokenizer.pad_token_id)
+    assert fast.shape == naive.shape == (32, 32, 2)
+    assert torch.equal(fast.argmax(-1), naive.argmax(-1))
+    assert (fast - naive).abs().max().item() <= 1e-5
+    own = fast.diagonal().T[:, None, :]  # each base with its own vector: [32, 1, 2]
+    assert (fast - own).abs().max().item() > 1e-2, "the interventions do not move the logits: a vacuous comparison"
+
+
+@pytest.fixture(scope="module")
+def intervened(tiny_classifier_dir, monli_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("iv") / "iv.h5"
+    args = [
+        "intervene", "--model", tiny_classifier_dir, "--out", out, "--splits", "nmonli_test,pmonli",
+        "--max-examples", "24", "--locations", "blocks.1.hook_resid_post@w_h,blocks.0.hook_resid_pre@w_p",
+        "--data-dir", monli_dir, "--quiet",
+    ]  # fmt: skip
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    return out, args, result
+
+
+def test_intervene_writes_self_describing_outcome_matrices(intervened, tiny_classifier_dir, monli_dir, minilm_tokenizer):
+    out, _, result = intervened
+    assert result.stdout.startswith(f"wrote {out}\n") and "agree (causal pairs)" in result.stdout
+    with h5py.File(out, "r") as f:
+        assert f.attrs["complete"] and f.attrs["causal_model"] == "infer" and f.attrs["variable"] == "lexrel"
+        assert list(f.attrs["labels"]) == list(LABELS) and f.attrs["wordpiece"] == "first"
+        ids = list(f["example_ids"].asstr()[:])
+        assert len(ids) == 24 and len(set(ids)) == 24
+        assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@w_h", "blocks.0.hook_resid_pre@w_p"]
+        group = f["blocks.1.hook_resid_post@w_h"]
+        assert group.attrs["hidden_index"] == 2 and group.attrs["role"] == "w_h"
+        model_pred, causal_pred = group["model_pred"][:], group["causal_pred"][:]
+        assert model_pred.dtype == causal_pred.dtype == np.int8 and model_pred.shape == (24, 24)
+        assert (model_pred >= 0).all() and (causal_pred >= 0).all() and group["units_done"][:].all()
+        np.testing.assert_array_equal(model_pred, group["logits"][:].argmax(-1))
+        positions = f["positions"][:]
+    by_id = {e.id: e for e in load_monli(monli_dir, ("nmonli_test", "pmonli"))}
+    chosen = [by_id[i] for i in ids]
+    inputs = [monli_inputs(e) for e in chosen]
+    expected = interchange_table(infer_for(chosen), inputs, inputs, "lexrel")
+    np.testing.assert_array_equal(causal_pred, np.vectorize(LABELS.index)(expected))
+    encoded = encode_examples(chosen, minilm_tokenizer)
+    assert positions.tolist() == [[e.positions[r] for r in ROLES] for e in encoded]
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    naive = naive_interchange(model, encoded[:4], encoded[:6], Location.parse("blocks.1.hook_resid_post@w_h"))
+    np.testing.assert_array_equal(model_pred[:4, :6], naive.argmax(-1).numpy())
+
+
+def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeypatch, tmp_path):
+    out, args, _ = intervened
+    again = tmp_path / "again.h5"
+    args = [again if a == out else a for a in args]
+    calls = {"n": 0}
+    real = run_module.interchange_logits
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(run_module, "interchange_logits", counting)
+    result = run(*args)
+    assert result.exit_code == 130 and "run the same command again to resume" in result.stderr
+    assert not again.exists() and (tmp_path / "again.h5.partial").exists()
+    with h5py.File(tmp_path / "again.h5.partial", "r") as f:
+        assert f["blocks.1.hook_resid_post@w_h/units_done"][:].tolist() == [True, True]  # 24 bases, 16 a unit
+        assert (f["blocks.0.hook_resid_pre@w_p/model_pred"][:] == -1).all()
+    calls["n"] = 100
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert calls["n"] == 102  # the 2 units of the second location only
+    with h5py.File(again, "r") as a, h5py.File(out, "r") as b:
+        assert {k: str(v) for k, v in a.attrs.items()} == {k: str(v) for k, v in b.attrs.items()}
+        for loc in b.attrs["locations"]:
+            for name in ("model_pred", "causal_pred"):
+                np.testing.assert_array_equal(a[loc][name][:], b[loc][name][:])
+            np.testing.assert_allclose(a[loc]["logits"][:], b[loc]["logits"][:], atol=1e-6)
+    with h5py.File(again, "r") as f:
+        before = f["blocks.1.hook_resid_post@w_h/model_pred"][:]
+    result = run(*args[:-1])  # with progress messages
+    assert result.exit_code == 0 and "already done, reusing them" in result.output
+    with h5py.File(again, "r") as f:
+        np.testing.assert_array_equal(f["blocks.1.hook_resid_post@w_h/model_pred"][:], before)
+
+
+def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    out, args, _ = intervened
+    common = ["--model", tiny_classifier_dir, "--data-dir", monli_dir, "--splits", "nmonli_test", "--max-examples", "6", "--quiet"]
+    target = tmp_path / "x.h5"
+
+    def check(extra, message, where=target):
+        result = run("intervene", *common, "--out", where, *extra)
+        assert result.exit_code == 2, result.output
+        assert message in result.stderr, result.stderr
+        assert not target.exists() and not (tmp_path / "x.h5.partial").exists()
+
+    check(["--locations", "blocks.9.hook_resid_post@w_h"], "layer 9 is out of range")
+    check(["--locations", "blocks.1.hook_resid_post@w_z"], "unknown token role 'w_z'")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--causal-model", "mqnli"], "--causal-model must be one of infer")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--variable", "colour"], "has no variable 'colour'")
+    result = run("intervene", *common, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h")
+    assert result.exit_code == 2 and "holds other interventions" in result.stderr and "--overwrite" in result.stderr
+    # A cache made with other weights, a float16 cache, a cache lacking the location.
+    cache = tmp_path / "c.h5"
+    built = run("cache", "--model", tiny_classifier_dir, "--splits", "nmonli_test", "--out", cache, "--data-dir", monli_dir, "--quiet")
+    assert built.exit_code == 0, built.stderr
+    half = tmp_path / "half.h5"
+    assert run("cache", "--model", tiny_classifier_dir, "--splits", "nmonli_test", "--out", half, "--dtype", "float16", "--data-dir", monli_dir, "--quiet").exit_code == 0
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", half], "interventions need a float32 cache")
+    with h5py.File(cache, "a") as f:
+        del f["blocks.1.hook_resid_post@w_h"]
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", cache], "location blocks.1.hook_resid_post@w_h is not in the cache")
+    # A causal model that does not fit the examples (ignores negation).
+    def lexrel_only(chosen):
+        from interp.causal_models import check_fit, monli_lexicon
+
+        lexicon = monli_lexicon(chosen)
+        model = CausalModel(
+            "lexrel-only",
+            ("w_p", "w_h", "negated"),
+            {
+                "lexrel": Mechanism(("w_p", "w_h"), lambda p, h: lexicon[(p, h)]),
+                "label": Mechanism(("lexrel",), lambda r: "entailment" if r.value == "forward" else "neutral"),
+            },
+            output="label",
+        )
+        check_fit(model, chosen)
+        return model
+
+    monkeypatch.setitem(CAUSAL_MODELS, "lexrel-only", lexrel_only)
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--causal-model", "lexrel-only"], "does not fit the dataset")
+
+
+def test_intervene_cache_of_other_weights_exits_2(tiny_classifier_dir, monli_dir, tmp_path):
+    cache = tmp_path / "c.h5"
+    built = run("cache", "--model", tiny_classifier_dir, "--splits", "nmonli_test", "--out", cache, "--data-dir", monli_dir, "--quiet")
+    assert built.exit_code == 0, built.stderr
+    other = tmp_path / "other"
+    torch.manual_seed(9)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir)
+    with torch.no_grad():
+        model.classifier.weight.add_(1.0)
+    model.save_pretrained(other, safe_serialization=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        if (tiny_classifier_dir / name).exists():
+            (other / name).write_bytes((tiny_classifier_dir / name).read_bytes())
+    result = run(
+        "intervene", "--model", other, "--out", tmp_path / "x.h5", "--locations", "blocks.1.hook_resid_post@w_h",
+        "--cache", cache, "--splits", "nmonli_test", "--max-examples", "4", "--data-dir", monli_dir, "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "not with the weights of" in result.stderr
+    assert not (tmp_path / "x.h5").exists()

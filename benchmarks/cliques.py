@@ -4,10 +4,12 @@
 
 Graphs over all 2,678 MoNLI examples (lexrel from the real data; without
 the data, a seeded random half): (a) G(n, 1/2), the paper's chance model;
-(b) clustered: 40 groups with edge probability 0.9 inside and 0.3 across,
-the kind of structure the search is for; (c) the demo's real 200-node
-graph, if given. For each: the fast search over α = 1..10, timed, best of
-3. The reference (:mod:`interp.cliques.reference`) runs on the first 400
+(b) clustered: 40 groups with edge probability 0.9 inside and 0.3 across;
+(c) with ``--interventions``, the demo's real 200-node graph, and (d) that
+graph blown up to 2,678 nodes (each node a copy of a random real node,
+edges as between the originals, 5% of pairs flipped). For each: the search
+over α = 1..10 as `interp cliques` runs it (peeling down to the chance
+level) and peeling to the end (min size 2), best of 3. The reference (:mod:`interp.cliques.reference`) runs on the first 400
 nodes of (b) at α = 2 only (it is cubic), against the fast search on the
 same subgraph; both must find the same cliques.
 """
@@ -21,7 +23,7 @@ import time
 
 import numpy as np
 
-from interp.cliques import build_graph, disjoint_cliques, search
+from interp.cliques import build_graph, chance_clique_size, disjoint_cliques, search
 from interp.cliques.graph import InterventionGraph
 from interp.cliques.reference import reference_cliques
 
@@ -68,13 +70,21 @@ def main() -> None:
 
         with open_interventions(args.interventions) as file:
             loc = file.location(None)
-            graphs[f"demo {loc}"] = build_graph(file.matrix("model_pred"), file.matrix("causal_pred"), file.column("lexrel"))
+            real = build_graph(file.matrix("model_pred"), file.matrix("causal_pred"), file.column("lexrel"))
+            real_lexrel = file.column("lexrel")
+        graphs[f"demo {loc}"] = real
+        copy = rng.integers(0, real.n_nodes, n)
+        tiled = real.edges[np.ix_(copy, copy)] ^ (rng.random((n, n)) < 0.05)
+        tiled[copy[:, None] == copy[None, :]] = True  # copies of one example agree with each other
+        graphs["demo blown up to 2678"] = graph_from(tiled, real_lexrel[copy])
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; numpy {np.__version__}")
     for name, graph in graphs.items():
-        seconds, result = best_of(lambda: search(graph, range(1, 11)))
-        sizes = [len(c) for c in result.best][:5]
-        print(f"{name:34} nodes {graph.n_nodes:5}  density {graph.density:.3f}  α=1..10 in {seconds:.3f} s; "
-              f"best α {result.best_alpha}, cliques {sizes}")
+        chance = chance_clique_size(graph.n_nodes, graph.density)
+        for label, min_size in ((f"min size {chance} (chance)", chance), ("min size 2", 2)):
+            seconds, result = best_of(lambda: search(graph, range(1, 11), min_size), repeats=3 if min_size > 2 else 1)
+            sizes = [len(c) for c in result.best]
+            print(f"{name:34} n {graph.n_nodes:5}  density {graph.density:.3f}  {label:22} α=1..10 in {seconds:7.3f} s; "
+                  f"best α {result.best_alpha}, {len(sizes)} cliques, largest {sizes[:4]}", flush=True)
     sub = graphs["clustered 2678"]
     small = InterventionGraph(edges=sub.edges[:400, :400], causal=sub.causal[:400, :400])
     fast_s, fast = best_of(lambda: [c.nodes.tolist() for c in disjoint_cliques(small, 2)])

@@ -223,12 +223,15 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml, clique.png.")
 @click.option("--location", default=None, help="Which location of the file (default: its only one).")
 @click.option("--alphas", default="1-10", show_default=True, help="α values to search with: a range 1-10 or a list 1,3,5.")
+@click.option("--min-size", type=int, default=None, help="Stop peeling at a clique smaller than this (default: the chance level at the graph's density; 2: peel to the end).")
 @click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
-def cliques(path, out, location, alphas, model):
+def cliques(path, out, location, alphas, min_size, model):
     """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
     from interp.cliques import CliqueConfig, format_cliques, parse_alphas, run_cliques
 
-    config = CliqueConfig(interventions=path, out_dir=out, location=location, alphas=parse_alphas(alphas), model=model)
+    config = CliqueConfig(
+        interventions=path, out_dir=out, location=location, alphas=parse_alphas(alphas), model=model, min_size=min_size
+    )
     report = run_cliques(config)
     click.echo(format_cliques(report))
     click.echo(f"\nwrote {out}/cliques.json, {out}/graph.graphml, {out}/clique.png")

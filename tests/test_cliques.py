@@ -12,6 +12,7 @@ import pytest
 from interp.cliques import (
     CliqueConfig,
     build_graph,
+    chance_clique_size,
     disjoint_cliques,
     expected_cliques,
     log10_expected_cliques,
@@ -42,6 +43,10 @@ def test_fast_search_equals_the_literal_reference(seed, n, p, planted):
     for alpha in (1, 2, 3, 5, 8):
         fast = [c.nodes.tolist() for c in disjoint_cliques(graph, alpha)]
         assert fast == reference_cliques(graph.edges, graph.causal, alpha), f"alpha={alpha}"
+        for min_size in (3, 6):
+            fast = [c.nodes.tolist() for c in disjoint_cliques(graph, alpha, min_size)]
+            assert fast == reference_cliques(graph.edges, graph.causal, alpha, min_size), f"alpha={alpha}, {min_size}"
+            assert all(len(c) >= min_size for c in fast)
 
 
 def test_found_cliques_are_disjoint_cliques_with_a_causal_edge():
@@ -90,6 +95,10 @@ def test_baselines_match_exact_arithmetic_and_the_papers_claim():
     # Appendix A.3: with 2,678 nodes and p = 1/2, fewer than 1e-8 cliques of size > 20 are expected.
     assert log10_expected_cliques(2678, 21, 0.5) < -8 < log10_expected_cliques(2678, 16, 0.5)
     assert expected_cliques(5, 6, 0.5) == 0 and expected_cliques(10, 3, 0.0) == 0
+    for n, p in [(2678, 0.5), (200, 0.518), (40, 0.1), (3000, 0.9)]:
+        k = chance_clique_size(n, p)
+        assert log10_expected_cliques(n, k, p) < 0 <= log10_expected_cliques(n, k - 1, p)
+    assert chance_clique_size(10, 1.0) == 11  # a complete graph: every size is expected
 
 
 def test_pairs_are_grouped_by_the_more_general_word():
@@ -185,3 +194,10 @@ def test_cliques_bad_input_exits_2_and_writes_nothing(tiny_interventions, tmp_pa
         result = _cli("cliques", *args, "--out", out)
         assert result.exit_code == 2 and message in result.stderr, (args, result.output)
         assert not out.exists()
+
+
+def test_search_shares_work_across_alphas_without_changing_results():
+    graph = random_graph(7, 150, 0.55, planted=25)
+    result = search(graph, range(1, 11), min_size=4)
+    for alpha, found in result.cliques.items():
+        assert [c.nodes.tolist() for c in found] == [c.nodes.tolist() for c in disjoint_cliques(graph, alpha, 4)]

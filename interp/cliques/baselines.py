@@ -31,3 +31,14 @@ def expected_cliques(n: int, k: int, p: float) -> float:
     if value == -math.inf:
         return 0.0
     return math.inf if value > 308 else 10.0**value
+
+
+def chance_clique_size(n: int, p: float) -> int:
+    """The smallest k ≥ 2 with fewer than one k-clique expected in G(n, p): cliques this large are not chance's.
+
+    ``n + 1`` when even an n-clique is expected (p = 1).
+    """
+    for k in range(2, n + 1):
+        if log10_expected_cliques(n, k, p) < 0:
+            return k
+    return n + 1

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def reference_cliques(edges: np.ndarray, causal: np.ndarray, alpha: int) -> list[list[int]]:
-    """Disjoint cliques with a causal edge at threshold ``alpha``, as sorted index lists, in the order found."""
+def reference_cliques(edges: np.ndarray, causal: np.ndarray, alpha: int, min_size: int | None = None) -> list[list[int]]:
+    """Disjoint cliques with a causal edge at threshold ``alpha``, as sorted index lists, in the order found.
+
+    With ``min_size``, peeling stops at the first clique smaller than that.
+    """
     n = len(edges)
     remaining, found = set(range(n)), []
     while True:
@@ -30,6 +33,8 @@ def reference_cliques(edges: np.ndarray, causal: np.ndarray, alpha: int) -> list
                 break
             alive.remove(min(alive, key=lambda v: (degree[v], v)))
         clique = sorted(alive)
+        if min_size is not None and len(clique) < min_size:
+            return found
         if any(causal[i, j] for i in clique for j in clique):
             found.append(clique)
         remaining -= alive

@@ -1,5 +1,11 @@
 """`interp cliques`: the intervention graph of one location, the greedy search, baselines, and exports.
 
+Disjoint cliques are peeled until the first one smaller than ``min_size``;
+by default that is the chance level, the smallest size of which fewer than
+one clique is expected in a random graph of the observed density
+(:func:`interp.cliques.baselines.chance_clique_size`). Smaller cliques
+are what chance gives anyway. Give ``min_size=2`` to peel to the end.
+
 Usage::
 
     from interp.cliques import CliqueConfig, run_cliques
@@ -23,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.cache import model_sha256
-from interp.cliques.baselines import expected_cliques, log10_expected_cliques
+from interp.cliques.baselines import chance_clique_size, expected_cliques, log10_expected_cliques
 from interp.cliques.figure import plot_clique
 from interp.cliques.graph import InterventionGraph, build_graph
 from interp.cliques.search import Clique, search
@@ -43,10 +49,13 @@ class CliqueConfig:
     location: str | None = None
     alphas: tuple[int, ...] = tuple(range(1, 11))
     model: str | None = None
+    min_size: int | None = None  # None: the chance level at the observed density
 
     def validate(self) -> "CliqueConfig":
         if not self.alphas or min(self.alphas) < 1:
             raise ConfigError(f"--alphas must name values of at least 1, got {list(self.alphas)}")
+        if self.min_size is not None and self.min_size < 2:
+            raise ConfigError(f"--min-size must be at least 2, got {self.min_size}")
         return self
 
 
@@ -133,10 +142,11 @@ def run_cliques(config: CliqueConfig) -> dict:
         nodes["example_ids"] = np.array(file.example_ids)
         meta = dict(file.meta)
     out = ensure_writable_dir(Path(config.out_dir))
-    started = time.perf_counter()
-    result = search(graph, config.alphas)
-    seconds = time.perf_counter() - started
     n = graph.n_nodes
+    min_size = config.min_size if config.min_size is not None else chance_clique_size(n, graph.density)
+    started = time.perf_counter()
+    result = search(graph, config.alphas, min_size)
+    seconds = time.perf_counter() - started
     membership = np.full(n, -1)
     for number, clique in enumerate(result.best):
         membership[clique.nodes] = number
@@ -154,6 +164,8 @@ def run_cliques(config: CliqueConfig) -> dict:
             "density": graph.density,
             "nodes_with_an_edge": int(graph.edges.any(axis=1).sum()),
         },
+        "min_size": min_size,
+        "min_size_rule": "given" if config.min_size is not None else "chance: smallest k with E[# k-cliques] < 1 in G(n, density)",
         "search_seconds": seconds,
         "alphas": {
             str(alpha): {"sizes": [len(c) for c in found], "covered": int(sum(len(c) for c in found))}
@@ -182,7 +194,8 @@ def format_cliques(report: dict) -> str:
     lines = [
         f"Cliques (Appendix A.3) at {report['location']}: {g['nodes']} examples, "
         f"{g['edges']} edges ({g['causal_edges']} causal), density {g['density']:.3f}",
-        f"best α = {report['best_alpha']}; search {report['search_seconds'] * 1000:.0f} ms",
+        f"best α = {report['best_alpha']}; cliques of at least {report['min_size']} examples "
+        f"({report['min_size_rule']}); search {report['search_seconds'] * 1000:.0f} ms",
         "",
         f"{'size':>5}{'⊏':>5}{'⊐':>5}{'causal edges':>14}{'log10 E[#] p=1/2':>19}{'log10 E[#] p=density':>23}",
     ]
@@ -192,5 +205,5 @@ def format_cliques(report: dict) -> str:
             f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>23.1f}"
         )
     if not report["cliques"]:
-        lines.append("  no clique with a causal edge")
+        lines.append(f"  no clique of at least {report['min_size']} examples with a causal edge")
     return "\n".join(lines)

@@ -10,7 +10,8 @@ One search with threshold α:
    remaining nodes form a clique. Ties go to the lowest example index.
 
 The clique is peeled off and the search repeated with the same α on what is
-left, giving disjoint cliques, until no node has α causal edges. Only
+left, giving disjoint cliques, until no node has α causal edges (or, with
+``min_size``, until a clique smaller than that turns up). Only
 cliques with at least one causal edge are kept (without one, the subset
 holds a single value of lexrel and says nothing about its causal role).
 The paper ran α = 1..10 and kept the best: here the largest first clique,
@@ -22,8 +23,10 @@ Usage::
     result.best_alpha, [len(c) for c in result.cliques[result.best_alpha]]
 
 Speed: step 1 removes all nodes under α at once (the α-core is the same
-whatever the order), step 2 keeps degrees in a vector updated by one
-adjacency row per removal, on the α-core only.
+whatever the order). Degrees are kept up to date across searches, never
+recounted. Step 2 costs two numpy calls a removal (argmin, and subtracting
+the removed node's adjacency row), and a step 2 already run on the same node
+set at another α is looked up, not repeated.
 """
 
 from __future__ import annotations
@@ -35,40 +38,54 @@ import numpy as np
 from interp.cliques.graph import InterventionGraph
 from interp.errors import ConfigError
 
-_REMOVED = np.iinfo(np.int32).max
 
+def causal_core(causal: np.ndarray, alive: np.ndarray, alpha: int, degree: np.ndarray) -> np.ndarray:
+    """Step 1: the nodes of ``alive`` with ≥ ``alpha`` causal edges among themselves, the α-core (bool ``[n]``).
 
-def causal_core(causal: np.ndarray, alive: np.ndarray, alpha: int) -> np.ndarray:
-    """The nodes of ``alive`` left after step 1: each with ≥ ``alpha`` causal edges among them (bool ``[n]``)."""
+    ``degree`` holds each node's causal-edge count within ``alive`` and is
+    updated in place for the nodes removed.
+    """
     alive = alive.copy()
-    degree = causal[:, alive].sum(axis=1)
     while True:
         drop = alive & (degree < alpha)
         if not drop.any():
             return alive
         alive &= ~drop
-        degree -= causal[:, drop].sum(axis=1)
+        degree -= causal[drop].sum(axis=0, dtype=degree.dtype)
 
 
-def peel_to_clique(edges: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """Step 2 on ``nodes`` (sorted indices): remove the lowest-degree node (lowest index on ties) until a clique remains.
+class _Workspace:
+    """What every search on one graph shares: the adjacency as signed rows, and step-2 results by node set."""
 
-    Returns:
-        The clique's node indices, sorted.
-    """
-    sub = edges[np.ix_(nodes, nodes)].astype(np.int32)
-    degree = sub.sum(axis=1)
-    remaining = len(nodes)
-    alive = np.ones(len(nodes), dtype=bool)
-    while remaining > 1:
-        v = int(np.argmin(degree))
-        if degree[v] == remaining - 1:
-            break
-        alive[v] = False
-        degree -= sub[v]
-        degree[v] = _REMOVED
-        remaining -= 1
-    return nodes[alive]
+    def __init__(self, graph: InterventionGraph):
+        n = graph.n_nodes
+        self.gone = 2 * n + 2  # added to a removed node's degree, so argmin never picks it again
+        self.dtype = np.int16 if 3 * n + 2 < np.iinfo(np.int16).max else np.int32
+        rows = graph.edges.astype(self.dtype)
+        np.fill_diagonal(rows, -self.gone)  # removing v subtracts row v: neighbours lose 1, v gains `gone`
+        self.rows = list(rows)  # bound once: the step-2 loop is call-bound
+        self.memo: dict[bytes, np.ndarray] = {}
+
+    def peel_to_clique(self, alive: np.ndarray, degree: np.ndarray) -> np.ndarray:
+        """Step 2: from ``alive`` (bool ``[n]``; ``degree`` its nodes' edge counts within it) remove the
+        lowest-degree node, lowest index on ties, until a clique remains; its sorted indices."""
+        key = alive.tobytes()
+        if key in self.memo:
+            return self.memo[key]
+        n = len(alive)
+        work = degree.astype(self.dtype)
+        work[~alive] += self.gone
+        argmin, subtract, rows = work.argmin, np.subtract, self.rows
+        remaining = int(alive.sum())
+        while remaining > 1:
+            v = argmin()
+            if work[v] == remaining - 1:
+                break
+            subtract(work, rows[v], out=work)
+            remaining -= 1
+        clique = np.flatnonzero(work < n)  # live nodes have at most n - 1, removed ones at least n + 2
+        self.memo[key] = clique
+        return clique
 
 
 @dataclass(frozen=True)
@@ -82,21 +99,40 @@ class Clique:
         return len(self.nodes)
 
 
-def disjoint_cliques(graph: InterventionGraph, alpha: int) -> list[Clique]:
-    """Every clique with a causal edge that repeated searches at one α find, in the order found."""
+def disjoint_cliques(
+    graph: InterventionGraph, alpha: int, min_size: int | None = None, workspace: _Workspace | None = None
+) -> list[Clique]:
+    """The cliques with a causal edge that repeated searches at one α find, in the order found.
+
+    Peeling goes on until no node has ``alpha`` causal edges, or, with
+    ``min_size``, until a search ends in a clique smaller than that (it is
+    not reported). Searches at several α on one graph share a workspace:
+    in a dense graph their α-cores are often the same node sets, and step 2
+    on a set already seen is looked up.
+    """
     if alpha < 1:
         raise ConfigError(f"α must be at least 1, got {alpha}")
+    space = workspace or _Workspace(graph)
     alive = np.ones(graph.n_nodes, dtype=bool)
+    causal_degree = graph.causal.sum(axis=1, dtype=np.int32)
+    degree = graph.edges.sum(axis=1, dtype=np.int32)
     found: list[Clique] = []
     while True:
-        alive = causal_core(graph.causal, alive, alpha)
+        core = causal_core(graph.causal, alive, alpha, causal_degree)
+        degree -= graph.edges[alive & ~core].sum(axis=0, dtype=np.int32)
+        alive = core
         if not alive.any():
             return found
-        clique = peel_to_clique(graph.edges, np.flatnonzero(alive))
+        clique = space.peel_to_clique(alive, degree)
+        if min_size is not None and len(clique) < min_size:
+            return found
         causal_edges = int(graph.causal[np.ix_(clique, clique)].sum() // 2)
         if causal_edges > 0:
             found.append(Clique(clique, causal_edges))
+        alive = alive.copy()
         alive[clique] = False
+        causal_degree -= graph.causal[clique].sum(axis=0, dtype=np.int32)
+        degree -= graph.edges[clique].sum(axis=0, dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -111,7 +147,7 @@ class SearchResult:
         return self.cliques[self.best_alpha] if self.best_alpha is not None else []
 
 
-def search(graph: InterventionGraph, alphas=range(1, 11)) -> SearchResult:
+def search(graph: InterventionGraph, alphas=range(1, 11), min_size: int | None = None) -> SearchResult:
     """Run :func:`disjoint_cliques` for each α and pick the best.
 
     Raises:
@@ -120,7 +156,8 @@ def search(graph: InterventionGraph, alphas=range(1, 11)) -> SearchResult:
     alphas = list(alphas)
     if not alphas:
         raise ConfigError("no α value to search with")
-    cliques = {alpha: disjoint_cliques(graph, alpha) for alpha in alphas}
+    space = _Workspace(graph)
+    cliques = {alpha: disjoint_cliques(graph, alpha, min_size, space) for alpha in alphas}
 
     def score(alpha: int) -> tuple[int, int, int]:
         found = cliques[alpha]

@@ -132,7 +132,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     locations = parse_locations(config.locations, n_layers(model))
     encoded = encode_examples(examples, tokenizer, config.wordpiece)
     ids = [e.id for e in examples]
-    n, n_units = len(examples), -(-len(examples) // config.unit_size)
+    n_units = -(-len(examples) // config.unit_size)
     meta = {
         "format": FORMAT,
         "model": config.model,

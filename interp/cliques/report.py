@@ -15,8 +15,8 @@ Usage::
 Writes into ``out_dir``: ``cliques.json`` (graph statistics, the cliques of
 every α, the best α's cliques with their ⊏/⊐ counts, causal edges, example
 ids, word pairs and both chance baselines), ``graph.graphml`` (nodes with
-example id, words, lexrel, label and clique number; edges with ``causal``;
-readable by networkx and Gephi) and ``clique.png`` (the largest clique's
+example id, split, words, lexrel, label, correctness and clique number;
+edges with ``causal``; readable by networkx and Gephi) and ``clique.png`` (the largest clique's
 pairs grouped by the more general word, as the paper's Figure 5).
 """
 
@@ -112,6 +112,7 @@ def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray,
             w_p=str(nodes["w_p"][i]),
             w_h=str(nodes["w_h"][i]),
             lexrel=SYMBOLS[nodes["lexrel"][i]],
+            split=str(nodes["split"][i]),
             label=int(nodes["label"][i]),
             correct=bool(nodes["base_pred"][i] == nodes["label"][i]),
             clique=int(membership[i]),

@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 from interp.data import ROLES, SPLITS, Lexrel, collate, encode_examples, load_monli
 from interp.data.monli import sha256_of
 from interp.errors import ConfigError
-from interp.hdf5 import finished, h5py, open_finished, open_partial, strings
+from interp.hdf5 import ExampleFile, finished, h5py, open_finished, open_partial
 from interp.hooks import hooked, n_layers
 from interp.locations import Location, all_locations
 from interp.models.loading import load_classifier, resolve_model
@@ -172,22 +172,8 @@ def _initialise(handle, meta, examples, encoded, locations: list[Location], n_ba
     handle.flush()
 
 
-@dataclass
-class Cache:
-    """A read-only view of a finished activation cache."""
-
-    path: Path
-    handle: object
-    meta: dict
-
-    @property
-    def example_ids(self) -> list[str]:
-        return strings(self.handle, "example_ids")
-
-    def column(self, name: str) -> np.ndarray:
-        """A per-example field: ``split``, ``w_p``, ``w_h`` (str), ``label``, ``lexrel`` (int8), ``positions``."""
-        data = self.handle[name]
-        return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]
+class Cache(ExampleFile):
+    """A read-only view of a finished activation cache (``example_ids``, ``column`` from :class:`ExampleFile`)."""
 
     def vectors(self, location: str | Location) -> np.ndarray:
         """float32 ``[n_examples, d_model]`` at ``location``.

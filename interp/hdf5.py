@@ -6,6 +6,7 @@ of the same request was interrupted, and moved into place only complete.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -101,3 +102,21 @@ def open_finished(path: Path, fmt: str, what: str, make_with: str, check: Callab
         handle.close()
         raise
     return handle, meta
+
+
+@dataclass
+class ExampleFile:
+    """A read-only view of a finished per-example HDF5 file (activation cache, interventions)."""
+
+    path: Path
+    handle: object
+    meta: dict
+
+    @property
+    def example_ids(self) -> list[str]:
+        return strings(self.handle, "example_ids")
+
+    def column(self, name: str) -> np.ndarray:
+        """A per-example dataset: strings (``split``, ``w_p``, ``w_h``) as str, the rest (``label``, ``lexrel``, ``positions``, ...) as stored."""
+        data = self.handle[name]
+        return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]

@@ -19,7 +19,6 @@ File attributes: ``format``, ``model``, ``model_sha256``, ``wordpiece``,
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -27,7 +26,7 @@ import numpy as np
 
 from interp.data import ROLES, Encoded, Example, Lexrel
 from interp.errors import ConfigError
-from interp.hdf5 import h5py, open_finished, strings
+from interp.hdf5 import ExampleFile, h5py, open_finished, strings
 from interp.locations import Location
 
 FORMAT = "interp.interventions/1"
@@ -59,26 +58,12 @@ def initialise(handle, meta: dict, examples: Sequence[Example], encoded: Sequenc
     handle.flush()
 
 
-@dataclass
-class Interventions:
-    """A read-only view of a finished interventions file."""
-
-    path: Path
-    handle: object
-    meta: dict
-
-    @property
-    def example_ids(self) -> list[str]:
-        return strings(self.handle, "example_ids")
+class Interventions(ExampleFile):
+    """A read-only view of a finished interventions file (``example_ids``, ``column`` from :class:`ExampleFile`)."""
 
     @property
     def locations(self) -> list[str]:
         return list(self.meta["locations"])
-
-    def column(self, name: str) -> np.ndarray:
-        """A per-example field: ``split``, ``w_p``, ``w_h`` (str), ``label``, ``lexrel``, ``base_pred`` (int8), ``positions``."""
-        data = self.handle[name]
-        return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]
 
     def location(self, location: str | None = None) -> str:
         """The canonical name of ``location``; ``None`` picks the file's only location.

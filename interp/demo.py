@@ -49,6 +49,7 @@ class DemoResult:
     interventions: dict
     cliques: dict
     seconds: float
+    stage_seconds: dict[str, float]  # wall seconds per stage, in order
 
 
 def choose_location(rows: list[dict]) -> tuple[str, str]:
@@ -89,11 +90,17 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         InterpError: as the stages do (bad data, model, settings or output path).
     """
     started = time.perf_counter()
+    stages: dict[str, float] = {}
+
+    def lap(stage: str) -> None:
+        stages[stage] = time.perf_counter() - started - sum(stages.values())
+
     if config.intervention_location:
         Location.parse(config.intervention_location)  # a typo fails now, not after the training
     b = config.behavioral
     out = Path(b.out_dir)
     behavioral = run_behavioral(b, progress=progress)
+    lap("fine-tuning and Table 1")
     model = str(out / "model")
     if progress:
         print("== caching activations of model/ at every location", flush=True)
@@ -101,11 +108,13 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         CacheConfig(model=model, out=str(out / "activations.h5"), data_dir=b.data_dir, verify_checksums=b.verify_checksums),
         progress=progress,
     )
+    lap("activation cache")
     if progress:
         print("== probe sweep", flush=True)
     rows = run_probe_sweep(
         ProbeSweepConfig(cache=str(cache), out_dir=str(out), model=model, seeds=config.probe_seeds), progress=progress
     )
+    lap("probes")
     location, reason = (config.intervention_location, "given") if config.intervention_location else choose_location(rows)
     if progress:
         print(f"== interchange interventions at {location} ({reason})", flush=True)
@@ -121,11 +130,13 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         ),
         progress=progress,
     )
+    lap("interventions")
     if progress:
         print("== cliques", flush=True)
     report = run_cliques(CliqueConfig(interventions=str(interventions), out_dir=str(out), model=model))
+    lap("cliques")
     return DemoResult(
-        behavioral, rows, location, reason, summarize(interventions), report, time.perf_counter() - started
+        behavioral, rows, location, reason, summarize(interventions), report, time.perf_counter() - started, stages
     )
 
 
@@ -154,5 +165,6 @@ def format_demo(result: DemoResult) -> str:
             f"Interchange interventions (§6.2) at {result.location}: {result.location_reason}\n"
             + format_summaries([result.interventions]),
             format_cliques(result.cliques),
+            "Wall time by stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_seconds.items()),
         ]
     )

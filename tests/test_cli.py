@@ -116,6 +116,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     report = json.loads((out / "cliques.json").read_text())
     assert report["location"] == location and report["graph"]["nodes"] == 200
     assert f"Cliques (Appendix A.3) at {location}: 200 examples" in result.stdout
+    assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]
     assert metrics["model"]["trained_on"] == ["pmonli", "nmonli_train"]
@@ -129,7 +130,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     assert again.stdout.count("these interventions are already done") == 1
     assert again.stdout.count("already swept with these settings") == 1
     def table(text: str) -> str:
-        return re.sub(r"search \d+ ms", "", text[text.index("Table 1") : text.index("\nwrote")])
+        return re.sub(r"search \d+ ms", "", text[text.index("Table 1") : text.index("Wall time by stage")])
 
     assert table(again.stdout) == table(result.stdout)
 

@@ -15,7 +15,7 @@ from interp.cli import main
 from interp.data import LABELS, ROLES, encode_examples, load_monli
 from interp.hooks import n_layers, site_modules
 from interp.interventions import interchange_logits, naive_interchange, source_vectors
-from interp.interventions.slicing import run_prefix, run_suffix
+from interp.interventions.slicing import block_first_token, first_token_block, run_prefix, run_suffix
 from interp.locations import Location, all_locations
 
 
@@ -60,6 +60,23 @@ def test_prefix_and_suffix_reassemble_the_model(family, tiny_classifier_dir, exa
         assert torch.equal(prefix, full.hidden_states[h]), h
         assert torch.allclose(run_suffix(model, prefix, h, ids, types), full.logits, atol=1e-6, rtol=0), h
     assert len(model.base_model.encoder.layer) == n_layers(model) == len(site_modules(model)) - 1
+    last = model.base_model.encoder.layer[-1]
+    assert first_token_block(model, last)
+    row0 = block_first_token(last, full.hidden_states[-2])
+    assert row0.shape == (3, 1, model.config.hidden_size)
+    assert torch.allclose(row0[:, 0], full.hidden_states[-1][:, 0], atol=1e-6, rtol=0)
+    calls = []
+    handle = last.register_forward_hook(lambda *args: calls.append(1))
+    try:
+        run_suffix(model, full.hidden_states[0], 0, ids, types)
+    finally:
+        handle.remove()
+    assert calls == []  # the last block ran for [CLS] only, not through its own forward
+    assert not first_token_block(model.train(), last)  # dropout: the full block
+    model.eval()
+    model.__class__ = type("MeanPooledHead", (type(model),), {})  # a head not known to read [CLS] only
+    assert not first_token_block(model, last)
+    assert torch.allclose(run_suffix(model, full.hidden_states[1], 1, ids, types), full.logits, atol=1e-6, rtol=0)
     with pytest.raises(RuntimeError):
         run_suffix(model, torch.zeros(3, 2, 5), 1, ids, types)  # wrong width: fails inside the model
     assert len(model.base_model.encoder.layer) == n_layers(model)

@@ -14,6 +14,13 @@ block list is narrowed to the blocks of the piece, and for the suffix a
 forward hook makes the embedding module return ``hidden``. Both are undone
 in ``finally``. Inputs must be unpadded (every row as long as the sequence),
 which is how the engine batches: no attention mask is passed.
+
+The suffix skips work the output does not need: a sequence classifier of
+the heads in :data:`READS_FIRST_TOKEN` reads only the first token ([CLS]) of
+the last block's output, so that block computes its query, attention
+output, residual and feed-forward for the [CLS] row alone (keys and values
+still for every row). This is exact up to float rounding; the tests compare
+it with the full pass.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+import torch
 from torch import Tensor
 
 from interp.hooks import site_modules
@@ -54,15 +62,71 @@ def run_prefix(model, input_ids: Tensor, token_type_ids: Tensor, hidden_index: i
         return model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
 
 
+# Sequence classifiers whose head (pooler + classifier) reads only the first token of the last hidden state.
+READS_FIRST_TOKEN = frozenset(
+    {
+        "BertForSequenceClassification",
+        "RobertaForSequenceClassification",
+        "XLMRobertaForSequenceClassification",
+        "CamembertForSequenceClassification",
+    }
+)
+
+
+def first_token_block(model, block) -> bool:
+    """Whether ``block``'s output is needed only at the first token and it has BERT's layer layout."""
+    attention = getattr(block, "attention", None)
+    self_attention = getattr(attention, "self", None)
+    return (
+        type(model).__name__ in READS_FIRST_TOKEN
+        and not model.training
+        and not getattr(block, "add_cross_attention", False)
+        and all(hasattr(self_attention, name) for name in ("query", "key", "value", "attention_head_size", "scaling"))
+        and hasattr(attention, "output")
+        and hasattr(block, "feed_forward_chunk")
+    )
+
+
+def block_first_token(block, hidden: Tensor) -> Tensor:
+    """One BERT block's output at the first token only: float ``[batch, 1, d_model]`` from ``hidden`` ``[batch, seq, d_model]``.
+
+    The same modules and order as the block's own forward pass (self-attention
+    with scaling 1/sqrt(d_head), no mask since rows are unpadded; attention
+    output with residual and LayerNorm; feed-forward with residual and
+    LayerNorm), with the query, and everything after attention, for row 0.
+    """
+    sa = block.attention.self
+    batch, seq, _ = hidden.shape
+    head = sa.attention_head_size
+
+    def heads(x: Tensor, length: int) -> Tensor:
+        return x.view(batch, length, -1, head).transpose(1, 2)
+
+    first = hidden[:, :1]
+    context = torch.nn.functional.scaled_dot_product_attention(
+        heads(sa.query(first), 1), heads(sa.key(hidden), seq), heads(sa.value(hidden), seq), scale=sa.scaling
+    )
+    attended = block.attention.output(context.transpose(1, 2).reshape(batch, 1, -1), first)
+    return block.feed_forward_chunk(attended)
+
+
 def run_suffix(model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor) -> Tensor:
     """Classifier logits, float ``[batch, n_labels]``, with ``hidden`` in place of ``hidden_states[hidden_index]``.
 
     Runs the blocks from ``hidden_index`` on, then the model's pooler and
     head. ``input_ids`` / ``token_type_ids`` (int64 ``[batch, seq]``) give
     the shapes and anything the head reads from the input; ``hidden`` is
-    float ``[batch, seq, d_model]``.
+    float ``[batch, seq, d_model]``. Where :func:`first_token_block` allows,
+    the last block runs for the first token only (:func:`block_first_token`).
     """
-    n_blocks = len(model.base_model.encoder.layer)
+    blocks = model.base_model.encoder.layer
+    n_blocks = len(blocks)
+    if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
+        with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
+            hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+        last = block_first_token(blocks[-1], hidden)
+        with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
+            return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
         return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
 

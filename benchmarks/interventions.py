@@ -9,7 +9,13 @@ base forward per pair, source vectors precomputed. Engine
 once, all sources through the suffix in batches; once with the last block
 for every token (the engine before it learned to skip work), once as
 `interp intervene` runs it, the last block for [CLS] only. Labels must agree
-on every pair both run. The engine's executed FLOPs (unpadded tokens, the
+on every pair both run. pyvene (optional, ``pip install --no-deps pyvene``;
+a benchmark extra, never a dependency of interp): ``IntervenableModel`` with
+a ``VanillaIntervention`` at the same block output and token, after
+registering ``BertForSequenceClassification`` in its module and dimension
+maps (pyvene has no BERT card); batched as well as it allows, one base
+repeated against a batch of equal-length sources, each call running source
+and base forward passes. The engine's executed FLOPs (unpadded tokens, the
 suffix's matmuls and attention) are given as a share of the fp32 matmul peak
 measured in the same run.
 """
@@ -50,6 +56,48 @@ def suffix_flops(config, seq: int, blocks: int, first_token_last: bool) -> float
     return (blocks - 1) * full + last
 
 
+def pyvene_arm(model, encoded, loc: Location, n_bases: int):
+    """Logits ``[n_bases, n_sources, n_labels]`` and seconds of pyvene's interchange intervention, or None without pyvene."""
+    try:
+        import pyvene as pv
+    except ImportError:
+        return None
+    from transformers import BertForSequenceClassification
+
+    from interp.data.align import ROLES
+    from interp.interventions.engine import length_groups
+
+    if loc.hidden_index == 0:
+        raise SystemExit("the pyvene arm needs a block output location (blocks.l.hook_resid_post)")
+    pv.type_to_module_mapping[BertForSequenceClassification] = {
+        "block_output": ("bert.encoder.layer[%s]", pv.models.constants.CONST_OUTPUT_HOOK)
+    }
+    pv.type_to_dimension_mapping[BertForSequenceClassification] = {"block_output": ("hidden_size",)}
+    wrapped = pv.IntervenableModel(
+        {"layer": loc.hidden_index - 1, "component": "block_output", "unit": "pos", "max_number_of_units": 1,
+         "intervention_type": pv.VanillaIntervention},
+        model=model,
+    )  # fmt: skip
+    wrapped.disable_model_gradients()
+    column = ROLES.index(loc.role)
+    out = torch.empty(n_bases, len(encoded), model.config.num_labels)
+    started = time.perf_counter()
+    with torch.no_grad():
+        for i in range(n_bases):
+            base = encoded[i]
+            for group in length_groups(encoded):
+                k = len(group)
+                base_in = {"input_ids": torch.tensor([base.input_ids] * k), "token_type_ids": torch.tensor([base.token_type_ids] * k)}
+                src_in = {"input_ids": torch.tensor([encoded[j].input_ids for j in group]),
+                          "token_type_ids": torch.tensor([encoded[j].token_type_ids for j in group])}  # fmt: skip
+                # unit locations: [intervention][batch row][unit]
+                src_pos = [[[encoded[j].positions[ROLES[column]]] for j in group]]
+                base_pos = [[[base.positions[ROLES[column]]]] * k]
+                _, counterfactual = wrapped(base_in, [src_in], {"sources->base": (src_pos, base_pos)})
+                out[i, torch.tensor(group)] = counterfactual.logits.float()
+    return out, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/demo/model")
@@ -68,6 +116,15 @@ def main() -> None:
     naive = naive_interchange(model, encoded[: args.naive_bases], encoded, loc, tokenizer.pad_token_id)
     naive_rate = naive.shape[0] * naive.shape[1] / (time.perf_counter() - started)
 
+    pv = pyvene_arm(model, encoded, loc, args.naive_bases)
+    if pv is not None:
+        pv_logits, pv_seconds = pv
+        pv_rate = pv_logits.shape[0] * pv_logits.shape[1] / pv_seconds
+        print(f"{'pyvene':26} {pv_logits.shape[0] * pv_logits.shape[1]:6} pairs  {pv_rate:7.1f} pairs/s  "
+              f"(labels agree with naive: {torch.equal(pv_logits.argmax(-1), naive.argmax(-1))}, "
+              f"max |Δ logit| {(pv_logits - naive).abs().max().item():.1e})")
+    else:
+        print("pyvene not installed (pip install --no-deps pyvene): its arm is skipped")
     print(f"{'naive':26} {naive.shape[0] * naive.shape[1]:6} pairs  {naive_rate:7.1f} pairs/s")
 
     peak_before = matmul_peak()
@@ -86,7 +143,8 @@ def main() -> None:
         diff = (fast[: args.naive_bases] - naive).abs().max().item()
         blocks = model.config.num_hidden_layers - loc.hidden_index
         flops = sum(suffix_flops(model.config, len(e.input_ids), blocks, bool(heads)) for e in encoded[: args.bases]) * len(encoded)
-        print(f"{name:26} {fast.shape[0] * fast.shape[1]:6} pairs  {rate:7.1f} pairs/s  ({rate / naive_rate:.1f}x naive; "
+        versus = f", {rate / pv_rate:.1f}x pyvene" if pv is not None else ""
+        print(f"{name:26} {fast.shape[0] * fast.shape[1]:6} pairs  {rate:7.1f} pairs/s  ({rate / naive_rate:.1f}x naive{versus}; "
               f"labels agree on the shared pairs: {same}, max |Δ logit| {diff:.1e}; "
               f"suffix {flops / seconds / 1e9:.1f} GFLOP/s)")
     peak = max(peak_before, matmul_peak())

@@ -7,6 +7,7 @@ on stderr and exit code 2, as do click's usage errors.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -187,20 +188,26 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--variable", default="lexrel", show_default=True, help="The causal model's variable to interchange.")
 @click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
-@click.option("--batch-size", type=int, default=256, show_default=True, help="(base, source) pairs per forward pass.")
+@click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of MoNLI (all splits, no --max-examples).")
+@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
+@click.option("--unit-size", type=int, default=16, show_default=True, help="Bases per unit of work (what an interruption can lose).")
+@click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16.")
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def intervene(model, out, locations, splits, max_examples, seed, causal_model, variable, wordpiece, cache_path, batch_size, device, overwrite, quiet, data_dir, skip_checksums):
-    """Interchange interventions for every (base, source) pair at each location (resumable)."""
+def intervene(model, out, locations, splits, max_examples, seed, causal_model, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
+    """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
+    from interp.data import SPLITS
     from interp.interventions import InterventionConfig, format_summaries, run_interventions, summarize_all
 
+    if pairs == "all" and max_examples is not None:
+        raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
     config = InterventionConfig(
         model=model,
         out=out,
         locations=locations,
-        splits=_splits(splits, "--splits"),
+        splits=tuple(SPLITS) if pairs == "all" else _splits(splits, "--splits"),
         causal_model=causal_model,
         variable=variable,
         wordpiece=wordpiece,
@@ -208,14 +215,51 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
         max_examples=max_examples,
         seed=seed,
         batch_size=batch_size,
+        unit_size=unit_size,
+        precision=precision,
         device=device,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
         overwrite=overwrite,
     )
     path = run_interventions(config, progress=not quiet)
-    click.echo(f"wrote {path}")
-    click.echo(format_summaries(summarize_all(path)))
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
+        click.echo(f"wrote {path}")
+        click.echo(format_summaries(summarize_all(path)))
+
+
+@main.command("location-sweep")
+@click.option("--model", required=True, help="A fine-tuned 2-label MoNLI classifier: checkpoint directory or hub name.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for sweep.h5, locations.csv, locations.png.")
+@click.option("--examples", type=int, default=100, show_default=True, help="m: a seeded sample of m examples, m x m pairs per location.")
+@click.option("--splits", default="nmonli_test", show_default=True, help=_SPLITS_HELP)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
+@click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
+@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
+@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@_data_options
+def location_sweep(model, out, examples, splits, seed, locations, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
+    """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
+    from interp.interventions.sweep import LocationSweepConfig, format_ranking, run_location_sweep
+
+    config = LocationSweepConfig(
+        model=model,
+        out_dir=out,
+        examples=examples,
+        splits=_splits(splits, "--splits"),
+        seed=seed,
+        locations=locations,
+        cache=cache_path,
+        batch_size=batch_size,
+        device=device,
+        data_dir=data_dir,
+        verify_checksums=not skip_checksums,
+    )
+    rows = run_location_sweep(config, progress=not quiet)
+    click.echo(format_ranking(rows))
+    click.echo(f"wrote {out}/sweep.h5, {out}/locations.csv, {out}/locations.png")
 
 
 @main.command()

@@ -167,14 +167,14 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
     monkeypatch.setattr(run_module, "interchange_logits", counting)
     result = run(*args)
     assert result.exit_code == 130 and "run the same command again to resume" in result.stderr
-    assert not again.exists() and (tmp_path / "again.h5.partial").exists()
-    with h5py.File(tmp_path / "again.h5.partial", "r") as f:
-        assert f["blocks.1.hook_resid_post@w_h/units_done"][:].tolist() == [True, True]  # 24 bases, 16 a unit
-        assert (f["blocks.0.hook_resid_pre@w_p/model_pred"][:] == -1).all()
+    assert not again.exists() and not (tmp_path / "again.h5.partial").exists()
+    shards = sorted(p.name for p in (tmp_path / "again.h5.parts").glob("*.npy"))
+    assert shards == ["loc000-unit000000.npy", "loc000-unit000001.npy"]  # 24 bases, 16 a unit: location 1 done
     calls["n"] = 100
     result = run(*args)
     assert result.exit_code == 0, result.stderr
     assert calls["n"] == 102  # the 2 units of the second location only
+    assert not (tmp_path / "again.h5.parts").exists()
     with h5py.File(again, "r") as a, h5py.File(out, "r") as b:
         assert {k: str(v) for k, v in a.attrs.items()} == {k: str(v) for k, v in b.attrs.items()}
         for loc in b.attrs["locations"]:

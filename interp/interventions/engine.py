@@ -19,12 +19,17 @@ pair (:func:`interp.interventions.naive.naive_interchange`). Here:
 Bases are grouped by token length so no row is ever padded: every row is the
 same computation as the naive unpadded pass, and the test suite checks
 labels and logits (within 1e-5) against the naive loop.
+
+On a GPU the number of rows per suffix pass is chosen from free memory
+(:func:`auto_batch_size`), and a pass that runs out of memory is retried
+with half the rows, down to one: no pair is ever dropped.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 import torch
 from torch import Tensor
@@ -33,6 +38,50 @@ from interp.data.align import ROLES, Encoded
 from interp.hooks import hooked
 from interp.interventions.slicing import run_prefix, run_suffix
 from interp.locations import Location
+
+
+PRECISIONS = ("fp32", "tf32", "bf16")
+CPU_BATCH_SIZE = 256
+
+
+@contextmanager
+def precision(model, name: str) -> Iterator[None]:
+    """Run ``model`` in fp32 (the default), with TF32 GPU matmuls, or in bfloat16; restored in ``finally``.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`PRECISIONS`.
+    """
+    if name not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {name!r}")
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    dtype = next(model.parameters()).dtype
+    try:
+        if name == "tf32":
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        elif name == "bf16":
+            model.to(torch.bfloat16)
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+        model.to(dtype)
+
+
+def auto_batch_size(model, seq_len: int) -> int:
+    """Rows per suffix pass: :data:`CPU_BATCH_SIZE` on CPU; on a GPU, what half its free memory holds.
+
+    The per-row estimate is a block's activations under ``no_grad``: the
+    input, queries, keys, values, context and output (6 × d_model), the
+    feed-forward's hidden layer (d_ff) and the attention scores (heads × seq)
+    for each of ``seq_len`` tokens, twice over for temporaries.
+    """
+    parameter = next(model.parameters())
+    if parameter.device.type != "cuda":
+        return CPU_BATCH_SIZE
+    config = model.config
+    free, _ = torch.cuda.mem_get_info(parameter.device)
+    per_token = 6 * config.hidden_size + config.intermediate_size + config.num_attention_heads * seq_len
+    per_row = 2 * seq_len * per_token * parameter.element_size()
+    return int(max(1, min(1 << 16, free // 2 // per_row)))
 
 
 def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:
@@ -79,7 +128,7 @@ def interchange_logits(
     sources: Tensor,
     location: Location,
     *,
-    batch_size: int = 256,
+    batch_size: int | None = None,
     on_rows: Callable[[int], None] | None = None,
 ) -> Tensor:
     """Logits of the interchange intervention for every (base, source) pair at ``location``.
@@ -90,7 +139,8 @@ def interchange_logits(
         sources: float ``[n_sources, d_model]``, the source vectors at ``location``
             (:func:`source_vectors`, or the activation cache).
         location: where to intervene; the base's token at ``location.role`` is replaced.
-        batch_size: rows (pairs) per suffix pass.
+        batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
+            A pass that runs out of memory is retried with half as many rows.
         on_rows: called with the number of pairs after each suffix pass (progress).
 
     Returns:
@@ -105,20 +155,33 @@ def interchange_logits(
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
+        size = batch_size or auto_batch_size(model, ids.shape[1])
         prefix = torch.cat(
             [
-                run_prefix(model, ids[k : k + batch_size], types[k : k + batch_size], location.hidden_index)
-                for k in range(0, len(group), batch_size)
+                run_prefix(model, ids[k : k + size], types[k : k + size], location.hidden_index)
+                for k in range(0, len(group), size)
             ]
         )
         where = torch.tensor([bases[i].positions[ROLES[column]] for i in group], device=device)
-        pairs = torch.arange(len(group) * n_sources, device=device)
-        for rows in pairs.split(batch_size):
+        total = len(group) * n_sources
+        done = 0
+        while done < total:
+            rows = torch.arange(done, min(done + size, total), device=device)
             b, s = rows // n_sources, rows % n_sources
-            hidden = prefix[b].clone()
-            hidden[torch.arange(len(rows), device=device), where[b]] = sources[s]
-            logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b])
+            try:
+                hidden = prefix[b].clone()
+                hidden[torch.arange(len(rows), device=device), where[b]] = sources[s]
+                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b])
+            except torch.OutOfMemoryError:
+                if size == 1:
+                    raise
+                hidden = None
+                size //= 2  # the same rows again, in smaller passes
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+                continue
             out[torch.tensor(group)[b.cpu()], s.cpu()] = logits.float().cpu()
+            done += len(rows)
             if on_rows is not None:
                 on_rows(len(rows))
     return out

@@ -13,13 +13,18 @@ and the causal model's counterfactual for the same interchange on its
 variable (``causal_pred``; for INFER on lexrel, §6.2 of Geiger, Richardson &
 Potts 2020). The file layout is in :mod:`interp.interventions.store`.
 
-Work is done in units of ``unit_size`` bases (all sources each) and written
-after each unit to ``<out>.partial``; an interrupted run, started again,
-skips finished units. The file appears at ``out`` only when complete.
+Work is done in units of ``unit_size`` bases (all sources each); each
+finished unit is a file of its own in ``<out>.parts/``, moved into place
+atomically (:mod:`interp.interventions.shards`), so a run interrupted at any
+moment, even by ``kill -9``, started again, runs only the missing units. When
+all are done the HDF5 file is assembled in ``<out>.partial`` and moved to
+``out``. Under ``torchrun`` the units are dealt out across processes
+(:mod:`interp.interventions.distributed`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 from dataclasses import dataclass
@@ -31,12 +36,14 @@ from tqdm.auto import tqdm
 
 from interp.cache import model_sha256, open_cache, pick_device
 from interp.causal_models import CAUSAL_MODELS, interchange_table, monli_inputs
-from interp.data import LABELS, SPLITS, encode_examples, load_monli
+from interp.data import LABELS, encode_examples, load_monli
 from interp.data.align import check_wordpiece_rule
 from interp.errors import ConfigError, OutputError
-from interp.hdf5 import finished, open_partial
+from interp.hdf5 import finished, h5py
 from interp.hooks import n_layers
-from interp.interventions.engine import interchange_logits, source_vectors
+from interp.interventions.distributed import Workers, rank_device, workers
+from interp.interventions.engine import PRECISIONS, interchange_logits, precision, source_vectors
+from interp.interventions.shards import Shards, parts_dir
 from interp.interventions.store import FORMAT, initialise, open_interventions
 from interp.locations import Location, parse_locations
 from interp.models.evaluation import predict_logits
@@ -58,9 +65,10 @@ class InterventionConfig:
     cache: str | None = None
     max_examples: int | None = None
     seed: int = 0
-    batch_size: int = 256
+    batch_size: int | None = None  # pairs per suffix pass; None: 256 on CPU, from free memory on a GPU
     unit_size: int = 16
     device: str = "auto"
+    precision: str = "fp32"  # fp32, tf32 (GPU matmuls) or bf16
     data_dir: str | None = None
     verify_checksums: bool = True
     overwrite: bool = False
@@ -69,7 +77,9 @@ class InterventionConfig:
         check_wordpiece_rule(self.wordpiece)
         if self.causal_model not in CAUSAL_MODELS:
             raise ConfigError(f"--causal-model must be one of {', '.join(CAUSAL_MODELS)}, got {self.causal_model!r}")
-        for name, value in (("--batch-size", self.batch_size), ("--unit-size", self.unit_size)):
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        for name, value in (("--batch-size", self.batch_size or 1), ("--unit-size", self.unit_size)):
             if value < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_examples is not None and self.max_examples < 2:
@@ -116,6 +126,9 @@ def _cached_vectors(path: str, rows: list[int], location: Location) -> torch.Ten
 def run_interventions(config: InterventionConfig, *, progress: bool = True) -> Path:
     """Run (or resume, or reuse) the interventions of ``config``; returns the finished file's path.
 
+    Under ``torchrun`` every process calls this with the same config; the
+    units are dealt out by rank (:mod:`interp.interventions.distributed`).
+
     Raises:
         ConfigError: bad settings, a location out of range or absent from
             ``cache``, a causal model that does not fit the examples.
@@ -128,7 +141,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     causal = CAUSAL_MODELS[config.causal_model](examples)
     causal.check_variable(config.variable)
     model, tokenizer = load_classifier(config.model, labels=LABELS, require_head=True)
-    model.to(pick_device(config.device))
+    device = pick_device(rank_device(config.device))
+    model.to(device)
     locations = parse_locations(config.locations, n_layers(model))
     encoded = encode_examples(examples, tokenizer, config.wordpiece)
     ids = [e.id for e in examples]
@@ -143,9 +157,12 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         "labels": list(LABELS),
         "locations": [str(loc) for loc in locations],
         "unit_size": config.unit_size,
+        "precision": config.precision,
     }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
+    request = {**meta, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
+    shards = Shards(parts_dir(out), request)
     if out.exists():
         if finished(out, meta, ids):
             if progress:
@@ -156,47 +173,83 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
                 f"--out {out} holds other interventions (another model, example set, location or setting); "
                 "pass --overwrite to replace it or choose another --out"
             )
-    inputs = [monli_inputs(e) for e in examples]
-    table = interchange_table(causal, inputs, inputs, config.variable)
-    causal_pred = np.vectorize(LABELS.index, otypes=[np.int8])(table)
-    work = partial_path(out)
-    handle = open_partial(work, meta, ids)
-    try:
-        if "example_ids" not in handle:
-            base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
-            initialise(handle, meta, examples, encoded, base_pred, locations, n_units)
-        for loc in locations:
-            _run_location(config, handle[str(loc)], model, encoded, rows, loc, causal_pred, progress)
-        handle.attrs["complete"] = True
-    finally:
-        handle.close()
-    os.replace(work, out)
+    with workers(device) as team, precision(model, config.precision):
+        if team.leader:
+            shards.prepare()
+        team.barrier()
+        ran = sum(
+            _run_location(config, shards, index, model, encoded, rows, loc, team, progress and team.leader)
+            for index, loc in enumerate(locations)
+        )
+        if progress and team.world > 1:
+            tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
+        team.barrier()
+        if team.leader:
+            _assemble(out, meta, examples, encoded, model, tokenizer, causal, config.variable, shards, n_units)
+        team.barrier()
     return out
 
 
-def _run_location(config, group, model, encoded, cache_rows, loc: Location, causal_pred: np.ndarray, progress: bool) -> None:
-    done = group["units_done"]
-    todo = [u for u in range(len(done)) if not done[u]]
-    if not todo:
-        return
+def _run_location(config, shards: Shards, index: int, model, encoded, cache_rows, loc: Location, team: Workers, progress: bool) -> int:
+    """Run this worker's unfinished units at one location; returns how many it ran."""
     n, size = len(encoded), config.unit_size
+    units = team.mine(range(-(-n // size)))
+    todo = [u for u in units if not shards.done(index, u)]
+    if not todo:
+        return 0
     if cache_rows is not None:
         sources = _cached_vectors(config.cache, cache_rows, loc)
     else:
         sources = source_vectors(model, encoded, loc)
+    total = sum(min(size, n - u * size) for u in units) * n
     remaining = sum(min(size, n - u * size) for u in todo) * n
-    bar = tqdm(total=n * n, initial=n * n - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
+    bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
     try:
         for u in todo:
             start, stop = u * size, min((u + 1) * size, n)
             logits = interchange_logits(model, encoded[start:stop], sources, loc, batch_size=config.batch_size, on_rows=bar.update)
-            group["logits"][start:stop] = logits.numpy()
-            group["model_pred"][start:stop] = logits.argmax(-1).numpy().astype(np.int8)
-            group["causal_pred"][start:stop] = causal_pred[start:stop]
-            done[u] = True
-            group.file.flush()
+            shards.write(index, u, logits.numpy())
     finally:
         bar.close()
+    return len(todo)
+
+
+def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal, variable: str, shards: Shards, n_units: int) -> None:
+    """Build the HDF5 file from the shards in ``<out>.partial``, move it to ``out``, drop the shards.
+
+    The work file is written afresh each time, so a run killed while
+    assembling assembles again.
+
+    Raises:
+        OutputError: a unit's shard is missing (a worker failed), or the file cannot be written.
+    """
+    locations = [Location.parse(name) for name in meta["locations"]]
+    missing = [(loc, u) for i, loc in enumerate(locations) for u in range(n_units) if not shards.done(i, u)]
+    if missing:
+        raise OutputError(f"{len(missing)} units were not run (first: {missing[0][0]} unit {missing[0][1]}); run the same command again")
+    inputs = [monli_inputs(e) for e in examples]
+    table = interchange_table(causal, inputs, inputs, variable)
+    causal_pred = np.vectorize(LABELS.index, otypes=[np.int8])(table)
+    base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    work = partial_path(out)
+    size = meta["unit_size"]
+    try:
+        with h5py().File(work, "w") as handle:
+            initialise(handle, meta, examples, encoded, base_pred, locations, n_units)
+            for i, loc in enumerate(locations):
+                group = handle[str(loc)]
+                for u in range(n_units):
+                    logits = shards.read(i, u)
+                    group["logits"][u * size : u * size + len(logits)] = logits
+                    group["model_pred"][u * size : u * size + len(logits)] = logits.argmax(-1).astype(np.int8)
+                group["causal_pred"][:] = causal_pred
+                group["units_done"][:] = True
+            handle.attrs["complete"] = True
+    except OSError as exc:
+        work.unlink(missing_ok=True)
+        raise OutputError(f"--out {work}: cannot write ({exc})") from None
+    os.replace(work, out)
+    shards.remove()
 
 
 def summarize(path: str | Path, location: str | None = None) -> dict:

@@ -1,0 +1,201 @@
+"""`interp intervene` at scale: kill -9 and resume, torchrun workers, out-of-memory halving, precision."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification
+
+import interp.interventions.engine as engine
+from interp.data import encode_examples, load_monli
+from interp.interventions import interchange_logits, source_vectors
+from interp.interventions.distributed import Workers
+from interp.locations import Location
+
+LOCATIONS = "blocks.1.hook_resid_post@w_h,blocks.0.hook_resid_pre@w_p"
+
+
+def intervene(tiny_classifier_dir, monli_dir, out: Path, *extra: str) -> list[str]:
+    return [
+        "intervene", "--model", str(tiny_classifier_dir), "--out", str(out), "--splits", "nmonli_test",
+        "--max-examples", "120", "--locations", LOCATIONS, "--unit-size", "2", "--batch-size", "16",
+        "--data-dir", str(monli_dir), "--quiet", *extra,
+    ]  # fmt: skip
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "interp.cli", *args]
+
+
+def same_file(a: Path, b: Path) -> None:
+    """The same attributes and datasets (logits within float rounding)."""
+    with h5py.File(a, "r") as x, h5py.File(b, "r") as y:
+        assert {k: str(v) for k, v in x.attrs.items()} == {k: str(v) for k, v in y.attrs.items()}
+        names: list[str] = []
+        y.visit(names.append)
+        seen: list[str] = []
+        x.visit(seen.append)
+        assert sorted(seen) == sorted(names)
+        for name in names:
+            if isinstance(y[name], h5py.Dataset):
+                if name.endswith("logits"):
+                    np.testing.assert_allclose(x[name][:], y[name][:], atol=1e-6, rtol=0)
+                else:
+                    np.testing.assert_array_equal(x[name][:], y[name][:], err_msg=name)
+            else:
+                assert dict(x[name].attrs) == dict(y[name].attrs)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_classifier_dir, monli_dir, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("whole") / "iv.h5"
+    subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out)), check=True, capture_output=True)
+    return out
+
+
+def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+    out = tmp_path / "iv.h5"
+    parts = tmp_path / "iv.h5.parts"
+    command = cli(*intervene(tiny_classifier_dir, monli_dir, out))
+    kills = 0
+    for delay in (0.0, 0.3, 0.0, 0.7):  # kill right after a new unit lands, or a little later
+        if out.exists():
+            break
+        before = len(list(parts.glob("*.npy"))) if parts.exists() else 0
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            if parts.exists() and len(list(parts.glob("*.npy"))) > before:
+                time.sleep(delay)
+                break
+            time.sleep(0.02)
+        if process.poll() is not None:
+            break
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        kills += 1
+    assert kills >= 2 and not out.exists(), "the run finished before it could be killed twice"
+    shards = len(list(parts.glob("*.npy")))
+    assert 0 < shards < 120  # 2 locations x 60 units of 2 bases
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert out.exists() and not parts.exists() and not (tmp_path / "iv.h5.partial").exists()
+    same_file(out, uninterrupted)
+
+
+def test_two_torchrun_processes_share_the_units_and_write_the_same_file(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+    out = tmp_path / "iv.h5"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "interp.cli", *intervene(tiny_classifier_dir, monli_dir, out)[:-1],  # not --quiet: each worker reports
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("wrote ") == 1  # rank 0 alone reports
+    assert "worker 0 of 2: ran 60 units" in result.stdout and "worker 1 of 2: ran 60 units" in result.stdout
+    same_file(out, uninterrupted)
+
+
+def test_workers_deal_units_by_rank():
+    units = list(range(7))
+    team = [Workers(r, 3) for r in range(3)]
+    assert [w.mine(units) for w in team] == [[0, 3, 6], [1, 4], [2, 5]]
+    assert sorted(sum((w.mine(units) for w in team), [])) == units
+    assert Workers().mine(units) == units and Workers().leader
+
+
+def test_out_of_memory_halves_the_batch_and_drops_no_pair(tiny_classifier_dir, monli_dir, monkeypatch):
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_classifier_dir)
+    encoded = encode_examples(load_monli(monli_dir, ("nmonli_test",))[:12], tokenizer)
+    loc = Location.parse("blocks.1.hook_resid_pre@w_h")
+    sources = source_vectors(model, encoded, loc)
+    expected = interchange_logits(model, encoded, sources, loc, batch_size=64)
+    real, sizes = engine.run_suffix, []
+
+    def small_memory(model, hidden, *args):
+        sizes.append(len(hidden))
+        if len(hidden) > 5:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(model, hidden, *args)
+
+    monkeypatch.setattr(engine, "run_suffix", small_memory)
+    got = interchange_logits(model, encoded, sources, loc, batch_size=64)
+    assert torch.allclose(got, expected, atol=1e-6, rtol=0) and not got.isnan().any()
+    assert max(sizes) > 5 and max(s for s in sizes if s <= 5) == 4  # halved until passes of 4 fit
+
+    def no_memory(*args):
+        raise torch.OutOfMemoryError("always")
+
+    monkeypatch.setattr(engine, "run_suffix", no_memory)
+    with pytest.raises(torch.OutOfMemoryError):  # even one row does not fit: raised, not dropped
+        interchange_logits(model, encoded[:1], sources[:1], loc, batch_size=4)
+
+
+def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    assert engine.auto_batch_size(model, 12) == engine.CPU_BATCH_SIZE
+    with engine.precision(model, "bf16"):
+        assert next(model.parameters()).dtype == torch.bfloat16
+    assert next(model.parameters()).dtype == torch.float32
+    with pytest.raises(ValueError):
+        with engine.precision(model, "fp8"):
+            pass
+    out = tmp_path / "bf16.h5"
+    result = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out, "--precision", "bf16")), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    with h5py.File(out, "r") as a, h5py.File(uninterrupted, "r") as b:
+        assert a.attrs["precision"] == "bf16" and b.attrs["precision"] == "fp32"
+        for loc in LOCATIONS.split(","):
+            np.testing.assert_allclose(a[loc]["logits"][:], b[loc]["logits"][:], atol=0.05)
+    bad = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "x.h5", "--precision", "fp8")), capture_output=True, text=True)
+    assert bad.returncode == 2 and "--precision must be one of fp32, tf32, bf16" in bad.stderr
+    both = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "y.h5", "--pairs", "all")), capture_output=True, text=True)
+    assert both.returncode == 2 and "--pairs all" in both.stderr and "--max-examples" in both.stderr
+    assert not (tmp_path / "x.h5").exists() and not (tmp_path / "y.h5").exists()
+
+
+def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp_path):
+    import csv
+
+    from interp.cliques.graph import build_graph
+    from interp.cliques.reference import reference_cliques
+    from interp.interventions import open_interventions, summarize
+
+    out = tmp_path / "sweep"
+    args = ["location-sweep", "--model", str(tiny_classifier_dir), "--out", str(out), "--examples", "14",
+            "--data-dir", str(monli_dir), "--quiet"]  # fmt: skip
+    result = subprocess.run(cli(*args), capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(open(out / "locations.csv", encoding="utf-8")))
+    assert len(rows) == 9 and [int(r["rank"]) for r in rows] == list(range(1, 10))  # 2 blocks: 3 hidden states x 3 roles
+    keys = [(-float(r["agreement_causal"]), -int(r["largest_clique"])) for r in rows]
+    assert keys == sorted(keys)
+    assert (out / "locations.png").stat().st_size > 10_000 and "rank" in result.stdout
+    with open_interventions(out / "sweep.h5") as file:
+        assert len(file.example_ids) == 14 and len(file.locations) == 9
+        lexrel = file.column("lexrel")
+        for r in rows:
+            assert float(r["agreement_causal"]) == round(summarize(out / "sweep.h5", r["location"])["agreement_causal"], 4)
+            graph = build_graph(file.matrix("model_pred", r["location"]), file.matrix("causal_pred", r["location"]), lexrel)
+            largest = max(
+                (len(found[0]) for a in range(1, 11) if (found := reference_cliques(graph.edges, graph.causal, a, 2))),
+                default=0,
+            )
+            assert int(r["largest_clique"]) == largest, r["location"]
+    again = subprocess.run(cli(*args[:-1]), capture_output=True, text=True)  # with progress: reuses sweep.h5
+    assert again.returncode == 0 and "already done, reusing them" in again.stderr + again.stdout
+    bad = subprocess.run(cli(*args[:5], "--examples", "1", *args[7:]), capture_output=True, text=True)
+    assert bad.returncode == 2 and "--examples must be at least 2" in bad.stderr

@@ -181,7 +181,7 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(open(out / "locations.csv", encoding="utf-8")))
     assert len(rows) == 9 and [int(r["rank"]) for r in rows] == list(range(1, 10))  # 2 blocks: 3 hidden states x 3 roles
-    keys = [(-float(r["agreement_causal"]), -int(r["largest_clique"])) for r in rows]
+    keys = [(r["copies_source_output"] == "True", -float(r["agreement_causal"]), -int(r["largest_clique"])) for r in rows]
     assert keys == sorted(keys)
     assert (out / "locations.png").stat().st_size > 10_000 and "rank" in result.stdout
     with open_interventions(out / "sweep.h5") as file:
@@ -199,3 +199,20 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     assert again.returncode == 0 and "already done, reusing them" in again.stderr + again.stdout
     bad = subprocess.run(cli(*args[:5], "--examples", "1", *args[7:]), capture_output=True, text=True)
     assert bad.returncode == 2 and "--examples must be at least 2" in bad.stderr
+
+
+def test_location_sweep_flags_the_last_cls_of_a_finetuned_model(finetuned_minilm, monli_dir, tmp_path):
+    from interp.interventions.sweep import LocationSweepConfig, run_location_sweep
+
+    model, _ = finetuned_minilm
+    config = LocationSweepConfig(
+        model=str(model), out_dir=str(tmp_path), examples=12, data_dir=str(monli_dir),
+        locations="blocks.5.hook_resid_post@cls,blocks.2.hook_resid_post@w_h",
+    )  # fmt: skip
+    rows = run_location_sweep(config, progress=False)
+    # The last block's [CLS] is all the classifier reads: an interchange there returns the source's own output,
+    # "agreeing" with INFER wherever the model is right. It is flagged and ranked last.
+    assert [(r["location"], r["copies_source_output"]) for r in rows] == [
+        ("blocks.2.hook_resid_post@w_h", False),
+        ("blocks.5.hook_resid_post@cls", True),
+    ]

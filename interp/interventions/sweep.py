@@ -16,7 +16,12 @@ them at every location (21 for a 6-block model), and for each location
   (:mod:`interp.cliques`) over α = 1..10, peeling to the end;
 * the chance level of a clique at the location's edge density.
 
-Locations are ranked by ``agreement_causal``, then ``largest_clique``.
+Locations are ranked by ``agreement_causal``, then ``largest_clique``; a
+location where every interchange simply yields the source's own prediction
+(``copies_source_output``, e.g. the last block's [CLS], all the classifier
+reads; judged only when the model's own predictions are not all one label)
+agrees with INFER wherever the model is right, which says nothing about how
+it computes, so such locations are flagged and ranked last.
 Writes ``sweep.h5`` (the interventions), ``locations.csv`` and
 ``locations.png`` into ``out_dir``.
 """
@@ -84,7 +89,7 @@ def rank_locations(path: str | Path) -> list[dict]:
     """
     with open_interventions(path) as file:
         names = file.locations
-        lexrel = file.column("lexrel")
+        lexrel, base_pred = file.column("lexrel"), file.column("base_pred")
         matrices = {name: (file.matrix("model_pred", name), file.matrix("causal_pred", name)) for name in names}
     rows = []
     for name in names:
@@ -94,9 +99,11 @@ def rank_locations(path: str | Path) -> list[dict]:
         result = search(graph, ALPHAS, min_size=2)
         sizes = {alpha: len(found[0]) if found else 0 for alpha, found in result.cliques.items()}
         best_alpha = max(sizes, key=lambda a: (sizes[a], -a))
+        model_pred = matrices[name][0]
         rows.append(
             {
                 "location": name,
+                "copies_source_output": bool(len(set(base_pred.tolist())) > 1 and (model_pred == base_pred[None, :]).all()),
                 "hidden_index": loc.hidden_index,
                 "role": loc.role,
                 "examples": graph.n_nodes,
@@ -112,7 +119,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                 "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
             }
         )
-    rows.sort(key=lambda r: (-r["agreement_causal"], -r["largest_clique"], r["hidden_index"]))
+    rows.sort(key=lambda r: (r["copies_source_output"], -r["agreement_causal"], -r["largest_clique"], r["hidden_index"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     return rows
@@ -142,6 +149,10 @@ def plot_locations(rows: list[dict], path: Path) -> Path:
         layers = [r["hidden_index"] for r in mine]
         axes[0].plot(layers, [r["agreement_causal"] for r in mine], marker="o", label=role)
         axes[1].plot(layers, [r["largest_clique"] for r in mine], marker="o", label=role)
+        for r in mine:
+            if r["copies_source_output"]:
+                axes[0].annotate("copies the source's output", (r["hidden_index"], r["agreement_causal"]),
+                                 textcoords="offset points", xytext=(-8, -14), ha="right", fontsize=7)  # fmt: skip
     if rows:
         axes[1].plot(
             sorted({r["hidden_index"] for r in rows}),
@@ -183,5 +194,8 @@ def format_ranking(rows: list[dict], top: int | None = None) -> str:
     """The ranking as a table."""
     lines = [f"{'rank':>4}  {'location':32}{'agree (causal pairs)':>21}{'largest clique':>16}{'chance':>8}"]
     for r in rows[:top]:
-        lines.append(f"{r['rank']:>4}  {r['location']:32}{r['agreement_causal']:>21.3f}{r['largest_clique']:>16}{r['chance_clique_size']:>8}")
+        note = "  (copies the source's output)" if r["copies_source_output"] else ""
+        lines.append(
+            f"{r['rank']:>4}  {r['location']:32}{r['agreement_causal']:>21.3f}{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
+        )
     return "\n".join(lines)

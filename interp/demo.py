@@ -127,6 +127,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
             cache=str(cache),
             data_dir=b.data_dir,
             verify_checksums=b.verify_checksums,
+            overwrite=True,  # the demo's own file: redone when the location or a setting changed
         ),
         progress=progress,
     )

@@ -6,6 +6,7 @@ and moved into place with one ``os.replace`` when it is complete.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -42,6 +43,31 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def write_csv_atomic(rows: list[dict], path: Path) -> Path:
+    """Write ``rows`` (columns in the first row's key order; floats to 4 decimals) as CSV via a sibling ``.partial`` file."""
+    tmp = partial_path(path)
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
+    tmp.replace(path)
+    return path
+
+
+def save_figure_atomic(fig, path: Path, **savefig) -> Path:
+    """Save a matplotlib figure as PNG via a sibling ``.partial`` file, then close it."""
+    import matplotlib.pyplot as plt
+
+    tmp = partial_path(path)
+    try:
+        fig.savefig(tmp, format="png", **savefig)
+    finally:
+        plt.close(fig)
+    tmp.replace(path)
+    return path
 
 
 def read_json(path: Path) -> Any | None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-from interp.outputs import partial_path
+from interp.outputs import save_figure_atomic
 
 FORWARD_COLOUR, REVERSE_COLOUR = "#1b6ca8", "#c0392b"
 
@@ -55,8 +55,4 @@ def plot_clique(pairs: Sequence[tuple[str, str, str]], title: str, path: Path) -
     ax.text(0, -1.2, title, fontsize=11, va="top")
     ax.text(columns, -1.2, "⊏ forward", color=FORWARD_COLOUR, fontsize=9, ha="right", va="top")
     ax.text(columns, -0.6, "⊐ reverse", color=REVERSE_COLOUR, fontsize=9, ha="right", va="top")
-    work = partial_path(path)
-    fig.savefig(work, dpi=150, bbox_inches="tight", format="png")
-    plt.close(fig)
-    work.replace(path)
-    return path
+    return save_figure_atomic(fig, path, dpi=150, bbox_inches="tight")

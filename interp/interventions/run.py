@@ -252,8 +252,10 @@ def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal
     shards.remove()
 
 
-def summarize(path: str | Path, location: str | None = None) -> dict:
-    """Agreement of model and causal model at a location of a finished file.
+def summarize_matrices(
+    location: str, model_pred: np.ndarray, causal_pred: np.ndarray, lexrel: np.ndarray, label: np.ndarray, base_pred: np.ndarray
+) -> dict:
+    """Agreement of model and causal model from one location's int8 ``[n, n]`` matrices and the ``[n]`` columns.
 
     Returns:
         ``pairs`` run; ``agreement`` (share of pairs where ``model_pred ==
@@ -261,15 +263,11 @@ def summarize(path: str | Path, location: str | None = None) -> dict:
         agreement on them; ``changed`` (share of pairs whose prediction differs
         from the base's own); ``base_accuracy``.
     """
-    with open_interventions(path) as file:
-        name = file.location(location)
-        model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name)
-        lexrel, label, base_pred = file.column("lexrel"), file.column("label"), file.column("base_pred")
     run = model_pred >= 0
     causal = (lexrel[:, None] != lexrel[None, :]) & run
     agree = (model_pred == causal_pred) & run
     return {
-        "location": name,
+        "location": location,
         "pairs": int(run.sum()),
         "agreement": float(agree.sum() / max(run.sum(), 1)),
         "causal_pairs": int(causal.sum()),
@@ -279,11 +277,22 @@ def summarize(path: str | Path, location: str | None = None) -> dict:
     }
 
 
+def _summarize_open(file, location: str | None) -> dict:
+    name = file.location(location)
+    columns = (file.column(k) for k in ("lexrel", "label", "base_pred"))
+    return summarize_matrices(name, file.matrix("model_pred", name), file.matrix("causal_pred", name), *columns)
+
+
+def summarize(path: str | Path, location: str | None = None) -> dict:
+    """:func:`summarize_matrices` at a location of a finished file (``None``: its only one)."""
+    with open_interventions(path) as file:
+        return _summarize_open(file, location)
+
+
 def summarize_all(path: str | Path) -> list[dict]:
     """:func:`summarize` for every location of a finished file, in file order."""
     with open_interventions(path) as file:
-        names = file.locations
-    return [summarize(path, name) for name in names]
+        return [_summarize_open(file, name) for name in file.locations]
 
 
 def format_summaries(summaries: list[dict]) -> str:

@@ -38,8 +38,8 @@ class Shards:
         self.directory = Path(directory)
         self.request = request
 
-    def prepare(self) -> int:
-        """Create the folder, or keep it if it holds this request's shards; returns how many are already there.
+    def prepare(self) -> None:
+        """Create the folder, or keep it if it holds this request's shards.
 
         Shards of another request and temporary files of a killed writer are removed.
 
@@ -55,7 +55,6 @@ class Shards:
         except OSError as exc:
             raise OutputError(f"--out: cannot prepare {self.directory} ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / "request.json", self.request)
-        return len(list(self.directory.glob("*.npy")))
 
     def path(self, location_index: int, unit: int) -> Path:
         return self.directory / f"loc{location_index:03d}-unit{unit:06d}.npy"

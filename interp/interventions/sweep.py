@@ -28,17 +28,16 @@ Writes ``sweep.h5`` (the interventions), ``locations.csv`` and
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
 from interp.cliques import build_graph, search
 from interp.cliques.baselines import chance_clique_size
 from interp.errors import ConfigError
-from interp.interventions.run import InterventionConfig, run_interventions, summarize
+from interp.interventions.run import InterventionConfig, run_interventions, summarize_matrices
 from interp.interventions.store import open_interventions
 from interp.locations import Location
-from interp.outputs import ensure_writable_dir, partial_path
+from interp.outputs import ensure_writable_dir, save_figure_atomic, write_csv_atomic
 
 ALPHAS = tuple(range(1, 11))
 
@@ -87,53 +86,43 @@ def rank_locations(path: str | Path) -> list[dict]:
     Raises:
         ConfigError: a missing, foreign or unfinished file.
     """
-    with open_interventions(path) as file:
-        names = file.locations
-        lexrel, base_pred = file.column("lexrel"), file.column("base_pred")
-        matrices = {name: (file.matrix("model_pred", name), file.matrix("causal_pred", name)) for name in names}
     rows = []
-    for name in names:
-        loc = Location.parse(name)
-        summary = summarize(path, name)
-        graph = build_graph(*matrices[name], lexrel)
-        result = search(graph, ALPHAS, min_size=2)
-        sizes = {alpha: len(found[0]) if found else 0 for alpha, found in result.cliques.items()}
-        best_alpha = max(sizes, key=lambda a: (sizes[a], -a))
-        model_pred = matrices[name][0]
-        rows.append(
-            {
-                "location": name,
-                "copies_source_output": bool(len(set(base_pred.tolist())) > 1 and (model_pred == base_pred[None, :]).all()),
-                "hidden_index": loc.hidden_index,
-                "role": loc.role,
-                "examples": graph.n_nodes,
-                "pairs": summary["pairs"],
-                "causal_pairs": summary["causal_pairs"],
-                "agreement": round(summary["agreement"], 4),
-                "agreement_causal": round(summary["agreement_causal"], 4),
-                "output_changed": round(summary["changed"], 4),
-                "edges": graph.n_edges,
-                "density": round(graph.density, 4),
-                "largest_clique": sizes[best_alpha],
-                "largest_clique_alpha": best_alpha,
-                "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
-            }
-        )
+    with open_interventions(path) as file:
+        columns = {k: file.column(k) for k in ("lexrel", "label", "base_pred")}
+        base_pred = columns["base_pred"]
+        varied = len(set(base_pred.tolist())) > 1  # a model with one answer copies anything vacuously
+        for name in file.locations:
+            loc = Location.parse(name)
+            model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name)
+            summary = summarize_matrices(name, model_pred, causal_pred, **columns)
+            graph = build_graph(model_pred, causal_pred, columns["lexrel"])
+            result = search(graph, ALPHAS, min_size=2)
+            sizes = {alpha: len(found[0]) if found else 0 for alpha, found in result.cliques.items()}
+            best_alpha = max(sizes, key=lambda a: (sizes[a], -a))
+            rows.append(
+                {
+                    "rank": 0,  # set below
+                    "location": name,
+                    "copies_source_output": varied and bool((model_pred == base_pred[None, :]).all()),
+                    "hidden_index": loc.hidden_index,
+                    "role": loc.role,
+                    "examples": graph.n_nodes,
+                    "pairs": summary["pairs"],
+                    "causal_pairs": summary["causal_pairs"],
+                    "agreement": summary["agreement"],
+                    "agreement_causal": summary["agreement_causal"],
+                    "output_changed": summary["changed"],
+                    "edges": graph.n_edges,
+                    "density": graph.density,
+                    "largest_clique": sizes[best_alpha],
+                    "largest_clique_alpha": best_alpha,
+                    "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
+                }
+            )
     rows.sort(key=lambda r: (r["copies_source_output"], -r["agreement_causal"], -r["largest_clique"], r["hidden_index"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     return rows
-
-
-def write_csv(rows: list[dict], path: Path) -> Path:
-    """``rows`` as CSV, written beside ``path`` and moved into place."""
-    tmp = partial_path(path)
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["rank", *[k for k in rows[0] if k != "rank"]])
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
-    return path
 
 
 def plot_locations(rows: list[dict], path: Path) -> Path:
@@ -167,11 +156,7 @@ def plot_locations(rows: list[dict], path: Path) -> Path:
         ax.grid(alpha=0.3)
     n = rows[0]["examples"] if rows else 0
     fig.suptitle(f"Interchange interventions on lexrel at every location: {n} examples, {n * n} pairs each")
-    tmp = path.with_name(path.stem + ".partial" + path.suffix)
-    fig.savefig(tmp, dpi=150)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_figure_atomic(fig, path, dpi=150)
 
 
 def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) -> list[dict]:
@@ -185,7 +170,7 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
     out = ensure_writable_dir(Path(config.out_dir))
     path = run_interventions(config.interventions(), progress=progress)
     rows = rank_locations(path)
-    write_csv(rows, out / "locations.csv")
+    write_csv_atomic(rows, out / "locations.csv")
     plot_locations(rows, out / "locations.png")
     return rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interp.outputs import partial_path
+from interp.outputs import save_figure_atomic
 
 _STYLE = {
     "task_acc": ("accuracy", "-"),
@@ -47,7 +47,4 @@ def plot_probes(rows: list[dict], path: Path) -> None:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(kinds) * len(_STYLE) // 2 or 1, fontsize=8)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
-    tmp = partial_path(path)
-    fig.savefig(tmp, dpi=130, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure_atomic(fig, path, dpi=130)

@@ -20,7 +20,6 @@ which on MoNLI is the gold label.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import time
@@ -35,7 +34,7 @@ from tqdm.auto import tqdm
 from interp.cache import open_cache
 from interp.errors import ConfigError
 from interp.locations import Location, parse_locations
-from interp.outputs import ensure_writable_dir, partial_path, read_json, write_json_atomic
+from interp.outputs import ensure_writable_dir, read_json, write_csv_atomic, write_json_atomic
 from interp.probes.batched import ProbeSettings, fit_probes, predict_probes
 from interp.probes.controls import ShuffleControl, TypeControl
 
@@ -155,7 +154,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
         w_p, w_h = cache.column("w_p"), cache.column("w_h")
         for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
             rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, w_p, w_h, config))
-    write_csv(rows, out / "probes.csv")
+    write_csv_atomic(rows, out / "probes.csv")
     from interp.probes.figure import plot_probes
 
     plot_probes(rows, out / "probes.png")
@@ -171,14 +170,3 @@ def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray) -> dict:
     settings.update({k: meta[k] for k in ("model_sha256", "wordpiece", "dtype")})
     settings["examples"] = hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()
     return json.loads(json.dumps(settings))
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    """Write ``rows`` as CSV via a sibling ``.partial`` file."""
-    tmp = partial_path(path)
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
-    tmp.replace(path)

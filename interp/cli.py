@@ -58,34 +58,37 @@ def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
+_DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits and 3 labels instead of MoNLI."
+
+
 @main.command()
 @click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
-@click.option("--splits", default=",".join(_D.splits), show_default=True, help=_SPLITS_HELP)
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
+@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: {','.join(_D.splits)}; with --data-file: train]")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--max-examples", type=int, default=None, help="Train on a seeded random subset of this size.")
-@click.option(
-    "--eval-splits", default=",".join(_D.eval_splits), show_default=True, help="Splits scored after training."
-)
+@click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test].")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def train(model, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
-    """Fine-tune a 2-label MoNLI classifier and save it as safetensors."""
+def train(model, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
+    """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors."""
     from interp.models import train as train_model
 
     config = TrainConfig(
         model=model,
-        splits=_splits(splits, "--splits"),
+        data_file=data_file,
+        splits=_splits(splits, "--splits") if splits is not None else _D.splits,
         epochs=epochs,
         lr=lr,
         batch_size=batch_size,
         seed=seed,
         max_examples=max_examples,
-        eval_splits=_splits(eval_splits, "--eval-splits"),
+        eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
     )
@@ -97,21 +100,29 @@ def train(model, splits, epochs, lr, batch_size, seed, max_examples, eval_splits
 
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
-@click.option("--splits", default=",".join(_D.eval_splits), show_default=True, help=_SPLITS_HELP)
+@click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
+@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_data_options
-def evaluate(model, splits, batch_size, as_json, data_dir, skip_checksums):
-    """Accuracy of a fine-tuned classifier on MoNLI splits."""
-    from interp.data import load_monli
+def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_checksums):
+    """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's)."""
     from interp.models import evaluate as evaluate_model
     from interp.models import load_classifier
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
-    examples = load_monli(data_dir, _splits(splits, "--splits"), verify_checksums=not skip_checksums)
+    config = TrainConfig(
+        data_file=data_file,
+        eval_splits=_splits(splits, "--splits") if splits is not None else _D.eval_splits,
+        data_dir=data_dir,
+        verify_checksums=not skip_checksums,
+    ).validate()
+    examples = config.load(config.eval_splits)
     classifier, tokenizer = load_classifier(model, require_head=True)
-    metrics = evaluate_model(classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty())
+    metrics = evaluate_model(
+        classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty(), labels=config.labels
+    )
     if as_json:
         click.echo(json.dumps(metrics, indent=2))
         return
@@ -315,6 +326,25 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, quiet,
         "interventions.h5, cliques.json, graph.graphml, clique.png "
         f"in {result.seconds:.0f} s"
     )
+
+
+@main.command()
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write (stats go to <out stem>.stats.json).")
+@click.option("--n-train", type=int, default=5000, show_default=True, help="Training examples.")
+@click.option("--n-test", type=int, default=1000, show_default=True, help="Test examples.")
+@click.option("--split", default="fair", show_default=True, help="fair (Algorithm 3 at --ratio; test on the rest), random (a pool as large; test on the rest) or iid (train and test from the whole space).")
+@click.option("--ratio", type=float, default=0.0, show_default=True, help="Algorithm 3's ratio: 0 the hardest fair split, 1 the whole space.")
+@click.option("--vocab-size", type=int, default=100, show_default=True, help="Artificial words per open class.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+def mqnli(out, n_train, n_test, split, ratio, vocab_size, seed, overwrite):
+    """Generate MQNLI pairs labelled by the natural-logic tree, with a fair, random or iid train/test split."""
+    from interp.data.mqnli import MQNLIConfig, format_stats, generate_mqnli
+
+    config = MQNLIConfig(n_train=n_train, n_test=n_test, split=split, ratio=ratio, vocab_size=vocab_size, seed=seed)
+    stats = generate_mqnli(config, out, overwrite=overwrite)
+    click.echo(format_stats(stats))
+    click.echo(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,15 @@
-"""Datasets: the MoNLI loader and token alignment."""
+"""Datasets: the MoNLI loader, token alignment, and the MQNLI generator (:mod:`interp.data.mqnli`)."""
 
-from interp.data.align import ROLES, WORDPIECE_RULES, Encoded, collate, encode_example, encode_examples
+from interp.data.align import (
+    ROLES,
+    WORDPIECE_RULES,
+    Encoded,
+    collate,
+    encode_example,
+    encode_examples,
+    encode_for_classifier,
+    encode_pair,
+)
 from interp.data.monli import LABELS, SPLITS, Example, Lexrel, load_monli, read_split, resolve_data_dir
 
 __all__ = [
@@ -14,6 +23,8 @@ __all__ = [
     "collate",
     "encode_example",
     "encode_examples",
+    "encode_for_classifier",
+    "encode_pair",
     "load_monli",
     "read_split",
     "resolve_data_dir",

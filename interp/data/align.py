@@ -120,13 +120,36 @@ def encode_examples(examples: Sequence[Example], tokenizer, wordpiece: str = "fi
     return [encode_example(e, tokenizer, wordpiece) for e in examples]
 
 
+def encode_pair(example, tokenizer) -> Encoded:
+    """Tokenize any NLI pair (an object with ``id``, ``premise``, ``hypothesis``, ``label_id``).
+
+    Only [CLS] is aligned (``positions == {"cls": 0}``): what training and
+    evaluation need, for datasets without a substituted word (MQNLI).
+    """
+    enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
+    return Encoded(
+        example_id=example.id,
+        input_ids=tuple(enc["input_ids"]),
+        token_type_ids=tuple(enc["token_type_ids"]),
+        positions={"cls": 0},
+        pieces={},
+        label_id=example.label_id,
+    )
+
+
+def encode_for_classifier(examples: Sequence, tokenizer) -> list[Encoded]:
+    """MoNLI examples with their roles aligned (:func:`encode_example`), any other pairs with [CLS] only."""
+    return [encode_example(e, tokenizer) if isinstance(e, Example) else encode_pair(e, tokenizer) for e in examples]
+
+
 def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Tensor]:
     """Pad a batch to its longest member.
 
     Returns:
         ``input_ids``, ``token_type_ids``, ``attention_mask``: int64
         ``[batch, seq]``; ``positions``: int64 ``[batch, 3]`` (columns in
-        :data:`ROLES` order); ``labels``: int64 ``[batch]``.
+        :data:`ROLES` order; only when every example has all roles);
+        ``labels``: int64 ``[batch]``.
     """
     if not encoded:
         raise ValueError("collate needs at least one example")
@@ -140,10 +163,12 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
         input_ids[row, :k] = torch.tensor(e.input_ids)
         token_type_ids[row, :k] = torch.tensor(e.token_type_ids)
         attention_mask[row, :k] = 1
-    return {
+    batch = {
         "input_ids": input_ids,
         "token_type_ids": token_type_ids,
         "attention_mask": attention_mask,
-        "positions": torch.tensor([[e.positions[r] for r in ROLES] for e in encoded], dtype=torch.long),
         "labels": torch.tensor([e.label_id for e in encoded], dtype=torch.long),
     }
+    if all(r in e.positions for e in encoded for r in ROLES):
+        batch["positions"] = torch.tensor([[e.positions[r] for r in ROLES] for e in encoded], dtype=torch.long)
+    return batch

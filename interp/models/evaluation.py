@@ -1,4 +1,4 @@
-"""Predictions and accuracy of a sequence classifier on MoNLI examples.
+"""Predictions and accuracy of a sequence classifier on MoNLI (or generated MQNLI) examples.
 
 Usage::
 
@@ -15,7 +15,7 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from interp.data import Encoded, Example, collate, encode_examples
+from interp.data import LABELS, Encoded, collate, encode_for_classifier
 from interp.errors import ModelError
 
 #: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
@@ -50,39 +50,44 @@ def predict_logits(
     return out
 
 
-def predicted_labels(model, logits: torch.Tensor) -> list[str]:
-    """MoNLI label names for ``logits`` ``[n, num_labels]``, via the model's ``id2label``.
+def predicted_labels(model, logits: torch.Tensor, labels: Sequence[str] = LABELS) -> list[str]:
+    """Label names of the dataset (``labels``) for ``logits`` ``[n, num_labels]``, via the model's ``id2label``.
 
-    A three-way NLI model's ``contradiction`` is read as MoNLI's ``neutral``
-    (not entailed), so SNLI/MNLI classifiers can be evaluated as the paper's
-    challenge-set experiment (§5.1) does.
+    For MoNLI's two labels, a three-way NLI model's ``contradiction`` is read
+    as ``neutral`` (not entailed), so SNLI/MNLI classifiers can be evaluated
+    as the paper's challenge-set experiment (§5.1) does. With three labels
+    (MQNLI) the model's names are kept.
 
     Raises:
         ModelError: the model has no ``entailment`` label.
     """
     names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
     if "entailment" not in names:
-        raise ModelError(f"model labels {names} include no 'entailment'; cannot score it on MoNLI")
-    mapped = [_NON_ENTAILMENT.get(n, n) for n in names]
+        raise ModelError(f"model labels {names} include no 'entailment'; cannot score it on this dataset")
+    mapped = names if "contradiction" in labels else [_NON_ENTAILMENT.get(n, n) for n in names]
     return [mapped[i] for i in logits.argmax(dim=-1).tolist()]
 
 
 def evaluate(
     model,
     tokenizer,
-    examples: Sequence[Example],
+    examples: Sequence,
     batch_size: int = 128,
     progress: bool = False,
+    labels: Sequence[str] = LABELS,
 ) -> dict[str, dict[str, float | int]]:
-    """Accuracy per MoNLI split.
+    """Accuracy per split of MoNLI examples, or of any pairs with ``split`` and ``label`` (MQNLI).
+
+    ``labels`` is the dataset's label set (MoNLI's two by default; pass
+    ``interp.data.mqnli.MQNLI_LABELS`` for MQNLI).
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
         in the order splits first appear in ``examples``.
     """
-    encoded = encode_examples(examples, tokenizer)
+    encoded = encode_for_classifier(examples, tokenizer)
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
-    predictions = predicted_labels(model, logits)
+    predictions = predicted_labels(model, logits, labels)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for example, predicted in zip(examples, predictions):
         counts[example.split][0] += int(predicted == example.label)

@@ -1,10 +1,12 @@
-"""Fine-tune a BERT-family model into a 2-label MoNLI classifier.
+"""Fine-tune a BERT-family model into a 2-label MoNLI (or 3-label MQNLI) classifier.
 
 Usage::
 
     from interp.models import TrainConfig, train
     result = train(TrainConfig(splits=("pmonli", "nmonli_train"), epochs=3), "runs/my_model")
     result.metrics["nmonli_test"]["accuracy"]
+    # a generated MQNLI file (interp mqnli): train on its train split, score both
+    train(TrainConfig(data_file="runs/mqnli.jsonl", splits=("train",), eval_splits=("train", "test")), "runs/mq")
 
 The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
 2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
@@ -30,7 +32,8 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from interp.data import LABELS, SPLITS, Encoded, Example, collate, encode_examples, load_monli
+from interp.data import LABELS, SPLITS, Encoded, Example, collate, encode_for_classifier, load_monli
+from interp.data.mqnli import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
 from interp.errors import ConfigError, OutputError
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, quiet_transformers
@@ -44,7 +47,9 @@ class TrainConfig:
     """Settings of one fine-tuning run (defaults: the paper's systematic-generalization set-up).
 
     ``max_examples`` keeps a seeded random subset of the training examples
-    (for quick runs); ``eval_splits`` are scored after training.
+    (for quick runs); ``eval_splits`` are scored after training. With
+    ``data_file`` (a file written by ``interp mqnli``) the splits are that
+    file's ``train``/``test`` and the classifier gets MQNLI's three labels.
     """
 
     model: str = "minilm"
@@ -59,6 +64,27 @@ class TrainConfig:
     eval_splits: tuple[str, ...] = tuple(SPLITS)
     data_dir: str | None = None
     verify_checksums: bool = True
+    data_file: str | None = None
+
+    def __post_init__(self) -> None:
+        # With a generated file, MoNLI's default splits mean its train split, scored on train and test.
+        if self.data_file and self.splits == TrainConfig.splits:
+            object.__setattr__(self, "splits", ("train",))
+        if self.data_file and self.eval_splits == TrainConfig.eval_splits:
+            object.__setattr__(self, "eval_splits", MQNLI_SPLITS)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The classifier's labels, in id order."""
+        return MQNLI_LABELS if self.data_file else LABELS
+
+    def load(self, splits: Sequence[str]) -> list:
+        """The examples of ``splits`` from MoNLI or from ``data_file``."""
+        if not splits:
+            return []
+        if self.data_file:
+            return read_mqnli(self.data_file, splits)
+        return load_monli(self.data_dir, splits, verify_checksums=self.verify_checksums)
 
     def validate(self) -> "TrainConfig":
         """Raise :class:`ConfigError` naming the first invalid setting."""
@@ -74,14 +100,16 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        known = MQNLI_SPLITS if self.data_file else tuple(SPLITS)
         for name in (*self.splits, *self.eval_splits):
-            if name not in SPLITS:
-                raise ConfigError(f"unknown split {name!r}; choose from {', '.join(SPLITS)}")
+            if name not in known:
+                raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")
         return self
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        settings = {k: v for k, v in asdict(self).items() if k not in ("data_dir", "verify_checksums", "eval_splits")}
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file")
+        settings = {k: v for k, v in asdict(self).items() if k not in ignored}
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -231,21 +259,18 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
 
     Raises:
         ConfigError: an invalid setting.
-        DataError: MoNLI missing or spoiled.
+        DataError: MoNLI (or ``data_file``) missing or spoiled.
         ModelError: the model cannot be loaded (see :func:`load_classifier`).
         OutputError: ``out_dir`` cannot be written, or holds a different run
             and ``overwrite`` is false.
     """
     config.validate()
     out_dir = Path(out_dir)
-    examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)
-    train_examples = select_training_examples(examples, config.max_examples, config.seed)
-    eval_examples = (
-        load_monli(config.data_dir, config.eval_splits, verify_checksums=config.verify_checksums)
-        if config.eval_splits
-        else []
-    )
-    fingerprint = config.fingerprint([e.id for e in train_examples])
+    train_examples = select_training_examples(config.load(config.splits), config.max_examples, config.seed)
+    eval_examples = config.load(config.eval_splits)
+    # MoNLI ids name a released line; a generated file's ids do not, so its content is fingerprinted.
+    keys = [e.id if isinstance(e, Example) else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]
+    fingerprint = config.fingerprint(keys)
     previous = finished_run(out_dir) if out_dir.exists() else None
     if previous is not None and previous.get("fingerprint") == fingerprint:
         if progress:
@@ -257,8 +282,8 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         )
     work = ensure_writable_dir(partial_path(out_dir))
     started = time.perf_counter()
-    model, tokenizer = load_classifier(config.model, labels=LABELS, seed=config.seed)
-    encoded = encode_examples(train_examples, tokenizer)
+    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
+    encoded = encode_for_classifier(train_examples, tokenizer)
     log = fit(
         model,
         encoded,
@@ -268,7 +293,7 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         fingerprint=fingerprint,
         progress=progress,
     )
-    metrics = evaluate(model, tokenizer, eval_examples, progress=progress) if eval_examples else {}
+    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, labels=config.labels) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
         config=asdict(config),

@@ -20,15 +20,14 @@ from interp.causal_models.mqnli import (
 )
 from interp.cli import main
 from interp.data.mqnli import (
-    MQNLI_LABELS,
     MQNLIConfig,
     _realize_words,
     _Space,
     generate_mqnli,
     label_shares,
-    read_mqnli,
     vocabulary,
 )
+from interp.data.mqnli_files import MQNLI_LABELS, read_mqnli
 from interp.errors import ConfigError, DataError, OutputError
 from interp.natural_logic.composition import evaluate_space, unexposed
 from interp.natural_logic.relations import LABEL_OF

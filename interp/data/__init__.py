@@ -1,4 +1,4 @@
-"""Datasets: the MoNLI loader, token alignment, and the MQNLI generator (:mod:`interp.data.mqnli`)."""
+"""Datasets: the MoNLI loader, token alignment, the MQNLI generator (:mod:`interp.data.mqnli`) and its files (:mod:`interp.data.mqnli_files`)."""
 
 from interp.data.align import (
     ROLES,

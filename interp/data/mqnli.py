@@ -29,18 +29,16 @@ splits the papers' fused tokens anyway.
 Usage::
 
     stats = generate_mqnli(MQNLIConfig(n_train=5000, n_test=1000), "runs/mqnli.jsonl")
-    train = read_mqnli("runs/mqnli.jsonl", splits=("train",))
+    train = interp.data.mqnli_files.read_mqnli("runs/mqnli.jsonl", splits=("train",))
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -57,16 +55,13 @@ from interp.causal_models.mqnli import (
     inputs_of,
     mqnli_causal_model,
 )
-from interp.errors import ConfigError, DataError, OutputError
+from interp.data.mqnli_files import MQNLI_LABELS, write_mqnli
+from interp.errors import ConfigError, OutputError
 from interp.natural_logic.composition import evaluate_space, realize, unexposed
 from interp.natural_logic.fair_generation import fair_training_set
 from interp.natural_logic.relations import LABEL_OF, Relation
-from interp.outputs import ensure_writable_dir, partial_path, write_json_atomic
+from interp.outputs import ensure_writable_dir, write_json_atomic
 
-#: MQNLI's labels in a classifier's label-id order.
-MQNLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
-#: The splits a generated file holds.
-MQNLI_SPLITS: tuple[str, ...] = ("train", "test")
 SPLIT_KINDS = ("fair", "random", "iid")
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 MAX_VOCAB = len(_SYLLABLES) ** 2 // 6
@@ -101,25 +96,6 @@ class MQNLIConfig:
             if not ok:
                 raise ConfigError(message)
         return self
-
-
-@dataclass(frozen=True)
-class MQNLIExample:
-    """One generated pair: text, label, the words at each position, every node's value."""
-
-    id: str
-    premise: str
-    hypothesis: str
-    label: str
-    split: str
-    source: str
-    premise_words: dict = field(hash=False)
-    hypothesis_words: dict = field(hash=False)
-    nodes: dict = field(hash=False)
-
-    @property
-    def label_id(self) -> int:
-        return MQNLI_LABELS.index(self.label)
 
 
 def vocabulary(size: int) -> dict[str, tuple[str, ...]]:
@@ -347,7 +323,7 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
         "unexposed_local_inputs": {k: len(v) for k, v in gaps.items()},
         "distinct_train_inputs": len(set(train_abstract)),
     }
-    _write_jsonl(records, out)
+    write_mqnli(records, out)
     write_json_atomic(stats_path, stats)
     return stats
 
@@ -395,65 +371,3 @@ def _independent_phrase_share(size: int) -> float:
     """Chance that a uniformly drawn adjective-noun pair is in # (the papers: over 99%)."""
     not_independent = (1 / size) * (1 - size * (size - 1) / (size + 1) ** 2)
     return 1 - not_independent
-
-
-def _write_jsonl(records: Iterable[dict], out: Path) -> None:
-    tmp = partial_path(out)
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        tmp.replace(out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
-
-
-def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[MQNLIExample]:
-    """Read a generated MQNLI file, keeping the named splits, and check every label against the tree.
-
-    Raises:
-        DataError: missing file, malformed JSON, a missing field, an unknown
-            label or split, words the fragment does not allow, or a label
-            the natural-logic tree does not give (names ``file:line``).
-    """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found (generate one with `interp mqnli generate`)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    if not lines:
-        raise DataError(f"{path}: empty file, no examples")
-    model = mqnli_causal_model()
-    examples = []
-    for lineno, text in enumerate(lines, start=1):
-        where = f"{path}:{lineno}"
-        try:
-            record = json.loads(text)
-            p, h = record["premise_words"], record["hypothesis_words"]
-            fields = (record["id"], record["premise"], record["hypothesis"], record["label"], record["split"])
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-        except (KeyError, TypeError) as exc:
-            raise DataError(f"{where}: missing field {exc}") from None
-        if record["label"] not in MQNLI_LABELS:
-            raise DataError(f"{where}: unknown label {record['label']!r}; MQNLI labels are {', '.join(MQNLI_LABELS)}")
-        if record["split"] not in MQNLI_SPLITS:
-            raise DataError(f"{where}: unknown split {record['split']!r} (train or test)")
-        try:
-            values = run_forward(model, inputs_of(p, h))
-        except (ConfigError, KeyError) as exc:
-            raise DataError(f"{where}: not a pair of the MQNLI fragment ({exc})") from None
-        if values["label"] != record["label"]:
-            raise DataError(f"{where}: label {record['label']!r}, but the natural-logic tree gives {values['label']!r}")
-        if record["split"] in splits:
-            nodes = {n: record.get(n) for n in NODES}
-            examples.append(MQNLIExample(*fields, source=str(path), premise_words=p, hypothesis_words=h, nodes=nodes))
-    return examples
-
-
-def phrase_relation_counts(examples: Sequence[MQNLIExample]) -> dict[str, dict[str, int]]:
-    """How often each phrase node takes each relation (to check balancing step i)."""
-    return {name: dict(Counter(e.nodes[name] for e in examples)) for name in PHRASES}

@@ -79,7 +79,7 @@ def evaluate(
     """Accuracy per split of MoNLI examples, or of any pairs with ``split`` and ``label`` (MQNLI).
 
     ``labels`` is the dataset's label set (MoNLI's two by default; pass
-    ``interp.data.mqnli.MQNLI_LABELS`` for MQNLI).
+    ``interp.data.mqnli_files.MQNLI_LABELS`` for MQNLI).
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``

@@ -33,7 +33,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.data import LABELS, SPLITS, Encoded, Example, collate, encode_for_classifier, load_monli
-from interp.data.mqnli import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
+from interp.data.mqnli_files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
 from interp.errors import ConfigError, OutputError
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, quiet_transformers

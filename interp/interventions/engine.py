@@ -14,7 +14,9 @@ pair (:func:`interp.interventions.naive.naive_interchange`). Here:
 * each base's ``hidden_states[L.hidden_index]`` (the prefix) is computed once;
 * the blocks after L (the suffix) run on a batch of rows, each a copy of a
   base's prefix with one source vector written at the base's token
-  position for the role.
+  position for the role; for BERT-family models through fused blocks that
+  reuse their buffers (:mod:`interp.interventions.blocks`), and the last
+  block for the [CLS] row only (:mod:`interp.interventions.slicing`).
 
 Bases are grouped by token length so no row is ever padded: every row is the
 same computation as the naive unpadded pass, and the test suite checks
@@ -36,7 +38,7 @@ from torch import Tensor
 
 from interp.data.align import ROLES, Encoded
 from interp.hooks import hooked
-from interp.interventions.slicing import run_prefix, run_suffix
+from interp.interventions.slicing import fast_suffix, run_prefix, run_suffix
 from interp.locations import Location
 
 
@@ -153,6 +155,7 @@ def interchange_logits(
     n_sources = sources.shape[0]
     column = ROLES.index(location.role)
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
+    fast = fast_suffix(model, location.hidden_index)
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
         size = batch_size or auto_batch_size(model, ids.shape[1])
@@ -171,11 +174,13 @@ def interchange_logits(
             try:
                 hidden = prefix[b].clone()
                 hidden[torch.arange(len(rows), device=device), where[b]] = sources[s]
-                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b])
+                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b], fast)
             except torch.OutOfMemoryError:
                 if size == 1:
                     raise
                 hidden = None
+                if fast is not None:
+                    fast.clear()
                 size //= 2  # the same rows again, in smaller passes
                 if device.type == "cuda":
                     torch.cuda.empty_cache()

@@ -20,7 +20,9 @@ the heads in :data:`READS_FIRST_TOKEN` reads only the first token ([CLS]) of
 the last block's output, so that block computes its query, attention
 output, residual and feed-forward for the [CLS] row alone (keys and values
 still for every row). This is exact up to float rounding; the tests compare
-it with the full pass.
+it with the full pass. The blocks before the last can also run through
+:class:`~interp.interventions.blocks.FastBlocks` (:func:`fast_suffix`), the
+same function with fused projections and reused buffers.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import torch
 from torch import Tensor
 
 from interp.hooks import site_modules
+from interp.interventions.blocks import FastBlocks, supports
 
 
 @contextmanager
@@ -110,23 +113,41 @@ def block_first_token(block, hidden: Tensor) -> Tensor:
     return block.feed_forward_chunk(attended)
 
 
-def run_suffix(model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor) -> Tensor:
+def run_suffix(
+    model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor, fast: FastBlocks | None = None
+) -> Tensor:
     """Classifier logits, float ``[batch, n_labels]``, with ``hidden`` in place of ``hidden_states[hidden_index]``.
 
     Runs the blocks from ``hidden_index`` on, then the model's pooler and
     head. ``input_ids`` / ``token_type_ids`` (int64 ``[batch, seq]``) give
     the shapes and anything the head reads from the input; ``hidden`` is
     float ``[batch, seq, d_model]``. Where :func:`first_token_block` allows,
-    the last block runs for the first token only (:func:`block_first_token`).
+    the last block runs for the first token only (:func:`block_first_token`),
+    and the blocks before it through ``fast`` when given (:func:`fast_suffix`).
     """
     blocks = model.base_model.encoder.layer
     n_blocks = len(blocks)
     if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
-        with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
-            hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+        if fast is not None:
+            hidden = fast(hidden)
+        else:
+            with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
+                hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
         last = block_first_token(blocks[-1], hidden)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
             return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
         return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
 
+
+
+def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
+    """The blocks :func:`run_suffix` runs before the last one, as :class:`FastBlocks`, or ``None`` where it cannot.
+
+    ``None`` when the model's blocks lack BERT's layout (:func:`~interp.interventions.blocks.supports`)
+    or its last block runs in full (then :func:`run_suffix` uses the model's own modules throughout).
+    """
+    blocks = model.base_model.encoder.layer
+    if hidden_index >= len(blocks) or not first_token_block(model, blocks[-1]) or not supports(model):
+        return None
+    return FastBlocks(model, hidden_index, len(blocks) - 1)

@@ -1,0 +1,62 @@
+"""The engine's fused BERT blocks against the model's own blocks, for BERT and RoBERTa, GELU and another activation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
+
+from interp.interventions.blocks import FastBlocks, supports
+from interp.interventions.slicing import _only_blocks, fast_suffix, run_suffix
+
+SIZES = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
+             max_position_embeddings=40, pad_token_id=0, num_labels=3)  # fmt: skip
+
+
+def _model(family: str, act: str):
+    torch.manual_seed(3)
+    if family == "roberta":
+        return RobertaForSequenceClassification(RobertaConfig(hidden_act=act, **SIZES)).eval()
+    return BertForSequenceClassification(BertConfig(hidden_act=act, **SIZES)).eval()
+
+
+def _own_blocks(model, hidden, start, stop):
+    """The reference: the model's own block modules, run through its encoder."""
+    ids = torch.zeros(hidden.shape[:2], dtype=torch.long)
+    with _only_blocks(model, start, stop, embedding_output=hidden):
+        return model.base_model(input_ids=ids, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+
+
+@pytest.mark.parametrize("family,act", [("bert", "gelu"), ("roberta", "gelu"), ("bert", "relu")])
+@torch.no_grad()
+def test_fast_blocks_compute_the_models_own_blocks(family, act):
+    model = _model(family, act)
+    assert supports(model)
+    for start, stop in [(0, 3), (1, 3), (2, 3), (0, 1), (1, 2)]:
+        fast = FastBlocks(model, start, stop)
+        for rows, seq in [(5, 7), (2, 11), (5, 7)]:  # a change of shape, then the first shape again (buffers reused)
+            hidden = torch.randn(rows, seq, SIZES["hidden_size"])
+            expected = _own_blocks(model, hidden, start, stop)
+            got = fast(hidden)
+            assert got.shape == expected.shape
+            assert torch.allclose(got, expected, atol=1e-5, rtol=0), (start, stop, rows, seq)
+            assert not torch.equal(got, hidden)
+
+
+@torch.no_grad()
+def test_run_suffix_is_the_same_with_and_without_fast_blocks():
+    model = _model("bert", "gelu")
+    ids = torch.randint(1, 100, (6, 9))
+    types = torch.zeros_like(ids)
+    states = model(input_ids=ids, token_type_ids=types, output_hidden_states=True).hidden_states
+    for h in range(3):
+        fast = fast_suffix(model, h)
+        assert fast is not None
+        with_fast = run_suffix(model, states[h], h, ids, types, fast)
+        without = run_suffix(model, states[h], h, ids, types)
+        assert torch.allclose(with_fast, without, atol=1e-5, rtol=0), h
+    assert fast_suffix(model, 3) is None  # nothing after the last block
+    assert fast_suffix(model.train(), 1) is None and not supports(model)  # dropout active: the model's own modules
+    model.eval()
+    model.__class__ = type("MeanPooledHead", (type(model),), {})  # last block runs in full: own modules throughout
+    assert fast_suffix(model, 1) is None

@@ -20,10 +20,11 @@ suffix's matmuls and attention) are given as a share of the fp32 matmul peak
 measured in the same run, two ways: the burst peak (best single 1536³
 matmul of 20) and the sustained peak (1536³ matmuls back to back for
 ``--sustain-seconds``, about as long as one engine run, right before and
-right after the last engine arm, the larger of the two). The engine arms: the last block in full with the model's own
-modules (the engine of issue #4), the last block for [CLS] only with the
-model's own modules, and as `interp intervene` runs it (fused blocks with
-reused buffers, :mod:`interp.interventions.blocks`).
+right after the last engine arm, the larger of the two). The engine arms:
+the last block in full with the model's own modules (the engine of issue
+#4), the last block for [CLS] only with the model's own modules, and as
+`interp intervene` runs it (fused blocks with reused buffers,
+:mod:`interp.interventions.blocks`).
 """
 
 from __future__ import annotations

@@ -58,9 +58,9 @@ class FastBlocks:
             read (fused Q/K/V concatenated once), not copied otherwise.
         start, stop: the block range, counted as ``model.base_model.encoder.layer``.
 
-    Buffers for the last shape seen are kept, so use one instance per
-    thread and do not keep a returned tensor across calls: the result of
-    :meth:`__call__` is a fresh tensor, the buffers are internal.
+    The buffers of the last shape seen are kept inside the instance, so
+    use one instance per thread; what :meth:`__call__` returns is a fresh
+    tensor, never a buffer.
     """
 
     def __init__(self, model, start: int, stop: int) -> None:

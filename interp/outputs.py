@@ -10,8 +10,9 @@ import csv
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator, TextIO
 
 from interp.errors import OutputError
 
@@ -32,28 +33,48 @@ def ensure_writable_dir(path: Path, argument: str = "--out") -> Path:
     return path
 
 
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as indented UTF-8 JSON to ``path`` via a sibling temporary file."""
+@contextmanager
+def atomic_text(path: Path, newline: str | None = None) -> Iterator[TextIO]:
+    """Open a UTF-8 text handle on ``<path>.partial``; on success move it to ``path``.
+
+    Raises:
+        OutputError: the file cannot be written, naming ``path``; the
+            partial file is removed and ``path`` is left as it was.
+    """
     tmp = partial_path(path)
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(obj, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        with open(tmp, "w", encoding="utf-8", newline=newline) as handle:
+            yield handle
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented UTF-8 JSON to ``path`` via a sibling temporary file."""
+    with atomic_text(path) as handle:
+        json.dump(obj, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+
+
+def write_jsonl_atomic(path: Path, records: Iterable[Any]) -> None:
+    """Write ``records`` as JSON Lines (one compact UTF-8 object per line) via a sibling temporary file."""
+    with atomic_text(path) as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def write_csv_atomic(rows: list[dict], path: Path) -> Path:
     """Write ``rows`` (columns in the first row's key order; floats to 4 decimals) as CSV via a sibling ``.partial`` file."""
-    tmp = partial_path(path)
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+    with atomic_text(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         for row in rows:
             writer.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
-    tmp.replace(path)
     return path
 
 

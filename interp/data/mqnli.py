@@ -55,12 +55,12 @@ from interp.causal_models.mqnli import (
     inputs_of,
     mqnli_causal_model,
 )
-from interp.data.mqnli_files import MQNLI_LABELS, write_mqnli
+from interp.data.mqnli_files import MQNLI_LABELS
 from interp.errors import ConfigError, OutputError
 from interp.natural_logic.composition import evaluate_space, realize, unexposed
 from interp.natural_logic.fair_generation import fair_training_set
 from interp.natural_logic.relations import LABEL_OF, Relation
-from interp.outputs import ensure_writable_dir, write_json_atomic
+from interp.outputs import ensure_writable_dir, write_json_atomic, write_jsonl_atomic
 
 SPLIT_KINDS = ("fair", "random", "iid")
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
@@ -323,7 +323,7 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
         "unexposed_local_inputs": {k: len(v) for k, v in gaps.items()},
         "distinct_train_inputs": len(set(train_abstract)),
     }
-    write_mqnli(records, out)
+    write_jsonl_atomic(out, records)
     write_json_atomic(stats_path, stats)
     return stats
 

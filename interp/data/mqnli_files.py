@@ -3,7 +3,8 @@
 A record holds ``id``, ``split`` (train or test), ``premise``, ``hypothesis``,
 ``label``, the value of every node of :data:`interp.causal_models.mqnli.NODES`
 (relation symbols) and the words at each position (``premise_words``,
-``hypothesis_words``). :func:`interp.data.mqnli.generate_mqnli` writes them.
+``hypothesis_words``). :func:`interp.data.mqnli.generate_mqnli` writes them
+(through :func:`interp.outputs.write_jsonl_atomic`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from interp.causal_models.base import run_forward
 from interp.causal_models.mqnli import NODES, inputs_of, mqnli_causal_model
-from interp.errors import ConfigError, DataError, OutputError
-from interp.outputs import partial_path
+from interp.errors import ConfigError, DataError
 
 #: MQNLI's labels in a classifier's label-id order.
 MQNLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
@@ -41,23 +41,6 @@ class MQNLIExample:
     @property
     def label_id(self) -> int:
         return MQNLI_LABELS.index(self.label)
-
-
-def write_mqnli(records: Iterable[dict], out: Path) -> None:
-    """Write ``records`` as JSONL to ``out`` through a partial file moved into place.
-
-    Raises:
-        OutputError: ``out`` cannot be written (nothing is left behind).
-    """
-    tmp = partial_path(out)
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        tmp.replace(out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise OutputError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
 
 
 def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[MQNLIExample]:

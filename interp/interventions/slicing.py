@@ -140,7 +140,6 @@ def run_suffix(
         return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
 
 
-
 def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
     """The blocks :func:`run_suffix` runs before the last one, as :class:`FastBlocks`, or ``None`` where it cannot.
 

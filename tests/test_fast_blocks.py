@@ -7,6 +7,7 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
 
 from interp.interventions.blocks import FastBlocks, supports
+from interp.interventions.reuse import base_attention, interchange_context
 from interp.interventions.slicing import _only_blocks, fast_suffix, run_suffix
 
 SIZES = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
@@ -41,6 +42,33 @@ def test_fast_blocks_compute_the_models_own_blocks(family, act):
             assert got.shape == expected.shape
             assert torch.allclose(got, expected, atol=1e-5, rtol=0), (start, stop, rows, seq)
             assert not torch.equal(got, hidden)
+            first = FastBlocks(model, start, stop, first_token_last=True)
+            row0 = first(hidden)
+            assert row0.shape == (rows, 1, SIZES["hidden_size"])
+            assert torch.allclose(row0, expected[:, :1], atol=1e-5, rtol=0), (start, stop, rows, seq)
+
+
+@pytest.mark.parametrize("start,stop", [(1, 3), (2, 3)])
+@torch.no_grad()
+def test_fast_blocks_take_the_first_blocks_attention_context(start, stop):
+    """Given the first block's context (here the reuse module's, for a base with source rows written in), same output."""
+    model = _model("bert", "gelu")
+    sa = model.bert.encoder.layer[start].attention.self
+    for first_token_last in (False, True):
+        fast = FastBlocks(model, start, stop, first_token_last=first_token_last)
+        base, sources = torch.randn(9, SIZES["hidden_size"]), torch.randn(4, SIZES["hidden_size"])
+        hidden = base.repeat(4, 1, 1)
+        hidden[:, 5] = sources
+        share = base_attention(fast.project(base), 5, sa.num_attention_heads, sa.scaling)
+        context = interchange_context(share, fast.project(sources))
+        assert torch.allclose(fast(hidden, context), fast(hidden), atol=1e-5, rtol=0)
+        q, k, v = (module(hidden).view(4, 9, sa.num_attention_heads, -1).transpose(1, 2) for module in (sa.query, sa.key, sa.value))
+        expected = torch.nn.functional.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(4, 9, -1)
+        assert torch.allclose(context, expected, atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="block range"):
+        FastBlocks(model, 2, 2)
+    with pytest.raises(ValueError, match="block range"):
+        FastBlocks(model, 0, 4)
 
 
 @torch.no_grad()

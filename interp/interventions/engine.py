@@ -14,9 +14,13 @@ pair (:func:`interp.interventions.naive.naive_interchange`). Here:
 * each base's ``hidden_states[L.hidden_index]`` (the prefix) is computed once;
 * the blocks after L (the suffix) run on a batch of rows, each a copy of a
   base's prefix with one source vector written at the base's token
-  position for the role; for BERT-family models through fused blocks that
-  reuse their buffers (:mod:`interp.interventions.blocks`), and the last
-  block for the [CLS] row only (:mod:`interp.interventions.slicing`).
+  position for the role, the last block for the [CLS] row only
+  (:mod:`interp.interventions.slicing`); for BERT-family models through
+  fused blocks that reuse their buffers (:mod:`interp.interventions.blocks`),
+  where the first suffix block's projection and attention are not run per
+  pair: its queries, keys and values are the base's except at the
+  intervened token, so its attention comes from each base's share (once per
+  base) and each source's row (once per source), :mod:`interp.interventions.reuse`.
 
 Bases are grouped by token length so no row is ever padded: every row is the
 same computation as the naive unpadded pass, and the test suite checks
@@ -38,6 +42,7 @@ from torch import Tensor
 
 from interp.data.align import ROLES, Encoded
 from interp.hooks import hooked
+from interp.interventions.reuse import BaseAttention, base_attention, interchange_context
 from interp.interventions.slicing import fast_suffix, run_prefix, run_suffix
 from interp.locations import Location
 
@@ -123,6 +128,20 @@ def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_
     return out
 
 
+def _first_block_context(shares: Sequence[BaseAttention], source_qkv: Tensor, start: int, stop: int, out: Tensor) -> Tensor:
+    """The first suffix block's attention context for pairs ``start .. stop - 1`` (pair = base × n_sources + source).
+
+    ``out``: float ``[stop - start, seq, d_model]``, filled and returned; each
+    base's run of pairs takes a contiguous slice of the sources.
+    """
+    n_sources = source_qkv.shape[0]
+    for base in range(start // n_sources, (stop - 1) // n_sources + 1):
+        lo, hi = max(start, base * n_sources), min(stop, (base + 1) * n_sources)
+        offset = base * n_sources
+        interchange_context(shares[base], source_qkv[lo - offset : hi - offset], out=out[lo - start : hi - start])
+    return out
+
+
 @torch.no_grad()
 def interchange_logits(
     model,
@@ -156,6 +175,8 @@ def interchange_logits(
     column = ROLES.index(location.role)
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     fast = fast_suffix(model, location.hidden_index)
+    source_qkv = None if fast is None else fast.project(sources)  # [n_sources, 3 d_model]
+    first = None if fast is None else fast.layers[0]
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
         size = batch_size or auto_batch_size(model, ids.shape[1])
@@ -166,19 +187,25 @@ def interchange_logits(
             ]
         )
         where = torch.tensor([bases[i].positions[ROLES[column]] for i in group], device=device)
+        if fast is not None:  # each base's share of the first suffix block's attention, once
+            shares = [base_attention(qkv, p, first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
         total = len(group) * n_sources
         done = 0
         while done < total:
             rows = torch.arange(done, min(done + size, total), device=device)
             b, s = rows // n_sources, rows % n_sources
+            at = (torch.arange(len(rows), device=device), where[b])
             try:
-                hidden = prefix[b].clone()
-                hidden[torch.arange(len(rows), device=device), where[b]] = sources[s]
-                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b], fast)
+                hidden = prefix.index_select(0, b)
+                hidden[at] = sources[s]
+                context = None
+                if fast is not None:
+                    context = _first_block_context(shares, source_qkv, done, done + len(rows), torch.empty_like(hidden))
+                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b], fast, context)
             except torch.OutOfMemoryError:
                 if size == 1:
                     raise
-                hidden = None
+                hidden = context = None
                 if fast is not None:
                     fast.clear()
                 size //= 2  # the same rows again, in smaller passes

@@ -20,7 +20,8 @@ the heads in :data:`READS_FIRST_TOKEN` reads only the first token ([CLS]) of
 the last block's output, so that block computes its query, attention
 output, residual and feed-forward for the [CLS] row alone (keys and values
 still for every row). This is exact up to float rounding; the tests compare
-it with the full pass. The blocks before the last can also run through
+it with the full pass. The whole suffix, the [CLS]-only last block
+included, can also run through
 :class:`~interp.interventions.blocks.FastBlocks` (:func:`fast_suffix`), the
 same function with fused projections and reused buffers.
 """
@@ -114,7 +115,13 @@ def block_first_token(block, hidden: Tensor) -> Tensor:
 
 
 def run_suffix(
-    model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor, fast: FastBlocks | None = None
+    model,
+    hidden: Tensor,
+    hidden_index: int,
+    input_ids: Tensor,
+    token_type_ids: Tensor,
+    fast: FastBlocks | None = None,
+    context: Tensor | None = None,
 ) -> Tensor:
     """Classifier logits, float ``[batch, n_labels]``, with ``hidden`` in place of ``hidden_states[hidden_index]``.
 
@@ -122,18 +129,21 @@ def run_suffix(
     head. ``input_ids`` / ``token_type_ids`` (int64 ``[batch, seq]``) give
     the shapes and anything the head reads from the input; ``hidden`` is
     float ``[batch, seq, d_model]``. Where :func:`first_token_block` allows,
-    the last block runs for the first token only (:func:`block_first_token`),
-    and the blocks before it through ``fast`` when given (:func:`fast_suffix`).
+    the last block runs for the first token only: through ``fast`` when
+    given (:func:`fast_suffix`; then ``context``, float ``[batch, seq, d_model]``,
+    may give the first block's attention context, see
+    :mod:`interp.interventions.reuse`), else through the model's own
+    modules and :func:`block_first_token`.
     """
     blocks = model.base_model.encoder.layer
     n_blocks = len(blocks)
     if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
         if fast is not None:
-            hidden = fast(hidden)
+            last = fast(hidden, context)
         else:
             with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
                 hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
-        last = block_first_token(blocks[-1], hidden)
+            last = block_first_token(blocks[-1], hidden)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
             return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
@@ -141,7 +151,7 @@ def run_suffix(
 
 
 def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
-    """The blocks :func:`run_suffix` runs before the last one, as :class:`FastBlocks`, or ``None`` where it cannot.
+    """The blocks :func:`run_suffix` runs, as :class:`FastBlocks` with the last for [CLS] only, or ``None`` where it cannot.
 
     ``None`` when the model's blocks lack BERT's layout (:func:`~interp.interventions.blocks.supports`)
     or its last block runs in full (then :func:`run_suffix` uses the model's own modules throughout).
@@ -149,4 +159,4 @@ def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
     blocks = model.base_model.encoder.layer
     if hidden_index >= len(blocks) or not first_token_block(model, blocks[-1]) or not supports(model):
         return None
-    return FastBlocks(model, hidden_index, len(blocks) - 1)
+    return FastBlocks(model, hidden_index, len(blocks), first_token_last=True)

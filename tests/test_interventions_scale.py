@@ -19,6 +19,7 @@ import interp.interventions.engine as engine
 from interp.data import encode_examples, load_monli
 from interp.interventions import interchange_logits, source_vectors
 from interp.interventions.distributed import Workers
+from interp.interventions.fp32_check import CHECK_BASES, Fp32Check, compare_with_fp32, sample_pairs
 from interp.locations import Location
 
 LOCATIONS = "blocks.1.hook_resid_post@w_h,blocks.0.hook_resid_pre@w_p"
@@ -147,19 +148,33 @@ def test_out_of_memory_halves_the_batch_and_drops_no_pair(tiny_classifier_dir, m
 def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
     assert engine.auto_batch_size(model, 12) == engine.CPU_BATCH_SIZE
+    before = {k: v.clone() for k, v in model.state_dict().items()}
     with engine.precision(model, "bf16"):
         assert next(model.parameters()).dtype == torch.bfloat16
     assert next(model.parameters()).dtype == torch.float32
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())  # not rounded through bf16
     with pytest.raises(ValueError):
         with engine.precision(model, "fp8"):
             pass
+    with engine.precision(model, "bf16"), pytest.raises(ValueError, match="float32"):
+        compare_with_fp32(model, [], torch.zeros(1, 4), Location.parse("blocks.0.hook_resid_post@w_h"), torch.zeros(0, 1, 2))
     out = tmp_path / "bf16.h5"
     result = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out, "--precision", "bf16")), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    bases, sources = sample_pairs(120, seed=0)
+    assert (len(bases), len(sources)) == (CHECK_BASES, 120)
     with h5py.File(out, "r") as a, h5py.File(uninterrupted, "r") as b:
         assert a.attrs["precision"] == "bf16" and b.attrs["precision"] == "fp32"
         for loc in LOCATIONS.split(","):
             np.testing.assert_allclose(a[loc]["logits"][:], b[loc]["logits"][:], atol=0.05)
+            # the fp32 check: the sampled pairs of the bf16 file against the fp32 file's
+            check = Fp32Check.from_attrs(a[loc].attrs)
+            assert Fp32Check.from_attrs(b[loc].attrs) is None
+            ours, fp32 = a[loc]["logits"][:][np.ix_(bases, sources)], b[loc]["logits"][:][np.ix_(bases, sources)]
+            assert check.pairs == CHECK_BASES * 120
+            assert check.agreement == pytest.approx((ours.argmax(-1) == fp32.argmax(-1)).mean(), abs=1e-9)
+            assert check.max_abs_logit_diff == pytest.approx(np.abs(ours - fp32).max(), abs=1e-5)
+            assert f"{loc}: labels agree with fp32 on {check.agreement:.1%} of {check.pairs} sampled pairs" in result.stdout
     bad = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "x.h5", "--precision", "fp8")), capture_output=True, text=True)
     assert bad.returncode == 2 and "--precision must be one of fp32, tf32, bf16" in bad.stderr
     both = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "y.h5", "--pairs", "all")), capture_output=True, text=True)
@@ -216,3 +231,19 @@ def test_location_sweep_flags_the_last_cls_of_a_finetuned_model(finetuned_minilm
         ("blocks.2.hook_resid_post@w_h", False),
         ("blocks.5.hook_resid_post@cls", True),
     ]
+
+
+def test_the_engine_imports_without_the_libraries_a_gpu_machine_may_lack():
+    """Issue #5: the engine's import path needs only torch, transformers, numpy and h5py."""
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in {'transformer_lens', 'sklearn', 'networkx', 'matplotlib', 'pandas', 'click', 'rich'}:\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import interp.interventions.run, interp.interventions.fp32_check\n"
+        "from interp.interventions import interchange_logits, source_vectors\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

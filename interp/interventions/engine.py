@@ -55,6 +55,9 @@ CPU_BATCH_SIZE = 256
 def precision(model, name: str) -> Iterator[None]:
     """Run ``model`` in fp32 (the default), with TF32 GPU matmuls, or in bfloat16; restored in ``finally``.
 
+    For bf16 the weights are kept aside and put back exactly afterwards
+    (a round trip through bfloat16 would round them).
+
     Raises:
         ValueError: ``name`` is not one of :data:`PRECISIONS`.
     """
@@ -62,15 +65,19 @@ def precision(model, name: str) -> Iterator[None]:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {name!r}")
     matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     dtype = next(model.parameters()).dtype
+    saved = None
     try:
         if name == "tf32":
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
         elif name == "bf16":
+            saved = {key: value.detach().clone() for key, value in model.state_dict().items()}
             model.to(torch.bfloat16)
         yield
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
         model.to(dtype)
+        if saved is not None:
+            model.load_state_dict(saved)
 
 
 def auto_batch_size(model, seq_len: int) -> int:

@@ -43,6 +43,7 @@ from interp.hdf5 import finished, h5py
 from interp.hooks import n_layers
 from interp.interventions.distributed import Workers, rank_device, workers
 from interp.interventions.engine import PRECISIONS, interchange_logits, precision, source_vectors
+from interp.interventions.fp32_check import Fp32Check, compare_with_fp32, sample_pairs
 from interp.interventions.shards import Shards, parts_dir
 from interp.interventions.store import FORMAT, initialise, open_interventions
 from interp.locations import Location, parse_locations
@@ -173,19 +174,22 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
                 f"--out {out} holds other interventions (another model, example set, location or setting); "
                 "pass --overwrite to replace it or choose another --out"
             )
-    with workers(device) as team, precision(model, config.precision):
+    with workers(device) as team:
         if team.leader:
             shards.prepare()
         team.barrier()
-        ran = sum(
-            _run_location(config, shards, index, model, encoded, rows, loc, team, progress and team.leader)
-            for index, loc in enumerate(locations)
-        )
+        with precision(model, config.precision):
+            ran = sum(
+                _run_location(config, shards, index, model, encoded, rows, loc, team, progress and team.leader)
+                for index, loc in enumerate(locations)
+            )
         if progress and team.world > 1:
             tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
         team.barrier()
         if team.leader:
-            _assemble(out, meta, examples, encoded, model, tokenizer, causal, config.variable, shards, n_units)
+            checks = None if config.precision == "fp32" else _fp32_checks(config, shards, model, encoded, rows, locations)
+            with precision(model, config.precision):
+                _assemble(out, meta, examples, encoded, model, tokenizer, causal, config.variable, shards, n_units, checks)
         team.barrier()
     return out
 
@@ -214,8 +218,26 @@ def _run_location(config, shards: Shards, index: int, model, encoded, cache_rows
     return len(todo)
 
 
-def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal, variable: str, shards: Shards, n_units: int) -> None:
+def _fp32_checks(config: InterventionConfig, shards: Shards, model, encoded, cache_rows, locations: list[Location]) -> list[Fp32Check]:
+    """At each location, the finished run's labels against fp32 on the seeded sample of :mod:`~interp.interventions.fp32_check`."""
+    bases, sources = sample_pairs(len(encoded), config.seed)
+    size = config.unit_size
+    checks = []
+    for index, loc in enumerate(locations):
+        if cache_rows is not None:
+            vectors = _cached_vectors(config.cache, [cache_rows[j] for j in sources], loc)
+        else:
+            vectors = source_vectors(model, [encoded[j] for j in sources], loc)
+        reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
+        checks.append(compare_with_fp32(model, [encoded[b] for b in bases], vectors, loc, reduced, config.batch_size))
+    return checks
+
+
+def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal, variable: str, shards: Shards, n_units: int,
+              checks: list[Fp32Check] | None = None) -> None:  # fmt: skip
     """Build the HDF5 file from the shards in ``<out>.partial``, move it to ``out``, drop the shards.
+
+    ``checks``: with a reduced precision, each location's agreement with fp32, kept as group attributes.
 
     The work file is written afresh each time, so a run killed while
     assembling assembles again.
@@ -244,6 +266,8 @@ def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal
                     group["model_pred"][u * size : u * size + len(logits)] = logits.argmax(-1).astype(np.int8)
                 group["causal_pred"][:] = causal_pred
                 group["units_done"][:] = True
+                if checks is not None:
+                    group.attrs.update(checks[i].attrs())
             handle.attrs["complete"] = True
     except OSError as exc:
         work.unlink(missing_ok=True)
@@ -280,11 +304,15 @@ def summarize_matrices(
 def _summarize_open(file, location: str | None) -> dict:
     name = file.location(location)
     columns = (file.column(k) for k in ("lexrel", "label", "base_pred"))
-    return summarize_matrices(name, file.matrix("model_pred", name), file.matrix("causal_pred", name), *columns)
+    summary = summarize_matrices(name, file.matrix("model_pred", name), file.matrix("causal_pred", name), *columns)
+    return {**summary, "fp32_check": Fp32Check.from_attrs(file.handle[name].attrs)}
 
 
 def summarize(path: str | Path, location: str | None = None) -> dict:
-    """:func:`summarize_matrices` at a location of a finished file (``None``: its only one)."""
+    """:func:`summarize_matrices` at a location of a finished file (``None``: its only one).
+
+    Also ``fp32_check``: after a TF32 or bf16 run, its :class:`~interp.interventions.fp32_check.Fp32Check`; else ``None``.
+    """
     with open_interventions(path) as file:
         return _summarize_open(file, location)
 
@@ -302,4 +330,11 @@ def format_summaries(summaries: list[dict]) -> str:
         lines.append(
             f"{s['location']:32}{s['pairs']:>8}{s['agreement']:>8.3f}{s['agreement_causal']:>22.3f}{s['changed']:>16.3f}"
         )
+    for s in summaries:
+        check = s.get("fp32_check")
+        if check is not None:
+            lines.append(
+                f"{s['location']}: labels agree with fp32 on {check.agreement:.1%} of {check.pairs} sampled pairs "
+                f"(max |Δ logit| {check.max_abs_logit_diff:.2g})"
+            )
     return "\n".join(lines)

@@ -13,7 +13,10 @@ Layout (readable with plain h5py)::
 
 File attributes: ``format``, ``model``, ``model_sha256``, ``wordpiece``,
 ``causal_model``, ``variable``, ``labels``, ``locations``, ``unit_size``,
-``complete``; each group has ``location``, ``hidden_index``, ``role``.
+``precision``, ``complete``; each group has ``location``, ``hidden_index``,
+``role``, and after a run in TF32 or bf16 ``fp32_check_pairs``,
+``fp32_label_agreement`` (0..1) and ``fp32_max_abs_logit_diff``: a seeded
+sample of its pairs run again in fp32 (:mod:`interp.interventions.fp32_check`).
 """
 
 from __future__ import annotations

@@ -55,8 +55,8 @@ CPU_BATCH_SIZE = 256
 def precision(model, name: str) -> Iterator[None]:
     """Run ``model`` in fp32 (the default), with TF32 GPU matmuls, or in bfloat16; restored in ``finally``.
 
-    For bf16 the weights are kept aside and put back exactly afterwards
-    (a round trip through bfloat16 would round them).
+    For bf16 the weights are kept aside in host memory and put back exactly
+    afterwards (a round trip through bfloat16 would round them).
 
     Raises:
         ValueError: ``name`` is not one of :data:`PRECISIONS`.
@@ -70,7 +70,7 @@ def precision(model, name: str) -> Iterator[None]:
         if name == "tf32":
             torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
         elif name == "bf16":
-            saved = {key: value.detach().clone() for key, value in model.state_dict().items()}
+            saved = {key: value.detach().to("cpu", copy=True) for key, value in model.state_dict().items()}
             model.to(torch.bfloat16)
         yield
     finally:

@@ -119,7 +119,7 @@ def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_check
         verify_checksums=not skip_checksums,
     ).validate()
     examples = config.load(config.eval_splits)
-    classifier, tokenizer = load_classifier(model, require_head=True)
+    classifier, tokenizer = load_classifier(model, labels=config.labels, require_head=True)
     metrics = evaluate_model(
         classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty(), labels=config.labels
     )

@@ -12,6 +12,7 @@ from interp.data import LABELS, encode_examples, load_monli
 from interp.errors import OutputError
 from interp.models import TrainConfig, evaluate, finished_run, fit, load_classifier, predict_logits, train
 from interp.models.training import length_grouped_batches
+from interp.models.training_state import read_training_state
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set
     fit(reference, encoded, CONFIG, tok.pad_token_id, progress=False)
 
     model, _ = _fresh(tiny_encoder_dir)
-    state = tmp_path / "state.pt"
+    state = tmp_path / "state.safetensors"
     steps_per_epoch = -(-len(encoded) // CONFIG.batch_size)
     calls = {"n": 0}
     original = model.forward
@@ -68,23 +69,24 @@ def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set
     model.forward = interrupting_forward
     with pytest.raises(KeyboardInterrupt):
         fit(model, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
-    assert torch.load(state, weights_only=False)["epoch"] == 2
+    assert read_training_state(state).info["epoch"] == 2
 
     resumed, _ = _fresh(tiny_encoder_dir)
     log = fit(resumed, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
     assert [r["epoch"] for r in log] == [1, 2, 3]
     for (name, a), (_, b) in zip(reference.state_dict().items(), resumed.state_dict().items()):
-        assert torch.allclose(a, b, atol=1e-6), name
+        assert torch.equal(a, b), name  # the state round-trips exactly
 
 
 def test_state_of_another_run_is_not_resumed(tiny_encoder_dir, small_set, tmp_path):
     _, encoded = small_set
     model, tok = _fresh(tiny_encoder_dir)
     config = TrainConfig(epochs=2, lr=2e-3, batch_size=8, seed=5)
-    fit(model, encoded, config, tok.pad_token_id, state_path=tmp_path / "s.pt", fingerprint="a", progress=False)
+    path = tmp_path / "s.safetensors"
+    fit(model, encoded, config, tok.pad_token_id, state_path=path, fingerprint="a", progress=False)
+    assert read_training_state(path).info == {"fingerprint": "a", "epoch": 1, "log": read_training_state(path).info["log"]}
     fresh, _ = _fresh(tiny_encoder_dir)
-    torch.save({"fingerprint": "b", "epoch": 1, "log": [], "model": {}, "optimizer": {}, "scheduler": {}}, tmp_path / "s.pt")
-    log = fit(fresh, encoded, config, tok.pad_token_id, state_path=tmp_path / "s.pt", fingerprint="a", progress=False)
+    log = fit(fresh, encoded, config, tok.pad_token_id, state_path=path, fingerprint="b", progress=False)
     assert [r["epoch"] for r in log] == [1, 2]
 
 

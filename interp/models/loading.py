@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from interp.errors import ModelError
+from interp.models.checkpoint import check_tokenizer_files, check_tokenizer_ids, check_weights
 
 EMBEDDED = "minilm"
 #: Encoder families whose HF classifiers share BERT's layout (embeddings, encoder.layer, [CLS] head).
@@ -61,9 +62,13 @@ def _looks_like_path(spec: str) -> bool:
 def resolve_model(spec: str) -> ModelSource:
     """Turn ``minilm``, a directory, or a hub name into a :class:`ModelSource`.
 
+    A local directory's weights are checked here, before anything reads
+    them (:func:`interp.models.checkpoint.check_weights`).
+
     Raises:
-        ModelError: a path that does not exist or is not a directory, or a
-            directory without ``config.json`` / ``model.safetensors``.
+        ModelError: a path that does not exist or is not a directory, a
+            directory without ``config.json``, or whose weights are not all
+            valid safetensors files.
     """
     if not spec:
         raise ModelError("--model is empty; give 'minilm', a checkpoint directory or a hub name")
@@ -75,8 +80,7 @@ def resolve_model(spec: str) -> ModelSource:
             raise ModelError(f"model {spec!r} is a file; give a Hugging Face checkpoint directory")
         if not (path / "config.json").is_file():
             raise ModelError(f"model directory {path} has no config.json: not a Hugging Face checkpoint")
-        if not (path / "model.safetensors").is_file() and not (path / "model.safetensors.index.json").is_file():
-            raise ModelError(f"model directory {path} has no model.safetensors: interp loads weights only from safetensors")
+        check_weights(path)
         return ModelSource(spec, str(path), local=True)
     if _looks_like_path(spec):
         raise ModelError(f"model directory {spec!r} does not exist")
@@ -149,8 +153,10 @@ def load_classifier(
         and its fast tokenizer.
 
     Raises:
-        ModelError: unknown name, not a BERT-family model, no classifier head
-            where one is required, or labels that do not match.
+        ModelError: unknown name, not a BERT-family model, weights that are
+            not valid safetensors (checked before loading), tokenizer files
+            missing or not matching the model's vocabulary, no classifier
+            head where one is required, or labels that do not match.
     """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -163,6 +169,8 @@ def load_classifier(
             f"({', '.join(SUPPORTED_MODEL_TYPES)})"
         )
     head = has_classifier_head(config)
+    if source.local:
+        check_tokenizer_files(Path(source.location))
     if require_head and not head:
         raise ModelError(
             f"model {spec!r} is a {config.model_type} encoder ({', '.join(config.architectures or ['no architecture'])}) "
@@ -171,8 +179,10 @@ def load_classifier(
     kwargs: dict = {"trust_remote_code": False, "use_safetensors": True}
     if head:
         if labels is not None and checkpoint_labels(config) != tuple(labels):
+            have, want = checkpoint_labels(config), tuple(labels)
             raise ModelError(
-                f"model {spec!r} is a classifier for labels {checkpoint_labels(config)}, not {tuple(labels)}"
+                f"model {spec!r} is a {len(have)}-label classifier for labels {have}; "
+                f"this task needs {len(want)} labels {want}"
             )
     else:
         if labels is None:
@@ -190,6 +200,7 @@ def load_classifier(
         tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None
+    check_tokenizer_ids(tokenizer, model.config, spec)
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"model {spec!r} has no fast tokenizer; token alignment needs character offsets")
     model.eval()

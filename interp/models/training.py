@@ -12,7 +12,8 @@ The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
 2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
 data. Training is seeded (data order, dropout and the new head), shows a
 progress bar, and keeps a resumable state after every epoch in
-``<out>.partial/``: an interrupted run, started again with the same
+``<out>.partial/state.safetensors`` (weights and optimizer tensors, the rest
+as JSON in its header; nothing is ever unpickled): an interrupted run, started again with the same
 settings, continues after the last finished epoch. The finished checkpoint
 (``model.safetensors``, ``config.json``, the tokenizer, and
 ``training.json`` with settings, losses and accuracies) appears at ``<out>``
@@ -37,9 +38,12 @@ from interp.data.mqnli_files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
 from interp.errors import ConfigError, OutputError
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, quiet_transformers
+from interp.models.training_state import read_training_state, save_training_state
 from interp.outputs import ensure_writable_dir, partial_path, read_json, replace_dir, write_json_atomic
 
 TRAINING_FILE = "training.json"
+#: The resumable state kept in ``<out>.partial/`` after each epoch (safetensors; never a pickle).
+STATE_FILE = "state.safetensors"
 
 
 @dataclass(frozen=True)
@@ -188,13 +192,10 @@ def fit(
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
     log: list[dict] = []
     start_epoch = 0
-    if state_path is not None and state_path.is_file():
-        state = torch.load(state_path, map_location=device, weights_only=False)
-        if state.get("fingerprint") == fingerprint:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-            log, start_epoch = state["log"], state["epoch"]
+    saved = read_training_state(state_path, device) if state_path is not None else None
+    if saved is not None and saved.info.get("fingerprint") == fingerprint:
+        if saved.restore(model=model, optimizer=optimizer, scheduler=scheduler):
+            log, start_epoch = saved.info["log"], saved.info["epoch"]
             if progress:
                 tqdm.write(f"resuming after epoch {start_epoch} of {config.epochs} from {state_path}")
     for epoch in range(start_epoch, config.epochs):
@@ -227,19 +228,8 @@ def fit(
         if progress:
             tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s)")
         if state_path is not None and epoch + 1 < config.epochs:
-            tmp = state_path.with_suffix(".tmp")
-            torch.save(
-                {
-                    "fingerprint": fingerprint,
-                    "epoch": epoch + 1,
-                    "log": log,
-                    "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(),
-                },
-                tmp,
-            )
-            tmp.replace(state_path)
+            info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
+            save_training_state(state_path, model=model, optimizer=optimizer, scheduler=scheduler, info=info)
     model.eval()
     return log
 
@@ -280,16 +270,16 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         raise OutputError(
             f"--out {out_dir} already exists and holds another run; choose another path or pass --overwrite"
         )
-    work = ensure_writable_dir(partial_path(out_dir))
     started = time.perf_counter()
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
+    work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
     encoded = encode_for_classifier(train_examples, tokenizer)
     log = fit(
         model,
         encoded,
         config,
         tokenizer.pad_token_id,
-        state_path=work / "state.pt",
+        state_path=work / STATE_FILE,
         fingerprint=fingerprint,
         progress=progress,
     )

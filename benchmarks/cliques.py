@@ -9,7 +9,7 @@ the data, a seeded random half): (a) G(n, 1/2), the paper's chance model;
 graph blown up to 2,678 nodes (each node a copy of a random real node,
 edges as between the originals, 5% of pairs flipped). For each: the search
 over α = 1..10 as `interp cliques` runs it (peeling down to the chance
-level) and peeling to the end (min size 2), best of 3. The reference (:mod:`interp.cliques.reference`) runs on the first 400
+level) and peeling to the end (min size 2), best of 3. The reference (:mod:`interp.analysis.cliques.reference`) runs on the first 400
 nodes of (b) at α = 2 only (it is cubic), against the fast search on the
 same subgraph; both must find the same cliques.
 """
@@ -23,14 +23,19 @@ import time
 
 import numpy as np
 
-from interp.cliques import build_graph, chance_clique_size, disjoint_cliques, search
-from interp.cliques.graph import InterventionGraph
-from interp.cliques.reference import reference_cliques
+from interp.analysis.cliques import (
+    build_graph,
+    chance_clique_size,
+    disjoint_cliques,
+    search,
+)
+from interp.analysis.cliques.graph import InterventionGraph
+from interp.analysis.cliques.reference import reference_cliques
 
 
 def lexrel_of_monli(n: int, rng) -> np.ndarray:
     try:
-        from interp.data import Lexrel, load_monli
+        from interp.tasks.monli import Lexrel, load_monli
 
         return np.array([0 if e.lexrel is Lexrel.FORWARD else 1 for e in load_monli()])
     except Exception:  # no MoNLI here: a seeded random half
@@ -66,7 +71,7 @@ def main() -> None:
         "clustered 2678": graph_from(rng.random((n, n)) < np.where(same, 0.9, 0.3), lexrel),
     }
     if args.interventions:
-        from interp.interventions import open_interventions
+        from interp.files.interventions import open_interventions
 
         with open_interventions(args.interventions) as file:
             loc = file.location(None)

@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/interventions.py --model runs/demo/model --location blocks.0.hook_resid_post@w_h
 
 Same model, location and NMoNLI-test examples. Naive
-(:func:`interp.interventions.naive.naive_interchange`): one batch-1 hooked
+(:func:`interp.engine.naive.naive_interchange`): one batch-1 hooked
 base forward per pair, source vectors precomputed. Engine
-(:func:`interp.interventions.engine.interchange_logits`): each base's prefix
+(:func:`interp.engine.batched.interchange_logits`): each base's prefix
 once, all sources through the suffix in batches; once with the last block
 for every token (the engine before it learned to skip work), once as
 `interp intervene` runs it, the last block for [CLS] only. Labels must agree
@@ -30,7 +30,7 @@ burst peak taken in a fast phase does not). The engine arms: the last block
 in full with the model's own modules (the engine of issue #4), the last
 block for [CLS] only with the model's own modules, and as `interp
 intervene` runs it (fused blocks with reused buffers and the first suffix
-block's Q/K/V taken from the base, :mod:`interp.interventions.blocks`).
+block's Q/K/V taken from the base, :mod:`interp.engine.blocks`).
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ import time
 import torch
 from torch.utils import flop_counter
 
-from interp.data import encode_examples, load_monli
-from interp.interventions import engine, interchange_logits, naive_interchange, slicing, source_vectors
-from interp.locations import Location
+from interp.engine import batched as engine
+from interp.engine import interchange_logits, naive_interchange, slicing, source_vectors
+from interp.hooks.locations import Location
 from interp.models import load_classifier
+from interp.tasks.monli import encode_examples, load_monli
 
 
 def matmul_peak(size: int = 1536, repeats: int = 20) -> float:
@@ -108,8 +109,8 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
         return None
     from transformers import BertForSequenceClassification
 
-    from interp.data.align import ROLES
-    from interp.interventions.engine import length_groups
+    from interp.engine.batched import length_groups
+    from interp.tasks.monli.align import ROLES
 
     if loc.hidden_index == 0:
         raise SystemExit("the pyvene arm needs a block output location (blocks.l.hook_resid_post)")

@@ -7,7 +7,7 @@ label set, fold), as a plain loop would: ``LogisticRegression()`` and
 ``MLPClassifier(hidden_layer_sizes=(4,))`` with their defaults, on the task
 labels and the type-control labels, 5 folds, 1 seed; the full sweep's
 baseline time is extrapolated from it. Then the batched sweep
-(:func:`interp.probes.sweep.sweep_location`) on the same sample and on all
+(:func:`interp.jobs.probe_sweep.sweep_location`) on the same sample and on all
 locations. Held-out accuracies of both are printed side by side.
 """
 
@@ -26,10 +26,15 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neural_network import MLPClassifier
 
-from interp.cache import open_cache
-from interp.locations import Location
-from interp.probes.controls import TypeControl
-from interp.probes.sweep import ProbeSweepConfig, _labels, control_units, sweep_location
+from interp.analysis.probes.controls import TypeControl
+from interp.files.activations import open_cache
+from interp.hooks.locations import Location
+from interp.jobs.probe_sweep import (
+    ProbeSweepConfig,
+    _labels,
+    control_units,
+    sweep_location,
+)
 
 
 def sklearn_location(X, y_by_target, units, folds: int) -> tuple[dict, float]:

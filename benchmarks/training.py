@@ -20,9 +20,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from interp.data import LABELS, collate, encode_examples, load_monli
 from interp.models import load_classifier
 from interp.models.training import length_grouped_batches
+from interp.tasks.monli import LABELS, collate, encode_examples, load_monli
 
 
 def random_batches(n: int, batch_size: int, seed: int) -> list[list[int]]:

@@ -6,7 +6,13 @@ Negation": MoNLI, behavioral evaluation, probes, interchange interventions
 and clique search. Importing this package loads no model and reads no file.
 """
 
-from interp.errors import ConfigError, DataError, InterpError, ModelError, OutputError
+from interp.core.errors import (
+    ConfigError,
+    DataError,
+    InterpError,
+    ModelError,
+    OutputError,
+)
 
 __version__ = "0.1.0"
 __all__ = ["ConfigError", "DataError", "InterpError", "ModelError", "OutputError", "__version__"]

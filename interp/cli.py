@@ -1,6 +1,6 @@
 """The `interp` command line: each command parses, builds a config, makes one library call, formats.
 
-Errors from the library (:class:`interp.errors.InterpError`) become one line
+Errors from the library (:class:`interp.core.errors.InterpError`) become one line
 on stderr and exit code 2, as do click's usage errors.
 """
 
@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from interp.errors import ConfigError, InterpError
+from interp.core.errors import ConfigError, InterpError
 from interp.models.training import TrainConfig
 
 _D = TrainConfig()  # the CLI's defaults are the library's
@@ -142,8 +142,8 @@ def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_check
 @_data_options
 def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
-    from interp.cache import CacheConfig, build_cache
-    from interp.data.align import check_wordpiece_rule
+    from interp.jobs.cache import CacheConfig, build_cache
+    from interp.tasks.monli.align import check_wordpiece_rule
 
     config = CacheConfig(
         model=model,
@@ -172,7 +172,7 @@ def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet):
     """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
-    from interp.probes import ProbeSweepConfig, run_probe_sweep
+    from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 
     config = ProbeSweepConfig(
         cache=cache_path,
@@ -209,8 +209,9 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @_data_options
 def intervene(model, out, locations, splits, max_examples, seed, causal_model, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
-    from interp.data import SPLITS
-    from interp.interventions import InterventionConfig, format_summaries, run_interventions, summarize_all
+    from interp.analysis.iia import format_summaries, summarize_all
+    from interp.jobs.intervene import InterventionConfig, run_interventions
+    from interp.tasks.monli import SPLITS
 
     if pairs == "all" and max_examples is not None:
         raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
@@ -253,7 +254,11 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
 @_data_options
 def location_sweep(model, out, examples, splits, seed, locations, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
-    from interp.interventions.sweep import LocationSweepConfig, format_ranking, run_location_sweep
+    from interp.jobs.location_sweep import (
+        LocationSweepConfig,
+        format_ranking,
+        run_location_sweep,
+    )
 
     config = LocationSweepConfig(
         model=model,
@@ -282,7 +287,12 @@ def location_sweep(model, out, examples, splits, seed, locations, cache_path, ba
 @click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
 def cliques(path, out, location, alphas, min_size, model):
     """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
-    from interp.cliques import CliqueConfig, format_cliques, parse_alphas, run_cliques
+    from interp.jobs.cliques import (
+        CliqueConfig,
+        format_cliques,
+        parse_alphas,
+        run_cliques,
+    )
 
     config = CliqueConfig(
         interventions=path, out_dir=out, location=location, alphas=parse_alphas(alphas), model=model, min_size=min_size
@@ -305,8 +315,8 @@ def cliques(path, out, location, alphas, min_size, model):
 @_data_options
 def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, quiet, data_dir, skip_checksums):
     """The main job on real MoNLI: Table 1, activation cache, probes, interventions and cliques."""
-    from interp.behavioral import BehavioralConfig
-    from interp.demo import DemoConfig, format_demo, run_demo
+    from interp.jobs.behavioral import BehavioralConfig
+    from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
     behavioral = BehavioralConfig(
         out_dir=out,
@@ -339,7 +349,7 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, quiet,
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 def mqnli(out, n_train, n_test, split, ratio, vocab_size, seed, overwrite):
     """Generate MQNLI pairs labelled by the natural-logic tree, with a fair, random or iid train/test split."""
-    from interp.data.mqnli import MQNLIConfig, format_stats, generate_mqnli
+    from interp.tasks.mqnli.generate import MQNLIConfig, format_stats, generate_mqnli
 
     config = MQNLIConfig(n_train=n_train, n_test=n_test, split=split, ratio=ratio, vocab_size=vocab_size, seed=seed)
     stats = generate_mqnli(config, out, overwrite=overwrite)

@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp.data import ROLES, Example, Lexrel, collate, encode_example, encode_examples, load_monli
-from interp.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError
+from interp.tasks.monli import (
+    ROLES,
+    Example,
+    Lexrel,
+    collate,
+    encode_example,
+    encode_examples,
+    load_monli,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,12 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
-import interp.cache as cache_module
-from interp.cache import CacheConfig, build_cache, open_cache
-from interp.data import ROLES, collate, encode_examples, load_monli
-from interp.errors import ConfigError
-from interp.locations import all_locations
+import interp.jobs.cache as cache_module
+from interp.core.errors import ConfigError
+from interp.files.activations import open_cache
+from interp.hooks.locations import all_locations
+from interp.jobs.cache import CacheConfig, build_cache
+from interp.tasks.monli import ROLES, collate, encode_examples, load_monli
 
 
 @pytest.fixture(scope="module")

@@ -7,21 +7,24 @@ import itertools
 import numpy as np
 import pytest
 
-from interp.causal_models import (
+from interp.causal import (
     CausalModel,
     Mechanism,
-    check_fit,
-    infer,
-    infer_for,
     interchange_table,
-    monli_inputs,
-    monli_lexicon,
-    reverse,
     run_forward,
     run_interchange,
 )
-from interp.data import Lexrel, load_monli
-from interp.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError
+from interp.tasks.monli import (
+    Lexrel,
+    check_fit,
+    infer,
+    infer_for,
+    load_monli,
+    monli_inputs,
+    monli_lexicon,
+    reverse,
+)
 
 F, R = Lexrel.FORWARD, Lexrel.REVERSE
 # One pair per relation: (dog, mammal) is ⊏, (mammal, dog) is ⊐.

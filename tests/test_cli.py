@@ -7,11 +7,10 @@ import json
 import re
 
 import h5py
-
 import pytest
 from click.testing import CliRunner
-
 from conftest import record
+
 from interp.cli import main
 
 
@@ -107,7 +106,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     assert {r["location"] for r in rows} >= {"blocks.0.hook_resid_pre@cls", "blocks.1.hook_resid_post@w_h"}
     assert "Probes (§6.1)" in result.stdout
     # Interventions at the location the probe table picks, over all 200 x 200 NMoNLI-test pairs, then cliques.
-    from interp.demo import choose_location
+    from interp.jobs.demo import choose_location
 
     location, _ = choose_location(rows)
     assert f"Interchange interventions (§6.2) at {location}" in result.stdout

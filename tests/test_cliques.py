@@ -9,20 +9,19 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from interp.cliques import (
-    CliqueConfig,
+from interp.analysis.cliques import (
     build_graph,
     chance_clique_size,
     disjoint_cliques,
     expected_cliques,
     log10_expected_cliques,
-    parse_alphas,
     search,
 )
-from interp.cliques.figure import group_by_general_word
-from interp.cliques.graph import InterventionGraph
-from interp.cliques.reference import reference_cliques
-from interp.errors import ConfigError
+from interp.analysis.cliques.figure import group_by_general_word
+from interp.analysis.cliques.graph import InterventionGraph
+from interp.analysis.cliques.reference import reference_cliques
+from interp.core.errors import ConfigError
+from interp.jobs.cliques import CliqueConfig, parse_alphas
 
 
 def random_graph(seed: int, n: int, p: float, planted: int = 0) -> InterventionGraph:

@@ -5,8 +5,8 @@ from itertools import combinations
 
 import pytest
 
-from interp.causal_models import run_interchange
-from interp.errors import ConfigError
+from interp.causal import run_interchange
+from interp.core.errors import ConfigError
 from interp.natural_logic.composition import (
     UNSEEN,
     CompositionTree,
@@ -19,8 +19,17 @@ from interp.natural_logic.composition import (
     realize,
     unexposed,
 )
-from interp.natural_logic.fair_generation import fair_training_set, generate_inputs, random_even_split
-from interp.natural_logic.propositional import TABLE_1_TEST, TABLE_1_TRAIN, propositional_tree, sentence
+from interp.natural_logic.fair_generation import (
+    fair_training_set,
+    generate_inputs,
+    random_even_split,
+)
+from interp.natural_logic.propositional import (
+    TABLE_1_TEST,
+    TABLE_1_TRAIN,
+    propositional_tree,
+    sentence,
+)
 
 
 def truth(x):

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    RobertaConfig,
+    RobertaForSequenceClassification,
+)
 
-from interp.interventions.blocks import FastBlocks, supports
-from interp.interventions.reuse import base_attention, interchange_context
-from interp.interventions.slicing import _only_blocks, fast_suffix, run_suffix
+from interp.engine.blocks import FastBlocks, supports
+from interp.engine.reuse import base_attention, interchange_context
+from interp.engine.slicing import _only_blocks, fast_suffix, run_suffix
 
 SIZES = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=37,
              max_position_embeddings=40, pad_token_id=0, num_labels=3)  # fmt: skip

@@ -6,10 +6,10 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
-from interp.data import collate, encode_examples, load_monli
-from interp.errors import ConfigError
+from interp.core.errors import ConfigError
 from interp.hooks import hooked, n_layers, site_modules
-from interp.locations import Location, all_locations
+from interp.hooks.locations import Location, all_locations
+from interp.tasks.monli import collate, encode_examples, load_monli
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def test_write_at_the_last_block_cls_gives_the_source_logits(setup):
 def test_write_at_the_embedding_output_of_a_minimal_pair_reproduces_the_source(setup):
     """Base and source differ only in w_h (same length): the source's w_h embedding makes base into source."""
     model, _, _, _, tokenizer = setup
-    from interp.data import Example, Lexrel
+    from interp.tasks.monli import Example, Lexrel
 
     def ex(word):
         return Example("t:1", "a man owns a dog", f"a man owns a {word}", "neutral", "dog", word, -1, Lexrel.REVERSE, False, "pmonli", "t")

@@ -9,14 +9,27 @@ import torch
 from click.testing import CliRunner
 from transformers import AutoModelForSequenceClassification
 
-import interp.interventions.run as run_module
-from interp.causal_models import CAUSAL_MODELS, CausalModel, Mechanism, infer_for, interchange_table, monli_inputs
+import interp.jobs.intervene as run_module
+from interp.causal import CausalModel, Mechanism, interchange_table
 from interp.cli import main
-from interp.data import LABELS, ROLES, encode_examples, load_monli
+from interp.engine import interchange_logits, naive_interchange, source_vectors
+from interp.engine.slicing import (
+    block_first_token,
+    first_token_block,
+    run_prefix,
+    run_suffix,
+)
 from interp.hooks import n_layers, site_modules
-from interp.interventions import interchange_logits, naive_interchange, source_vectors
-from interp.interventions.slicing import block_first_token, first_token_block, run_prefix, run_suffix
-from interp.locations import Location, all_locations
+from interp.hooks.locations import Location, all_locations
+from interp.tasks.monli import (
+    CAUSAL_MODELS,
+    LABELS,
+    ROLES,
+    encode_examples,
+    infer_for,
+    load_monli,
+    monli_inputs,
+)
 
 
 def run(*args):
@@ -218,7 +231,7 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", cache], "location blocks.1.hook_resid_post@w_h is not in the cache")
     # A causal model that does not fit the examples (ignores negation).
     def lexrel_only(chosen):
-        from interp.causal_models import check_fit, monli_lexicon
+        from interp.tasks.monli import check_fit, monli_lexicon
 
         lexicon = monli_lexicon(chosen)
         model = CausalModel(

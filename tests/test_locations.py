@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from interp.errors import ConfigError
-from interp.locations import Location, all_locations, parse_locations
+from interp.core.errors import ConfigError
+from interp.hooks.locations import Location, all_locations, parse_locations
 
 
 @pytest.mark.parametrize(

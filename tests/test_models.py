@@ -8,9 +8,9 @@ import shutil
 import pytest
 import torch
 
-from interp.data import LABELS
-from interp.errors import ModelError
+from interp.core.errors import ModelError
 from interp.models import embedded_model_dir, load_classifier, resolve_model
+from interp.tasks.monli import LABELS
 
 
 def test_minilm_resolves_to_site_packages():

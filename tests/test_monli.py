@@ -6,11 +6,12 @@ import json
 from collections import Counter
 
 import pytest
-
 from conftest import REPO, record
-from interp.data import SPLITS, Lexrel, load_monli, read_split, resolve_data_dir
-from interp.data.monli import ENV_VAR, sha256_of
-from interp.errors import DataError
+
+from interp.core.checksums import sha256_of
+from interp.core.errors import DataError
+from interp.tasks.monli import SPLITS, Lexrel, load_monli, read_split, resolve_data_dir
+from interp.tasks.monli.data import ENV_VAR
 
 
 @pytest.fixture(scope="module")

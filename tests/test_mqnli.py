@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from interp.causal_models import run_forward, run_interchange
-from interp.causal_models.mqnli import (
+from interp.causal import run_forward, run_interchange
+from interp.cli import main
+from interp.core.errors import ConfigError, DataError, OutputError
+from interp.natural_logic.composition import evaluate_space, unexposed
+from interp.natural_logic.relations import LABEL_OF
+from interp.tasks.mqnli.causal_model import (
     EMPTY,
     NEGATION_WORD,
     NODES,
@@ -18,8 +22,8 @@ from interp.causal_models.mqnli import (
     inputs_of,
     mqnli_causal_model,
 )
-from interp.cli import main
-from interp.data.mqnli import (
+from interp.tasks.mqnli.files import MQNLI_LABELS, read_mqnli
+from interp.tasks.mqnli.generate import (
     MQNLIConfig,
     _realize_words,
     _Space,
@@ -27,10 +31,6 @@ from interp.data.mqnli import (
     label_shares,
     vocabulary,
 )
-from interp.data.mqnli_files import MQNLI_LABELS, read_mqnli
-from interp.errors import ConfigError, DataError, OutputError
-from interp.natural_logic.composition import evaluate_space, unexposed
-from interp.natural_logic.relations import LABEL_OF
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,15 @@ from itertools import combinations, product
 
 import pytest
 
-from interp.errors import ConfigError
-from interp.natural_logic.relations import LABEL_OF, RELATIONS, Relation, join, join_sets, relation_of
+from interp.core.errors import ConfigError
+from interp.natural_logic.relations import (
+    LABEL_OF,
+    RELATIONS,
+    Relation,
+    join,
+    join_sets,
+    relation_of,
+)
 from interp.natural_logic.semantics import (
     MODIFIER_PAIRS,
     QUANTIFIERS,

@@ -6,8 +6,14 @@ import json
 
 import pytest
 
-from interp.errors import OutputError
-from interp.outputs import atomic_text, partial_path, write_csv_atomic, write_json_atomic, write_jsonl_atomic
+from interp.core.errors import OutputError
+from interp.core.outputs import (
+    atomic_text,
+    partial_path,
+    write_csv_atomic,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
 
 
 def test_writers_produce_complete_files_and_leave_no_partial(tmp_path):

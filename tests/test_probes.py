@@ -7,10 +7,10 @@ import pytest
 import torch
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from interp.locations import Location
-from interp.probes import Probe, ShuffleControl, TypeControl
-from interp.probes.batched import ProbeSettings, fit_probes, predict_probes
-from interp.probes.sweep import ProbeSweepConfig, sweep_location
+from interp.analysis.probes import Probe, ShuffleControl, TypeControl
+from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
+from interp.hooks.locations import Location
+from interp.jobs.probe_sweep import ProbeSweepConfig, sweep_location
 
 
 @parametrize_with_checks([Probe(max_iter=40, random_state=0), Probe(hidden_units=0, max_iter=40, random_state=0)])

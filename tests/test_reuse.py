@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from interp.interventions.reuse import base_attention, interchange_context
+from interp.engine.reuse import base_attention, interchange_context
 
 HEADS, D_HEAD = 4, 8
 

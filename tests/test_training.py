@@ -8,11 +8,19 @@ from dataclasses import replace
 import pytest
 import torch
 
-from interp.data import LABELS, encode_examples, load_monli
-from interp.errors import OutputError
-from interp.models import TrainConfig, evaluate, finished_run, fit, load_classifier, predict_logits, train
+from interp.core.errors import OutputError
+from interp.models import (
+    TrainConfig,
+    evaluate,
+    finished_run,
+    fit,
+    load_classifier,
+    predict_logits,
+    train,
+)
 from interp.models.training import length_grouped_batches
 from interp.models.training_state import read_training_state
+from interp.tasks.monli import LABELS, encode_examples, load_monli
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import torch
 from click.testing import CliRunner
 
 from interp.cli import main
-from interp.errors import ModelError
+from interp.core.errors import ModelError
 from interp.models.checkpoint import check_tokenizer_ids
 
 PACKAGE = Path(__file__).resolve().parents[1] / "interp"

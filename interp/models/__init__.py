@@ -1,7 +1,13 @@
 """Models: resolving names into BERT-family classifiers, fine-tuning and evaluation."""
 
 from interp.models.evaluation import evaluate, predict_logits, predicted_labels
-from interp.models.loading import EMBEDDED, SUPPORTED_MODEL_TYPES, embedded_model_dir, load_classifier, resolve_model
+from interp.models.loading import (
+    EMBEDDED,
+    SUPPORTED_MODEL_TYPES,
+    embedded_model_dir,
+    load_classifier,
+    resolve_model,
+)
 from interp.models.training import TrainConfig, TrainResult, finished_run, fit, train
 
 __all__ = [

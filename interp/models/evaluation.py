@@ -15,8 +15,8 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from interp.data import LABELS, Encoded, collate, encode_for_classifier
-from interp.errors import ModelError
+from interp.core.errors import ModelError
+from interp.tasks.monli import LABELS, Encoded, collate, encode_for_classifier
 
 #: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
 _NON_ENTAILMENT = {"contradiction": "neutral", "not_entailment": "neutral", "non-entailment": "neutral"}
@@ -79,7 +79,7 @@ def evaluate(
     """Accuracy per split of MoNLI examples, or of any pairs with ``split`` and ``label`` (MQNLI).
 
     ``labels`` is the dataset's label set (MoNLI's two by default; pass
-    ``interp.data.mqnli_files.MQNLI_LABELS`` for MQNLI).
+    ``interp.tasks.mqnli.files.MQNLI_LABELS`` for MQNLI).
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``

@@ -21,8 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from interp.errors import ModelError
-from interp.models.checkpoint import check_tokenizer_files, check_tokenizer_ids, check_weights
+from interp.core.checksums import sha256_of
+from interp.core.errors import ModelError
+from interp.models.checkpoint import (
+    check_tokenizer_files,
+    check_tokenizer_ids,
+    check_weights,
+)
 
 EMBEDDED = "minilm"
 #: Encoder families whose HF classifiers share BERT's layout (embeddings, encoder.layer, [CLS] head).
@@ -205,3 +210,9 @@ def load_classifier(
         raise ModelError(f"model {spec!r} has no fast tokenizer; token alignment needs character offsets")
     model.eval()
     return model, tokenizer
+
+
+def model_sha256(spec: str) -> str:
+    """SHA-256 of a model's ``model.safetensors``: what identifies the weights a cache was made with."""
+    path = Path(resolve_model(spec).location) / "model.safetensors"
+    return sha256_of(path) if path.is_file() else ""

@@ -33,13 +33,27 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from interp.data import LABELS, SPLITS, Encoded, Example, collate, encode_for_classifier, load_monli
-from interp.data.mqnli_files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
-from interp.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError
+from interp.core.outputs import (
+    ensure_writable_dir,
+    partial_path,
+    read_json,
+    replace_dir,
+    write_json_atomic,
+)
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
-from interp.outputs import ensure_writable_dir, partial_path, read_json, replace_dir, write_json_atomic
+from interp.tasks.monli import (
+    LABELS,
+    SPLITS,
+    Encoded,
+    Example,
+    collate,
+    encode_for_classifier,
+    load_monli,
+)
+from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
 
 TRAINING_FILE = "training.json"
 #: The resumable state kept in ``<out>.partial/`` after each epoch (safetensors; never a pickle).

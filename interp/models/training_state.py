@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from interp.errors import OutputError
+from interp.core.errors import OutputError
 
 _META_KEY = "interp_training_state"
 _FORMAT = 1

@@ -6,8 +6,8 @@
 * :mod:`~interp.natural_logic.fair_generation`: Algorithm 3, fair training sets with a ratio.
 * :mod:`~interp.natural_logic.propositional`: the 2019 paper's propositional toy task.
 
-The MQNLI tree built from these is :mod:`interp.causal_models.mqnli`; its
-generator is :mod:`interp.data.mqnli`.
+The MQNLI tree built from these is :mod:`interp.tasks.mqnli.causal_model`; its
+generator is :mod:`interp.tasks.mqnli.generate`.
 """
 
 from interp.natural_logic.composition import (
@@ -22,8 +22,19 @@ from interp.natural_logic.composition import (
     realize,
     unexposed,
 )
-from interp.natural_logic.fair_generation import fair_training_set, generate_inputs, random_even_split
-from interp.natural_logic.relations import LABEL_OF, RELATIONS, Relation, join, join_sets, relation_of
+from interp.natural_logic.fair_generation import (
+    fair_training_set,
+    generate_inputs,
+    random_even_split,
+)
+from interp.natural_logic.relations import (
+    LABEL_OF,
+    RELATIONS,
+    Relation,
+    join,
+    join_sets,
+    relation_of,
+)
 
 __all__ = [
     "LABEL_OF",

@@ -27,8 +27,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from interp.causal_models.base import CausalModel, Mechanism
-from interp.errors import ConfigError
+from interp.causal.base import CausalModel, Mechanism
+from interp.core.errors import ConfigError
 
 
 class Unseen:
@@ -246,7 +246,7 @@ def evaluate_space(C: CompositionTree) -> tuple[dict[str, tuple], dict[str, np.n
 def as_causal_model(C: CompositionTree, name: str, output: str | None = None) -> CausalModel:
     """The composition tree as a causal model: leaves are inputs, every other node a variable.
 
-    Interchange interventions on the result (:func:`~interp.causal_models.run_interchange`)
+    Interchange interventions on the result (:func:`~interp.causal.run_interchange`)
     ask what the root would be if a node took its value on a source input.
     """
     mechanisms = {

@@ -33,7 +33,7 @@ import random
 from itertools import product
 from typing import Any, Hashable, Sequence
 
-from interp.errors import ConfigError
+from interp.core.errors import ConfigError
 from interp.natural_logic.composition import CompositionTree
 
 

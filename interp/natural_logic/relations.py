@@ -31,7 +31,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import AbstractSet
 
-from interp.errors import ConfigError
+from interp.core.errors import ConfigError
 
 
 class Relation(str, Enum):

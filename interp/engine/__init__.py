@@ -1,0 +1,6 @@
+"""The intervention engine: slicing a model without mutating it, fused blocks, first-block reuse, the batched engine and the naive reference."""
+
+from interp.engine.batched import interchange_logits, source_vectors
+from interp.engine.naive import naive_interchange
+
+__all__ = ["interchange_logits", "naive_interchange", "source_vectors"]

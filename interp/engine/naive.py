@@ -1,0 +1,52 @@
+"""The reference: one hooked forward pass per (base, source) pair, nothing shared.
+
+This is the interchange intervention as its definition reads (Geiger,
+Richardson & Potts 2020, §6.2): run the source, read its vector at the
+location; run the base with that vector written in. It is what the batched
+engine (:mod:`interp.engine.batched`) is tested against, and the
+baseline of ``benchmarks/``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import Tensor
+
+from interp.hooks import hooked
+from interp.hooks.locations import Location
+from interp.tasks.monli.align import Encoded, collate
+
+
+def _forward(model, example: Encoded, pad_token_id: int, **hooks) -> tuple[Tensor, dict]:
+    device = next(model.parameters()).device
+    batch = collate([example], pad_token_id)
+    inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
+    with hooked(model, batch["positions"], **hooks) as trace:
+        logits = model(**inputs).logits
+    return logits[0].float().cpu(), trace
+
+
+@torch.no_grad()
+def naive_vector(model, example: Encoded, location: Location, pad_token_id: int = 0) -> Tensor:
+    """The vector at ``location`` on one example, batch-1 forward: float32 ``[d_model]``."""
+    _, trace = _forward(model, example, pad_token_id, read=[location])
+    return trace[location][0].float()
+
+
+@torch.no_grad()
+def naive_interchange(
+    model, bases: Sequence[Encoded], sources: Sequence[Encoded], location: Location, pad_token_id: int = 0
+) -> Tensor:
+    """Logits float32 ``[len(bases), len(sources), n_labels]``, one batch-1 hooked base pass per pair.
+
+    Source vectors are computed once each (batch 1), as in the baseline the
+    issue tracker describes.
+    """
+    vectors = [naive_vector(model, s, location, pad_token_id) for s in sources]
+    out = torch.empty(len(bases), len(sources), model.config.num_labels)
+    for i, base in enumerate(bases):
+        for j, vector in enumerate(vectors):
+            out[i, j], _ = _forward(model, base, pad_token_id, write={location: vector[None]})
+    return out

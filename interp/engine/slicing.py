@@ -1,0 +1,162 @@
+"""Run a Hugging Face BERT-family classifier in two pieces: up to a hidden state, and on from it.
+
+Usage::
+
+    hidden = run_prefix(model, input_ids, token_type_ids, hidden_index=3)   # [batch, seq, d_model]
+    hidden[:, pos] = other_vectors                                          # an interchange
+    logits = run_suffix(model, hidden, 3, input_ids, token_type_ids)        # [batch, n_labels]
+
+``hidden_index`` counts as Hugging Face's ``hidden_states`` does (0 the
+embedding output, l + 1 block l's output; see :mod:`interp.hooks.locations`).
+Both pieces run the model's own modules (its attention implementation,
+pooler and classification head): for the duration of the call the encoder's
+block list is narrowed to the blocks of the piece, and for the suffix a
+forward hook makes the embedding module return ``hidden``. Both are undone
+in ``finally``. Inputs must be unpadded (every row as long as the sequence),
+which is how the engine batches: no attention mask is passed.
+
+The suffix skips work the output does not need: a sequence classifier of
+the heads in :data:`READS_FIRST_TOKEN` reads only the first token ([CLS]) of
+the last block's output, so that block computes its query, attention
+output, residual and feed-forward for the [CLS] row alone (keys and values
+still for every row). This is exact up to float rounding; the tests compare
+it with the full pass. The whole suffix, the [CLS]-only last block
+included, can also run through
+:class:`~interp.engine.blocks.FastBlocks` (:func:`fast_suffix`), the
+same function with fused projections and reused buffers.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+from torch import Tensor
+
+from interp.engine.blocks import FastBlocks, supports
+from interp.hooks import site_modules
+
+
+@contextmanager
+def _only_blocks(model, start: int, stop: int, embedding_output: Tensor | None = None) -> Iterator[None]:
+    site_modules(model)  # raises ConfigError for a model without BERT's layout
+    base = model.base_model
+    blocks = base.encoder.layer
+    handle = None
+    try:
+        base.encoder.layer = blocks[start:stop]
+        if embedding_output is not None:
+            handle = base.embeddings.register_forward_hook(lambda module, args, output: embedding_output)
+        yield
+    finally:
+        base.encoder.layer = blocks
+        if handle is not None:
+            handle.remove()
+
+
+def run_prefix(model, input_ids: Tensor, token_type_ids: Tensor, hidden_index: int) -> Tensor:
+    """``hidden_states[hidden_index]``: float ``[batch, seq, d_model]``, running only the blocks before it.
+
+    Args:
+        input_ids, token_type_ids: int64 ``[batch, seq]``, unpadded.
+        hidden_index: 0 (embedding output) .. number of blocks.
+    """
+    with _only_blocks(model, 0, hidden_index):
+        return model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+
+
+# Sequence classifiers whose head (pooler + classifier) reads only the first token of the last hidden state.
+READS_FIRST_TOKEN = frozenset(
+    {
+        "BertForSequenceClassification",
+        "RobertaForSequenceClassification",
+        "XLMRobertaForSequenceClassification",
+        "CamembertForSequenceClassification",
+    }
+)
+
+
+def first_token_block(model, block) -> bool:
+    """Whether ``block``'s output is needed only at the first token and it has BERT's layer layout."""
+    attention = getattr(block, "attention", None)
+    self_attention = getattr(attention, "self", None)
+    return (
+        type(model).__name__ in READS_FIRST_TOKEN
+        and not model.training
+        and not getattr(block, "add_cross_attention", False)
+        and all(hasattr(self_attention, name) for name in ("query", "key", "value", "attention_head_size", "scaling"))
+        and hasattr(attention, "output")
+        and hasattr(block, "feed_forward_chunk")
+    )
+
+
+def block_first_token(block, hidden: Tensor) -> Tensor:
+    """One BERT block's output at the first token only: float ``[batch, 1, d_model]`` from ``hidden`` ``[batch, seq, d_model]``.
+
+    The same modules and order as the block's own forward pass (self-attention
+    with scaling 1/sqrt(d_head), no mask since rows are unpadded; attention
+    output with residual and LayerNorm; feed-forward with residual and
+    LayerNorm), with the query, and everything after attention, for row 0.
+    """
+    sa = block.attention.self
+    batch, seq, _ = hidden.shape
+    head = sa.attention_head_size
+
+    def heads(x: Tensor, length: int) -> Tensor:
+        return x.view(batch, length, -1, head).transpose(1, 2)
+
+    first = hidden[:, :1]
+    context = torch.nn.functional.scaled_dot_product_attention(
+        heads(sa.query(first), 1), heads(sa.key(hidden), seq), heads(sa.value(hidden), seq), scale=sa.scaling
+    )
+    attended = block.attention.output(context.transpose(1, 2).reshape(batch, 1, -1), first)
+    return block.feed_forward_chunk(attended)
+
+
+def run_suffix(
+    model,
+    hidden: Tensor,
+    hidden_index: int,
+    input_ids: Tensor,
+    token_type_ids: Tensor,
+    fast: FastBlocks | None = None,
+    context: Tensor | None = None,
+) -> Tensor:
+    """Classifier logits, float ``[batch, n_labels]``, with ``hidden`` in place of ``hidden_states[hidden_index]``.
+
+    Runs the blocks from ``hidden_index`` on, then the model's pooler and
+    head. ``input_ids`` / ``token_type_ids`` (int64 ``[batch, seq]``) give
+    the shapes and anything the head reads from the input; ``hidden`` is
+    float ``[batch, seq, d_model]``. Where :func:`first_token_block` allows,
+    the last block runs for the first token only: through ``fast`` when
+    given (:func:`fast_suffix`; then ``context``, float ``[batch, seq, d_model]``,
+    may give the first block's attention context, see
+    :mod:`interp.engine.reuse`), else through the model's own
+    modules and :func:`block_first_token`.
+    """
+    blocks = model.base_model.encoder.layer
+    n_blocks = len(blocks)
+    if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
+        if fast is not None:
+            last = fast(hidden, context)
+        else:
+            with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
+                hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+            last = block_first_token(blocks[-1], hidden)
+        with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
+            return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
+    with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
+        return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
+
+
+def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
+    """The blocks :func:`run_suffix` runs, as :class:`FastBlocks` with the last for [CLS] only, or ``None`` where it cannot.
+
+    ``None`` when the model's blocks lack BERT's layout (:func:`~interp.engine.blocks.supports`)
+    or its last block runs in full (then :func:`run_suffix` uses the model's own modules throughout).
+    """
+    blocks = model.base_model.encoder.layer
+    if hidden_index >= len(blocks) or not first_token_block(model, blocks[-1]) or not supports(model):
+        return None
+    return FastBlocks(model, hidden_index, len(blocks), first_token_last=True)

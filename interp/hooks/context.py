@@ -1,0 +1,129 @@
+"""Read or replace the vector at Locations of any Hugging Face BERT-family model.
+
+Usage::
+
+    positions = batch["positions"]                      # int64 [batch, 3], ROLES order
+    with hooked(model, positions, read=[loc]) as trace:
+        model(**inputs)
+    trace[loc]                                          # float [batch, d_model]
+
+    with hooked(model, positions, write={loc: vectors}): # vectors: [batch, d_model]
+        logits = model(**inputs).logits                 # the interchange intervention
+
+Hooks are PyTorch forward hooks on ``base_model.embeddings`` (the embedding
+output, ``hidden_states[0]``) and ``base_model.encoder.layer[l]`` (block l's
+output, ``hidden_states[l + 1]``); they are removed in ``finally`` whatever
+happens inside the block, as TransformerLens ``hooks()`` and baukit
+``TraceDict`` do. A write replaces the vector at one token per example (the
+location's role, at that example's position) and leaves every other token
+alone, so a later read at the same site sees the replaced vector.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from contextlib import contextmanager
+from typing import Iterator, Mapping, Sequence
+
+import torch
+from torch import Tensor
+
+from interp.core.errors import ConfigError
+from interp.hooks.locations import Location
+from interp.tasks.monli.align import ROLES
+
+
+def site_modules(model) -> list[torch.nn.Module]:
+    """The modules whose outputs are ``hidden_states[0..n_layers]``: embeddings, then each block.
+
+    Raises:
+        ConfigError: the model has no ``base_model.embeddings`` / ``encoder.layer`` (not BERT-family),
+            or projects its embeddings to another width (ELECTRA-small), so that
+            ``hidden_states[0]`` is not the embedding module's output.
+    """
+    base = getattr(model, "base_model", model)
+    embeddings = getattr(base, "embeddings", None)
+    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    if embeddings is None or layers is None:
+        raise ConfigError(f"{type(model).__name__} has no embeddings / encoder.layer: not a BERT-family model")
+    if getattr(base, "embeddings_project", None) is not None:
+        raise ConfigError(
+            f"{type(model).__name__} projects its embeddings (embedding_size != hidden_size): "
+            "hidden_states[0] is not the embedding module's output, which interp does not support"
+        )
+    return [embeddings, *layers]
+
+
+def n_layers(model) -> int:
+    """Number of transformer blocks."""
+    return len(site_modules(model)) - 1
+
+
+def _check(model, locations: Sequence[Location]) -> list[torch.nn.Module]:
+    modules = site_modules(model)
+    for loc in locations:
+        if loc.hidden_index >= len(modules):
+            raise ConfigError(f"location {loc} is out of range for a model with {len(modules) - 1} blocks")
+    return modules
+
+
+@contextmanager
+def hooked(
+    model,
+    positions: Tensor,
+    read: Sequence[Location] = (),
+    write: Mapping[Location, Tensor] | None = None,
+) -> Iterator[dict[Location, Tensor]]:
+    """Hook ``model`` to read and/or replace vectors at locations during the forward passes inside the block.
+
+    Args:
+        model: a Hugging Face BERT-family model (``BertForSequenceClassification``, ``BertModel``, ...).
+        positions: int64 ``[batch, len(ROLES)]``, each example's token index of [CLS], w_p, w_h.
+        read: locations whose vectors to record; the yielded dict maps each to
+            float ``[batch, d_model]`` (detached, from the last forward pass).
+        write: location -> float ``[batch, d_model]`` vectors to put in place
+            of the model's own (an interchange intervention when they come from
+            a source input).
+
+    Raises:
+        ConfigError: a location out of range for the model, or a write whose
+            shape is not ``[batch, d_model]``.
+    """
+    write = dict(write or {})
+    modules = _check(model, [*read, *write])
+    batch = positions.shape[0]
+    rows = torch.arange(batch)
+    trace: dict[Location, Tensor] = {}
+    by_site: dict[int, dict[str, list]] = defaultdict(lambda: {"read": [], "write": []})
+    for loc in read:
+        by_site[loc.hidden_index]["read"].append(loc)
+    for loc, vectors in write.items():
+        if vectors.dim() != 2 or vectors.shape[0] != batch:
+            raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, d_model], got {tuple(vectors.shape)}")
+        by_site[loc.hidden_index]["write"].append(loc)
+
+    def make_hook(todo):
+        def hook(module, args, output):
+            hidden = output[0] if isinstance(output, tuple) else output
+            if todo["write"]:
+                hidden = hidden.clone()
+                for loc in todo["write"]:
+                    cols = positions[:, ROLES.index(loc.role)].to(hidden.device)
+                    hidden[rows.to(hidden.device), cols] = write[loc].to(hidden.device, hidden.dtype)
+            for loc in todo["read"]:
+                cols = positions[:, ROLES.index(loc.role)].to(hidden.device)
+                trace[loc] = hidden[rows.to(hidden.device), cols].detach()
+            if not todo["write"]:
+                return None
+            return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+        return hook
+
+    handles = []
+    try:
+        for index, todo in by_site.items():
+            handles.append(modules[index].register_forward_hook(make_hook(todo)))
+        yield trace
+    finally:
+        for handle in handles:
+            handle.remove()

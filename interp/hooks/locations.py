@@ -1,0 +1,103 @@
+"""Locations: where a vector lives, named as TransformerLens names it.
+
+A location is one layer output read at one token role::
+
+    blocks.3.hook_resid_post@w_h    the output of block 3 (0-based), at w_h
+    blocks.0.hook_resid_pre@cls     the embedding output, at [CLS]
+
+The paper's BERT^r_t (Geiger, Richardson & Potts 2020, §6, r = 1..L the
+layer, 0 the embeddings) is ``blocks.{r-1}.hook_resid_post@t`` for r >= 1 and
+``blocks.0.hook_resid_pre@t`` for r = 0. In Hugging Face terms the vector is
+``hidden_states[index]`` with ``index = l + 1`` for ``hook_resid_post`` of
+block l and 0 for the embedding output.
+
+Usage::
+
+    loc = Location.parse("blocks.2.hook_resid_post@w_h")
+    loc.layer, loc.role, loc.hidden_index    # 2, 'w_h', 3
+    all_locations(n_layers=6)                # 21 locations, embedding output first
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from interp.core.errors import ConfigError
+from interp.tasks.monli.align import ROLES
+
+RESID_PRE = "hook_resid_pre"
+RESID_POST = "hook_resid_post"
+_PATTERN = re.compile(r"blocks\.(\d+)\.(hook_resid_pre|hook_resid_post)@(\w+)")
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A (hidden-state index, token role) pair; ``str()`` gives the canonical name.
+
+    ``hidden_index`` 0 is the embedding output, ``l + 1`` the output of block l.
+    """
+
+    hidden_index: int
+    role: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ConfigError(f"unknown token role {self.role!r} in a location; roles are {', '.join(ROLES)}")
+        if self.hidden_index < 0:
+            raise ConfigError(f"hidden-state index {self.hidden_index} is negative")
+
+    @property
+    def layer(self) -> int:
+        """Block index in the canonical name (0 for the embedding output)."""
+        return max(self.hidden_index - 1, 0)
+
+    @property
+    def hook(self) -> str:
+        return RESID_PRE if self.hidden_index == 0 else RESID_POST
+
+    @property
+    def site(self) -> str:
+        """The layer output without the role, e.g. ``blocks.2.hook_resid_post``."""
+        return f"blocks.{self.layer}.{self.hook}"
+
+    def __str__(self) -> str:
+        return f"{self.site}@{self.role}"
+
+    @classmethod
+    def parse(cls, text: str, n_layers: int | None = None) -> "Location":
+        """Parse ``blocks.{l}.hook_resid_{pre,post}@{role}``.
+
+        ``blocks.{l}.hook_resid_pre`` for l >= 1 is the same vector as
+        ``blocks.{l-1}.hook_resid_post`` and is normalized to it.
+
+        Raises:
+            ConfigError: malformed text, unknown role, or a layer out of range
+                for a model of ``n_layers`` blocks.
+        """
+        match = _PATTERN.fullmatch(text.strip())
+        if not match:
+            raise ConfigError(
+                f"location {text!r} is not of the form blocks.<layer>.hook_resid_post@<role> "
+                f"(or blocks.0.hook_resid_pre@<role>), role one of {', '.join(ROLES)}"
+            )
+        layer, hook, role = int(match[1]), match[2], match[3]
+        index = layer + 1 if hook == RESID_POST else layer
+        if n_layers is not None and not (layer < n_layers):
+            raise ConfigError(f"location {text!r}: layer {layer} is out of range for a model with {n_layers} blocks (0..{n_layers - 1})")
+        return cls(index, role)
+
+
+def all_locations(n_layers: int, roles: tuple[str, ...] = ROLES) -> list[Location]:
+    """Every location of a model with ``n_layers`` blocks: (n_layers + 1) × len(roles), embedding output first."""
+    return [Location(index, role) for index in range(n_layers + 1) for role in roles]
+
+
+def parse_locations(texts: str | list[str], n_layers: int) -> list[Location]:
+    """Parse a comma-separated string (or list) of locations; ``all`` gives :func:`all_locations`."""
+    items = [t.strip() for t in (texts.split(",") if isinstance(texts, str) else texts) if t.strip()]
+    if items == ["all"]:
+        return all_locations(n_layers)
+    if not items:
+        raise ConfigError("no location given")
+    return [Location.parse(t, n_layers) for t in items]

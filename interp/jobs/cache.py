@@ -1,0 +1,131 @@
+"""`interp cache`: every location's vector for every example, in one self-describing HDF5 file.
+
+Usage::
+
+    from interp.jobs.cache import CacheConfig, build_cache
+    from interp.files.activations import open_cache
+    build_cache(CacheConfig(model="runs/demo/model", out="runs/demo/activations.h5"))
+    with open_cache("runs/demo/activations.h5", model="runs/demo/model") as cache:
+        X = cache.vectors("blocks.2.hook_resid_post@w_h")   # float32 [n_examples, d_model]
+        cache.example_ids, cache.meta["wordpiece"]
+
+The layout is in :mod:`interp.files.activations`.
+
+The file is written at ``<out>.partial`` with a per-batch ``batches_done``
+mask and moved into place when complete: an interrupted run resumes at the
+first unfinished batch, and ``<out>`` is never half-written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from interp.core.devices import pick_device
+from interp.core.errors import ConfigError
+from interp.core.hdf5 import finished, open_partial
+from interp.core.outputs import ensure_writable_dir, partial_path
+from interp.files.activations import FORMAT, initialise
+from interp.hooks import hooked, n_layers
+from interp.hooks.locations import all_locations
+from interp.models.loading import load_classifier, model_sha256
+from interp.tasks.monli import (
+    SPLITS,
+    collate,
+    encode_examples,
+    load_monli,
+)
+
+DTYPES = ("float32", "float16")
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """What to cache: a model's vectors at every location for the named MoNLI splits."""
+
+    model: str
+    out: str
+    splits: tuple[str, ...] = tuple(SPLITS)
+    wordpiece: str = "first"
+    dtype: str = "float32"
+    batch_size: int = 64
+    device: str = "auto"
+    data_dir: str | None = None
+    verify_checksums: bool = True
+
+    def validate(self) -> "CacheConfig":
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.batch_size < 1:
+            raise ConfigError("--batch-size must be at least 1")
+        if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
+            raise ConfigError(f"--device must be auto, cpu or cuda[:N], got {self.device!r}")
+        return self
+
+
+def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
+    """Run the model over the examples and store every location's vector.
+
+    Returns:
+        The path of the finished file.
+
+    Raises:
+        ConfigError, DataError, ModelError: bad settings, data or model.
+        OutputError: ``out`` cannot be written.
+    """
+    config.validate()
+    out = Path(config.out)
+    examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)
+    model, tokenizer = load_classifier(config.model, require_head=True)
+    device = pick_device(config.device)
+    model.to(device)
+    encoded = encode_examples(examples, tokenizer, config.wordpiece)
+    locations = all_locations(n_layers(model))
+    n, d = len(examples), model.config.hidden_size
+    n_batches = -(-n // config.batch_size)
+    meta = {
+        "format": FORMAT,
+        "model": config.model,
+        "model_sha256": model_sha256(config.model),
+        "wordpiece": config.wordpiece,
+        "locations": [str(loc) for loc in locations],
+        "n_layers": n_layers(model),
+        "d_model": d,
+        "dtype": config.dtype,
+    }
+    ensure_writable_dir(out.parent if str(out.parent) else Path("."))
+    ids = np.array([e.id for e in examples], dtype=object)
+    if out.exists() and finished(out, meta, ids):
+        if progress:
+            tqdm.write(f"{out}: already cached with these settings, reusing it")
+        return out
+    work = partial_path(out)
+    handle = open_partial(work, meta, ids)
+    try:
+        if "batches_done" not in handle:
+            initialise(handle, meta, examples, encoded, locations, n_batches, dtype=config.dtype, chunk_rows=config.batch_size)
+        done = handle["batches_done"]
+        todo = [b for b in range(n_batches) if not done[b]]
+        bar = tqdm(todo, desc="cache", unit="batch", disable=not progress, initial=n_batches - len(todo), total=n_batches)
+        with torch.no_grad():
+            for b in bar:
+                start, stop = b * config.batch_size, min((b + 1) * config.batch_size, n)
+                batch = collate(encoded[start:stop], tokenizer.pad_token_id)
+                inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
+                with hooked(model, batch["positions"], read=locations) as trace:
+                    model(**inputs)
+                for loc in locations:
+                    handle[str(loc)][start:stop] = trace[loc].float().cpu().numpy().astype(config.dtype)
+                done[b] = True
+                handle.flush()
+        handle.attrs["complete"] = True
+    finally:
+        handle.close()
+    os.replace(work, out)
+    return out
+

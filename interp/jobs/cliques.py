@@ -1,0 +1,214 @@
+"""`interp cliques`: the intervention graph of one location, the greedy search, baselines, and exports.
+
+Disjoint cliques are peeled until the first one smaller than ``min_size``;
+by default that is the chance level, the smallest size of which fewer than
+one clique is expected in a random graph of the observed density
+(:func:`interp.analysis.cliques.baselines.chance_clique_size`). Smaller cliques
+are what chance gives anyway. Give ``min_size=2`` to peel to the end.
+
+Usage::
+
+    from interp.jobs.cliques import CliqueConfig, run_cliques
+    report = run_cliques(CliqueConfig(interventions="runs/demo/interventions.h5", out_dir="runs/demo"))
+    report["cliques"][0]["size"], report["cliques"][0]["expected_count_observed_density"]
+
+Writes into ``out_dir``: ``cliques.json`` (graph statistics, the cliques of
+every α, the best α's cliques with their ⊏/⊐ counts, causal edges, example
+ids, word pairs and both chance baselines), ``graph.graphml`` (nodes with
+example id, split, words, lexrel, label, correctness and clique number;
+edges with ``causal``; readable by networkx and Gephi) and ``clique.png`` (the largest clique's
+pairs grouped by the more general word, as the paper's Figure 5).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from interp.analysis.cliques.baselines import (
+    chance_clique_size,
+    expected_cliques,
+    log10_expected_cliques,
+)
+from interp.analysis.cliques.figure import plot_clique
+from interp.analysis.cliques.graph import InterventionGraph, build_graph
+from interp.analysis.cliques.search import Clique, search
+from interp.core.errors import ConfigError
+from interp.core.outputs import ensure_writable_dir, partial_path, write_json_atomic
+from interp.files.interventions import open_interventions
+from interp.models.loading import model_sha256
+
+SYMBOLS = ("⊏", "⊐")  # lexrel 0, 1 in interventions files
+
+
+@dataclass(frozen=True)
+class CliqueConfig:
+    """Which interventions to analyse and where to write the results."""
+
+    interventions: str
+    out_dir: str
+    location: str | None = None
+    alphas: tuple[int, ...] = tuple(range(1, 11))
+    model: str | None = None
+    min_size: int | None = None  # None: the chance level at the observed density
+
+    def validate(self) -> "CliqueConfig":
+        if not self.alphas or min(self.alphas) < 1:
+            raise ConfigError(f"--alphas must name values of at least 1, got {list(self.alphas)}")
+        if self.min_size is not None and self.min_size < 2:
+            raise ConfigError(f"--min-size must be at least 2, got {self.min_size}")
+        return self
+
+
+def parse_alphas(text: str) -> tuple[int, ...]:
+    """``1-10`` or ``1,2,5`` to a tuple of ints.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    try:
+        if "-" in text:
+            low, high = (int(x) for x in text.split("-", 1))
+            values = tuple(range(low, high + 1))
+        else:
+            values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"--alphas {text!r}: give a range like 1-10 or a list like 1,3,5") from None
+    if not values or min(values) < 1:
+        raise ConfigError(f"--alphas {text!r}: values must be at least 1")
+    return values
+
+
+def _describe(clique: Clique, graph: InterventionGraph, nodes: dict, n: int) -> dict:
+    k = len(clique)
+    members = clique.nodes
+    return {
+        "size": k,
+        "n_forward": int((nodes["lexrel"][members] == 0).sum()),
+        "n_reverse": int((nodes["lexrel"][members] == 1).sum()),
+        "edges": k * (k - 1) // 2,
+        "causal_edges": clique.causal_edges,
+        "distinct_general_words": len({_general(nodes, i) for i in members}),
+        "expected_count_half": expected_cliques(n, k, 0.5),
+        "log10_expected_count_half": log10_expected_cliques(n, k, 0.5),
+        "expected_count_observed_density": expected_cliques(n, k, graph.density),
+        "log10_expected_count_observed_density": log10_expected_cliques(n, k, graph.density),
+        "example_ids": [str(nodes["example_ids"][i]) for i in members],
+        "pairs": [[str(nodes["w_p"][i]), str(nodes["w_h"][i]), SYMBOLS[nodes["lexrel"][i]]] for i in members],
+    }
+
+
+def _general(nodes: dict, i: int) -> str:
+    return str(nodes["w_h"][i] if nodes["lexrel"][i] == 0 else nodes["w_p"][i])
+
+
+def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray, path: Path) -> Path:
+    """The graph as GraphML (networkx), node id = example id; written beside ``path``, then moved."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for i, example_id in enumerate(nodes["example_ids"]):
+        g.add_node(
+            str(example_id),
+            w_p=str(nodes["w_p"][i]),
+            w_h=str(nodes["w_h"][i]),
+            lexrel=SYMBOLS[nodes["lexrel"][i]],
+            split=str(nodes["split"][i]),
+            label=int(nodes["label"][i]),
+            correct=bool(nodes["base_pred"][i] == nodes["label"][i]),
+            clique=int(membership[i]),
+        )
+    ids = nodes["example_ids"]
+    for i, j in zip(*np.nonzero(np.triu(graph.edges, 1))):
+        g.add_edge(str(ids[i]), str(ids[j]), causal=bool(graph.causal[i, j]))
+    work = partial_path(path)
+    nx.write_graphml(g, work)
+    work.replace(path)
+    return path
+
+
+def run_cliques(config: CliqueConfig) -> dict:
+    """Build the graph, search α = ``config.alphas``, write the three outputs; returns what ``cliques.json`` holds.
+
+    Raises:
+        ConfigError: a missing or foreign interventions file, one made with
+            another model than ``config.model``, an unknown location, bad α values.
+        OutputError: ``out_dir`` cannot be written.
+    """
+    config.validate()
+    expected_sha = model_sha256(config.model) if config.model is not None else None
+    with open_interventions(config.interventions, model_sha256=expected_sha) as file:
+        location = file.location(config.location)
+        graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location), file.column("lexrel"))
+        nodes = {k: file.column(k) for k in ("w_p", "w_h", "lexrel", "label", "base_pred", "split")}
+        nodes["example_ids"] = np.array(file.example_ids)
+        meta = dict(file.meta)
+    out = ensure_writable_dir(Path(config.out_dir))
+    n = graph.n_nodes
+    min_size = config.min_size if config.min_size is not None else chance_clique_size(n, graph.density)
+    started = time.perf_counter()
+    result = search(graph, config.alphas, min_size)
+    seconds = time.perf_counter() - started
+    membership = np.full(n, -1)
+    for number, clique in enumerate(result.best):
+        membership[clique.nodes] = number
+    report = {
+        "interventions": str(config.interventions),
+        "location": location,
+        "model": meta["model"],
+        "causal_model": meta["causal_model"],
+        "variable": meta["variable"],
+        "graph": {
+            "nodes": n,
+            "nodes_model_correct": int((nodes["base_pred"] == nodes["label"]).sum()),
+            "edges": graph.n_edges,
+            "causal_edges": graph.n_causal_edges,
+            "density": graph.density,
+            "nodes_with_an_edge": int(graph.edges.any(axis=1).sum()),
+        },
+        "min_size": min_size,
+        "min_size_rule": "given" if config.min_size is not None else "chance: smallest k with E[# k-cliques] < 1 in G(n, density)",
+        "search_seconds": seconds,
+        "alphas": {
+            str(alpha): {"sizes": [len(c) for c in found], "covered": int(sum(len(c) for c in found))}
+            for alpha, found in result.cliques.items()
+        },
+        "best_alpha": result.best_alpha,
+        "cliques": [_describe(c, graph, nodes, n) for c in result.best],
+    }
+    write_json_atomic(out / "cliques.json", report)
+    write_graphml(graph, nodes, membership, out / "graph.graphml")
+    if report["cliques"]:
+        top = report["cliques"][0]
+        title = (
+            f"Largest clique at {location} (α = {result.best_alpha}): {top['size']} examples, "
+            f"{top['n_forward']} ⊏ / {top['n_reverse']} ⊐, {top['causal_edges']} causal edges"
+        )
+        plot_clique([tuple(p) for p in top["pairs"]], title, out / "clique.png")
+    else:
+        plot_clique([], f"{location}: no clique with a causal edge", out / "clique.png")
+    return report
+
+
+def format_cliques(report: dict) -> str:
+    """A terminal summary: graph size, the best α's cliques, and both chance baselines."""
+    g = report["graph"]
+    lines = [
+        f"Cliques (Appendix A.3) at {report['location']}: {g['nodes']} examples, "
+        f"{g['edges']} edges ({g['causal_edges']} causal), density {g['density']:.3f}",
+        f"best α = {report['best_alpha']}; cliques of at least {report['min_size']} examples "
+        f"({report['min_size_rule']}); search {report['search_seconds'] * 1000:.0f} ms",
+        "",
+        f"{'size':>5}{'⊏':>5}{'⊐':>5}{'causal edges':>14}{'log10 E[#] p=1/2':>19}{'log10 E[#] p=density':>23}",
+    ]
+    for c in report["cliques"]:
+        lines.append(
+            f"{c['size']:>5}{c['n_forward']:>5}{c['n_reverse']:>5}{c['causal_edges']:>14}"
+            f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>23.1f}"
+        )
+    if not report["cliques"]:
+        lines.append(f"  no clique of at least {report['min_size']} examples with a causal edge")
+    return "\n".join(lines)

@@ -1,0 +1,289 @@
+"""`interp intervene`: interchange interventions for all (base, source) pairs of an example set, to HDF5.
+
+Usage::
+
+    from interp.jobs.intervene import InterventionConfig, run_interventions
+    run_interventions(InterventionConfig(
+        model="runs/demo/model", out="runs/demo/interventions.h5",
+        locations="blocks.0.hook_resid_post@w_h", splits=("nmonli_test",)))
+
+For every location, every base i and source j: the model's prediction with
+the vector at the location on i replaced by the one on j (``model_pred``),
+and the causal model's counterfactual for the same interchange on its
+variable (``causal_pred``; for INFER on lexrel, §6.2 of Geiger, Richardson &
+Potts 2020). The file layout is in :mod:`interp.files.interventions`.
+
+Work is done in units of ``unit_size`` bases (all sources each); each
+finished unit is a file of its own in ``<out>.parts/``, moved into place
+atomically (:mod:`interp.jobs.shards`), so a run interrupted at any
+moment, even by ``kill -9``, started again, runs only the missing units. When
+all are done the HDF5 file is assembled in ``<out>.partial`` and moved to
+``out``. Under ``torchrun`` the units are dealt out across processes
+(:mod:`interp.jobs.distributed`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from interp.causal import interchange_table
+from interp.core.devices import pick_device
+from interp.core.errors import ConfigError, OutputError
+from interp.core.hdf5 import finished, h5py
+from interp.core.outputs import ensure_writable_dir, partial_path
+from interp.engine.batched import (
+    PRECISIONS,
+    interchange_logits,
+    precision,
+    source_vectors,
+)
+from interp.files.activations import open_cache
+from interp.files.interventions import FORMAT, Fp32Check, initialise
+from interp.hooks import n_layers
+from interp.hooks.locations import Location, parse_locations
+from interp.jobs.distributed import Workers, rank_device, workers
+from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
+from interp.jobs.shards import Shards, parts_dir
+from interp.models.evaluation import predict_logits
+from interp.models.loading import load_classifier, model_sha256
+from interp.tasks.monli import (
+    CAUSAL_MODELS,
+    LABELS,
+    encode_examples,
+    load_monli,
+    monli_inputs,
+)
+from interp.tasks.monli.align import check_wordpiece_rule
+
+
+@dataclass(frozen=True)
+class InterventionConfig:
+    """Which interventions to run and where to write them."""
+
+    model: str
+    out: str
+    locations: str
+    splits: tuple[str, ...] = ("nmonli_test",)
+    causal_model: str = "infer"
+    variable: str = "lexrel"
+    wordpiece: str = "first"
+    cache: str | None = None
+    max_examples: int | None = None
+    seed: int = 0
+    batch_size: int | None = None  # pairs per suffix pass; None: 256 on CPU, from free memory on a GPU
+    unit_size: int = 16
+    device: str = "auto"
+    precision: str = "fp32"  # fp32, tf32 (GPU matmuls) or bf16
+    data_dir: str | None = None
+    verify_checksums: bool = True
+    overwrite: bool = False
+
+    def validate(self) -> "InterventionConfig":
+        check_wordpiece_rule(self.wordpiece)
+        if self.causal_model not in CAUSAL_MODELS:
+            raise ConfigError(f"--causal-model must be one of {', '.join(CAUSAL_MODELS)}, got {self.causal_model!r}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        for name, value in (("--batch-size", self.batch_size or 1), ("--unit-size", self.unit_size)):
+            if value < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        if self.max_examples is not None and self.max_examples < 2:
+            raise ConfigError("--max-examples must be at least 2")
+        return self
+
+
+def select_examples(config: InterventionConfig):
+    """The example set: the named splits, or a seeded random subset of them kept in file order."""
+    examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)
+    if config.max_examples is not None and config.max_examples < len(examples):
+        keep = sorted(random.Random(config.seed).sample(range(len(examples)), config.max_examples))
+        examples = [examples[i] for i in keep]
+    return examples
+
+
+def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Location]) -> list[int]:
+    """Check ``config.cache`` can give the source vectors; returns each example's row in it.
+
+    Raises:
+        ConfigError: the cache is missing or foreign, made with other weights,
+            another WordPiece rule or float16, or lacks an example or a location.
+    """
+    with open_cache(config.cache, model=config.model) as cache:
+        if cache.meta["wordpiece"] != config.wordpiece:
+            raise ConfigError(f"--cache {config.cache} used WordPiece rule {cache.meta['wordpiece']!r}, not {config.wordpiece!r}")
+        if cache.meta["dtype"] != "float32":
+            raise ConfigError(f"--cache {config.cache} is {cache.meta['dtype']}; interventions need a float32 cache")
+        row = {example_id: i for i, example_id in enumerate(cache.example_ids)}
+        missing = [i for i in ids if i not in row]
+        if missing:
+            raise ConfigError(f"--cache {config.cache} lacks {len(missing)} of the examples (first: {missing[0]})")
+        for loc in locations:
+            if str(loc) not in cache.handle:
+                raise ConfigError(f"location {loc} is not in the cache {config.cache}")
+    return [row[i] for i in ids]
+
+
+def _cached_vectors(path: str, rows: list[int], location: Location) -> torch.Tensor:
+    with open_cache(path) as cache:
+        return torch.from_numpy(cache.vectors(location)[rows])
+
+
+def run_interventions(config: InterventionConfig, *, progress: bool = True) -> Path:
+    """Run (or resume, or reuse) the interventions of ``config``; returns the finished file's path.
+
+    Under ``torchrun`` every process calls this with the same config; the
+    units are dealt out by rank (:mod:`interp.jobs.distributed`).
+
+    Raises:
+        ConfigError: bad settings, a location out of range or absent from
+            ``cache``, a causal model that does not fit the examples.
+        DataError, ModelError: bad data or model.
+        OutputError: ``out`` holds other interventions (without ``overwrite``) or cannot be written.
+    """
+    config.validate()
+    out = Path(config.out)
+    examples = select_examples(config)
+    causal = CAUSAL_MODELS[config.causal_model](examples)
+    causal.check_variable(config.variable)
+    model, tokenizer = load_classifier(config.model, labels=LABELS, require_head=True)
+    device = pick_device(rank_device(config.device))
+    model.to(device)
+    locations = parse_locations(config.locations, n_layers(model))
+    encoded = encode_examples(examples, tokenizer, config.wordpiece)
+    ids = [e.id for e in examples]
+    n_units = -(-len(examples) // config.unit_size)
+    meta = {
+        "format": FORMAT,
+        "model": config.model,
+        "model_sha256": model_sha256(config.model),
+        "wordpiece": config.wordpiece,
+        "causal_model": causal.name,
+        "variable": config.variable,
+        "labels": list(LABELS),
+        "locations": [str(loc) for loc in locations],
+        "unit_size": config.unit_size,
+        "precision": config.precision,
+    }
+    rows = _cache_rows(config, ids, locations) if config.cache is not None else None
+    ensure_writable_dir(out.parent if str(out.parent) else Path("."))
+    request = {**meta, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
+    shards = Shards(parts_dir(out), request)
+    if out.exists():
+        if finished(out, meta, ids):
+            if progress:
+                tqdm.write(f"{out}: these interventions are already done, reusing them")
+            return out
+        if not config.overwrite:
+            raise OutputError(
+                f"--out {out} holds other interventions (another model, example set, location or setting); "
+                "pass --overwrite to replace it or choose another --out"
+            )
+    with workers(device) as team:
+        if team.leader:
+            shards.prepare()
+        team.barrier()
+        with precision(model, config.precision):
+            ran = sum(
+                _run_location(config, shards, index, model, encoded, rows, loc, team, progress and team.leader)
+                for index, loc in enumerate(locations)
+            )
+        if progress and team.world > 1:
+            tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
+        team.barrier()
+        if team.leader:
+            checks = None if config.precision == "fp32" else _fp32_checks(config, shards, model, encoded, rows, locations)
+            with precision(model, config.precision):
+                _assemble(out, meta, examples, encoded, model, tokenizer, causal, config.variable, shards, n_units, checks)
+        team.barrier()
+    return out
+
+
+def _run_location(config, shards: Shards, index: int, model, encoded, cache_rows, loc: Location, team: Workers, progress: bool) -> int:
+    """Run this worker's unfinished units at one location; returns how many it ran."""
+    n, size = len(encoded), config.unit_size
+    units = team.mine(range(-(-n // size)))
+    todo = [u for u in units if not shards.done(index, u)]
+    if not todo:
+        return 0
+    if cache_rows is not None:
+        sources = _cached_vectors(config.cache, cache_rows, loc)
+    else:
+        sources = source_vectors(model, encoded, loc)
+    total = sum(min(size, n - u * size) for u in units) * n
+    remaining = sum(min(size, n - u * size) for u in todo) * n
+    bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
+    try:
+        for u in todo:
+            start, stop = u * size, min((u + 1) * size, n)
+            logits = interchange_logits(model, encoded[start:stop], sources, loc, batch_size=config.batch_size, on_rows=bar.update)
+            shards.write(index, u, logits.numpy())
+    finally:
+        bar.close()
+    return len(todo)
+
+
+def _fp32_checks(config: InterventionConfig, shards: Shards, model, encoded, cache_rows, locations: list[Location]) -> list[Fp32Check]:
+    """At each location, the finished run's labels against fp32 on the seeded sample of :mod:`~interp.jobs.fp32_check`."""
+    bases, sources = sample_pairs(len(encoded), config.seed)
+    size = config.unit_size
+    checks = []
+    for index, loc in enumerate(locations):
+        if cache_rows is not None:
+            vectors = _cached_vectors(config.cache, [cache_rows[j] for j in sources], loc)
+        else:
+            vectors = source_vectors(model, [encoded[j] for j in sources], loc)
+        reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
+        checks.append(compare_with_fp32(model, [encoded[b] for b in bases], vectors, loc, reduced, config.batch_size))
+    return checks
+
+
+def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal, variable: str, shards: Shards, n_units: int,
+              checks: list[Fp32Check] | None = None) -> None:  # fmt: skip
+    """Build the HDF5 file from the shards in ``<out>.partial``, move it to ``out``, drop the shards.
+
+    ``checks``: with a reduced precision, each location's agreement with fp32, kept as group attributes.
+
+    The work file is written afresh each time, so a run killed while
+    assembling assembles again.
+
+    Raises:
+        OutputError: a unit's shard is missing (a worker failed), or the file cannot be written.
+    """
+    locations = [Location.parse(name) for name in meta["locations"]]
+    missing = [(loc, u) for i, loc in enumerate(locations) for u in range(n_units) if not shards.done(i, u)]
+    if missing:
+        raise OutputError(f"{len(missing)} units were not run (first: {missing[0][0]} unit {missing[0][1]}); run the same command again")
+    inputs = [monli_inputs(e) for e in examples]
+    table = interchange_table(causal, inputs, inputs, variable)
+    causal_pred = np.vectorize(LABELS.index, otypes=[np.int8])(table)
+    base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    work = partial_path(out)
+    size = meta["unit_size"]
+    try:
+        with h5py().File(work, "w") as handle:
+            initialise(handle, meta, examples, encoded, base_pred, locations, n_units)
+            for i, loc in enumerate(locations):
+                group = handle[str(loc)]
+                for u in range(n_units):
+                    logits = shards.read(i, u)
+                    group["logits"][u * size : u * size + len(logits)] = logits
+                    group["model_pred"][u * size : u * size + len(logits)] = logits.argmax(-1).astype(np.int8)
+                group["causal_pred"][:] = causal_pred
+                group["units_done"][:] = True
+                if checks is not None:
+                    group.attrs.update(checks[i].attrs())
+            handle.attrs["complete"] = True
+    except OSError as exc:
+        work.unlink(missing_ok=True)
+        raise OutputError(f"--out {work}: cannot write ({exc})") from None
+    os.replace(work, out)
+    shards.remove()
+

@@ -1,0 +1,177 @@
+"""The probe sweep: every location × target × probe kind, against both control tasks (paper §6.1, Figure 2).
+
+Usage::
+
+    from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
+    rows = run_probe_sweep(ProbeSweepConfig(cache="runs/demo/activations.h5", out_dir="runs/demo"))
+
+For each location, all probes of the sweep (targets × {task, type control,
+shuffle control} × seeds × folds) are fitted at once by
+:func:`interp.analysis.probes.batched.fit_probes`. Accuracy is always on the held-out
+fold (stratified k-fold on the target, the same folds for task and
+controls); selectivity = task accuracy − control accuracy on the same
+examples. Each seed redraws the folds, the control labels and the initial
+weights; rows report the mean and standard deviation over seeds of the
+fold-averaged figures.
+
+Targets: ``lexrel`` (forward ⊏ vs reverse ⊐) and ``infer``, INFER's output,
+which on MoNLI is the gold label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.model_selection import StratifiedKFold
+from tqdm.auto import tqdm
+
+from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
+from interp.analysis.probes.controls import ShuffleControl, TypeControl
+from interp.core.errors import ConfigError
+from interp.core.outputs import (
+    ensure_writable_dir,
+    read_json,
+    write_csv_atomic,
+    write_json_atomic,
+)
+from interp.files.activations import open_cache
+from interp.hooks.locations import Location, parse_locations
+
+TARGETS = {"lexrel": "lexrel", "infer": "label"}  # target name -> cache column
+PROBE_KINDS = {"mlp": 4, "linear": 0}  # probe kind -> hidden units
+LABEL_SETS = ("task", "type_control", "shuffle_control")
+
+
+@dataclass(frozen=True)
+class ProbeSweepConfig:
+    """A sweep over a cache: which locations, targets, probe kinds, how many folds and seeds."""
+
+    cache: str
+    out_dir: str
+    model: str | None = None
+    locations: str = "all"
+    targets: tuple[str, ...] = tuple(TARGETS)
+    probes: tuple[str, ...] = tuple(PROBE_KINDS)
+    folds: int = 5
+    seeds: int = 3
+    max_iter: int = 100
+    lr: float = 0.05
+    alpha: float = 1e-4
+
+    def validate(self) -> "ProbeSweepConfig":
+        for name in self.targets:
+            if name not in TARGETS:
+                raise ConfigError(f"unknown probe target {name!r}; choose from {', '.join(TARGETS)}")
+        for name in self.probes:
+            if name not in PROBE_KINDS:
+                raise ConfigError(f"unknown probe kind {name!r}; choose from {', '.join(PROBE_KINDS)}")
+        if self.folds < 2 or self.seeds < 1 or self.max_iter < 1:
+            raise ConfigError("--folds must be at least 2, --seeds and --max-iter at least 1")
+        return self
+
+
+def control_units(role: str, w_p: np.ndarray, w_h: np.ndarray) -> np.ndarray:
+    """The word type a location's type control keys on: w_p's, w_h's, or the (w_p, w_h) pair at [CLS]."""
+    w_p, w_h = np.char.lower(w_p.astype(str)), np.char.lower(w_h.astype(str))
+    return {"w_p": w_p, "w_h": w_h, "cls": np.char.add(np.char.add(w_p, "|"), w_h)}[role]
+
+
+def _labels(cache, targets) -> dict[str, np.ndarray]:
+    return {t: cache.column(TARGETS[t]).astype(np.int64) for t in targets}
+
+
+def sweep_location(
+    X: np.ndarray, loc: Location, targets: dict[str, np.ndarray], ids: np.ndarray, w_p, w_h, config: ProbeSweepConfig
+) -> list[dict]:
+    """All probes at one location; one row per (target, probe kind) with held-out accuracies and selectivities."""
+    n = len(ids)
+    units = control_units(loc.role, w_p, w_h)
+    specs, Y, masks = [], [], []
+    for target, y in targets.items():
+        for seed in range(config.seeds):
+            label_sets = {
+                "task": y,
+                "type_control": TypeControl(random_state=seed).fit_transform(units, y),
+                "shuffle_control": ShuffleControl(random_state=seed).fit_transform(ids, y),
+            }
+            folds = StratifiedKFold(config.folds, shuffle=True, random_state=seed).split(np.zeros(n), y)
+            for fold, (train, _) in enumerate(folds):
+                mask = np.zeros(n, dtype=bool)
+                mask[train] = True
+                for label_set in LABEL_SETS:
+                    specs.append((target, seed, fold, label_set))
+                    Y.append(label_sets[label_set])
+                    masks.append(mask)
+    Y_t = torch.from_numpy(np.stack(Y))
+    mask_t = torch.from_numpy(np.stack(masks))
+    X_t = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
+    rows = []
+    for kind in config.probes:
+        settings = ProbeSettings(PROBE_KINDS[kind], config.max_iter, config.lr, config.alpha)
+        seeds = [1_000_003 * spec[1] + i for i, spec in enumerate(specs)]  # reproducible, distinct per probe
+        params = fit_probes(X_t, Y_t, mask_t, 2, settings, seeds)
+        correct = (predict_probes(X_t, params).argmax(-1) == Y_t).float()
+        held_out = ((correct * ~mask_t).sum(1) / (~mask_t).sum(1)).numpy()
+        acc: dict[tuple, list[float]] = {}
+        for (target, seed, _, label_set), a in zip(specs, held_out):
+            acc.setdefault((target, label_set, seed), []).append(float(a))
+        for target in targets:
+            per_seed = {ls: np.array([np.mean(acc[(target, ls, s)]) for s in range(config.seeds)]) for ls in LABEL_SETS}
+            row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": loc.role, "target": target, "probe": kind}
+            for ls in LABEL_SETS:
+                row[f"{ls}_acc_mean"], row[f"{ls}_acc_std"] = per_seed[ls].mean(), per_seed[ls].std()
+            for control in ("type", "shuffle"):
+                sel = per_seed["task"] - per_seed[f"{control}_control"]
+                row[f"selectivity_{control}_mean"], row[f"selectivity_{control}_std"] = sel.mean(), sel.std()
+            row.update(seeds=config.seeds, folds=config.folds, n_examples=n)
+            rows.append(row)
+    return rows
+
+
+def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[dict]:
+    """Run the sweep; write ``probes.csv`` and ``probes.png`` into ``out_dir``.
+
+    Raises:
+        ConfigError: bad settings, or a cache that is missing, foreign,
+            unfinished, made with another model, or lacks a location.
+        OutputError: ``out_dir`` cannot be written.
+    """
+    config.validate()
+    out = ensure_writable_dir(Path(config.out_dir))
+    started = time.perf_counter()
+    rows: list[dict] = []
+    with open_cache(config.cache, model=config.model) as cache:
+        locations = parse_locations(config.locations, cache.meta["n_layers"])
+        ids = np.array(cache.example_ids)
+        key = _request_key(config, cache.meta, ids)
+        done = read_json(out / "probes.json")
+        if done and done.get("request") == key and (out / "probes.csv").is_file() and (out / "probes.png").is_file():
+            if progress:
+                tqdm.write(f"{out}/probes.csv: already swept with these settings, reusing it")
+            return done["rows"]
+        targets = _labels(cache, config.targets)
+        w_p, w_h = cache.column("w_p"), cache.column("w_h")
+        for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
+            rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, w_p, w_h, config))
+    write_csv_atomic(rows, out / "probes.csv")
+    from interp.analysis.probes.figure import plot_probes
+
+    plot_probes(rows, out / "probes.png")
+    write_json_atomic(out / "probes.json", {"request": key, "rows": rows})
+    if progress:
+        tqdm.write(f"probe sweep: {len(rows)} rows in {time.perf_counter() - started:.1f} s")
+    return rows
+
+
+def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray) -> dict:
+    """What decides a sweep's result: its settings and the cache's model, rule, dtype and examples."""
+    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache", "out_dir", "model")}
+    settings.update({k: meta[k] for k in ("model_sha256", "wordpiece", "dtype")})
+    settings["examples"] = hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()
+    return json.loads(json.dumps(settings))

@@ -1,0 +1,87 @@
+"""Finished units of an interventions run, one file each, so that a run killed at any moment loses at most the unit in flight.
+
+A unit is one location × one block of ``unit_size`` bases (all sources).
+Its logits, float32 ``[rows, n_sources, n_labels]``, are saved with
+``numpy.save`` to a temporary name in ``<out>.parts/`` and moved into place
+with ``os.replace``, which is atomic on POSIX file systems: a unit's file is
+either absent or complete. ``request.json`` in the same folder records what
+the shards belong to (model, weights, examples, locations, settings); shards
+of another request are discarded, never mixed in.
+
+Several processes (``torchrun``) share one folder: each writes only its own
+units, and rank 0 prepares the folder and assembles the HDF5 file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from interp.core.errors import OutputError
+from interp.core.outputs import read_json, write_json_atomic
+
+TMP_MARK = ".tmp-"
+
+
+def parts_dir(out: Path) -> Path:
+    """Where the shards of ``out`` live: ``<out>.parts/``."""
+    return out.with_name(out.name + ".parts")
+
+
+class Shards:
+    """The unit files of one request in ``directory``."""
+
+    def __init__(self, directory: Path, request: dict):
+        self.directory = Path(directory)
+        self.request = request
+
+    def prepare(self) -> None:
+        """Create the folder, or keep it if it holds this request's shards.
+
+        Shards of another request and temporary files of a killed writer are removed.
+
+        Raises:
+            OutputError: the folder cannot be created or written.
+        """
+        try:
+            if self.directory.exists() and read_json(self.directory / "request.json") != self.request:
+                shutil.rmtree(self.directory)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for stale in self.directory.glob(f"*{TMP_MARK}*"):
+                stale.unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError(f"--out: cannot prepare {self.directory} ({exc.strerror or exc})") from None
+        write_json_atomic(self.directory / "request.json", self.request)
+
+    def path(self, location_index: int, unit: int) -> Path:
+        return self.directory / f"loc{location_index:03d}-unit{unit:06d}.npy"
+
+    def done(self, location_index: int, unit: int) -> bool:
+        return self.path(location_index, unit).is_file()
+
+    def write(self, location_index: int, unit: int, logits: np.ndarray) -> None:
+        """Save one unit's logits and move the file into place atomically.
+
+        Raises:
+            OutputError: the file cannot be written (disk full, permissions).
+        """
+        final = self.path(location_index, unit)
+        tmp = final.with_name(f"{final.name}{TMP_MARK}{os.getpid()}")
+        try:
+            with open(tmp, "wb") as handle:
+                np.save(handle, np.ascontiguousarray(logits, dtype=np.float32))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, final)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise OutputError(f"{final}: cannot write ({exc.strerror or exc})") from None
+
+    def read(self, location_index: int, unit: int) -> np.ndarray:
+        return np.load(self.path(location_index, unit))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Tasks: one folder per dataset with its loader, token roles and causal model (``monli``, ``mqnli``)."""

@@ -1,0 +1,174 @@
+"""Tokenize MoNLI examples and find the token positions of [CLS], w_p and w_h.
+
+Usage::
+
+    from interp.tasks.monli import encode_examples, collate
+    encoded = encode_examples(examples, tokenizer, wordpiece="first")
+    batch = collate(encoded[:32], pad_token_id=tokenizer.pad_token_id)
+    batch["positions"][:, ROLES.index("w_h")]
+
+The rule (Geiger, Richardson & Potts 2020 leave it open): find the substituted
+word in its sentence as a whole word, ignoring case and attached punctuation
+(:func:`interp.tasks.monli.data.word_spans`); take the WordPiece tokens whose
+character offsets overlap that span; if there are several, the ``wordpiece``
+rule picks the ``first`` or the ``last`` of them. Premise is segment 0,
+hypothesis segment 1, as BERT's NLI fine-tuning expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from interp.core.errors import ConfigError, DataError
+from interp.tasks.monli.data import Example, word_spans
+
+#: Token roles, in the order of the columns of ``positions``.
+ROLES: tuple[str, ...] = ("cls", "w_p", "w_h")
+WORDPIECE_RULES: tuple[str, ...] = ("first", "last")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenized example.
+
+    ``positions`` maps each role of :data:`ROLES` to one token index;
+    ``pieces`` maps w_p and w_h to all the WordPiece indices of the word (the
+    chosen position is one of them).
+    """
+
+    example_id: str
+    input_ids: tuple[int, ...]
+    token_type_ids: tuple[int, ...]
+    positions: dict[str, int]
+    pieces: dict[str, tuple[int, ...]]
+    label_id: int
+
+
+def check_wordpiece_rule(wordpiece: str) -> str:
+    if wordpiece not in WORDPIECE_RULES:
+        raise ConfigError(f"--wordpiece must be one of {', '.join(WORDPIECE_RULES)}, got {wordpiece!r}")
+    return wordpiece
+
+
+def _word_pieces(word: str, sentence: str, offsets, sequence_ids, segment: int) -> tuple[int, ...]:
+    spans = word_spans(word, sentence)
+    if len(spans) != 1:
+        return ()
+    start, end = spans[0]
+    return tuple(
+        i
+        for i, ((a, b), seg) in enumerate(zip(offsets, sequence_ids))
+        if seg == segment and b > a and a < end and b > start
+    )
+
+
+def encode_example(example: Example, tokenizer, wordpiece: str = "first") -> Encoded:
+    """Tokenize one example as (premise, hypothesis) and align its roles.
+
+    Raises:
+        ConfigError: unknown ``wordpiece`` rule, or a tokenizer without
+            character offsets (a "slow" Python tokenizer).
+        DataError: w_p or w_h maps to no token (the message names the example
+            id and file line), e.g. because truncation cut it off.
+    """
+    check_wordpiece_rule(wordpiece)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(
+            f"tokenizer {type(tokenizer).__name__} gives no character offsets; "
+            "alignment needs a fast (Rust) tokenizer"
+        )
+    enc = tokenizer(
+        example.premise,
+        example.hypothesis,
+        return_offsets_mapping=True,
+        return_token_type_ids=True,
+        truncation=True,
+    )
+    sequence_ids = enc.sequence_ids()
+    offsets = enc["offset_mapping"]
+    pieces = {
+        "w_p": _word_pieces(example.w_p, example.premise, offsets, sequence_ids, 0),
+        "w_h": _word_pieces(example.w_h, example.hypothesis, offsets, sequence_ids, 1),
+    }
+    truncated = len(enc["input_ids"]) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
+    for role, word in (("w_p", example.w_p), ("w_h", example.w_h)):
+        if not pieces[role]:
+            raise DataError(
+                f"{example.source}:{example.id.rsplit(':', 1)[1]}: cannot align {role} {word!r} "
+                f"to any token of example {example.id}"
+                + (f" (the input was truncated to {len(enc['input_ids'])} tokens)" if truncated else "")
+            )
+    pick = 0 if wordpiece == "first" else -1
+    cls_positions = [i for i, t in enumerate(enc["input_ids"]) if t == tokenizer.cls_token_id]
+    if not cls_positions or cls_positions[0] != 0:
+        raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
+    return Encoded(
+        example_id=example.id,
+        input_ids=tuple(enc["input_ids"]),
+        token_type_ids=tuple(enc["token_type_ids"]),
+        positions={"cls": 0, "w_p": pieces["w_p"][pick], "w_h": pieces["w_h"][pick]},
+        pieces=pieces,
+        label_id=example.label_id,
+    )
+
+
+def encode_examples(examples: Sequence[Example], tokenizer, wordpiece: str = "first") -> list[Encoded]:
+    """:func:`encode_example` over a sequence, failing on the first example that cannot be aligned."""
+    return [encode_example(e, tokenizer, wordpiece) for e in examples]
+
+
+def encode_pair(example, tokenizer) -> Encoded:
+    """Tokenize any NLI pair (an object with ``id``, ``premise``, ``hypothesis``, ``label_id``).
+
+    Only [CLS] is aligned (``positions == {"cls": 0}``): what training and
+    evaluation need, for datasets without a substituted word (MQNLI).
+    """
+    enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
+    return Encoded(
+        example_id=example.id,
+        input_ids=tuple(enc["input_ids"]),
+        token_type_ids=tuple(enc["token_type_ids"]),
+        positions={"cls": 0},
+        pieces={},
+        label_id=example.label_id,
+    )
+
+
+def encode_for_classifier(examples: Sequence, tokenizer) -> list[Encoded]:
+    """MoNLI examples with their roles aligned (:func:`encode_example`), any other pairs with [CLS] only."""
+    return [encode_example(e, tokenizer) if isinstance(e, Example) else encode_pair(e, tokenizer) for e in examples]
+
+
+def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Tensor]:
+    """Pad a batch to its longest member.
+
+    Returns:
+        ``input_ids``, ``token_type_ids``, ``attention_mask``: int64
+        ``[batch, seq]``; ``positions``: int64 ``[batch, 3]`` (columns in
+        :data:`ROLES` order; only when every example has all roles);
+        ``labels``: int64 ``[batch]``.
+    """
+    if not encoded:
+        raise ValueError("collate needs at least one example")
+    length = max(len(e.input_ids) for e in encoded)
+    n = len(encoded)
+    input_ids = torch.full((n, length), pad_token_id, dtype=torch.long)
+    token_type_ids = torch.zeros((n, length), dtype=torch.long)
+    attention_mask = torch.zeros((n, length), dtype=torch.long)
+    for row, e in enumerate(encoded):
+        k = len(e.input_ids)
+        input_ids[row, :k] = torch.tensor(e.input_ids)
+        token_type_ids[row, :k] = torch.tensor(e.token_type_ids)
+        attention_mask[row, :k] = 1
+    batch = {
+        "input_ids": input_ids,
+        "token_type_ids": token_type_ids,
+        "attention_mask": attention_mask,
+        "labels": torch.tensor([e.label_id for e in encoded], dtype=torch.long),
+    }
+    if all(r in e.positions for e in encoded for r in ROLES):
+        batch["positions"] = torch.tensor([[e.positions[r] for r in ROLES] for e in encoded], dtype=torch.long)
+    return batch

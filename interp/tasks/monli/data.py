@@ -1,0 +1,270 @@
+"""The MoNLI loader: checksummed files in, validated typed examples out.
+
+MoNLI (Geiger, Richardson & Potts 2020, §3) pairs an SNLI premise with a
+hypothesis in which one word w_p is replaced by a hypernym or hyponym w_h.
+PMoNLI has no negation over the substitution site; in NMoNLI `not` scopes over
+it and reverses the entailment.
+
+Usage::
+
+    from interp.tasks.monli import load_monli
+    examples = load_monli("path/to/monli", splits=("nmonli_test",))
+    examples[0].id, examples[0].lexrel, examples[0].label
+
+The directory comes from the argument, else the environment variable
+``INTERP_MONLI_DIR``. Each file's SHA-256 is checked against the released
+files (``datasets/monli/SHA256SUMS`` in the repository lists the same sums).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Iterable
+
+from interp.core.checksums import sha256_of
+from interp.core.errors import DataError
+
+ENV_VAR = "INTERP_MONLI_DIR"
+
+#: The gold labels of MoNLI, in the order of a classifier's label ids.
+LABELS: tuple[str, ...] = ("entailment", "neutral")
+
+
+@dataclass(frozen=True)
+class SplitInfo:
+    """One released MoNLI file: its name, SHA-256, size and whether it is negated."""
+
+    name: str
+    sha256: str
+    n_examples: int
+    negated: bool
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.jsonl"
+
+
+#: The released files (github.com/atticusg/MoNLI, commit 5bf388ad).
+SPLITS: dict[str, SplitInfo] = {
+    s.name: s
+    for s in (
+        SplitInfo("pmonli", "a5b5d8e1c683c874ed3d68c0fffb74ba37010db4f2bcf0983f0d1a60e2faf72f", 1476, False),
+        SplitInfo("nmonli_train", "c6fd6766fd21d6fb89337ddd821bd39f0c7a6004b141f89aca4f8c2bf9d27fe5", 1002, True),
+        SplitInfo("nmonli_test", "f7bdb98d2e16b19aaa436b4d2165afab2420a776ed6f19f6ed12f14448be8ff3", 200, True),
+    )
+}
+
+_HOW_TO_GET = (
+    "MoNLI is published at github.com/atticusg/MoNLI (commit 5bf388ad); put "
+    "pmonli.jsonl, nmonli_train.jsonl and nmonli_test.jsonl in one directory and pass it "
+    f"with --data-dir or the environment variable {ENV_VAR}"
+)
+
+
+class Lexrel(str, Enum):
+    """The lexical relation of w_p to w_h: the variable *lexrel* of INFER (paper §4).
+
+    ``FORWARD`` is w_p ⊏ w_h (w_p the more specific word, MoNLI depth > 0);
+    ``REVERSE`` is w_p ⊐ w_h (depth < 0).
+    """
+
+    FORWARD = "forward"
+    REVERSE = "reverse"
+
+    @property
+    def symbol(self) -> str:
+        return "⊏" if self is Lexrel.FORWARD else "⊐"
+
+
+@dataclass(frozen=True)
+class Example:
+    """One MoNLI example.
+
+    ``id`` is ``<file stem>:<line number>`` (1-based), stable across runs; the
+    sentence text is not a key (twelve pairs occur twice). ``depth`` is the
+    signed WordNet distance from the file; ``lexrel`` its sign.
+    """
+
+    id: str
+    premise: str
+    hypothesis: str
+    label: str
+    w_p: str
+    w_h: str
+    depth: int
+    lexrel: Lexrel
+    negated: bool
+    split: str
+    source: str
+
+    @property
+    def label_id(self) -> int:
+        return LABELS.index(self.label)
+
+
+_FIELDS: dict[str, type] = {
+    "sentence1": str,
+    "sentence2": str,
+    "gold_label": str,
+    "sentence1_lex": str,
+    "sentence2_lex": str,
+    "depth": int,
+}
+
+
+def word_spans(word: str, sentence: str) -> list[tuple[int, int]]:
+    """Character spans where ``word`` occurs in ``sentence`` as a whole word.
+
+    The match ignores case and attached punctuation ("Man", "plants."): the
+    word must not touch a letter, digit or underscore on either side.
+    """
+    pattern = re.compile(r"(?<!\w)" + re.escape(word) + r"(?!\w)", re.IGNORECASE)
+    return [m.span() for m in pattern.finditer(sentence)]
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The MoNLI directory: ``data_dir`` if given, else ``$INTERP_MONLI_DIR``.
+
+    Raises:
+        DataError: neither is set, or the directory does not exist.
+    """
+    if data_dir is None or str(data_dir) == "":
+        env = os.environ.get(ENV_VAR)
+        if not env:
+            raise DataError(f"no MoNLI directory given. {_HOW_TO_GET}")
+        data_dir = env
+    path = Path(data_dir).expanduser()
+    if not path.is_dir():
+        raise DataError(f"MoNLI directory {path} does not exist or is not a directory. {_HOW_TO_GET}")
+    return path
+
+
+def _check_split_names(splits: Iterable[str]) -> tuple[str, ...]:
+    splits = tuple(splits)
+    if not splits:
+        raise DataError("no MoNLI split named; choose from " + ", ".join(SPLITS))
+    for name in splits:
+        if name not in SPLITS:
+            raise DataError(f"unknown MoNLI split {name!r}; choose from " + ", ".join(SPLITS))
+    return splits
+
+
+def _parse_line(text: str, path: Path, lineno: int, info: SplitInfo) -> Example:
+    where = f"{path}:{lineno}"
+    if not text.strip():
+        raise DataError(f"{where}: empty line")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    for field, kind in _FIELDS.items():
+        if field not in record:
+            raise DataError(f"{where}: missing field {field!r}")
+        value = record[field]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise DataError(f"{where}: field {field!r} must be {kind.__name__}, got {value!r}")
+    label, depth = record["gold_label"], record["depth"]
+    if label not in LABELS:
+        raise DataError(f"{where}: unknown gold_label {label!r}; MoNLI labels are {', '.join(LABELS)}")
+    if depth == 0:
+        raise DataError(f"{where}: depth is 0, so the lexical relation is undefined (its sign gives lexrel)")
+    for field, sentence_field in (("sentence1_lex", "sentence1"), ("sentence2_lex", "sentence2")):
+        word, sentence = record[field], record[sentence_field]
+        count = len(word_spans(word, sentence))
+        if count != 1:
+            what = "does not occur" if count == 0 else f"occurs {count} times"
+            raise DataError(f"{where}: {field} {word!r} {what} as a whole word in {sentence_field} {sentence!r}")
+    lexrel = Lexrel.FORWARD if depth > 0 else Lexrel.REVERSE
+    expected = "entailment" if (lexrel is Lexrel.FORWARD) != info.negated else "neutral"
+    if label != expected:
+        raise DataError(
+            f"{where}: gold_label {label!r} contradicts depth {depth} in a "
+            f"{'negated' if info.negated else 'positive'} file (expected {expected!r})"
+        )
+    return Example(
+        id=f"{info.name}:{lineno}",
+        premise=record["sentence1"],
+        hypothesis=record["sentence2"],
+        label=label,
+        w_p=record["sentence1_lex"],
+        w_h=record["sentence2_lex"],
+        depth=depth,
+        lexrel=lexrel,
+        negated=info.negated,
+        split=info.name,
+        source=str(path),
+    )
+
+
+def read_split(path: str | os.PathLike, split: str) -> list[Example]:
+    """Parse and validate one MoNLI file, without checking its checksum.
+
+    Raises:
+        DataError: the file is missing or empty, or a line is malformed JSON,
+            lacks a field, has a wrong type, an unknown label, a zero depth, a
+            substituted word absent from (or repeated in) its sentence, or a
+            label that contradicts depth and negation. The message names
+            ``file:line``.
+    """
+    info = SPLITS[_check_split_names([split])[0]]
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found. {_HOW_TO_GET}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    lines = text.splitlines()
+    if not lines:
+        raise DataError(f"{path}: empty file, no examples")
+    return [_parse_line(line, path, i, info) for i, line in enumerate(lines, start=1)]
+
+
+def load_monli(
+    data_dir: str | os.PathLike | None = None,
+    splits: Iterable[str] = tuple(SPLITS),
+    *,
+    verify_checksums: bool = True,
+) -> list[Example]:
+    """Load MoNLI examples from the released files, in file and line order.
+
+    Args:
+        data_dir: directory holding the ``<split>.jsonl`` files; ``None``
+            reads ``$INTERP_MONLI_DIR``.
+        splits: any of ``pmonli``, ``nmonli_train``, ``nmonli_test``.
+        verify_checksums: compare each file's SHA-256 with the released one
+            before parsing (turn off only for a deliberately edited copy).
+
+    Returns:
+        The examples of the named splits, concatenated in the order given.
+
+    Raises:
+        DataError: directory or file missing, checksum mismatch, unknown
+            split, or any malformed line (see :func:`read_split`).
+    """
+    splits = _check_split_names(splits)
+    directory = resolve_data_dir(data_dir)
+    examples: list[Example] = []
+    for name in splits:
+        info = SPLITS[name]
+        path = directory / info.filename
+        if not path.is_file():
+            raise DataError(f"{path}: file not found. {_HOW_TO_GET}")
+        if verify_checksums:
+            actual = sha256_of(path)
+            if actual != info.sha256:
+                raise DataError(
+                    f"{path}: SHA-256 {actual} does not match the released file's {info.sha256}; "
+                    "this is not the published MoNLI (pass --skip-checksums to load an edited copy)"
+                )
+        examples.extend(read_split(path, name))
+    return examples

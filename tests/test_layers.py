@@ -1,0 +1,55 @@
+"""The package's folders are layers, and imports run only downward (DESIGN.md, "Layers")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "interp"
+
+#: Lowest first. A module may import from its own layer or any layer before it.
+LAYERS = ("core", "causal", "natural_logic", "tasks", "models", "hooks", "engine", "files", "analysis", "jobs", "cli")
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if parts[0] != "interp":
+        raise ValueError(module)
+    if len(parts) == 1:  # interp/__init__.py re-exports the errors only
+        return 0
+    return LAYERS.index(parts[1])
+
+
+def imports(source: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "interp":
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "interp"]
+    return found
+
+
+def test_every_module_lives_in_a_layer():
+    stray = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if p.parent == PACKAGE and p.stem not in ("__init__", "cli")]
+    assert stray == []
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(set(LAYERS) - {"cli"})
+
+
+def test_imports_run_only_downward():
+    upward = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(source.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        own = layer_of(module)
+        for line, target in imports(source):
+            if layer_of(target) > own:
+                upward.append(f"{source.relative_to(PACKAGE.parent)}:{line} ({LAYERS[own]}) imports {target}")
+    assert upward == []
+
+
+def test_the_check_would_catch_an_upward_import(tmp_path):
+    """The null: an engine module importing a job is reported."""
+    source = tmp_path / "x.py"
+    source.write_text("from interp.jobs.intervene import run_interventions\n")
+    assert [layer_of(t) for _, t in imports(source)] == [LAYERS.index("jobs")] and LAYERS.index("jobs") > LAYERS.index("engine")

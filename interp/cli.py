@@ -58,6 +58,15 @@ def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
+def _task_option(function):
+    return click.option(
+        "--task",
+        default="monli",
+        show_default=True,
+        help="monli, or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
+    )(function)
+
+
 _DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits and 3 labels instead of MoNLI."
 
 
@@ -189,14 +198,14 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 
 
 @main.command()
-@click.option("--model", required=True, help="A fine-tuned 2-label MoNLI classifier: checkpoint directory or hub name.")
+@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
-@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h, or all.")
-@click.option("--splits", default="nmonli_test", show_default=True, help=_SPLITS_HELP)
+@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h, or all; a site without @ROLE means the variables' aligned roles.")
+@_task_option
+@click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples subset.")
-@click.option("--causal-model", default="infer", show_default=True, help="The causal model to compare with.")
-@click.option("--variable", default="lexrel", show_default=True, help="The causal model's variable to interchange.")
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
 @click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
 @click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of MoNLI (all splits, no --max-examples).")
@@ -207,7 +216,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def intervene(model, out, locations, splits, max_examples, seed, causal_model, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
+def intervene(model, out, locations, task, splits, max_examples, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -219,9 +228,9 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
         model=model,
         out=out,
         locations=locations,
-        splits=tuple(SPLITS) if pairs == "all" else _splits(splits, "--splits"),
-        causal_model=causal_model,
-        variable=variable,
+        task=task,
+        variables=_splits(variable, "--variable"),
+        splits=tuple(SPLITS) if pairs == "all" else (_splits(splits, "--splits") if splits is not None else ()),
         wordpiece=wordpiece,
         cache=cache_path,
         max_examples=max_examples,
@@ -241,10 +250,12 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
 
 
 @main.command("location-sweep")
-@click.option("--model", required=True, help="A fine-tuned 2-label MoNLI classifier: checkpoint directory or hub name.")
+@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for sweep.h5, locations.csv, locations.png.")
 @click.option("--examples", type=int, default=100, show_default=True, help="m: a seeded sample of m examples, m x m pairs per location.")
-@click.option("--splits", default="nmonli_test", show_default=True, help=_SPLITS_HELP)
+@_task_option
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
+@click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
@@ -252,7 +263,7 @@ def intervene(model, out, locations, splits, max_examples, seed, causal_model, v
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def location_sweep(model, out, examples, splits, seed, locations, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
+def location_sweep(model, out, examples, task, variable, splits, seed, locations, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import (
         LocationSweepConfig,
@@ -264,7 +275,9 @@ def location_sweep(model, out, examples, splits, seed, locations, cache_path, ba
         model=model,
         out_dir=out,
         examples=examples,
-        splits=_splits(splits, "--splits"),
+        task=task,
+        variable=variable,
+        splits=_splits(splits, "--splits") if splits is not None else (),
         seed=seed,
         locations=locations,
         cache=cache_path,
@@ -282,10 +295,11 @@ def location_sweep(model, out, examples, splits, seed, locations, cache_path, ba
 @click.option("--interventions", "path", required=True, type=click.Path(dir_okay=False), help="File from interp intervene.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml, clique.png.")
 @click.option("--location", default=None, help="Which location of the file (default: its only one).")
+@click.option("--variable", default=None, help="Which intervened variable of the file: its values make the causal edges (default: its only one).")
 @click.option("--alphas", default="1-10", show_default=True, help="α values to search with: a range 1-10 or a list 1,3,5.")
 @click.option("--min-size", type=int, default=None, help="Stop peeling at a clique smaller than this (default: the chance level at the graph's density; 2: peel to the end).")
 @click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
-def cliques(path, out, location, alphas, min_size, model):
+def cliques(path, out, location, variable, alphas, min_size, model):
     """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
     from interp.jobs.cliques import (
         CliqueConfig,
@@ -295,7 +309,8 @@ def cliques(path, out, location, alphas, min_size, model):
     )
 
     config = CliqueConfig(
-        interventions=path, out_dir=out, location=location, alphas=parse_alphas(alphas), model=model, min_size=min_size
+        interventions=path, out_dir=out, location=location, variable=variable, alphas=parse_alphas(alphas), model=model,
+        min_size=min_size,
     )
     report = run_cliques(config)
     click.echo(format_cliques(report))

@@ -111,10 +111,11 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     location, _ = choose_location(rows)
     assert f"Interchange interventions (§6.2) at {location}" in result.stdout
     with h5py.File(out / "interventions.h5", "r") as f:
-        assert list(f.attrs["locations"]) == [location] and f[location]["model_pred"].shape == (200, 200)
+        assert list(f.attrs["locations"]) == [location] and f[f"interchange/{location}/model_pred"].shape == (200, 200)
+        assert list(f.attrs["variables"]) == ["lexrel"] and f[f"lexrel/{location}/causal_pred"].shape == (200, 200)
     report = json.loads((out / "cliques.json").read_text())
     assert report["location"] == location and report["graph"]["nodes"] == 200
-    assert f"Cliques (Appendix A.3) at {location}: 200 examples" in result.stdout
+    assert f"Cliques (Appendix A.3) at {location}, variable lexrel: 200 examples" in result.stdout
     assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]

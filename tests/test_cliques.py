@@ -154,13 +154,14 @@ def test_cliques_command_writes_json_graphml_and_figure(tiny_interventions, tiny
     out = tmp_path / "c"
     result = _cli("cliques", "--interventions", tiny_interventions, "--out", out, "--model", tiny_classifier_dir, "--alphas", "1-4")
     assert result.exit_code == 0, result.stderr
-    assert "Cliques (Appendix A.3) at blocks.0.hook_resid_post@w_h: 40 examples" in result.stdout
+    assert "Cliques (Appendix A.3) at blocks.0.hook_resid_post@w_h, variable lexrel: 40 examples" in result.stdout
     report = json.loads((out / "cliques.json").read_text())
     with h5py.File(tiny_interventions, "r") as f:
-        loc = f["blocks.0.hook_resid_post@w_h"]
-        graph = build_graph(loc["model_pred"][:], loc["causal_pred"][:], f["lexrel"][:])
+        loc = f["lexrel/blocks.0.hook_resid_post@w_h"]
+        graph = build_graph(loc["model_pred"][:], loc["causal_pred"][:], f["values/lexrel"][:])
         ids = list(f["example_ids"].asstr()[:])
-        lexrel = f["lexrel"][:]
+        lexrel = f["values/lexrel"][:]
+        assert list(f["values/lexrel"].attrs["names"]) == ["⊏", "⊐"]
     assert report["graph"]["edges"] == graph.n_edges and report["graph"]["causal_edges"] == graph.n_causal_edges
     assert list(report["alphas"]) == ["1", "2", "3", "4"]
     expected = search(graph, range(1, 5))
@@ -168,7 +169,8 @@ def test_cliques_command_writes_json_graphml_and_figure(tiny_interventions, tiny
     assert [c["size"] for c in report["cliques"]] == [len(c) for c in expected.best]
     for c in report["cliques"]:
         members = [ids.index(i) for i in c["example_ids"]]
-        assert c["n_forward"] == int((lexrel[members] == 0).sum()) and c["n_forward"] + c["n_reverse"] == c["size"]
+        assert c["value_counts"] == {"⊏": int((lexrel[members] == 0).sum()), "⊐": int((lexrel[members] == 1).sum())}
+        assert c["smallest_value_count"] == min(c["value_counts"].values()) and sum(c["value_counts"].values()) == c["size"]
         assert c["log10_expected_count_half"] == pytest.approx(log10_expected_cliques(40, c["size"], 0.5))
     g = nx.read_graphml(out / "graph.graphml")
     assert g.number_of_nodes() == 40 and g.number_of_edges() == graph.n_edges

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from transformers import AutoModelForSequenceClassification
 
 import interp.jobs.intervene as run_module
-from interp.causal import CausalModel, Mechanism, interchange_table
+from interp.causal import interchange_table
 from interp.cli import main
 from interp.engine import interchange_logits, naive_interchange, source_vectors
 from interp.engine.slicing import (
@@ -22,7 +22,6 @@ from interp.engine.slicing import (
 from interp.hooks import n_layers, site_modules
 from interp.hooks.locations import Location, all_locations
 from interp.tasks.monli import (
-    CAUSAL_MODELS,
     LABELS,
     ROLES,
     encode_examples,
@@ -138,20 +137,24 @@ def intervened(tiny_classifier_dir, monli_dir, tmp_path_factory):
 
 def test_intervene_writes_self_describing_outcome_matrices(intervened, tiny_classifier_dir, monli_dir, minilm_tokenizer):
     out, _, result = intervened
-    assert result.stdout.startswith(f"wrote {out}\n") and "agree (causal pairs)" in result.stdout
+    assert result.stdout.startswith(f"wrote {out}\n") and "causal pairs" in result.stdout and "copies" in result.stdout
     with h5py.File(out, "r") as f:
-        assert f.attrs["complete"] and f.attrs["causal_model"] == "infer" and f.attrs["variable"] == "lexrel"
+        assert f.attrs["complete"] and f.attrs["causal_model"] == "infer" and list(f.attrs["variables"]) == ["lexrel"]
+        assert f.attrs["task"] == "monli" and f.attrs["format"] == "interp.interventions/2"
         assert list(f.attrs["labels"]) == list(LABELS) and f.attrs["wordpiece"] == "first"
         ids = list(f["example_ids"].asstr()[:])
         assert len(ids) == 24 and len(set(ids)) == 24
         assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@w_h", "blocks.0.hook_resid_pre@w_p"]
-        group = f["blocks.1.hook_resid_post@w_h"]
+        group = f["interchange/blocks.1.hook_resid_post@w_h"]
         assert group.attrs["hidden_index"] == 2 and group.attrs["role"] == "w_h"
-        model_pred, causal_pred = group["model_pred"][:], group["causal_pred"][:]
+        model_pred, causal_pred = group["model_pred"][:], f["lexrel/blocks.1.hook_resid_post@w_h/causal_pred"][:]
+        np.testing.assert_array_equal(f["lexrel/blocks.1.hook_resid_post@w_h/model_pred"][:], model_pred)  # the link
         assert model_pred.dtype == causal_pred.dtype == np.int8 and model_pred.shape == (24, 24)
-        assert (model_pred >= 0).all() and (causal_pred >= 0).all() and group["units_done"][:].all()
+        assert (model_pred >= 0).all() and (causal_pred >= 0).all()
         np.testing.assert_array_equal(model_pred, group["logits"][:].argmax(-1))
         positions = f["positions"][:]
+        assert list(f["positions"].attrs["roles"]) == list(ROLES)
+        assert sorted(f["values"]) == ["lexrel", "negated", "output"] and sorted(f["words"]) == ["w_h", "w_p"]
     by_id = {e.id: e for e in load_monli(monli_dir, ("nmonli_test", "pmonli"))}
     chosen = [by_id[i] for i in ids]
     inputs = [monli_inputs(e) for e in chosen]
@@ -192,14 +195,14 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
         assert {k: str(v) for k, v in a.attrs.items()} == {k: str(v) for k, v in b.attrs.items()}
         for loc in b.attrs["locations"]:
             for name in ("model_pred", "causal_pred"):
-                np.testing.assert_array_equal(a[loc][name][:], b[loc][name][:])
-            np.testing.assert_allclose(a[loc]["logits"][:], b[loc]["logits"][:], atol=1e-6)
+                np.testing.assert_array_equal(a[f"lexrel/{loc}/{name}"][:], b[f"lexrel/{loc}/{name}"][:])
+            np.testing.assert_allclose(a[f"interchange/{loc}/logits"][:], b[f"interchange/{loc}/logits"][:], atol=1e-6)
     with h5py.File(again, "r") as f:
-        before = f["blocks.1.hook_resid_post@w_h/model_pred"][:]
+        before = f["interchange/blocks.1.hook_resid_post@w_h/model_pred"][:]
     result = run(*args[:-1])  # with progress messages
     assert result.exit_code == 0 and "already done, reusing them" in result.output
     with h5py.File(again, "r") as f:
-        np.testing.assert_array_equal(f["blocks.1.hook_resid_post@w_h/model_pred"][:], before)
+        np.testing.assert_array_equal(f["interchange/blocks.1.hook_resid_post@w_h/model_pred"][:], before)
 
 
 def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
@@ -215,8 +218,11 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
 
     check(["--locations", "blocks.9.hook_resid_post@w_h"], "layer 9 is out of range")
     check(["--locations", "blocks.1.hook_resid_post@w_z"], "unknown token role 'w_z'")
-    check(["--locations", "blocks.1.hook_resid_post@w_h", "--causal-model", "mqnli"], "--causal-model must be one of infer")
-    check(["--locations", "blocks.1.hook_resid_post@w_h", "--variable", "colour"], "has no variable 'colour'")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", "mqnli-ish"], "--task 'mqnli-ish': not a built-in task")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--variable", "colour"],
+          "--variable='colour': task 'monli' has no such variable; it has lexrel, negated, output")  # fmt: skip
+    check(["--locations", "blocks.1.hook_resid_post", "--variable", "negated,lexrel", "--cache", tmp_path / "none.h5"],
+          "activation cache")  # a bare site expands to the aligned roles before the cache is checked  # fmt: skip
     result = run("intervene", *common, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h")
     assert result.exit_code == 2 and "holds other interventions" in result.stderr and "--overwrite" in result.stderr
     # A cache made with other weights, a float16 cache, a cache lacking the location.
@@ -229,25 +235,41 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
     with h5py.File(cache, "a") as f:
         del f["blocks.1.hook_resid_post@w_h"]
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", cache], "location blocks.1.hook_resid_post@w_h is not in the cache")
-    # A causal model that does not fit the examples (ignores negation).
-    def lexrel_only(chosen):
-        from interp.tasks.monli import check_fit, monli_lexicon
+    # A user's task whose causal model does not fit the examples (it ignores negation).
+    task_file = tmp_path / "lexrel_only.py"
+    task_file.write_text(LEXREL_ONLY_TASK.format(monli_dir=str(monli_dir)))
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", f"{task_file}:make_task"], "does not fit the dataset")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", f"{task_file}:nothing"], "no function 'nothing' there")
+    (tmp_path / "broken.py").write_text("import no_such_module_here\n")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", f"{tmp_path / 'broken.py'}:make_task"], "does not import (ModuleNotFoundError")
 
-        lexicon = monli_lexicon(chosen)
-        model = CausalModel(
-            "lexrel-only",
-            ("w_p", "w_h", "negated"),
-            {
-                "lexrel": Mechanism(("w_p", "w_h"), lambda p, h: lexicon[(p, h)]),
-                "label": Mechanism(("lexrel",), lambda r: "entailment" if r.value == "forward" else "neutral"),
-            },
-            output="label",
-        )
-        check_fit(model, chosen)
-        return model
 
-    monkeypatch.setitem(CAUSAL_MODELS, "lexrel-only", lexrel_only)
-    check(["--locations", "blocks.1.hook_resid_post@w_h", "--causal-model", "lexrel-only"], "does not fit the dataset")
+LEXREL_ONLY_TASK = """
+from interp.causal import CausalModel, Mechanism
+from interp.tasks import Task
+from interp.tasks.monli import LABELS, ROLES, check_fit, load_monli, monli_inputs, monli_lexicon
+
+
+def lexrel_only(examples):
+    lexicon = monli_lexicon(examples)
+    model = CausalModel(
+        "lexrel-only",
+        ("w_p", "w_h", "negated"),
+        {{
+            "lexrel": Mechanism(("w_p", "w_h"), lambda p, h: lexicon[(p, h)]),
+            "label": Mechanism(("lexrel",), lambda r: "entailment" if r.value == "forward" else "neutral"),
+        }},
+        output="label",
+    )
+    check_fit(model, examples)
+    return model
+
+
+def make_task():
+    return Task(name="lexrel-only", labels=LABELS, splits=("nmonli_test",), roles=ROLES,
+                load=lambda splits: load_monli({monli_dir!r}, tuple(splits)),
+                causal_model=lexrel_only, inputs=monli_inputs, alignment={{"lexrel": ("w_h",)}})
+"""
 
 
 def test_intervene_cache_of_other_weights_exits_2(tiny_classifier_dir, monli_dir, tmp_path):

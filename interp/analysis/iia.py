@@ -1,4 +1,20 @@
-"""Interchange-intervention accuracy from an interventions file: how often the model agrees with the causal model.
+"""Interchange-intervention accuracy (IIA) from an interventions file, with the two nulls beside it.
+
+IIA, one definition everywhere: the share of (base, source) pairs, in a
+stated pair set, where the intervened model's label equals the causal
+model's counterfactual. Two pair sets are reported:
+
+* ``all``: every pair run;
+* ``causal``: the pairs whose base and source differ in the intervened
+  variable, the only ones where the interchange can change anything in the
+  causal model.
+
+Beside every IIA, two nulls on the same pairs: ``stays_base``, the share
+where the model's label stays the base's own, and ``copies_source``, the
+share where it is the source's own label. An interchange that does nothing
+scores ``stays_base``; one that hands over the whole input (every word
+below a node at the embeddings, or the last [CLS]) scores ``copies_source``.
+An IIA is a finding only where it stands above both.
 
 Usage::
 
@@ -14,61 +30,88 @@ import numpy as np
 
 from interp.files.interventions import Fp32Check, open_interventions
 
+PAIR_SETS = ("all", "causal")
+
 
 def summarize_matrices(
-    location: str, model_pred: np.ndarray, causal_pred: np.ndarray, lexrel: np.ndarray, label: np.ndarray, base_pred: np.ndarray
+    location: str,
+    variable: str,
+    model_pred: np.ndarray,
+    causal_pred: np.ndarray,
+    values: np.ndarray,
+    label: np.ndarray,
+    base_pred: np.ndarray,
 ) -> dict:
-    """Agreement of model and causal model from one location's int8 ``[n, n]`` matrices and the ``[n]`` columns.
+    """IIA and its nulls from one location's int8 ``[n, n]`` matrices (row = base) and the ``[n]`` columns.
+
+    Args:
+        values: each example's value code of ``variable``: pairs whose codes
+            differ are the ``causal`` pair set.
+        label, base_pred: gold and the model's own label ids.
 
     Returns:
-        ``pairs`` run; ``agreement`` (share of pairs where ``model_pred ==
-        causal_pred``); ``causal_pairs`` (lexrel(i) != lexrel(j)) and the
-        agreement on them; ``changed`` (share of pairs whose prediction differs
-        from the base's own); ``base_accuracy``.
+        ``location``, ``variable``, ``pairs``, ``causal_pairs``, and for each
+        pair set ``iia``, ``stays_base``, ``copies_source`` (suffix
+        ``_causal`` for the causal set; shares 0..1); ``changed`` (1 −
+        ``stays_base``) and ``base_accuracy``.
     """
     run = model_pred >= 0
-    causal = (lexrel[:, None] != lexrel[None, :]) & run
-    agree = (model_pred == causal_pred) & run
-    return {
-        "location": location,
-        "pairs": int(run.sum()),
-        "agreement": float(agree.sum() / max(run.sum(), 1)),
-        "causal_pairs": int(causal.sum()),
-        "agreement_causal": float((agree & causal).sum() / max(causal.sum(), 1)),
-        "changed": float(((model_pred != base_pred[:, None]) & run).sum() / max(run.sum(), 1)),
-        "base_accuracy": float((base_pred == label).mean()),
+    sets = {"": run, "_causal": (values[:, None] != values[None, :]) & run}
+    summary: dict = {"location": location, "variable": variable, "pairs": int(run.sum()), "causal_pairs": int(sets["_causal"].sum())}
+    checks = {
+        "iia": model_pred == causal_pred,
+        "stays_base": model_pred == base_pred[:, None],
+        "copies_source": model_pred == base_pred[None, :],
     }
+    for suffix, pairs in sets.items():
+        for name, hit in checks.items():
+            summary[name + suffix] = float((hit & pairs).sum() / max(pairs.sum(), 1))
+    summary["changed"] = 1.0 - summary["stays_base"] if summary["pairs"] else 0.0
+    summary["base_accuracy"] = float((base_pred == label).mean())
+    return summary
 
 
-def _summarize_open(file, location: str | None) -> dict:
-    name = file.location(location)
-    columns = (file.column(k) for k in ("lexrel", "label", "base_pred"))
-    summary = summarize_matrices(name, file.matrix("model_pred", name), file.matrix("causal_pred", name), *columns)
-    return {**summary, "fp32_check": Fp32Check.from_attrs(file.handle[name].attrs)}
+def _summarize_open(file, location: str | None, variable: str | None) -> dict:
+    name, var = file.location(location), file.variable(variable)
+    summary = summarize_matrices(
+        name,
+        var,
+        file.matrix("model_pred", name),
+        file.matrix("causal_pred", name, var),
+        file.values(var).codes,
+        file.column("label"),
+        file.column("base_pred"),
+    )
+    return {**summary, "fp32_check": Fp32Check.from_attrs(file.group_attrs(name))}
 
 
-def summarize(path: str | Path, location: str | None = None) -> dict:
-    """:func:`summarize_matrices` at a location of a finished file (``None``: its only one).
+def summarize(path: str | Path, location: str | None = None, variable: str | None = None) -> dict:
+    """:func:`summarize_matrices` at a location of a finished file for a variable (``None``: its only one).
 
-    Also ``fp32_check``: after a TF32 or bf16 run, its :class:`~interp.jobs.fp32_check.Fp32Check`; else ``None``.
+    Also ``fp32_check``: after a TF32 or bf16 run, its :class:`~interp.files.interventions.Fp32Check`; else ``None``.
     """
     with open_interventions(path) as file:
-        return _summarize_open(file, location)
+        return _summarize_open(file, location, variable)
 
 
 def summarize_all(path: str | Path) -> list[dict]:
-    """:func:`summarize` for every location of a finished file, in file order."""
+    """:func:`summarize` for every variable and location of a finished file, in file order."""
     with open_interventions(path) as file:
-        return [_summarize_open(file, name) for name in file.locations]
+        return [_summarize_open(file, name, var) for var in file.variables for name in file.locations]
 
 
 def format_summaries(summaries: list[dict]) -> str:
-    """One line per location: pairs run, agreement with the causal model overall and on causal pairs."""
-    lines = [f"{'location':32}{'pairs':>8}{'agree':>8}{'agree (causal pairs)':>22}{'output changed':>16}"]
+    """One line per variable and location: IIA on all and on causal pairs, each with its two nulls."""
+    lines = [
+        f"{'variable':10}{'location':32}{'pairs':>8}{'IIA':>7}{'stays':>7}{'copies':>7}"
+        f"{'causal pairs':>14}{'IIA':>7}{'stays':>7}{'copies':>7}",
+    ]
     for s in summaries:
         lines.append(
-            f"{s['location']:32}{s['pairs']:>8}{s['agreement']:>8.3f}{s['agreement_causal']:>22.3f}{s['changed']:>16.3f}"
+            f"{s['variable']:10}{s['location']:32}{s['pairs']:>8}{s['iia']:>7.3f}{s['stays_base']:>7.3f}{s['copies_source']:>7.3f}"
+            f"{s['causal_pairs']:>14}{s['iia_causal']:>7.3f}{s['stays_base_causal']:>7.3f}{s['copies_source_causal']:>7.3f}"
         )
+    lines.append("IIA: intervened label = the causal model's counterfactual; stays: = the base's own label; copies: = the source's own label")
     for s in summaries:
         check = s.get("fp32_check")
         if check is not None:

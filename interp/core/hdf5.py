@@ -91,7 +91,10 @@ def open_finished(path: Path, fmt: str, what: str, make_with: str, check: Callab
     except OSError as exc:
         raise ConfigError(f"{path}: not a readable HDF5 file, truncated or foreign ({exc})") from None
     try:
-        if attr(handle, "format") != fmt:
+        found = attr(handle, "format")
+        if isinstance(found, str) and found != fmt and found.split("/")[0] == fmt.split("/")[0]:
+            raise ConfigError(f"{path}: an {what} of format {found!r}, not {fmt!r}; make it again with `{make_with}`")
+        if found != fmt:
             raise ConfigError(f"{path}: not an interp {what} (no format attribute {fmt!r})")
         if not attr(handle, "complete"):
             raise ConfigError(f"{path}: the {what} is unfinished; run `{make_with}` again to complete it")

@@ -1,20 +1,24 @@
-"""The interventions file: outcome matrices of interchange interventions, one HDF5 group per location.
+"""The interventions file: outcome matrices of interchange interventions, grouped by variable and location.
 
 Layout (readable with plain h5py)::
 
-    /example_ids, /split, /w_p, /w_h   str [n]
-    /label, /lexrel, /base_pred        int8 [n]   (label ids in attrs["labels"] order; lexrel 0 ⊏, 1 ⊐;
-                                                   base_pred: the model's own prediction)
-    /positions                          int32 [n, 3]  token index of cls, w_p, w_h
-    /<location>/model_pred              int8 [n, n]   row = base, column = source; -1 not run
-    /<location>/causal_pred             int8 [n, n]   the causal model's counterfactual; -1 not run
-    /<location>/logits                  float32 [n, n, n_labels]; NaN not run
-    /<location>/units_done              bool [n_units] (which blocks of bases are finished)
+    /example_ids, /split                     str [n]
+    /label, /base_pred                       int8 [n]   label ids in attrs["labels"] order; base_pred: the model's own
+    /words/<role>                            str [n]    the task's word at each role (MoNLI: w_p, w_h)
+    /values/<variable>                       int8 [n]   each example's value of every task variable; attrs["names"]
+    /positions                               int32 [n, n_roles]; attrs["roles"]: the column order
+    /interchange/<location>/logits           float32 [n, n, n_labels]  row = base, column = source
+    /interchange/<location>/model_pred       int8 [n, n]   the intervened model's label
+    /<variable>/<location>/causal_pred       int8 [n, n]   the causal model's counterfactual for the variable
+    /<variable>/<location>/model_pred        a hard link to /interchange/<location>/model_pred
 
-File attributes: ``format``, ``model``, ``model_sha256``, ``wordpiece``,
-``causal_model``, ``variable``, ``labels``, ``locations``, ``unit_size``,
-``precision``, ``complete``; each group has ``location``, ``hidden_index``,
-``role``, and after a run in TF32 or bf16 ``fp32_check_pairs``,
+The model's outputs depend on the location only, so they are stored once and
+linked into each variable's group; the causal model's counterfactual depends
+on the variable. File attributes: ``format``, ``task``, ``causal_model``,
+``variables``, ``labels``, ``locations``, ``model``, ``model_sha256``,
+``wordpiece``, ``unit_size``, ``precision``, ``complete``. Each
+``/interchange/<location>`` group has ``location``, ``hidden_index``, ``role``
+and, after a run in TF32 or bf16, ``fp32_check_pairs``,
 ``fp32_label_agreement`` (0..1) and ``fp32_max_abs_logit_diff``: a seeded
 sample of its pairs run again in fp32 (:mod:`interp.jobs.fp32_check`).
 """
@@ -24,42 +28,81 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import ExampleFile, h5py, open_finished, strings
 from interp.hooks.locations import Location
-from interp.tasks.monli import ROLES, Encoded, Example, Lexrel
+from interp.tasks.base import VariableValues
 
-FORMAT = "interp.interventions/1"
+FORMAT = "interp.interventions/2"
+OUTPUTS = "interchange"
+#: Names a variable may not take: they are the file's own datasets and groups.
+RESERVED = frozenset({"example_ids", "split", "label", "base_pred", "words", "values", "positions", OUTPUTS})
 
 
-def initialise(handle, meta: dict, examples: Sequence[Example], encoded: Sequence[Encoded], base_pred: np.ndarray, locations: Sequence[Location], n_units: int) -> None:
-    """Create every dataset of a new interventions file, outcome matrices filled with -1 (not run)."""
-    n = len(examples)
+def check_variable_names(variables: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` (naming ``variables=``) for a variable the file layout cannot hold."""
+    clash = [v for v in variables if v in RESERVED or "/" in v]
+    if clash:
+        raise ConfigError(f"variables={clash[0]!r}: the interventions file cannot hold a variable of that name")
+
+
+def write_interventions(
+    handle,
+    meta: dict,
+    examples: Sequence,
+    positions: np.ndarray,
+    roles: Sequence[str],
+    base_pred: np.ndarray,
+    values: Sequence[VariableValues],
+    causal_pred: dict[str, np.ndarray],
+    locations: Sequence[Location],
+    logits_at: Callable[[int, Location], np.ndarray],
+    location_attrs: Callable[[int], dict] | None = None,
+) -> None:
+    """Write a complete interventions file into an open, empty HDF5 ``handle``.
+
+    Args:
+        meta: the file attributes (``labels`` among them).
+        examples: the task's examples (``id``, ``split``, ``label``, ``words``).
+        positions: int ``[n, len(roles)]`` token index of each role.
+        base_pred: int ``[n]`` the model's own label for each example.
+        values: per-example values of every variable of the task (kept for display and analysis).
+        causal_pred: intervened variable -> int8 ``[n, n]`` counterfactual label ids.
+        logits_at: ``(index, location) -> float32 [n, n, n_labels]``, called once per location.
+        location_attrs: ``index -> extra attributes`` of a location's group (the fp32 check).
+    """
+    check_variable_names([v.variable for v in values])
     text = h5py().string_dtype()
     handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
     handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
-    handle.create_dataset("w_p", data=[e.w_p for e in examples], dtype=text)
-    handle.create_dataset("w_h", data=[e.w_h for e in examples], dtype=text)
     handle.create_dataset("label", data=np.array([meta["labels"].index(e.label) for e in examples], dtype=np.int8))
-    handle.create_dataset("lexrel", data=np.array([0 if e.lexrel is Lexrel.FORWARD else 1 for e in examples], dtype=np.int8))
-    handle.create_dataset("base_pred", data=base_pred.astype(np.int8))
-    handle.create_dataset("positions", data=np.array([[enc.positions[r] for r in ROLES] for enc in encoded], dtype=np.int32))
-    n_labels = len(meta["labels"])
-    rows = max(1, min(n, meta["unit_size"]))
-    for loc in locations:
-        group = handle.create_group(str(loc))
-        group.create_dataset("model_pred", shape=(n, n), dtype=np.int8, fillvalue=-1, chunks=(rows, n))
-        group.create_dataset("causal_pred", shape=(n, n), dtype=np.int8, fillvalue=-1, chunks=(rows, n))
-        group.create_dataset("logits", shape=(n, n, n_labels), dtype=np.float32, fillvalue=np.nan, chunks=(rows, n, n_labels))
-        group.create_dataset("units_done", data=np.zeros(n_units, dtype=bool))
+    handle.create_dataset("base_pred", data=np.asarray(base_pred).astype(np.int8))
+    roles_with_words = sorted({r for e in examples for r in e.words})
+    for role in roles_with_words:
+        handle.create_dataset(f"words/{role}", data=[str(e.words.get(role, "")) for e in examples], dtype=text)
+    for v in values:
+        handle.create_dataset(f"values/{v.variable}", data=v.codes.astype(np.int8))
+        handle[f"values/{v.variable}"].attrs["names"] = list(v.names)
+    handle.create_dataset("positions", data=np.asarray(positions, dtype=np.int32))
+    handle["positions"].attrs["roles"] = list(roles)
+    for index, loc in enumerate(locations):
+        logits = logits_at(index, loc)
+        group = handle.create_group(f"{OUTPUTS}/{loc}")
+        group.create_dataset("logits", data=logits.astype(np.float32))
+        group.create_dataset("model_pred", data=logits.argmax(-1).astype(np.int8))
         group.attrs.update({"location": str(loc), "hidden_index": loc.hidden_index, "role": loc.role})
+        if location_attrs is not None:
+            group.attrs.update(location_attrs(index))
+        for variable, table in causal_pred.items():
+            target = handle.create_group(f"{variable}/{loc}")
+            target.create_dataset("causal_pred", data=table.astype(np.int8))
+            target["model_pred"] = group["model_pred"]  # a hard link: stored once
     handle.attrs.update(meta)
-    handle.attrs["complete"] = False
-    handle.flush()
+    handle.attrs["complete"] = True
 
 
 class Interventions(ExampleFile):
@@ -68,6 +111,14 @@ class Interventions(ExampleFile):
     @property
     def locations(self) -> list[str]:
         return list(self.meta["locations"])
+
+    @property
+    def variables(self) -> list[str]:
+        return list(self.meta["variables"])
+
+    @property
+    def task(self) -> str:
+        return str(self.meta["task"])
 
     def location(self, location: str | None = None) -> str:
         """The canonical name of ``location``; ``None`` picks the file's only location.
@@ -84,19 +135,71 @@ class Interventions(ExampleFile):
             raise ConfigError(f"location {name} is not in {self.path} (it has {', '.join(self.locations)})")
         return name
 
-    def matrix(self, name: str, location: str | None = None) -> np.ndarray:
-        """``model_pred``, ``causal_pred`` (int8 ``[n, n]``) or ``logits`` at a location."""
-        return self.handle[self.location(location)][name][:]
+    def variable(self, variable: str | None = None) -> str:
+        """``variable`` if the file holds it; ``None`` picks the file's only variable.
+
+        Raises:
+            ConfigError: the file lacks it (a file of another variable is refused), or ``None`` and it has several.
+        """
+        if variable is None:
+            if len(self.variables) != 1:
+                raise ConfigError(f"{self.path} holds {len(self.variables)} variables ({', '.join(self.variables)}): name one with --variable")
+            return self.variables[0]
+        if variable not in self.variables:
+            raise ConfigError(
+                f"{self.path} holds interventions for variable(s) {', '.join(self.variables)} of task {self.task!r}, "
+                f"not for {variable!r}"
+            )
+        return variable
+
+    def matrix(self, name: str, location: str | None = None, variable: str | None = None) -> np.ndarray:
+        """``model_pred`` or ``logits`` at a location, or ``causal_pred`` (int8 ``[n, n]``) for a variable there."""
+        loc = self.location(location)
+        if name == "causal_pred":
+            return self.handle[f"{self.variable(variable)}/{loc}/causal_pred"][:]
+        return self.handle[f"{OUTPUTS}/{loc}/{name}"][:]
+
+    def group_attrs(self, location: str | None = None) -> dict:
+        """The attributes of a location's outputs (``hidden_index``, ``role``, the fp32 check)."""
+        return dict(self.handle[f"{OUTPUTS}/{self.location(location)}"].attrs)
+
+    @property
+    def stored_values(self) -> list[str]:
+        """Every variable whose per-example values the file keeps (all of the task's, not only those intervened on)."""
+        return sorted(self.handle["values"])
+
+    def values(self, variable: str | None = None) -> VariableValues:
+        """Each example's value of ``variable`` (``None``: the file's only intervened variable).
+
+        Raises:
+            ConfigError: the file keeps no values of that variable.
+        """
+        name = self.variable(variable) if variable is None or variable not in self.stored_values else variable
+        data = self.handle[f"values/{name}"]
+        return VariableValues(name, data[:], tuple(str(x) for x in data.attrs["names"]))
+
+    def words(self, role: str) -> np.ndarray:
+        """str ``[n]``: each example's word at ``role`` ("" where it has none)."""
+        return np.array(self.handle[f"words/{role}"].asstr()[:]) if f"words/{role}" in self.handle else np.array([""] * len(self.example_ids))
+
+    @property
+    def word_roles(self) -> list[str]:
+        return sorted(self.handle["words"]) if "words" in self.handle else []
 
 
 @contextmanager
-def open_interventions(path: str | Path, model_sha256: str | None = None, example_ids: Sequence[str] | None = None) -> Iterator[Interventions]:
-    """Open a finished interventions file, optionally checking the model's weights and the example set.
+def open_interventions(
+    path: str | Path,
+    model_sha256: str | None = None,
+    example_ids: Sequence[str] | None = None,
+    task: str | None = None,
+) -> Iterator[Interventions]:
+    """Open a finished interventions file, optionally checking the model's weights, the example set and the task.
 
     Raises:
-        ConfigError: a missing, truncated, foreign or unfinished file; one made
-            with other weights than ``model_sha256``; one over other examples
-            than ``example_ids``.
+        ConfigError: a missing, truncated, foreign, unfinished or older-format
+            file; one made with other weights than ``model_sha256``; one over
+            other examples than ``example_ids``; one of another ``task``.
     """
     path = Path(path)
     handle, meta = open_finished(path, FORMAT, "interventions file", "interp intervene")
@@ -105,6 +208,8 @@ def open_interventions(path: str | Path, model_sha256: str | None = None, exampl
             raise ConfigError(f"{path} was made with model {meta['model']!r}, whose weights differ from the model given")
         if example_ids is not None and strings(handle, "example_ids") != list(example_ids):
             raise ConfigError(f"{path} holds interventions over another example set than the one given")
+        if task is not None and meta["task"] != task:
+            raise ConfigError(f"{path} holds interventions of task {meta['task']!r}, not of task {task!r}")
         yield Interventions(path, handle, meta)
     finally:
         handle.close()

@@ -93,11 +93,28 @@ def all_locations(n_layers: int, roles: tuple[str, ...] = ROLES) -> list[Locatio
     return [Location(index, role) for index in range(n_layers + 1) for role in roles]
 
 
-def parse_locations(texts: str | list[str], n_layers: int) -> list[Location]:
-    """Parse a comma-separated string (or list) of locations; ``all`` gives :func:`all_locations`."""
+def parse_locations(texts: str | list[str], n_layers: int, default_roles: tuple[str, ...] = ()) -> list[Location]:
+    """Parse a comma-separated string (or list) of locations; ``all`` gives :func:`all_locations`.
+
+    An item without ``@ROLE`` (a bare site such as ``blocks.2.hook_resid_post``)
+    stands for that site at each of ``default_roles``: the roles the
+    intervened variable is aligned to by default.
+
+    Raises:
+        ConfigError: naming ``locations=``: nothing given, a malformed item, or
+            a bare site where no default roles are known.
+    """
     items = [t.strip() for t in (texts.split(",") if isinstance(texts, str) else texts) if t.strip()]
     if items == ["all"]:
         return all_locations(n_layers)
     if not items:
-        raise ConfigError("no location given")
-    return [Location.parse(t, n_layers) for t in items]
+        raise ConfigError("locations=: no location given")
+    found: list[Location] = []
+    for item in items:
+        if "@" in item:
+            found.append(Location.parse(item, n_layers))
+            continue
+        if not default_roles:
+            raise ConfigError(f"locations={item!r} names no token role; write {item}@ROLE")
+        found += [Location.parse(f"{item}@{role}", n_layers) for role in default_roles]
+    return list(dict.fromkeys(found))

@@ -29,8 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from interp.analysis.cliques.baselines import (
+    block_densities,
     chance_clique_size,
     expected_cliques,
+    log10_expected_block_cliques,
     log10_expected_cliques,
 )
 from interp.analysis.cliques.figure import plot_clique
@@ -41,7 +43,7 @@ from interp.core.outputs import ensure_writable_dir, partial_path, write_json_at
 from interp.files.interventions import open_interventions
 from interp.models.loading import model_sha256
 
-SYMBOLS = ("⊏", "⊐")  # lexrel 0, 1 in interventions files
+SYMBOLS = ("⊏", "⊐")  # lexrel's values in MoNLI-style files: Figure 5 groups their pairs by the general word
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class CliqueConfig:
     alphas: tuple[int, ...] = tuple(range(1, 11))
     model: str | None = None
     min_size: int | None = None  # None: the chance level at the observed density
+    variable: str | None = None  # None: the file's only variable
 
     def validate(self) -> "CliqueConfig":
         if not self.alphas or min(self.alphas) < 1:
@@ -82,40 +85,60 @@ def parse_alphas(text: str) -> tuple[int, ...]:
     return values
 
 
-def _describe(clique: Clique, graph: InterventionGraph, nodes: dict, n: int) -> dict:
+def _describe(clique: Clique, graph: InterventionGraph, nodes: dict, n: int, block: dict) -> dict:
     k = len(clique)
     members = clique.nodes
-    return {
+    names = nodes["value_names"]
+    codes = nodes["values"][members]
+    counts = {names[v]: int((codes == v).sum()) for v in range(len(names))}
+    composition = {v: int((codes == v).sum()) for v in range(len(names))}
+    described = {
         "size": k,
-        "n_forward": int((nodes["lexrel"][members] == 0).sum()),
-        "n_reverse": int((nodes["lexrel"][members] == 1).sum()),
+        "value_counts": counts,
+        "smallest_value_count": min(counts.values()) if counts else 0,
         "edges": k * (k - 1) // 2,
         "causal_edges": clique.causal_edges,
-        "distinct_general_words": len({_general(nodes, i) for i in members}),
         "expected_count_half": expected_cliques(n, k, 0.5),
         "log10_expected_count_half": log10_expected_cliques(n, k, 0.5),
         "expected_count_observed_density": expected_cliques(n, k, graph.density),
         "log10_expected_count_observed_density": log10_expected_cliques(n, k, graph.density),
+        "log10_expected_count_block_model": log10_expected_block_cliques(block["sizes"], composition, block["densities"]),
         "example_ids": [str(nodes["example_ids"][i]) for i in members],
-        "pairs": [[str(nodes["w_p"][i]), str(nodes["w_h"][i]), SYMBOLS[nodes["lexrel"][i]]] for i in members],
+        "words": [{role: str(words[i]) for role, words in nodes["words"].items()} for i in members],
     }
+    if _has_lexical_pairs(nodes):
+        lexrel = nodes["lexrel"]
+        described["pairs"] = [[str(nodes["words"]["w_p"][i]), str(nodes["words"]["w_h"][i]), lexrel.names[lexrel.codes[i]]] for i in members]
+        described["distinct_general_words"] = len({_general(nodes, i) for i in members})
+    return described
+
+
+def _has_lexical_pairs(nodes: dict) -> bool:
+    """Whether the examples are MoNLI-style pairs: words at w_p and w_h and a ⊏/⊐ lexrel (Figure 5 applies)."""
+    lexrel = nodes.get("lexrel")
+    return {"w_p", "w_h"} <= set(nodes["words"]) and lexrel is not None and set(lexrel.names) <= set(SYMBOLS)
 
 
 def _general(nodes: dict, i: int) -> str:
-    return str(nodes["w_h"][i] if nodes["lexrel"][i] == 0 else nodes["w_p"][i])
+    forward = nodes["lexrel"].names[nodes["lexrel"].codes[i]] == SYMBOLS[0]
+    return str(nodes["words"]["w_h"][i] if forward else nodes["words"]["w_p"][i])
 
 
 def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray, path: Path) -> Path:
-    """The graph as GraphML (networkx), node id = example id; written beside ``path``, then moved."""
+    """The graph as GraphML (networkx), node id = example id; written beside ``path``, then moved.
+
+    Nodes carry the split, the word at each role, every stored variable's
+    value, the gold label, whether the model gets it right, and the clique
+    number (-1: none); edges carry ``causal``.
+    """
     import networkx as nx
 
     g = nx.Graph()
     for i, example_id in enumerate(nodes["example_ids"]):
         g.add_node(
             str(example_id),
-            w_p=str(nodes["w_p"][i]),
-            w_h=str(nodes["w_h"][i]),
-            lexrel=SYMBOLS[nodes["lexrel"][i]],
+            **{role: str(words[i]) for role, words in nodes["words"].items()},
+            **{name: v.names[v.codes[i]] for name, v in nodes["stored"].items()},
             split=str(nodes["split"][i]),
             label=int(nodes["label"][i]),
             correct=bool(nodes["base_pred"][i] == nodes["label"][i]),
@@ -133,18 +156,28 @@ def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray,
 def run_cliques(config: CliqueConfig) -> dict:
     """Build the graph, search α = ``config.alphas``, write the three outputs; returns what ``cliques.json`` holds.
 
+    Causal edges join examples whose values of the intervened variable
+    (``config.variable``, else the file's only one) differ.
+
     Raises:
         ConfigError: a missing or foreign interventions file, one made with
-            another model than ``config.model``, an unknown location, bad α values.
+            another model than ``config.model``, an unknown location or
+            variable, bad α values.
         OutputError: ``out_dir`` cannot be written.
     """
     config.validate()
     expected_sha = model_sha256(config.model) if config.model is not None else None
     with open_interventions(config.interventions, model_sha256=expected_sha) as file:
         location = file.location(config.location)
-        graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location), file.column("lexrel"))
-        nodes = {k: file.column(k) for k in ("w_p", "w_h", "lexrel", "label", "base_pred", "split")}
+        variable = file.variable(config.variable)
+        values = file.values(variable)
+        graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location, variable), values.codes)
+        nodes = {k: file.column(k) for k in ("label", "base_pred", "split")}
         nodes["example_ids"] = np.array(file.example_ids)
+        nodes["words"] = {role: file.words(role) for role in file.word_roles}
+        nodes["stored"] = {name: file.values(name) for name in file.stored_values}
+        nodes["lexrel"] = nodes["stored"].get("lexrel")
+        nodes["values"], nodes["value_names"] = values.codes, values.names
         meta = dict(file.meta)
     out = ensure_writable_dir(Path(config.out_dir))
     n = graph.n_nodes
@@ -155,18 +188,26 @@ def run_cliques(config: CliqueConfig) -> dict:
     membership = np.full(n, -1)
     for number, clique in enumerate(result.best):
         membership[clique.nodes] = number
+    densities = block_densities(graph.edges, values.codes)
+    block = {"sizes": {v: int((values.codes == v).sum()) for v in range(len(values.names))}, "densities": densities}
     report = {
         "interventions": str(config.interventions),
         "location": location,
         "model": meta["model"],
+        "task": meta["task"],
         "causal_model": meta["causal_model"],
-        "variable": meta["variable"],
+        "variable": variable,
+        "values": list(values.names),
         "graph": {
             "nodes": n,
             "nodes_model_correct": int((nodes["base_pred"] == nodes["label"]).sum()),
+            "nodes_per_value": {values.names[v]: c for v, c in block["sizes"].items()},
             "edges": graph.n_edges,
             "causal_edges": graph.n_causal_edges,
             "density": graph.density,
+            "block_densities": {
+                (values.names[v] if v == w else f"{values.names[v]}|{values.names[w]}"): d for (v, w), d in densities.items()
+            },
             "nodes_with_an_edge": int(graph.edges.any(axis=1).sum()),
         },
         "min_size": min_size,
@@ -177,37 +218,44 @@ def run_cliques(config: CliqueConfig) -> dict:
             for alpha, found in result.cliques.items()
         },
         "best_alpha": result.best_alpha,
-        "cliques": [_describe(c, graph, nodes, n) for c in result.best],
+        "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
     }
     write_json_atomic(out / "cliques.json", report)
     write_graphml(graph, nodes, membership, out / "graph.graphml")
     if report["cliques"]:
         top = report["cliques"][0]
+        counts = " / ".join(f"{c} {name}" for name, c in top["value_counts"].items())
         title = (
             f"Largest clique at {location} (α = {result.best_alpha}): {top['size']} examples, "
-            f"{top['n_forward']} ⊏ / {top['n_reverse']} ⊐, {top['causal_edges']} causal edges"
+            f"{variable} {counts}, {top['causal_edges']} causal edges"
         )
-        plot_clique([tuple(p) for p in top["pairs"]], title, out / "clique.png")
+        members = top.get("pairs") or [[" ".join(w.values()), "", ""] for w in top["words"]]
+        plot_clique([tuple(p) for p in members], title, out / "clique.png")
     else:
         plot_clique([], f"{location}: no clique with a causal edge", out / "clique.png")
     return report
 
 
 def format_cliques(report: dict) -> str:
-    """A terminal summary: graph size, the best α's cliques, and both chance baselines."""
+    """A terminal summary: graph size, block densities, the best α's cliques, and the three chance baselines."""
     g = report["graph"]
+    names = report["values"]
+    blocks = ", ".join(f"{k} {v:.2f}" for k, v in g["block_densities"].items())
     lines = [
-        f"Cliques (Appendix A.3) at {report['location']}: {g['nodes']} examples, "
+        f"Cliques (Appendix A.3) at {report['location']}, variable {report['variable']}: {g['nodes']} examples, "
         f"{g['edges']} edges ({g['causal_edges']} causal), density {g['density']:.3f}",
+        f"edge density within and across values of {report['variable']}: {blocks}",
         f"best α = {report['best_alpha']}; cliques of at least {report['min_size']} examples "
         f"({report['min_size_rule']}); search {report['search_seconds'] * 1000:.0f} ms",
         "",
-        f"{'size':>5}{'⊏':>5}{'⊐':>5}{'causal edges':>14}{'log10 E[#] p=1/2':>19}{'log10 E[#] p=density':>23}",
+        f"{'size':>5}" + "".join(f"{n:>7}" for n in names) + f"{'causal edges':>14}"
+        f"{'log10 E[#] p=1/2':>19}{'p=density':>11}{'block model':>13}",
     ]
     for c in report["cliques"]:
         lines.append(
-            f"{c['size']:>5}{c['n_forward']:>5}{c['n_reverse']:>5}{c['causal_edges']:>14}"
-            f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>23.1f}"
+            f"{c['size']:>5}" + "".join(f"{c['value_counts'][n]:>7}" for n in names) + f"{c['causal_edges']:>14}"
+            f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>11.1f}"
+            f"{c['log10_expected_count_block_model']:>13.1f}"
         )
     if not report["cliques"]:
         lines.append(f"  no clique of at least {report['min_size']} examples with a causal edge")

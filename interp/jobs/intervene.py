@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, OutputError
 from interp.core.hdf5 import finished, h5py
 from interp.core.outputs import ensure_writable_dir, partial_path
+from interp.core.subsets import seeded_subset
 from interp.engine.batched import (
     PRECISIONS,
     interchange_logits,
@@ -46,7 +46,12 @@ from interp.engine.batched import (
     source_vectors,
 )
 from interp.files.activations import open_cache
-from interp.files.interventions import FORMAT, Fp32Check, initialise
+from interp.files.interventions import (
+    FORMAT,
+    Fp32Check,
+    check_variable_names,
+    write_interventions,
+)
 from interp.hooks import n_layers
 from interp.hooks.locations import Location, parse_locations
 from interp.jobs.distributed import Workers, rank_device, workers
@@ -54,26 +59,29 @@ from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
-from interp.tasks.monli import (
-    CAUSAL_MODELS,
-    LABELS,
-    encode_examples,
-    load_monli,
-    monli_inputs,
-)
+from interp.tasks import Task, resolve_task
+from interp.tasks.monli import encode_examples
 from interp.tasks.monli.align import check_wordpiece_rule
 
 
 @dataclass(frozen=True)
 class InterventionConfig:
-    """Which interventions to run and where to write them."""
+    """Which interventions to run and where to write them.
+
+    ``task`` is ``monli`` or a user's ``file.py:function`` (see
+    :func:`interp.tasks.resolve_task`); ``variables`` are the task's causal
+    variables whose counterfactuals the model is compared with (one file
+    holds them all: the model's outputs depend on the location only).
+    ``splits`` empty means the task's default example set. A location
+    without ``@ROLE`` stands for the roles the variables are aligned to.
+    """
 
     model: str
     out: str
     locations: str
-    splits: tuple[str, ...] = ("nmonli_test",)
-    causal_model: str = "infer"
-    variable: str = "lexrel"
+    task: str = "monli"
+    variables: tuple[str, ...] = ("lexrel",)
+    splits: tuple[str, ...] = ()
     wordpiece: str = "first"
     cache: str | None = None
     max_examples: int | None = None
@@ -88,8 +96,6 @@ class InterventionConfig:
 
     def validate(self) -> "InterventionConfig":
         check_wordpiece_rule(self.wordpiece)
-        if self.causal_model not in CAUSAL_MODELS:
-            raise ConfigError(f"--causal-model must be one of {', '.join(CAUSAL_MODELS)}, got {self.causal_model!r}")
         if self.precision not in PRECISIONS:
             raise ConfigError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         for name, value in (("--batch-size", self.batch_size or 1), ("--unit-size", self.unit_size)):
@@ -97,16 +103,33 @@ class InterventionConfig:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_examples is not None and self.max_examples < 2:
             raise ConfigError("--max-examples must be at least 2")
+        if not self.variables:
+            raise ConfigError("--variable names no variable")
+        check_variable_names(self.variables)
         return self
 
+    def resolve_task(self) -> Task:
+        """The task, with every variable checked against it."""
+        task = resolve_task(self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, argument="--task")
+        for variable in self.variables:
+            task.check_variable(variable, "--variable")
+        unknown = [s for s in self.splits if s not in task.splits]
+        if unknown:
+            raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
+        return task
 
-def select_examples(config: InterventionConfig):
-    """The example set: the named splits, or a seeded random subset of them kept in file order."""
-    examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)
-    if config.max_examples is not None and config.max_examples < len(examples):
-        keep = sorted(random.Random(config.seed).sample(range(len(examples)), config.max_examples))
-        examples = [examples[i] for i in keep]
-    return examples
+
+def select_examples(config: InterventionConfig, task: Task | None = None) -> list:
+    """The example set: the named splits (else the task's default), or a seeded subset of them in file order."""
+    task = task or config.resolve_task()
+    examples = task.load(config.splits or task.default_splits or task.splits)
+    return seeded_subset(examples, config.max_examples, config.seed)
+
+
+def default_roles(task: Task, variables) -> tuple[str, ...]:
+    """The roles the variables are aligned to, in the task's role order: what a bare site stands for."""
+    wanted = {r for v in variables for r in task.alignment[v]}
+    return tuple(r for r in task.roles if r in wanted)
 
 
 def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Location]) -> list[int]:
@@ -150,31 +173,36 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     """
     config.validate()
     out = Path(config.out)
-    examples = select_examples(config)
-    causal = CAUSAL_MODELS[config.causal_model](examples)
-    causal.check_variable(config.variable)
-    model, tokenizer = load_classifier(config.model, labels=LABELS, require_head=True)
+    task = config.resolve_task()
+    examples = select_examples(config, task)
+    causal = task.build_causal_model(examples)
+    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
     device = pick_device(rank_device(config.device))
     model.to(device)
-    locations = parse_locations(config.locations, n_layers(model))
-    encoded = encode_examples(examples, tokenizer, config.wordpiece)
+    locations = parse_locations(config.locations, n_layers(model), default_roles(task, config.variables))
+    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
     ids = [e.id for e in examples]
     n_units = -(-len(examples) // config.unit_size)
-    meta = {
-        "format": FORMAT,
+    outputs = {
         "model": config.model,
         "model_sha256": model_sha256(config.model),
         "wordpiece": config.wordpiece,
-        "causal_model": causal.name,
-        "variable": config.variable,
-        "labels": list(LABELS),
+        "labels": list(task.labels),
         "locations": [str(loc) for loc in locations],
         "unit_size": config.unit_size,
         "precision": config.precision,
     }
+    meta = {
+        "format": FORMAT,
+        "task": task.name,
+        "causal_model": causal.name,
+        "variables": list(config.variables),
+        **outputs,
+    }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
-    request = {**meta, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
+    # The units hold model outputs, which do not depend on the variables: another variable reuses them.
+    request = {**outputs, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
     shards = Shards(parts_dir(out), request)
     if out.exists():
         if finished(out, meta, ids):
@@ -201,7 +229,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         if team.leader:
             checks = None if config.precision == "fp32" else _fp32_checks(config, shards, model, encoded, rows, locations)
             with precision(model, config.precision):
-                _assemble(out, meta, examples, encoded, model, tokenizer, causal, config.variable, shards, n_units, checks)
+                _assemble(out, meta, task, examples, encoded, model, tokenizer, causal, shards, n_units, checks)
         team.barrier()
     return out
 
@@ -245,7 +273,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, model, encoded, cac
     return checks
 
 
-def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal, variable: str, shards: Shards, n_units: int,
+def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, tokenizer, causal, shards: Shards, n_units: int,
               checks: list[Fp32Check] | None = None) -> None:  # fmt: skip
     """Build the HDF5 file from the shards in ``<out>.partial``, move it to ``out``, drop the shards.
 
@@ -261,26 +289,26 @@ def _assemble(out: Path, meta: dict, examples, encoded, model, tokenizer, causal
     missing = [(loc, u) for i, loc in enumerate(locations) for u in range(n_units) if not shards.done(i, u)]
     if missing:
         raise OutputError(f"{len(missing)} units were not run (first: {missing[0][0]} unit {missing[0][1]}); run the same command again")
-    inputs = [monli_inputs(e) for e in examples]
-    table = interchange_table(causal, inputs, inputs, variable)
-    causal_pred = np.vectorize(LABELS.index, otypes=[np.int8])(table)
+    inputs = [task.inputs(e) for e in examples]
+    values = [task.values(causal, examples, variable) for variable in task.variables]
+    causal_pred = {}
+    for variable in meta["variables"]:
+        table = interchange_table(causal, inputs, inputs, variable)
+        causal_pred[variable] = np.vectorize(task.labels.index, otypes=[np.int8])(table)
     base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    roles = [r for r in task.roles if all(r in enc.positions for enc in encoded)]
+    positions = np.array([[enc.positions[r] for r in roles] for enc in encoded], dtype=np.int32)
+
+    def logits_at(index: int, loc: Location) -> np.ndarray:
+        return np.concatenate([shards.read(index, u) for u in range(n_units)])
+
     work = partial_path(out)
-    size = meta["unit_size"]
     try:
         with h5py().File(work, "w") as handle:
-            initialise(handle, meta, examples, encoded, base_pred, locations, n_units)
-            for i, loc in enumerate(locations):
-                group = handle[str(loc)]
-                for u in range(n_units):
-                    logits = shards.read(i, u)
-                    group["logits"][u * size : u * size + len(logits)] = logits
-                    group["model_pred"][u * size : u * size + len(logits)] = logits.argmax(-1).astype(np.int8)
-                group["causal_pred"][:] = causal_pred
-                group["units_done"][:] = True
-                if checks is not None:
-                    group.attrs.update(checks[i].attrs())
-            handle.attrs["complete"] = True
+            write_interventions(
+                handle, meta, examples, positions, roles, base_pred, values, causal_pred, locations, logits_at,
+                (lambda i: checks[i].attrs()) if checks is not None else None,
+            )  # fmt: skip
     except OSError as exc:
         work.unlink(missing_ok=True)
         raise OutputError(f"--out {work}: cannot write ({exc})") from None

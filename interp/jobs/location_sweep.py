@@ -9,14 +9,16 @@ The paper ran all pairs at one location and could only sample the others.
 Here: a seeded sample of m examples, all m² interchange interventions among
 them at every location (21 for a 6-block model), and for each location
 
-* ``agreement_causal``: the share of causal pairs (base and source differ in
-  lexrel, so INFER's counterfactual differs from the base's label) on which
-  the model's output equals INFER's counterfactual;
+* ``iia_causal``: interchange-intervention accuracy on the causal pairs
+  (base and source differ in the intervened variable, lexrel by default, so
+  the causal model's counterfactual differs from the base's label), with its
+  two nulls ``stays_base_causal`` and ``copies_source_causal``
+  (:mod:`interp.analysis.iia`);
 * ``largest_clique``: the largest clique of the greedy search
   (:mod:`interp.analysis.cliques`) over α = 1..10, peeling to the end;
 * the chance level of a clique at the location's edge density.
 
-Locations are ranked by ``agreement_causal``, then ``largest_clique``; a
+Locations are ranked by ``iia_causal``, then ``largest_clique``; a
 location where every interchange simply yields the source's own prediction
 (``copies_source_output``, e.g. the last block's [CLS], all the classifier
 reads; judged only when the model's own predictions are not all one label)
@@ -54,7 +56,9 @@ class LocationSweepConfig:
     model: str
     out_dir: str
     examples: int = 100
-    splits: tuple[str, ...] = ("nmonli_test",)
+    task: str = "monli"
+    variable: str = "lexrel"
+    splits: tuple[str, ...] = ()  # () : the task's default example set
     seed: int = 0
     locations: str = "all"
     batch_size: int | None = None
@@ -73,6 +77,8 @@ class LocationSweepConfig:
             model=self.model,
             out=str(Path(self.out_dir) / "sweep.h5"),
             locations=self.locations,
+            task=self.task,
+            variables=(self.variable,),
             splits=self.splits,
             max_examples=self.examples,
             seed=self.seed,
@@ -93,14 +99,15 @@ def rank_locations(path: str | Path) -> list[dict]:
     """
     rows = []
     with open_interventions(path) as file:
-        columns = {k: file.column(k) for k in ("lexrel", "label", "base_pred")}
-        base_pred = columns["base_pred"]
+        variable = file.variable()
+        values = file.values(variable).codes
+        label, base_pred = file.column("label"), file.column("base_pred")
         varied = len(set(base_pred.tolist())) > 1  # a model with one answer copies anything vacuously
         for name in file.locations:
             loc = Location.parse(name)
-            model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name)
-            summary = summarize_matrices(name, model_pred, causal_pred, **columns)
-            graph = build_graph(model_pred, causal_pred, columns["lexrel"])
+            model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name, variable)
+            summary = summarize_matrices(name, variable, model_pred, causal_pred, values, label, base_pred)
+            graph = build_graph(model_pred, causal_pred, values)
             result = search(graph, ALPHAS, min_size=2)
             sizes = {alpha: len(found[0]) if found else 0 for alpha, found in result.cliques.items()}
             best_alpha = max(sizes, key=lambda a: (sizes[a], -a))
@@ -114,8 +121,11 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "examples": graph.n_nodes,
                     "pairs": summary["pairs"],
                     "causal_pairs": summary["causal_pairs"],
-                    "agreement": summary["agreement"],
-                    "agreement_causal": summary["agreement_causal"],
+                    "variable": variable,
+                    "iia": summary["iia"],
+                    "iia_causal": summary["iia_causal"],
+                    "stays_base_causal": summary["stays_base_causal"],
+                    "copies_source_causal": summary["copies_source_causal"],
                     "output_changed": summary["changed"],
                     "edges": graph.n_edges,
                     "density": graph.density,
@@ -124,7 +134,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
                 }
             )
-    rows.sort(key=lambda r: (r["copies_source_output"], -r["agreement_causal"], -r["largest_clique"], r["hidden_index"]))
+    rows.sort(key=lambda r: (r["copies_source_output"], -r["iia_causal"], -r["largest_clique"], r["hidden_index"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     return rows
@@ -138,14 +148,14 @@ def plot_locations(rows: list[dict], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
-    for role in ("cls", "w_p", "w_h"):
+    for role in dict.fromkeys(r["role"] for r in rows):
         mine = sorted((r for r in rows if r["role"] == role), key=lambda r: r["hidden_index"])
         layers = [r["hidden_index"] for r in mine]
-        axes[0].plot(layers, [r["agreement_causal"] for r in mine], marker="o", label=role)
+        axes[0].plot(layers, [r["iia_causal"] for r in mine], marker="o", label=role)
         axes[1].plot(layers, [r["largest_clique"] for r in mine], marker="o", label=role)
         for r in mine:
             if r["copies_source_output"]:
-                axes[0].annotate("copies the source's output", (r["hidden_index"], r["agreement_causal"]),
+                axes[0].annotate("copies the source's output", (r["hidden_index"], r["iia_causal"]),
                                  textcoords="offset points", xytext=(-8, -14), ha="right", fontsize=7)  # fmt: skip
     if rows:
         axes[1].plot(
@@ -154,13 +164,14 @@ def plot_locations(rows: list[dict], path: Path) -> Path:
             linestyle=":", color="grey", label="chance level",
         )  # fmt: skip
     axes[0].set(xlabel="layer (0 = embeddings, r = BERT^r)", ylabel="share of causal pairs", ylim=(-0.02, 1.02),
-                title="model agrees with INFER's counterfactual")  # fmt: skip
+                title="IIA on causal pairs")  # fmt: skip
     axes[1].set(xlabel="layer (0 = embeddings, r = BERT^r)", ylabel="examples", title="largest greedy clique (α = 1..10)")
     for ax in axes:
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
     n = rows[0]["examples"] if rows else 0
-    fig.suptitle(f"Interchange interventions on lexrel at every location: {n} examples, {n * n} pairs each")
+    variable = rows[0]["variable"] if rows else ""
+    fig.suptitle(f"Interchange interventions on {variable} at every location: {n} examples, {n * n} pairs each")
     return save_figure_atomic(fig, path, dpi=150)
 
 
@@ -182,10 +193,11 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
 
 def format_ranking(rows: list[dict], top: int | None = None) -> str:
     """The ranking as a table."""
-    lines = [f"{'rank':>4}  {'location':32}{'agree (causal pairs)':>21}{'largest clique':>16}{'chance':>8}"]
+    lines = [f"{'rank':>4}  {'location':32}{'IIA (causal pairs)':>19}{'stays':>7}{'copies':>7}{'largest clique':>16}{'chance':>8}"]
     for r in rows[:top]:
         note = "  (copies the source's output)" if r["copies_source_output"] else ""
         lines.append(
-            f"{r['rank']:>4}  {r['location']:32}{r['agreement_causal']:>21.3f}{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
+            f"{r['rank']:>4}  {r['location']:32}{r['iia_causal']:>19.3f}{r['stays_base_causal']:>7.3f}{r['copies_source_causal']:>7.3f}"
+            f"{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
         )
     return "\n".join(lines)

@@ -1,1 +1,6 @@
-"""Tasks: one folder per dataset with its loader, token roles and causal model (``monli``, ``mqnli``)."""
+"""Tasks: one folder per dataset with its loader, token roles and causal model (``monli``, ``mqnli``), plugged in through one :class:`Task`."""
+
+from interp.tasks.base import Task, VariableValues, value_name
+from interp.tasks.registry import resolve_task
+
+__all__ = ["Task", "VariableValues", "resolve_task", "value_name"]

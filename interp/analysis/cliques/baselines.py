@@ -7,11 +7,22 @@ interchanges and both self-interchanges), so 1/2 flatters the network. The
 same expectation with the graph's observed edge density for p is the fairer
 baseline. Both are computed in log space (they range over hundreds of
 orders of magnitude).
+
+A third baseline keeps the structure that interchanges give by
+construction: between two examples with the same value of the variable an
+interchange rarely changes the output, so same-value blocks are dense. The
+block model draws each edge with the observed density of its block (within
+a value, or across two values), and the expected number of cliques with a
+clique's own value composition (k_v examples of each value v) is
+∏_v C(n_v, k_v) · ∏_v p_vv^C(k_v, 2) · ∏_{v<w} p_vw^(k_v k_w).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Mapping, Sequence
+
+import numpy as np
 
 
 def log10_expected_cliques(n: int, k: int, p: float) -> float:
@@ -42,3 +53,54 @@ def chance_clique_size(n: int, p: float) -> int:
         if log10_expected_cliques(n, k, p) < 0:
             return k
     return n + 1
+
+
+def _log10_binomial(n: int, k: int) -> float:
+    if k < 0 or k > n:
+        return -math.inf
+    return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(10)
+
+
+def block_densities(edges: np.ndarray, values: np.ndarray) -> dict[tuple[int, int], float]:
+    """Observed edge density within each value (``(v, v)``) and across each pair of values (``(v, w)``, v < w).
+
+    Args:
+        edges: bool ``[n, n]`` symmetric adjacency, empty diagonal.
+        values: int ``[n]`` each node's value code.
+    """
+    codes = sorted(set(values.tolist()))
+    out = {}
+    for a, v in enumerate(codes):
+        for w in codes[a:]:
+            rows, cols = values == v, values == w
+            block = edges[np.ix_(rows, cols)]
+            possible = rows.sum() * (rows.sum() - 1) if v == w else rows.sum() * cols.sum()
+            out[(v, w)] = float(block.sum() / possible) if possible else 0.0
+    return out
+
+
+def log10_expected_block_cliques(
+    sizes: Mapping[int, int], composition: Mapping[int, int], densities: Mapping[tuple[int, int], float]
+) -> float:
+    """log10 of the expected number of cliques with ``composition`` (value -> k_v) in the block model.
+
+    Args:
+        sizes: value -> n_v, the nodes of that value in the graph.
+        composition: value -> k_v, the clique's nodes of that value.
+        densities: from :func:`block_densities`.
+
+    Returns ``-inf`` where the expectation is 0 (an empty block the clique needs, or k_v > n_v).
+    """
+    total = 0.0
+    values: Sequence[int] = sorted(v for v, k in composition.items() if k)
+    for a, v in enumerate(values):
+        k = composition[v]
+        total += _log10_binomial(sizes.get(v, 0), k)
+        for w in values[a:]:
+            pairs = k * (k - 1) // 2 if v == w else k * composition[w]
+            if pairs:
+                p = densities.get((v, w), 0.0)
+                if p <= 0:
+                    return -math.inf
+                total += pairs * math.log10(p)
+    return total

@@ -23,7 +23,7 @@ from typing import Sequence
 import torch
 
 from interp.core.errors import ConfigError, DataError
-from interp.tasks.monli.data import Example, word_spans
+from interp.tasks.monli.data import LABELS, Example, word_spans
 
 #: Token roles, in the order of the columns of ``positions``.
 ROLES: tuple[str, ...] = ("cls", "w_p", "w_h")
@@ -65,14 +65,38 @@ def _word_pieces(word: str, sentence: str, offsets, sequence_ids, segment: int) 
     )
 
 
-def encode_example(example: Example, tokenizer, wordpiece: str = "first") -> Encoded:
+def role_segment(role: str) -> int:
+    """Which sentence a role's word is in: 0 (premise) for ``*_p`` / ``*.p``, 1 (hypothesis) for ``*_h`` / ``*.h``.
+
+    Raises:
+        ConfigError: a role name that says neither.
+    """
+    if role.endswith(("_p", ".p")):
+        return 0
+    if role.endswith(("_h", ".h")):
+        return 1
+    raise ConfigError(f"token role {role!r} does not say its sentence: end it in _p or .p (premise), _h or .h (hypothesis)")
+
+
+def _where(example) -> str:
+    source = getattr(example, "source", None)
+    return f"{source}:{example.id.rsplit(':', 1)[1]}" if source and ":" in example.id else f"example {example.id}"
+
+
+def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] = LABELS) -> Encoded:
     """Tokenize one example as (premise, hypothesis) and align its roles.
+
+    ``example`` is a MoNLI :class:`~interp.tasks.monli.data.Example` or any
+    task's example: ``id``, ``premise``, ``hypothesis``, ``label`` (one of
+    ``labels``) and ``words`` (role -> word; a role ending in ``_p`` is
+    found in the premise, ``_h`` in the hypothesis). [CLS] is ``cls``.
 
     Raises:
         ConfigError: unknown ``wordpiece`` rule, or a tokenizer without
             character offsets (a "slow" Python tokenizer).
-        DataError: w_p or w_h maps to no token (the message names the example
-            id and file line), e.g. because truncation cut it off.
+        DataError: a role's word maps to no token (the message names the
+            example id and, for MoNLI, its file line), e.g. because
+            truncation cut it off.
     """
     check_wordpiece_rule(wordpiece)
     if not getattr(tokenizer, "is_fast", False):
@@ -89,35 +113,37 @@ def encode_example(example: Example, tokenizer, wordpiece: str = "first") -> Enc
     )
     sequence_ids = enc.sequence_ids()
     offsets = enc["offset_mapping"]
-    pieces = {
-        "w_p": _word_pieces(example.w_p, example.premise, offsets, sequence_ids, 0),
-        "w_h": _word_pieces(example.w_h, example.hypothesis, offsets, sequence_ids, 1),
-    }
+    sentences = (example.premise, example.hypothesis)
+    pieces = {}
+    for role, word in example.words.items():
+        segment = role_segment(role)
+        pieces[role] = _word_pieces(word, sentences[segment], offsets, sequence_ids, segment)
     truncated = len(enc["input_ids"]) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
-    for role, word in (("w_p", example.w_p), ("w_h", example.w_h)):
+    for role, word in example.words.items():
         if not pieces[role]:
             raise DataError(
-                f"{example.source}:{example.id.rsplit(':', 1)[1]}: cannot align {role} {word!r} "
-                f"to any token of example {example.id}"
+                f"{_where(example)}: cannot align {role} {word!r} to any token of example {example.id}"
                 + (f" (the input was truncated to {len(enc['input_ids'])} tokens)" if truncated else "")
             )
     pick = 0 if wordpiece == "first" else -1
     cls_positions = [i for i, t in enumerate(enc["input_ids"]) if t == tokenizer.cls_token_id]
     if not cls_positions or cls_positions[0] != 0:
         raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
+    if example.label not in labels:
+        raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
     return Encoded(
         example_id=example.id,
         input_ids=tuple(enc["input_ids"]),
         token_type_ids=tuple(enc["token_type_ids"]),
-        positions={"cls": 0, "w_p": pieces["w_p"][pick], "w_h": pieces["w_h"][pick]},
+        positions={"cls": 0, **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
-        label_id=example.label_id,
+        label_id=list(labels).index(example.label),
     )
 
 
-def encode_examples(examples: Sequence[Example], tokenizer, wordpiece: str = "first") -> list[Encoded]:
+def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", labels: Sequence[str] = LABELS) -> list[Encoded]:
     """:func:`encode_example` over a sequence, failing on the first example that cannot be aligned."""
-    return [encode_example(e, tokenizer, wordpiece) for e in examples]
+    return [encode_example(e, tokenizer, wordpiece, labels) for e in examples]
 
 
 def encode_pair(example, tokenizer) -> Encoded:

@@ -106,6 +106,11 @@ class Example:
     def label_id(self) -> int:
         return LABELS.index(self.label)
 
+    @property
+    def words(self) -> dict[str, str]:
+        """The word at each token role (a :class:`~interp.tasks.base.Task` example's ``words``)."""
+        return {"w_p": self.w_p, "w_h": self.w_h}
+
 
 _FIELDS: dict[str, type] = {
     "sentence1": str,

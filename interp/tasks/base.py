@@ -1,0 +1,139 @@
+"""The ``Task``: a dataset and its causal model, carried through every command.
+
+A task says what the examples are, what the classifier's labels are, which
+causal model the network is compared with, each example's input values for
+it, and, for each variable, the token roles it is aligned to by default.
+Nothing below this layer knows MoNLI; every command takes ``--task``.
+
+Usage::
+
+    from interp.tasks import resolve_task
+    task = resolve_task("monli")                       # or "path/to/task.py:make_task", "package.module:make_task"
+    examples = task.load(("nmonli_test",))
+    causal = task.causal_model(examples)               # built for, and checked against, these examples
+    values = task.values(causal, examples, "negated")  # VariableValues: int codes [n] and their names
+
+An example is any object with ``id``, ``premise``, ``hypothesis``,
+``label`` (one of ``task.labels``), ``split`` and ``words`` (role -> the word
+at that role, for display). The alignment is a default, not a restriction:
+any location may be used for any variable (Geiger et al. 2023 align lexrel
+at [CLS] as well as at w_h).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from interp.causal import CausalModel, run_forward
+from interp.core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class VariableValues:
+    """Each example's value of one causal variable, as ``codes`` (int8 ``[n]``) into ``names``."""
+
+    variable: str
+    codes: np.ndarray
+    names: tuple[str, ...]
+
+
+def value_name(value: Any) -> str:
+    """How a variable's value is written in files and tables: a relation's symbol, an enum's value, else ``str``."""
+    symbol = getattr(value, "symbol", None)
+    if isinstance(symbol, str):
+        return symbol
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A dataset, its labels, its causal model and the default alignment of each variable to token roles.
+
+    Attributes:
+        name: how files record the task (``monli``, or the user's own name).
+        labels: the classifier's labels in id order.
+        splits: the names ``load`` accepts.
+        default_splits: the example set ``interp intervene`` uses when none is named.
+        load: ``splits -> examples`` (checked; raises :class:`~interp.core.errors.DataError` naming file and line).
+        causal_model: ``examples -> CausalModel`` built for and checked against them (raises
+            :class:`~interp.core.errors.ConfigError` naming an example it does not fit); ``None`` for a
+            behavioral-only task.
+        inputs: ``example -> {input variable: value}``.
+        alignment: variable -> the token roles it is aligned to by default.
+        roles: every token role an example of the task can have.
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    splits: tuple[str, ...]
+    load: Callable[[Sequence[str]], list]
+    roles: tuple[str, ...]
+    default_splits: tuple[str, ...] = ()
+    causal_model: Callable[[Sequence[Any]], CausalModel] | None = None
+    inputs: Callable[[Any], dict] | None = None
+    alignment: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.labels:
+            raise ConfigError(f"task {self.name!r} declares no labels")
+        if (self.causal_model is None) != (self.inputs is None):
+            raise ConfigError(f"task {self.name!r}: causal_model and inputs come together (one is missing)")
+        for variable, roles in self.alignment.items():
+            unknown = [r for r in roles if r not in self.roles]
+            if unknown or not roles:
+                raise ConfigError(
+                    f"task {self.name!r}: variable {variable!r} is aligned to unknown role(s) {', '.join(unknown) or '(none)'}; "
+                    f"the task's roles are {', '.join(self.roles)}"
+                )
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The variables one can intervene on: those with a default alignment."""
+        return tuple(self.alignment)
+
+    def check_variable(self, variable: str, argument: str = "variable") -> str:
+        """``variable`` if the task has it.
+
+        Raises:
+            ConfigError: naming ``argument``: the task has no causal model, or no such variable.
+        """
+        if self.causal_model is None:
+            raise ConfigError(f"{argument}={variable!r}: task {self.name!r} has no causal model (behavioral only)")
+        if variable not in self.alignment:
+            raise ConfigError(
+                f"{argument}={variable!r}: task {self.name!r} has no such variable; it has {', '.join(self.variables)}"
+            )
+        return variable
+
+    def build_causal_model(self, examples: Sequence[Any]) -> CausalModel:
+        """The task's causal model for ``examples``, checked to reproduce each gold label.
+
+        Raises:
+            ConfigError: the task has none, or it does not fit an example (named by id).
+        """
+        if self.causal_model is None:
+            raise ConfigError(f"task {self.name!r} has no causal model (behavioral only)")
+        return self.causal_model(examples)
+
+    def values(self, causal: CausalModel, examples: Sequence[Any], variable: str) -> VariableValues:
+        """Each example's value of ``variable`` under ``causal``.
+
+        Codes follow the order of ``causal.values[variable]`` where the
+        model declares it (so lexrel ⊏ is 0 and ⊐ is 1), else the sorted
+        names.
+        """
+        self.check_variable(variable)
+        raw = [run_forward(causal, self.inputs(e))[variable] for e in examples]
+        declared = [value_name(v) for v in causal.values.get(variable, ())]
+        seen = sorted({value_name(v) for v in raw} - set(declared))
+        names = tuple(declared + seen)
+        if len(names) > 127:
+            raise ConfigError(f"variable={variable!r} takes {len(names)} values; interp stores at most 127")
+        codes = np.array([names.index(value_name(v)) for v in raw], dtype=np.int8)
+        return VariableValues(variable, codes, names)

@@ -1,0 +1,38 @@
+"""MoNLI as a :class:`~interp.tasks.base.Task`: its splits, INFER, and where each variable lives by default.
+
+Variables (INFER, Geiger, Richardson & Potts 2020, Figure 1): ``lexrel``
+(the relation of w_p to w_h, ⊏ or ⊐), ``negated`` (whether *not* scopes
+over the substitution) and ``output`` (INFER's relation after negation,
+which decides the label). ``lexrel`` is aligned to w_h by default, the
+paper's BERT^3_{w_h}; ``negated`` and ``output`` to [CLS], as the DAS paper
+(Geiger et al. 2023) aligns them.
+
+Usage::
+
+    task = monli_task(data_dir="path/to/monli")
+    task.variables            # ('lexrel', 'negated', 'output')
+"""
+
+from __future__ import annotations
+
+from interp.tasks.base import Task
+from interp.tasks.monli.align import ROLES
+from interp.tasks.monli.data import LABELS, SPLITS, load_monli
+from interp.tasks.monli.infer import infer_for, monli_inputs
+
+ALIGNMENT = {"lexrel": ("w_h",), "negated": ("cls",), "output": ("cls",)}
+
+
+def monli_task(data_dir: str | None = None, verify_checksums: bool = True) -> Task:
+    """The MoNLI task reading the released files from ``data_dir`` (else ``$INTERP_MONLI_DIR``)."""
+    return Task(
+        name="monli",
+        labels=LABELS,
+        splits=tuple(SPLITS),
+        load=lambda splits: load_monli(data_dir, tuple(splits), verify_checksums=verify_checksums),
+        roles=ROLES,
+        default_splits=("nmonli_test",),
+        causal_model=infer_for,
+        inputs=monli_inputs,
+        alignment=ALIGNMENT,
+    )

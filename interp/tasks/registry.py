@@ -1,0 +1,81 @@
+"""Turning ``--task`` into a :class:`~interp.tasks.base.Task`: a built-in name, or a user's ``file.py:function``.
+
+Usage::
+
+    resolve_task("monli", data_dir="path/to/monli")
+    resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
+    resolve_task("my_package.tasks:make_task")    # an importable module
+
+A user's function is called with no arguments and must return a ``Task``.
+No file ``interp`` writes ever names code to import: a task is imported only
+when given here, by the user.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from interp.core.errors import ConfigError
+from interp.tasks.base import Task
+from interp.tasks.monli.task import monli_task
+
+BUILT_IN = ("monli",)
+
+
+def _load_module(spec: str, argument: str):
+    target, _, _ = spec.rpartition(":")
+    if target.endswith(".py") or "/" in target:
+        path = Path(target).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{argument} {spec!r}: file {path} does not exist")
+        name = f"interp_user_task_{abs(hash(str(path.resolve())))}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ConfigError(f"{argument} {spec!r}: {path} is not a Python file")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's file is reported as bad input
+            sys.modules.pop(name, None)
+            raise ConfigError(f"{argument} {spec!r}: {path} does not import ({type(exc).__name__}: {exc})") from None
+        return module
+    try:
+        return importlib.import_module(target)
+    except Exception as exc:  # noqa: BLE001
+        raise ConfigError(f"{argument} {spec!r}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
+
+
+def resolve_task(spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, argument: str = "task=") -> Task:
+    """The task named by ``spec``.
+
+    Args:
+        spec: ``monli``, or ``path/to/file.py:function`` / ``package.module:function``.
+        data_dir, verify_checksums: where a built-in task reads its released files.
+        argument: how messages name the setting (the CLI passes ``--task``).
+
+    Raises:
+        ConfigError: an unknown name, a file or module that does not import,
+            no such function, or a function that fails or returns no ``Task``.
+    """
+    if spec == "monli":
+        return monli_task(data_dir, verify_checksums)
+    if ":" not in spec:
+        raise ConfigError(
+            f"{argument} {spec!r}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"
+        )
+    module = _load_module(spec, argument)
+    function_name = spec.rpartition(":")[2]
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise ConfigError(f"{argument} {spec!r}: no function {function_name!r} there")
+    try:
+        task = function()
+    except Exception as exc:  # noqa: BLE001
+        raise ConfigError(f"{argument} {spec!r}: {function_name}() failed ({type(exc).__name__}: {exc})") from None
+    if not isinstance(task, Task):
+        raise ConfigError(f"{argument} {spec!r}: {function_name}() returned a {type(task).__name__}, not an interp Task")
+    return task

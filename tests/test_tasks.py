@@ -1,0 +1,183 @@
+"""Tasks: the MoNLI task's variables, a user's task from a file, and interventions on variables other than lexrel."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from interp.analysis.iia import summarize
+from interp.causal import interchange_table
+from interp.cli import main
+from interp.core.errors import ConfigError
+from interp.tasks import Task, resolve_task
+from interp.tasks.monli import LABELS, ROLES, Lexrel, load_monli
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_monli_task_values_follow_infer(monli_dir):
+    task = resolve_task("monli", data_dir=str(monli_dir))
+    examples = task.load(("pmonli", "nmonli_test"))
+    causal = task.build_causal_model(examples)
+    assert task.variables == ("lexrel", "negated", "output") and task.labels == LABELS
+    lexrel, negated, output = (task.values(causal, examples, v) for v in task.variables)
+    assert lexrel.names == ("⊏", "⊐") and negated.names == ("False", "True") and output.names == ("⊏", "⊐")
+    for i, e in enumerate(examples):
+        assert lexrel.codes[i] == (0 if e.lexrel is Lexrel.FORWARD else 1)
+        assert negated.codes[i] == int(e.negated)
+        # output is lexrel reversed under negation, and decides the label (⊏ entailment)
+        assert output.codes[i] == lexrel.codes[i] ^ negated.codes[i]
+        assert LABELS[output.codes[i]] == e.label
+
+
+def test_task_refuses_bad_declarations_and_unknown_variables(monli_dir):
+    with pytest.raises(ConfigError, match="variable 'x' is aligned to unknown role"):
+        Task(name="t", labels=LABELS, splits=("a",), load=list, roles=ROLES, alignment={"x": ("w_q",)})
+    with pytest.raises(ConfigError, match="causal_model and inputs come together"):
+        Task(name="t", labels=LABELS, splits=("a",), load=list, roles=ROLES, inputs=dict)
+    behavioral = Task(name="b", labels=LABELS, splits=("a",), load=list, roles=ROLES)
+    with pytest.raises(ConfigError, match="variable='lexrel': task 'b' has no causal model"):
+        behavioral.check_variable("lexrel")
+    with pytest.raises(ConfigError, match="task= 'nope': not a built-in task"):
+        resolve_task("nope")
+
+
+TOY_TASK = '''
+import json
+from dataclasses import dataclass
+
+from interp.causal import CausalModel, Mechanism
+from interp.core.errors import DataError
+from interp.tasks import Task
+
+
+@dataclass(frozen=True)
+class Pair:
+    id: str
+    premise: str
+    hypothesis: str
+    label: str
+    split: str
+    words: dict
+
+
+def load(splits):
+    pairs = []
+    with open({path!r}) as handle:
+        for number, line in enumerate(handle, 1):
+            r = json.loads(line)
+            if r["label"] not in ("entailment", "neutral"):
+                raise DataError(f"{path}:{{number}}: unknown label {{r['label']!r}}")
+            words = {{"w_p": r["w_p"], "w_h": r["w_h"]}}
+            pairs.append(Pair(f"toy:{{number}}", r["premise"], r["hypothesis"], r["label"], "all", words))
+    return pairs
+
+
+def inputs(pair):
+    return {{"general": pair.words["w_h"] in GENERAL, "negated": " not " in f" {{pair.premise}} "}}
+
+
+GENERAL = {{"animal", "mammal", "plant", "tool"}}
+
+
+def causal_model(pairs):
+    return CausalModel(
+        "toy",
+        ("general", "negated"),
+        {{
+            "up": Mechanism(("general",), lambda g: g),
+            "label": Mechanism(("up", "negated"), lambda up, neg: "entailment" if up != neg else "neutral"),
+        }},
+        output="label",
+        values={{"up": (False, True), "label": ("entailment", "neutral")}},
+    )
+
+
+def make_task():
+    return Task(name="toy", labels=("entailment", "neutral"), splits=("all",), default_splits=("all",), load=load,
+                roles=("cls", "w_p", "w_h"), causal_model=causal_model, inputs=inputs,
+                alignment={{"up": ("w_h",), "negated": ("cls",)}})
+'''
+
+
+def _toy_files(tmp_path, monli_dir):
+    """A user's task over 40 MoNLI pairs rewritten as plain JSONL, with its own two-variable causal model."""
+    examples = [e for e in load_monli(monli_dir, ("pmonli", "nmonli_test")) if e.w_h in {"animal", "mammal", "plant", "tool"} or e.w_p in {"animal", "mammal", "plant", "tool"}]
+    chosen = [e for e in examples if e.negated][:20] + [e for e in examples if not e.negated][:20]
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps({"premise": e.premise, "hypothesis": e.hypothesis, "label": e.label, "w_p": e.w_p, "w_h": e.w_h}) + "\n" for e in chosen))
+    source = tmp_path / "toy_task.py"
+    source.write_text(TOY_TASK.format(path=str(data)))
+    return source, chosen
+
+
+def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):
+    source, chosen = _toy_files(tmp_path, monli_dir)
+    task = f"{source}:make_task"
+    iv = tmp_path / "iv.h5"
+    result = run("intervene", "--task", task, "--model", tiny_classifier_dir, "--variable", "up,negated",
+                 "--locations", "blocks.1.hook_resid_post", "--out", iv, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    with h5py.File(iv, "r") as f:
+        assert f.attrs["task"] == "toy" and list(f.attrs["variables"]) == ["up", "negated"]
+        # the bare site stands for the roles the variables are aligned to: w_h (up) and cls (negated)
+        assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls", "blocks.1.hook_resid_post@w_h"]
+        up = f["values/up"][:]
+    assert up.tolist() == [int(e.w_h in {"animal", "mammal", "plant", "tool"}) for e in chosen]
+    out = tmp_path / "cl"
+    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--variable", "up", "--min-size", "2", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((out / "cliques.json").read_text())
+    assert report["task"] == "toy" and report["variable"] == "up" and report["values"] == ["False", "True"]
+    assert report["graph"]["nodes_per_value"] == {"False": int((up == 0).sum()), "True": int((up == 1).sum())}
+    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--out", out)
+    assert result.exit_code == 2 and "holds 2 variables (up, negated): name one with --variable" in result.stderr
+
+
+def test_causal_pairs_and_edges_come_from_the_intervened_variable(tiny_classifier_dir, monli_dir, tmp_path):
+    """Issue #15: on `negated` the causal pairs and edges are those whose negation differs; lexrel's column would give others."""
+    iv = tmp_path / "iv.h5"
+    result = run("intervene", "--model", tiny_classifier_dir, "--variable", "negated,lexrel", "--splits", "pmonli,nmonli_test",
+                 "--max-examples", "30", "--locations", "blocks.0.hook_resid_post@cls", "--out", iv, "--data-dir", monli_dir, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    with h5py.File(iv, "r") as f:
+        ids = list(f["example_ids"].asstr()[:])
+        negated, lexrel = f["values/negated"][:], f["values/lexrel"][:]
+        causal_negated = f["negated/blocks.0.hook_resid_post@cls/causal_pred"][:]
+        model_pred = f["interchange/blocks.0.hook_resid_post@cls/model_pred"][:]
+    by_id = {e.id: e for e in load_monli(monli_dir, ("pmonli", "nmonli_test"))}
+    chosen = [by_id[i] for i in ids]
+    assert negated.tolist() == [int(e.negated) for e in chosen]
+    task = resolve_task("monli", data_dir=str(monli_dir))
+    inputs = [task.inputs(e) for e in chosen]
+    expected = interchange_table(task.build_causal_model(chosen), inputs, inputs, "negated")
+    np.testing.assert_array_equal(causal_negated, np.vectorize(LABELS.index)(expected))
+    pairs_negated = int((negated[:, None] != negated[None, :]).sum())
+    pairs_lexrel = int((lexrel[:, None] != lexrel[None, :]).sum())
+    assert pairs_negated != pairs_lexrel  # so the checks below would fail on lexrel's column
+    summary = summarize(iv, variable="negated")
+    assert summary["variable"] == "negated" and summary["causal_pairs"] == pairs_negated
+    with h5py.File(iv, "r") as f:
+        base_pred = f["base_pred"][:]
+    causal = negated[:, None] != negated[None, :]
+    assert summary["copies_source_causal"] == pytest.approx((model_pred == base_pred[None, :])[causal].mean())
+    assert summary["stays_base_causal"] == pytest.approx((model_pred == base_pred[:, None])[causal].mean())
+    assert summary["iia_causal"] == pytest.approx((model_pred == causal_negated)[causal].mean())
+    out = tmp_path / "cl"
+    result = run("cliques", "--interventions", iv, "--variable", "negated", "--min-size", "2", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((out / "cliques.json").read_text())
+    agree = (model_pred == causal_negated)
+    edges = agree & agree.T & np.diagonal(agree)[:, None] & np.diagonal(agree)[None, :]
+    np.fill_diagonal(edges, False)
+    assert report["graph"]["causal_edges"] == int((edges & (negated[:, None] != negated[None, :])).sum() // 2)
+    assert set(report["graph"]["block_densities"]) == {"False", "True", "False|True"}
+    # a variable the file does not hold is refused, naming it
+    result = run("cliques", "--interventions", iv, "--variable", "output", "--out", out)
+    assert result.exit_code == 2 and "not for 'output'" in result.stderr

@@ -75,8 +75,8 @@ def main() -> None:
 
         with open_interventions(args.interventions) as file:
             loc = file.location(None)
-            real = build_graph(file.matrix("model_pred"), file.matrix("causal_pred"), file.column("lexrel"))
-            real_lexrel = file.column("lexrel")
+            real = build_graph(file.matrix("model_pred"), file.matrix("causal_pred"), file.values().codes)
+            real_lexrel = file.values().codes
         graphs[f"demo {loc}"] = real
         copy = rng.integers(0, real.n_nodes, n)
         tiled = real.edges[np.ix_(copy, copy)] ^ (rng.random((n, n)) < 0.05)

@@ -64,7 +64,7 @@ def main() -> None:
         n_layers = cache.meta["n_layers"]
         ids = np.array(cache.example_ids)
         targets = _labels(cache, ("lexrel", "infer"))
-        w_p, w_h = cache.column("w_p"), cache.column("w_h")
+        words = {role: cache.words(role) for role in cache.word_roles}
         vectors = {name: cache.vectors(name) for name in cache.meta["locations"]}
     sample = [Location.parse(s, n_layers) for s in args.sample.split(",")]
     config = ProbeSweepConfig(cache=args.cache, out_dir="", seeds=1, folds=args.folds)
@@ -73,11 +73,11 @@ def main() -> None:
     print(f"cache {args.cache}: {len(ids)} examples, {len(vectors)} locations, d_model {next(iter(vectors.values())).shape[1]}")
     sk_seconds = ours_sample = 0.0
     for loc in sample:
-        units = control_units(loc.role, w_p, w_h)
+        units = control_units(loc.role, words)
         sk_acc, seconds = sklearn_location(vectors[str(loc)], targets, units, args.folds)
         sk_seconds += seconds
         started = time.perf_counter()
-        rows = sweep_location(vectors[str(loc)], loc, targets, ids, w_p, w_h, config)
+        rows = sweep_location(vectors[str(loc)], loc, targets, ids, words, config)
         ours_sample += time.perf_counter() - started
         for row in rows:
             print(
@@ -91,7 +91,7 @@ def main() -> None:
     print(f"  interp batched    {ours_sample:7.1f} s   (also fits the shuffle control)")
     started = time.perf_counter()
     for name, X in vectors.items():
-        sweep_location(X, Location.parse(name), targets, ids, w_p, w_h, config)
+        sweep_location(X, Location.parse(name), targets, ids, words, config)
     full = time.perf_counter() - started
     print(f"full sweep, {n_all} locations x 2 targets x 3 label sets x {args.folds} folds x 1 seed, both kinds: {full:.1f} s")
     print(f"speed-up against the extrapolated scikit-learn loop: {sk_seconds * n_all / len(sample) / full:.1f}x")

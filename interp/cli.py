@@ -142,14 +142,15 @@ def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_check
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
-@click.option("--splits", default=",".join(_D.eval_splits), show_default=True, help=_SPLITS_HELP)
+@_task_option
+@click.option("--splits", default=None, help="Comma-separated splits of the task [default: all of them].")
 @click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
 @click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
+def cache(model, out, task, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
     from interp.tasks.monli.align import check_wordpiece_rule
@@ -157,7 +158,8 @@ def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_
     config = CacheConfig(
         model=model,
         out=out,
-        splits=_splits(splits, "--splits"),
+        task=task,
+        splits=_splits(splits, "--splits") if splits is not None else (),
         wordpiece=check_wordpiece_rule(wordpiece),
         dtype=dtype,
         batch_size=batch_size,
@@ -174,7 +176,7 @@ def cache(model, out, splits, wordpiece, dtype, batch_size, device, quiet, data_
 @click.option("--model", default=None, help="Check the cache was made with this model's weights.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
-@click.option("--targets", default="lexrel,infer", show_default=True, help="lexrel and/or infer (INFER's output).")
+@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: lexrel,infer on MoNLI; every variable and label otherwise].")
 @click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
 @click.option("--folds", type=int, default=5, show_default=True)
 @click.option("--seeds", type=int, default=3, show_default=True)
@@ -188,7 +190,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
         out_dir=out,
         model=model,
         locations=locations,
-        targets=_splits(targets, "--targets"),
+        targets=_splits(targets, "--targets") if targets is not None else (),
         probes=_splits(kinds, "--probes"),
         folds=folds,
         seeds=seeds,

@@ -57,9 +57,9 @@ def test_interventions_and_cliques_on_real_monli(trained, monli_dir, tmp_path):
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     with h5py.File(iv, "r") as f:
-        group = f["blocks.2.hook_resid_post@w_h"]
+        group = f["lexrel/blocks.2.hook_resid_post@w_h"]
         model_pred, causal_pred = group["model_pred"][:], group["causal_pred"][:]
-        base_pred, label, lexrel = f["base_pred"][:], f["label"][:], f["lexrel"][:]
+        base_pred, label, lexrel = f["base_pred"][:], f["label"][:], f["values/lexrel"][:]
     # A self-interchange changes nothing; PMoNLI's counterfactual label is the source's label.
     np.testing.assert_array_equal(np.diagonal(model_pred), base_pred)
     np.testing.assert_array_equal(causal_pred, np.broadcast_to(label[None, :], (40, 40)))
@@ -74,5 +74,5 @@ def test_interventions_and_cliques_on_real_monli(trained, monli_dir, tmp_path):
     for clique in report["cliques"]:
         members = {ids.index(i) for i in clique["example_ids"]}
         assert members <= correct, "an example the model gets wrong is in a clique"
-        assert clique["n_forward"] > 0 and clique["n_reverse"] > 0  # a causal edge joins ⊏ and ⊐
+        assert clique["value_counts"]["⊏"] > 0 and clique["value_counts"]["⊐"] > 0  # a causal edge joins ⊏ and ⊐
         assert {int(lexrel[m]) for m in members} == {0, 1}

@@ -167,11 +167,12 @@ def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifie
     with h5py.File(out, "r") as a, h5py.File(uninterrupted, "r") as b:
         assert a.attrs["precision"] == "bf16" and b.attrs["precision"] == "fp32"
         for loc in LOCATIONS.split(","):
-            np.testing.assert_allclose(a[loc]["logits"][:], b[loc]["logits"][:], atol=0.05)
+            x, y = a[f"interchange/{loc}"], b[f"interchange/{loc}"]
+            np.testing.assert_allclose(x["logits"][:], y["logits"][:], atol=0.05)
             # the fp32 check: the sampled pairs of the bf16 file against the fp32 file's
-            check = Fp32Check.from_attrs(a[loc].attrs)
-            assert Fp32Check.from_attrs(b[loc].attrs) is None
-            ours, fp32 = a[loc]["logits"][:][np.ix_(bases, sources)], b[loc]["logits"][:][np.ix_(bases, sources)]
+            check = Fp32Check.from_attrs(x.attrs)
+            assert Fp32Check.from_attrs(y.attrs) is None
+            ours, fp32 = x["logits"][:][np.ix_(bases, sources)], y["logits"][:][np.ix_(bases, sources)]
             assert check.pairs == CHECK_BASES * 120
             assert check.agreement == pytest.approx((ours.argmax(-1) == fp32.argmax(-1)).mean(), abs=1e-9)
             assert check.max_abs_logit_diff == pytest.approx(np.abs(ours - fp32).max(), abs=1e-5)
@@ -198,14 +199,14 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(open(out / "locations.csv", encoding="utf-8")))
     assert len(rows) == 9 and [int(r["rank"]) for r in rows] == list(range(1, 10))  # 2 blocks: 3 hidden states x 3 roles
-    keys = [(r["copies_source_output"] == "True", -float(r["agreement_causal"]), -int(r["largest_clique"])) for r in rows]
+    keys = [(r["copies_source_output"] == "True", -float(r["iia_causal"]), -int(r["largest_clique"])) for r in rows]
     assert keys == sorted(keys)
     assert (out / "locations.png").stat().st_size > 10_000 and "rank" in result.stdout
     with open_interventions(out / "sweep.h5") as file:
         assert len(file.example_ids) == 14 and len(file.locations) == 9
-        lexrel = file.column("lexrel")
+        lexrel = file.values("lexrel").codes
         for r in rows:
-            assert float(r["agreement_causal"]) == round(summarize(out / "sweep.h5", r["location"])["agreement_causal"], 4)
+            assert float(r["iia_causal"]) == round(summarize(out / "sweep.h5", r["location"])["iia_causal"], 4)
             graph = build_graph(file.matrix("model_pred", r["location"]), file.matrix("causal_pred", r["location"]), lexrel)
             largest = max(
                 (len(found[0]) for a in range(1, 11) if (found := reference_cliques(graph.edges, graph.causal, a, 2))),

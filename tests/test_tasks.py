@@ -120,6 +120,20 @@ def _toy_files(tmp_path, monli_dir):
 def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):
     source, chosen = _toy_files(tmp_path, monli_dir)
     task = f"{source}:make_task"
+    cache = tmp_path / "act.h5"
+    result = run("cache", "--task", task, "--model", tiny_classifier_dir, "--out", cache, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    with h5py.File(cache, "r") as f:
+        assert f.attrs["task"] == "toy" and sorted(f["values"]) == ["negated", "up"]
+        assert list(f["words/w_h"].asstr()[:]) == [e.w_h for e in chosen]
+    probes = tmp_path / "probes"
+    result = run("probe", "--cache", cache, "--out", probes, "--locations", "blocks.1.hook_resid_post@w_h,blocks.1.hook_resid_post@cls",
+                 "--probes", "linear", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    import csv
+
+    rows = list(csv.DictReader(open(probes / "probes.csv", encoding="utf-8")))
+    assert {r["target"] for r in rows} == {"label", "negated", "up"} and len(rows) == 2 * 3
     iv = tmp_path / "iv.h5"
     result = run("intervene", "--task", task, "--model", tiny_classifier_dir, "--variable", "up,negated",
                  "--locations", "blocks.1.hook_resid_post", "--out", iv, "--quiet")  # fmt: skip

@@ -1,17 +1,20 @@
 """The activation cache file: every location's vector for every example, in one self-describing HDF5 file.
 
-Layout (readable with plain h5py): one dataset per location, named by its
-canonical string (``blocks.3.hook_resid_post@w_h``), shape
-``[n_examples, d_model]``, chunked by batch; ``example_ids``, ``split``,
-``label`` (0 entailment, 1 neutral), ``lexrel`` (0 forward ⊏, 1 reverse ⊐),
-``w_p``, ``w_h``, ``positions`` (``[n, 3]``: cls, w_p, w_h); file attributes
-``model``, ``model_sha256``, ``wordpiece``, ``locations``, ``n_layers``,
-``d_model``, ``dtype``, ``complete``. :mod:`interp.jobs.cache` writes it.
+Layout (readable with plain h5py): the per-example datasets of
+:mod:`interp.files.examples` (``example_ids``, ``split``, ``label``,
+``words/<role>``, ``values/<variable>`` for every causal variable of the
+task, ``positions`` with its ``roles``), and one dataset per location, named
+by its canonical string (``blocks.3.hook_resid_post@w_h``), shape
+``[n_examples, d_model]``, chunked by batch. File attributes ``format``,
+``task``, ``labels``, ``model``, ``model_sha256``, ``wordpiece``,
+``locations``, ``n_layers``, ``d_model``, ``dtype``, ``complete``.
+:mod:`interp.jobs.cache` writes it.
 
 Usage::
 
     with open_cache("runs/demo/activations.h5", model="runs/demo/model") as cache:
         X = cache.vectors("blocks.2.hook_resid_post@w_h")   # float32 [n_examples, d_model]
+        y = cache.values("lexrel").codes                     # int8 [n_examples]: 0 ⊏, 1 ⊐
         cache.example_ids, cache.meta["wordpiece"]
 """
 
@@ -24,29 +27,21 @@ from typing import Iterator
 import numpy as np
 
 from interp.core.errors import ConfigError
-from interp.core.hdf5 import ExampleFile, h5py, open_finished
+from interp.core.hdf5 import open_finished
+from interp.files.examples import PerExampleFile, role_positions, write_examples
 from interp.hooks.locations import Location
 from interp.models.loading import model_sha256
-from interp.tasks.monli import ROLES, Lexrel
 
-FORMAT = "interp.activations/1"
+FORMAT = "interp.activations/2"
 
 
-def initialise(handle, meta: dict, examples, encoded, locations: list[Location], n_batches: int, *, dtype: str, chunk_rows: int) -> None:
+def initialise(
+    handle, meta: dict, examples, encoded, roles, values, locations: list[Location], n_batches: int, *, dtype: str, chunk_rows: int
+) -> None:
     """Create every dataset of a new activation cache (vectors unwritten, ``batches_done`` all false)."""
     n = len(examples)
-    strings = h5py().string_dtype()
-    handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=strings)
-    handle.create_dataset("split", data=[e.split for e in examples], dtype=strings)
-    handle.create_dataset("w_p", data=[e.w_p for e in examples], dtype=strings)
-    handle.create_dataset("w_h", data=[e.w_h for e in examples], dtype=strings)
-    handle.create_dataset("label", data=np.array([e.label_id for e in examples], dtype=np.int8))
-    handle.create_dataset(
-        "lexrel", data=np.array([0 if e.lexrel is Lexrel.FORWARD else 1 for e in examples], dtype=np.int8)
-    )
-    handle.create_dataset(
-        "positions", data=np.array([[enc.positions[r] for r in ROLES] for enc in encoded], dtype=np.int32)
-    )
+    kept, positions = role_positions(encoded, roles)
+    write_examples(handle, examples, meta["labels"], positions, kept, values)
     for loc in locations:
         handle.create_dataset(
             str(loc), shape=(n, meta["d_model"]), dtype=dtype, chunks=(min(chunk_rows, n), meta["d_model"])
@@ -58,7 +53,7 @@ def initialise(handle, meta: dict, examples, encoded, locations: list[Location],
     handle.flush()
 
 
-class Cache(ExampleFile):
+class Cache(PerExampleFile):
     """A read-only view of a finished activation cache (``example_ids``, ``column`` from :class:`ExampleFile`)."""
 
     def vectors(self, location: str | Location) -> np.ndarray:

@@ -2,11 +2,9 @@
 
 Layout (readable with plain h5py)::
 
-    /example_ids, /split                     str [n]
-    /label, /base_pred                       int8 [n]   label ids in attrs["labels"] order; base_pred: the model's own
-    /words/<role>                            str [n]    the task's word at each role (MoNLI: w_p, w_h)
-    /values/<variable>                       int8 [n]   each example's value of every task variable; attrs["names"]
-    /positions                               int32 [n, n_roles]; attrs["roles"]: the column order
+    (the per-example datasets of :mod:`interp.files.examples`: ids, split,
+     label, words/<role>, values/<variable> for every task variable, positions)
+    /base_pred                               int8 [n]   the model's own label for each example
     /interchange/<location>/logits           float32 [n, n, n_labels]  row = base, column = source
     /interchange/<location>/model_pred       int8 [n, n]   the intervened model's label
     /<variable>/<location>/causal_pred       int8 [n, n]   the causal model's counterfactual for the variable
@@ -33,7 +31,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from interp.core.errors import ConfigError
-from interp.core.hdf5 import ExampleFile, h5py, open_finished, strings
+from interp.core.hdf5 import open_finished, strings
+from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.tasks.base import VariableValues
 
@@ -76,19 +75,8 @@ def write_interventions(
         location_attrs: ``index -> extra attributes`` of a location's group (the fp32 check).
     """
     check_variable_names([v.variable for v in values])
-    text = h5py().string_dtype()
-    handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
-    handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
-    handle.create_dataset("label", data=np.array([meta["labels"].index(e.label) for e in examples], dtype=np.int8))
+    write_examples(handle, examples, meta["labels"], positions, roles, values)
     handle.create_dataset("base_pred", data=np.asarray(base_pred).astype(np.int8))
-    roles_with_words = sorted({r for e in examples for r in e.words})
-    for role in roles_with_words:
-        handle.create_dataset(f"words/{role}", data=[str(e.words.get(role, "")) for e in examples], dtype=text)
-    for v in values:
-        handle.create_dataset(f"values/{v.variable}", data=v.codes.astype(np.int8))
-        handle[f"values/{v.variable}"].attrs["names"] = list(v.names)
-    handle.create_dataset("positions", data=np.asarray(positions, dtype=np.int32))
-    handle["positions"].attrs["roles"] = list(roles)
     for index, loc in enumerate(locations):
         logits = logits_at(index, loc)
         group = handle.create_group(f"{OUTPUTS}/{loc}")
@@ -105,7 +93,7 @@ def write_interventions(
     handle.attrs["complete"] = True
 
 
-class Interventions(ExampleFile):
+class Interventions(PerExampleFile):
     """A read-only view of a finished interventions file (``example_ids``, ``column`` from :class:`ExampleFile`)."""
 
     @property
@@ -163,28 +151,13 @@ class Interventions(ExampleFile):
         """The attributes of a location's outputs (``hidden_index``, ``role``, the fp32 check)."""
         return dict(self.handle[f"{OUTPUTS}/{self.location(location)}"].attrs)
 
-    @property
-    def stored_values(self) -> list[str]:
-        """Every variable whose per-example values the file keeps (all of the task's, not only those intervened on)."""
-        return sorted(self.handle["values"])
-
     def values(self, variable: str | None = None) -> VariableValues:
         """Each example's value of ``variable`` (``None``: the file's only intervened variable).
 
         Raises:
             ConfigError: the file keeps no values of that variable.
         """
-        name = self.variable(variable) if variable is None or variable not in self.stored_values else variable
-        data = self.handle[f"values/{name}"]
-        return VariableValues(name, data[:], tuple(str(x) for x in data.attrs["names"]))
-
-    def words(self, role: str) -> np.ndarray:
-        """str ``[n]``: each example's word at ``role`` ("" where it has none)."""
-        return np.array(self.handle[f"words/{role}"].asstr()[:]) if f"words/{role}" in self.handle else np.array([""] * len(self.example_ids))
-
-    @property
-    def word_roles(self) -> list[str]:
-        return sorted(self.handle["words"]) if "words" in self.handle else []
+        return super().values(self.variable(variable) if variable is None else variable)
 
 
 @contextmanager

@@ -34,23 +34,20 @@ from interp.files.activations import FORMAT, initialise
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import all_locations
 from interp.models.loading import load_classifier, model_sha256
-from interp.tasks.monli import (
-    SPLITS,
-    collate,
-    encode_examples,
-    load_monli,
-)
+from interp.tasks import resolve_task
+from interp.tasks.monli import collate, encode_examples
 
 DTYPES = ("float32", "float16")
 
 
 @dataclass(frozen=True)
 class CacheConfig:
-    """What to cache: a model's vectors at every location for the named MoNLI splits."""
+    """What to cache: a model's vectors at every location for the named splits of a task (default: all of them)."""
 
     model: str
     out: str
-    splits: tuple[str, ...] = tuple(SPLITS)
+    task: str = "monli"
+    splits: tuple[str, ...] = ()
     wordpiece: str = "first"
     dtype: str = "float32"
     batch_size: int = 64
@@ -80,16 +77,24 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     """
     config.validate()
     out = Path(config.out)
-    examples = load_monli(config.data_dir, config.splits, verify_checksums=config.verify_checksums)
-    model, tokenizer = load_classifier(config.model, require_head=True)
+    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, argument="--task")
+    unknown = [s for s in config.splits if s not in task.splits]
+    if unknown:
+        raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
+    examples = task.load(config.splits or task.splits)
+    causal = task.build_causal_model(examples) if task.causal_model is not None else None
+    values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
+    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
     device = pick_device(config.device)
     model.to(device)
-    encoded = encode_examples(examples, tokenizer, config.wordpiece)
+    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
     locations = all_locations(n_layers(model))
     n, d = len(examples), model.config.hidden_size
     n_batches = -(-n // config.batch_size)
     meta = {
         "format": FORMAT,
+        "task": task.name,
+        "labels": list(task.labels),
         "model": config.model,
         "model_sha256": model_sha256(config.model),
         "wordpiece": config.wordpiece,
@@ -108,7 +113,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:
-            initialise(handle, meta, examples, encoded, locations, n_batches, dtype=config.dtype, chunk_rows=config.batch_size)
+            initialise(handle, meta, examples, encoded, task.roles, values, locations, n_batches, dtype=config.dtype, chunk_rows=config.batch_size)
         done = handle["batches_done"]
         todo = [b for b in range(n_batches) if not done[b]]
         bar = tqdm(todo, desc="cache", unit="batch", disable=not progress, initial=n_batches - len(todo), total=n_batches)

@@ -46,6 +46,7 @@ from interp.engine.batched import (
     source_vectors,
 )
 from interp.files.activations import open_cache
+from interp.files.examples import role_positions
 from interp.files.interventions import (
     FORMAT,
     Fp32Check,
@@ -296,8 +297,7 @@ def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, token
         table = interchange_table(causal, inputs, inputs, variable)
         causal_pred[variable] = np.vectorize(task.labels.index, otypes=[np.int8])(table)
     base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
-    roles = [r for r in task.roles if all(r in enc.positions for enc in encoded)]
-    positions = np.array([[enc.positions[r] for r in roles] for enc in encoded], dtype=np.int32)
+    roles, positions = role_positions(encoded, task.roles)
 
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])

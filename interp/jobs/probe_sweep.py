@@ -14,8 +14,11 @@ examples. Each seed redraws the folds, the control labels and the initial
 weights; rows report the mean and standard deviation over seeds of the
 fold-averaged figures.
 
-Targets: ``lexrel`` (forward ⊏ vs reverse ⊐) and ``infer``, INFER's output,
-which on MoNLI is the gold label.
+Targets: any causal variable whose values the cache keeps (MoNLI:
+``lexrel``, forward ⊏ vs reverse ⊐; ``negated``; ``output``), and ``label``
+(also called ``infer``: INFER's output, which on MoNLI is the gold label).
+By default ``lexrel`` and ``infer`` on MoNLI, every variable and ``label``
+on another task. A probe separates two values; a target with more is refused.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from interp.core.outputs import (
 from interp.files.activations import open_cache
 from interp.hooks.locations import Location, parse_locations
 
-TARGETS = {"lexrel": "lexrel", "infer": "label"}  # target name -> cache column
+LABEL_TARGETS = ("label", "infer")  # the gold label (on MoNLI, INFER's output)
+MONLI_TARGETS = ("lexrel", "infer")
 PROBE_KINDS = {"mlp": 4, "linear": 0}  # probe kind -> hidden units
 LABEL_SETS = ("task", "type_control", "shuffle_control")
 
@@ -56,7 +60,7 @@ class ProbeSweepConfig:
     out_dir: str
     model: str | None = None
     locations: str = "all"
-    targets: tuple[str, ...] = tuple(TARGETS)
+    targets: tuple[str, ...] = ()  # (): lexrel, infer on MoNLI; every variable and label on another task
     probes: tuple[str, ...] = tuple(PROBE_KINDS)
     folds: int = 5
     seeds: int = 3
@@ -65,9 +69,6 @@ class ProbeSweepConfig:
     alpha: float = 1e-4
 
     def validate(self) -> "ProbeSweepConfig":
-        for name in self.targets:
-            if name not in TARGETS:
-                raise ConfigError(f"unknown probe target {name!r}; choose from {', '.join(TARGETS)}")
         for name in self.probes:
             if name not in PROBE_KINDS:
                 raise ConfigError(f"unknown probe kind {name!r}; choose from {', '.join(PROBE_KINDS)}")
@@ -76,22 +77,56 @@ class ProbeSweepConfig:
         return self
 
 
-def control_units(role: str, w_p: np.ndarray, w_h: np.ndarray) -> np.ndarray:
-    """The word type a location's type control keys on: w_p's, w_h's, or the (w_p, w_h) pair at [CLS]."""
-    w_p, w_h = np.char.lower(w_p.astype(str)), np.char.lower(w_h.astype(str))
-    return {"w_p": w_p, "w_h": w_h, "cls": np.char.add(np.char.add(w_p, "|"), w_h)}[role]
+def control_units(role: str, words: dict[str, np.ndarray]) -> np.ndarray:
+    """The word type a location's type control keys on (Hewitt & Liang 2019).
+
+    The word at the location's role (MoNLI: w_p's at w_p, w_h's at w_h);
+    at a role with no word of its own ([CLS]) the tuple of all the
+    example's words (MoNLI: the (w_p, w_h) pair). Lower-cased.
+    """
+    lowered = {r: np.char.lower(w.astype(str)) for r, w in sorted(words.items())}
+    if role in lowered:
+        return lowered[role]
+    joined = None
+    for w in lowered.values():
+        joined = w if joined is None else np.char.add(np.char.add(joined, "|"), w)
+    return joined
+
+
+def default_targets(cache) -> tuple[str, ...]:
+    """lexrel and infer on MoNLI (the paper's two); every stored variable and the label on another task."""
+    return MONLI_TARGETS if cache.meta.get("task") == "monli" else (*cache.stored_values, "label")
 
 
 def _labels(cache, targets) -> dict[str, np.ndarray]:
-    return {t: cache.column(TARGETS[t]).astype(np.int64) for t in targets}
+    """Each target's int64 ``[n]`` classes.
+
+    Raises:
+        ConfigError: a target the cache has no values of, or one with more than two values.
+    """
+    out = {}
+    for t in targets:
+        if t in LABEL_TARGETS:
+            y = cache.column("label").astype(np.int64)
+        elif t in cache.stored_values:
+            y = cache.values(t).codes.astype(np.int64)
+        else:
+            raise ConfigError(
+                f"--targets {t!r}: the cache keeps values of {', '.join(cache.stored_values) or 'no variable'} "
+                f"(and the label: {', '.join(LABEL_TARGETS)})"
+            )
+        if len(np.unique(y)) > 2:
+            raise ConfigError(f"--targets {t!r} takes {len(np.unique(y))} values; probes here separate two")
+        out[t] = y
+    return out
 
 
 def sweep_location(
-    X: np.ndarray, loc: Location, targets: dict[str, np.ndarray], ids: np.ndarray, w_p, w_h, config: ProbeSweepConfig
+    X: np.ndarray, loc: Location, targets: dict[str, np.ndarray], ids: np.ndarray, words: dict[str, np.ndarray], config: ProbeSweepConfig
 ) -> list[dict]:
     """All probes at one location; one row per (target, probe kind) with held-out accuracies and selectivities."""
     n = len(ids)
-    units = control_units(loc.role, w_p, w_h)
+    units = control_units(loc.role, words)
     specs, Y, masks = [], [], []
     for target, y in targets.items():
         for seed in range(config.seeds):
@@ -149,16 +184,16 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     with open_cache(config.cache, model=config.model) as cache:
         locations = parse_locations(config.locations, cache.meta["n_layers"])
         ids = np.array(cache.example_ids)
-        key = _request_key(config, cache.meta, ids)
+        targets = _labels(cache, config.targets or default_targets(cache))
+        key = _request_key(config, cache.meta, ids, tuple(targets))
         done = read_json(out / "probes.json")
         if done and done.get("request") == key and (out / "probes.csv").is_file() and (out / "probes.png").is_file():
             if progress:
                 tqdm.write(f"{out}/probes.csv: already swept with these settings, reusing it")
             return done["rows"]
-        targets = _labels(cache, config.targets)
-        w_p, w_h = cache.column("w_p"), cache.column("w_h")
+        words = {role: cache.words(role) for role in cache.word_roles}
         for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
-            rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, w_p, w_h, config))
+            rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, words, config))
     write_csv_atomic(rows, out / "probes.csv")
     from interp.analysis.probes.figure import plot_probes
 
@@ -169,9 +204,10 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     return rows
 
 
-def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray) -> dict:
+def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray, targets: tuple[str, ...]) -> dict:
     """What decides a sweep's result: its settings and the cache's model, rule, dtype and examples."""
     settings = {k: v for k, v in config.__dict__.items() if k not in ("cache", "out_dir", "model")}
+    settings["targets"] = list(targets)
     settings.update({k: meta[k] for k in ("model_sha256", "wordpiece", "dtype")})
     settings["examples"] = hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()
     return json.loads(json.dumps(settings))

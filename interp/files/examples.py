@@ -1,0 +1,85 @@
+"""The per-example part that the activation cache and the interventions file share, written and read one way.
+
+Layout (readable with plain h5py)::
+
+    /example_ids, /split         str [n]
+    /label                       int8 [n]   gold label ids, in attrs["labels"] order of the file
+    /words/<role>                str [n]    the task's word at each role (MoNLI: w_p, w_h); "" where absent
+    /values/<variable>           int8 [n]   each example's value of every causal variable; attrs["names"]
+    /positions                   int32 [n, n_roles]  token index of each role; attrs["roles"]
+
+Usage::
+
+    write_examples(handle, examples, labels, positions, roles, values)
+    file.values("negated").codes, file.words("w_h"), file.roles
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from interp.core.errors import ConfigError
+from interp.core.hdf5 import ExampleFile, h5py
+from interp.tasks.base import VariableValues
+
+
+def role_positions(encoded: Sequence, roles: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The roles every encoded example has (in ``roles`` order) and int32 ``[n, len(those)]`` token indices."""
+    kept = [r for r in roles if all(r in e.positions for e in encoded)]
+    return kept, np.array([[e.positions[r] for r in kept] for e in encoded], dtype=np.int32).reshape(len(encoded), len(kept))
+
+
+def write_examples(
+    handle, examples: Sequence, labels: Sequence[str], positions: np.ndarray, roles: Sequence[str], values: Sequence[VariableValues]
+) -> None:
+    """Create the per-example datasets in an open HDF5 ``handle`` (see the module docstring)."""
+    text = h5py().string_dtype()
+    handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
+    handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
+    handle.create_dataset("label", data=np.array([list(labels).index(e.label) for e in examples], dtype=np.int8))
+    for role in sorted({r for e in examples for r in e.words}):
+        handle.create_dataset(f"words/{role}", data=[str(e.words.get(role, "")) for e in examples], dtype=text)
+    for v in values:
+        handle.create_dataset(f"values/{v.variable}", data=v.codes.astype(np.int8))
+        handle[f"values/{v.variable}"].attrs["names"] = list(v.names)
+    handle.create_dataset("positions", data=np.asarray(positions, dtype=np.int32))
+    handle["positions"].attrs["roles"] = list(roles)
+
+
+class PerExampleFile(ExampleFile):
+    """Reading what :func:`write_examples` wrote (``example_ids`` and ``column`` come from :class:`ExampleFile`)."""
+
+    @property
+    def stored_values(self) -> list[str]:
+        """Every variable whose per-example values the file keeps."""
+        return sorted(self.handle["values"]) if "values" in self.handle else []
+
+    def values(self, variable: str) -> VariableValues:
+        """Each example's value of ``variable``.
+
+        Raises:
+            ConfigError: the file keeps no values of it (naming those it keeps).
+        """
+        if variable not in self.stored_values:
+            raise ConfigError(
+                f"{self.path} keeps no values of variable {variable!r} (it has {', '.join(self.stored_values) or 'none'})"
+            )
+        data = self.handle[f"values/{variable}"]
+        return VariableValues(variable, data[:], tuple(str(x) for x in data.attrs["names"]))
+
+    @property
+    def word_roles(self) -> list[str]:
+        return sorted(self.handle["words"]) if "words" in self.handle else []
+
+    def words(self, role: str) -> np.ndarray:
+        """str ``[n]``: each example's word at ``role`` ("" where it has none, or the task has no word there)."""
+        if role not in self.word_roles:
+            return np.array([""] * len(self.example_ids))
+        return np.array(self.handle[f"words/{role}"].asstr()[:])
+
+    @property
+    def roles(self) -> list[str]:
+        """The column order of ``positions``."""
+        return [str(r) for r in self.handle["positions"].attrs["roles"]]

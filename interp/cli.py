@@ -206,7 +206,8 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @_task_option
 @click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples subset.")
+@click.option("--max-per-split", type=int, default=None, help="At most this many examples of each split, seeded (a mixed set).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples and --max-per-split subsets.")
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
 @click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
@@ -218,7 +219,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def intervene(model, out, locations, task, splits, max_examples, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
+def intervene(model, out, locations, task, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -236,6 +237,7 @@ def intervene(model, out, locations, task, splits, max_examples, seed, variable,
         wordpiece=wordpiece,
         cache=cache_path,
         max_examples=max_examples,
+        max_per_split=max_per_split,
         seed=seed,
         batch_size=batch_size,
         unit_size=unit_size,

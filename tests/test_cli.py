@@ -105,17 +105,23 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     assert len(rows) == 9 * 2 * 2  # 9 locations of a 2-block model x 2 targets x 2 probe kinds
     assert {r["location"] for r in rows} >= {"blocks.0.hook_resid_pre@cls", "blocks.1.hook_resid_post@w_h"}
     assert "Probes (§6.1)" in result.stdout
-    # Interventions at the location the probe table picks, over all 200 x 200 NMoNLI-test pairs, then cliques.
+    # Interventions at the location the probe table picks, over a seeded mixed set of 150 PMoNLI + 150 NMoNLI-test
+    # examples (all 300 x 300 pairs), for lexrel, negated and output; then cliques on lexrel.
     from interp.jobs.demo import choose_location
 
     location, _ = choose_location(rows)
     assert f"Interchange interventions (§6.2) at {location}" in result.stdout
     with h5py.File(out / "interventions.h5", "r") as f:
-        assert list(f.attrs["locations"]) == [location] and f[f"interchange/{location}/model_pred"].shape == (200, 200)
-        assert list(f.attrs["variables"]) == ["lexrel"] and f[f"lexrel/{location}/causal_pred"].shape == (200, 200)
+        assert list(f.attrs["locations"]) == [location] and f[f"interchange/{location}/model_pred"].shape == (300, 300)
+        assert list(f.attrs["variables"]) == ["lexrel", "negated", "output"]
+        assert f[f"negated/{location}/causal_pred"].shape == (300, 300)
+        assert list(f["split"].asstr()[:]).count("nmonli_test") == 150 and f["values/negated"][:].sum() == 150
     report = json.loads((out / "cliques.json").read_text())
-    assert report["location"] == location and report["graph"]["nodes"] == 200
-    assert f"Cliques (Appendix A.3) at {location}, variable lexrel: 200 examples" in result.stdout
+    assert report["location"] == location and report["graph"]["nodes"] == 300 and report["variable"] == "lexrel"
+    assert f"Cliques (Appendix A.3) at {location}, variable lexrel: 300 examples" in result.stdout
+    assert "block model" in result.stdout and "within and across values of lexrel" in result.stdout
+    for variable in ("lexrel", "negated", "output"):
+        assert re.search(rf"^{variable} +{re.escape(location)} +90000 ", result.stdout, re.M), variable
     assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]

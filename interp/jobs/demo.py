@@ -4,9 +4,14 @@
    and ``model/`` and writes ``metrics.json``.
 2. Activations: every location of ``model/`` for every example, ``activations.h5``.
 3. Probes (§6.1, Figure 2): the sweep over all locations, ``probes.csv`` and ``probes.png``.
-4. Interventions (§6.2): all 200 × 200 NMoNLI-test interchange interventions
-   at one location chosen from the probe table (:func:`choose_location`),
-   ``interventions.h5``.
+4. Interventions (§6.2): all 300 × 300 interchange interventions among a
+   seeded mixed set, 150 PMoNLI and 150 NMoNLI-test examples (half of them
+   negated, so INFER's counterfactual on lexrel is not simply the source's
+   label), at one location chosen from the probe table
+   (:func:`choose_location`), compared with INFER's counterfactuals for
+   lexrel, negated and output, ``interventions.h5``. The plain half comes
+   from PMoNLI, on which the model trained, as the paper's all-of-MoNLI set
+   did.
 5. Cliques (Appendix A.3): the intervention graph and its greedy disjoint
    cliques with chance baselines, ``cliques.json``, ``graph.graphml``,
    ``clique.png``.
@@ -21,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from interp.analysis.iia import format_summaries, summarize
+from interp.analysis.iia import format_summaries, summarize_all
 from interp.core.errors import ConfigError
 from interp.hooks.locations import Location
 from interp.jobs.behavioral import (
@@ -43,7 +48,9 @@ class DemoConfig:
     behavioral: BehavioralConfig = BehavioralConfig()
     probe_seeds: int = 3
     intervention_location: str | None = None  # None: chosen from the probe table
-    intervention_splits: tuple[str, ...] = ("nmonli_test",)
+    intervention_splits: tuple[str, ...] = ("pmonli", "nmonli_test")
+    intervention_per_split: int = 150  # a seeded mixed set: 150 plain, 150 negated
+    intervention_variables: tuple[str, ...] = ("lexrel", "negated", "output")
 
 
 @dataclass
@@ -52,7 +59,7 @@ class DemoResult:
     probe_rows: list[dict]
     location: str
     location_reason: str
-    interventions: dict
+    interventions: list[dict]  # one summary per variable
     cliques: dict
     seconds: float
     stage_seconds: dict[str, float]  # wall seconds per stage, in order
@@ -130,6 +137,8 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
             out=str(out / "interventions.h5"),
             locations=location,
             splits=config.intervention_splits,
+            max_per_split=config.intervention_per_split,
+            variables=config.intervention_variables,
             cache=str(cache),
             data_dir=b.data_dir,
             verify_checksums=b.verify_checksums,
@@ -140,10 +149,10 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     lap("interventions")
     if progress:
         print("== cliques", flush=True)
-    report = run_cliques(CliqueConfig(interventions=str(interventions), out_dir=str(out), model=model))
+    report = run_cliques(CliqueConfig(interventions=str(interventions), out_dir=str(out), model=model, variable="lexrel"))
     lap("cliques")
     return DemoResult(
-        behavioral, rows, location, reason, summarize(interventions), report, time.perf_counter() - started, stages
+        behavioral, rows, location, reason, summarize_all(interventions), report, time.perf_counter() - started, stages
     )
 
 
@@ -170,7 +179,7 @@ def format_demo(result: DemoResult) -> str:
             format_table(result.behavioral),
             format_probe_summary(result.probe_rows),
             f"Interchange interventions (§6.2) at {result.location}: {result.location_reason}\n"
-            + format_summaries([result.interventions]),
+            + format_summaries(result.interventions),
             format_cliques(result.cliques),
             "Wall time by stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_seconds.items()),
         ]

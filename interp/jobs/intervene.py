@@ -86,6 +86,7 @@ class InterventionConfig:
     wordpiece: str = "first"
     cache: str | None = None
     max_examples: int | None = None
+    max_per_split: int | None = None  # a seeded subset of at most this many from each split (a mixed set)
     seed: int = 0
     batch_size: int | None = None  # pairs per suffix pass; None: 256 on CPU, from free memory on a GPU
     unit_size: int = 16
@@ -104,6 +105,8 @@ class InterventionConfig:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_examples is not None and self.max_examples < 2:
             raise ConfigError("--max-examples must be at least 2")
+        if self.max_per_split is not None and self.max_per_split < 1:
+            raise ConfigError("--max-per-split must be at least 1")
         if not self.variables:
             raise ConfigError("--variable names no variable")
         check_variable_names(self.variables)
@@ -121,9 +124,19 @@ class InterventionConfig:
 
 
 def select_examples(config: InterventionConfig, task: Task | None = None) -> list:
-    """The example set: the named splits (else the task's default), or a seeded subset of them in file order."""
+    """The example set: the named splits (else the task's default), or a seeded subset of them in file order.
+
+    ``max_per_split`` first keeps at most that many of each split (so
+    ``pmonli,nmonli_test`` with 150 gives a set half negated), then
+    ``max_examples`` draws from what is left; both with ``seed``
+    (:func:`interp.core.subsets.seeded_subset`).
+    """
     task = task or config.resolve_task()
     examples = task.load(config.splits or task.default_splits or task.splits)
+    if config.max_per_split is not None:
+        splits = list(dict.fromkeys(e.split for e in examples))
+        kept = {id(e) for name in splits for e in seeded_subset([e for e in examples if e.split == name], config.max_per_split, config.seed)}
+        examples = [e for e in examples if id(e) in kept]
     return seeded_subset(examples, config.max_examples, config.seed)
 
 

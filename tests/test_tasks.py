@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -15,6 +17,8 @@ from interp.cli import main
 from interp.core.errors import ConfigError
 from interp.tasks import Task, resolve_task
 from interp.tasks.monli import LABELS, ROLES, Lexrel, load_monli
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def run(*args):
@@ -48,84 +52,31 @@ def test_task_refuses_bad_declarations_and_unknown_variables(monli_dir):
         resolve_task("nope")
 
 
-TOY_TASK = '''
-import json
-from dataclasses import dataclass
-
-from interp.causal import CausalModel, Mechanism
-from interp.core.errors import DataError
-from interp.tasks import Task
+TOY_TASK = REPO / "examples" / "toy_task" / "task.py"  # the README's example
 
 
-@dataclass(frozen=True)
-class Pair:
-    id: str
-    premise: str
-    hypothesis: str
-    label: str
-    split: str
-    words: dict
+def test_the_readme_shows_the_example_task_as_it_is():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert TOY_TASK.read_text(encoding="utf-8").strip() in readme
 
 
-def load(splits):
-    pairs = []
-    with open({path!r}) as handle:
-        for number, line in enumerate(handle, 1):
-            r = json.loads(line)
-            if r["label"] not in ("entailment", "neutral"):
-                raise DataError(f"{path}:{{number}}: unknown label {{r['label']!r}}")
-            words = {{"w_p": r["w_p"], "w_h": r["w_h"]}}
-            pairs.append(Pair(f"toy:{{number}}", r["premise"], r["hypothesis"], r["label"], "all", words))
-    return pairs
-
-
-def inputs(pair):
-    return {{"general": pair.words["w_h"] in GENERAL, "negated": " not " in f" {{pair.premise}} "}}
-
-
-GENERAL = {{"animal", "mammal", "plant", "tool"}}
-
-
-def causal_model(pairs):
-    return CausalModel(
-        "toy",
-        ("general", "negated"),
-        {{
-            "up": Mechanism(("general",), lambda g: g),
-            "label": Mechanism(("up", "negated"), lambda up, neg: "entailment" if up != neg else "neutral"),
-        }},
-        output="label",
-        values={{"up": (False, True), "label": ("entailment", "neutral")}},
-    )
-
-
-def make_task():
-    return Task(name="toy", labels=("entailment", "neutral"), splits=("all",), default_splits=("all",), load=load,
-                roles=("cls", "w_p", "w_h"), causal_model=causal_model, inputs=inputs,
-                alignment={{"up": ("w_h",), "negated": ("cls",)}})
-'''
-
-
-def _toy_files(tmp_path, monli_dir):
-    """A user's task over 40 MoNLI pairs rewritten as plain JSONL, with its own two-variable causal model."""
-    examples = [e for e in load_monli(monli_dir, ("pmonli", "nmonli_test")) if e.w_h in {"animal", "mammal", "plant", "tool"} or e.w_p in {"animal", "mammal", "plant", "tool"}]
-    chosen = [e for e in examples if e.negated][:20] + [e for e in examples if not e.negated][:20]
-    data = tmp_path / "toy.jsonl"
-    data.write_text("".join(json.dumps({"premise": e.premise, "hypothesis": e.hypothesis, "label": e.label, "w_p": e.w_p, "w_h": e.w_h}) + "\n" for e in chosen))
-    source = tmp_path / "toy_task.py"
-    source.write_text(TOY_TASK.format(path=str(data)))
-    return source, chosen
+def test_a_causal_model_that_misses_a_gold_label_is_refused_naming_the_example():
+    task = resolve_task(f"{TOY_TASK}:make_task")
+    examples = task.load(("all",))
+    spoiled = [replace(examples[0], label="neutral" if examples[0].label == "entailment" else "entailment"), *examples[1:]]
+    with pytest.raises(ConfigError, match="does not fit the dataset: it labels example toy:1 "):
+        task.build_causal_model(spoiled)
 
 
 def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):
-    source, chosen = _toy_files(tmp_path, monli_dir)
-    task = f"{source}:make_task"
+    task = f"{TOY_TASK}:make_task"
+    chosen = [json.loads(line) for line in (TOY_TASK.parent / "pairs.jsonl").read_text().splitlines()]
     cache = tmp_path / "act.h5"
     result = run("cache", "--task", task, "--model", tiny_classifier_dir, "--out", cache, "--quiet")
     assert result.exit_code == 0, result.stderr
     with h5py.File(cache, "r") as f:
         assert f.attrs["task"] == "toy" and sorted(f["values"]) == ["negated", "up"]
-        assert list(f["words/w_h"].asstr()[:]) == [e.w_h for e in chosen]
+        assert list(f["words/w_h"].asstr()[:]) == [r["w_h"] for r in chosen]
     probes = tmp_path / "probes"
     result = run("probe", "--cache", cache, "--out", probes, "--locations", "blocks.1.hook_resid_post@w_h,blocks.1.hook_resid_post@cls",
                  "--probes", "linear", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
@@ -143,13 +94,13 @@ def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir
         # the bare site stands for the roles the variables are aligned to: w_h (up) and cls (negated)
         assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls", "blocks.1.hook_resid_post@w_h"]
         up = f["values/up"][:]
-    assert up.tolist() == [int(e.w_h in {"animal", "mammal", "plant", "tool"}) for e in chosen]
+    assert up.tolist() == [0 if r["relation"] == "up" else 1 for r in chosen]  # declared values (True, False)
     out = tmp_path / "cl"
     result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--variable", "up", "--min-size", "2", "--out", out)
     assert result.exit_code == 0, result.stderr
     report = json.loads((out / "cliques.json").read_text())
-    assert report["task"] == "toy" and report["variable"] == "up" and report["values"] == ["False", "True"]
-    assert report["graph"]["nodes_per_value"] == {"False": int((up == 0).sum()), "True": int((up == 1).sum())}
+    assert report["task"] == "toy" and report["variable"] == "up" and report["values"] == ["True", "False"]
+    assert report["graph"]["nodes_per_value"] == {"True": int((up == 0).sum()), "False": int((up == 1).sum())}
     result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--out", out)
     assert result.exit_code == 2 and "holds 2 variables (up, negated): name one with --variable" in result.stderr
 

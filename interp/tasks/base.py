@@ -119,7 +119,20 @@ class Task:
         """
         if self.causal_model is None:
             raise ConfigError(f"task {self.name!r} has no causal model (behavioral only)")
-        return self.causal_model(examples)
+        causal = self.causal_model(examples)
+        if not isinstance(causal, CausalModel):
+            raise ConfigError(f"task {self.name!r}: causal_model returned a {type(causal).__name__}, not a CausalModel")
+        for e in examples:
+            try:
+                predicted = run_forward(causal, self.inputs(e))[causal.output]
+            except (ConfigError, KeyError, TypeError, ValueError) as exc:
+                raise ConfigError(f"causal model {causal.name} cannot read example {e.id} of task {self.name!r} ({exc})") from None
+            if predicted != e.label:
+                raise ConfigError(
+                    f"causal model {causal.name} does not fit the dataset: it labels example {e.id} "
+                    f"{predicted!r}, the gold label is {e.label!r}"
+                )
+        return causal
 
     def values(self, causal: CausalModel, examples: Sequence[Any], variable: str) -> VariableValues:
         """Each example's value of ``variable`` under ``causal``.

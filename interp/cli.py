@@ -27,6 +27,10 @@ class _Group(click.Group):
         except InterpError as exc:
             click.echo(f"interp: error: {exc}", err=True)
             ctx.exit(2)
+        except click.UsageError as exc:  # a flag click itself refuses: one line too, naming the command's help
+            where = f"; see interp {exc.ctx.info_name} --help" if exc.ctx is not None and exc.ctx.info_name else ""
+            click.echo(f"interp: error: {exc.format_message()}{where}", err=True)
+            ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("\ninterp: interrupted; run the same command again to resume", err=True)
             ctx.exit(130)

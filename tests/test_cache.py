@@ -119,3 +119,36 @@ def test_bad_cache_files(built, tmp_path):
 def test_bad_settings():
     with pytest.raises(ConfigError, match="--dtype must be one of float32, float16"):
         CacheConfig(model="m", out="o", dtype="int8").validate()
+
+
+def test_reuse_is_keyed_by_the_weights_not_the_path(tiny_classifier_dir, monli_dir, tmp_path):
+    """A run folder that is moved still reuses its cache and interventions; other weights at the same path do not."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    first, moved = tmp_path / "first" / "model", tmp_path / "moved" / "model"
+    shutil.copytree(tiny_classifier_dir, first)
+    cache, iv = tmp_path / "act.h5", tmp_path / "iv.h5"
+    common = ["--splits", "nmonli_test", "--data-dir", monli_dir]
+    assert run("cache", "--model", first, "--out", cache, *common).exit_code == 0
+    assert run("intervene", "--model", first, "--locations", "blocks.1.hook_resid_post@w_h", "--max-examples", "6", "--out", iv, *common).exit_code == 0
+    shutil.move(first.parent, moved.parent)
+    again = run("cache", "--model", moved, "--out", cache, *common)
+    assert again.exit_code == 0 and "already cached with these settings" in again.output
+    again = run("intervene", "--model", moved, "--locations", "blocks.1.hook_resid_post@w_h", "--max-examples", "6", "--out", iv, *common)
+    assert again.exit_code == 0 and "already done, reusing them" in again.output
+    # the null: other weights at the moved path are not reused
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(moved / "model.safetensors")
+    weights["classifier.bias"] = weights["classifier.bias"] + torch.tensor([1.0, -1.0])
+    save_file(weights, moved / "model.safetensors", metadata={"format": "pt"})
+    again = run("cache", "--model", moved, "--out", cache, *common)
+    assert again.exit_code == 0 and "already cached" not in again.output

@@ -97,8 +97,8 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "activations.h5", "challenge_model", "clique.png", "cliques.json", "graph.graphml", "interventions.h5",
-        "metrics.json", "model", "probes.csv", "probes.json", "probes.png",
+        "activations.h5", "challenge_model", "clique.png", "cliques.json", "cliques.manifest.json", "graph.graphml",
+        "interventions.h5", "metrics.json", "model", "probe.manifest.json", "probes.csv", "probes.json", "probes.png",
     ]  # fmt: skip
     with open(out / "probes.csv") as handle:
         rows = list(csv.DictReader(handle))
@@ -189,7 +189,7 @@ def test_probe_bad_cache_files_exit_2(tiny_cache, tmp_path):
     assert result.exit_code == 2 and "not with the weights of 'minilm'" in result.stderr
 
 
-def test_location_absent_from_the_cache_exits_2(tiny_cache, tmp_path):
+def test_a_location_deleted_from_the_cache_exits_2(tiny_cache, tmp_path):
     import h5py
 
     partial = tmp_path / "partial.h5"
@@ -197,7 +197,7 @@ def test_location_absent_from_the_cache_exits_2(tiny_cache, tmp_path):
     with h5py.File(partial, "a") as f:
         del f["blocks.1.hook_resid_post@w_h"]
     result = run("probe", "--cache", str(partial), "--out", str(tmp_path / "p"), "--locations", "blocks.1.hook_resid_post@w_h", "--quiet")
-    assert result.exit_code == 2 and "location blocks.1.hook_resid_post@w_h is not in the cache" in result.stderr
+    assert result.exit_code == 2 and "dataset blocks.1.hook_resid_post@w_h is missing; the file was edited" in result.stderr
 
 
 def test_cache_bad_wordpiece_exits_2(tiny_classifier_dir, tmp_path):

@@ -234,7 +234,7 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", half], "interventions need a float32 cache")
     with h5py.File(cache, "a") as f:
         del f["blocks.1.hook_resid_post@w_h"]
-    check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", cache], "location blocks.1.hook_resid_post@w_h is not in the cache")
+    check(["--locations", "blocks.1.hook_resid_post@w_h", "--cache", cache], "dataset blocks.1.hook_resid_post@w_h is missing; the file was edited")
     # A user's task whose causal model does not fit the examples (it ignores negation).
     task_file = tmp_path / "lexrel_only.py"
     task_file.write_text(LEXREL_ONLY_TASK.format(monli_dir=str(monli_dir)))

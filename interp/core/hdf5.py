@@ -39,9 +39,14 @@ def strings(handle, name: str) -> list[str]:
     return list(handle[name].asstr()[:])
 
 
+#: Attributes kept for the reader's information but not part of what a file is reused for: a path
+#: (the model's ``--model``) names no content, so a moved run folder is still the same request.
+INFORMATIONAL = frozenset({"model"})
+
+
 def same_request(handle, meta: dict, ids) -> bool:
-    """Whether ``handle`` carries exactly the attributes ``meta`` and the example ids ``ids``."""
-    return all(attr(handle, k) == v for k, v in meta.items()) and (
+    """Whether ``handle`` carries the attributes ``meta`` (but :data:`INFORMATIONAL` ones) and the example ids ``ids``."""
+    return all(attr(handle, k) == v for k, v in meta.items() if k not in INFORMATIONAL) and (
         "example_ids" in handle and strings(handle, "example_ids") == list(ids)
     )
 
@@ -123,3 +128,23 @@ class ExampleFile:
         """A per-example dataset: strings (``split``, ``w_p``, ``w_h``) as str, the rest (``label``, ``lexrel``, ``positions``, ...) as stored."""
         data = self.handle[name]
         return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]
+
+
+def check_replaceable(path: Path, fmt: str, argument: str = "--out") -> None:
+    """Refuse to write over ``path`` unless it is absent or an interp file of ``fmt``'s kind (any version).
+
+    Raises:
+        OutputError: ``path`` is a directory, or a file interp did not write (naming ``argument``).
+    """
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise OutputError(f"{argument} {path} is a directory; give a file path")
+    kind = fmt.split("/")[0]
+    try:
+        with h5py().File(path, "r") as handle:
+            found = attr(handle, "format")
+    except (OSError, ValueError):
+        found = None
+    if not (isinstance(found, str) and found.split("/")[0] == kind):
+        raise OutputError(f"{argument} {path} exists and is not an interp file of this kind ({kind}); interp will not replace it")

@@ -1,7 +1,12 @@
 """Writing results so that nothing half-written is ever left at the final path.
 
 Every output is first written beside its destination (``<name>.partial``)
-and moved into place with one ``os.replace`` when it is complete.
+and moved into place with one ``os.replace`` when it is complete. A command
+that writes several files into one directory builds them in an
+:class:`OutputSet`: all of them in a ``.partial`` sibling of the directory,
+moved into place together when every one is written, then a manifest
+(``<command>.manifest.json``) last. A failure (a full disk included) leaves
+the previous state or nothing, and never an empty ``--out`` directory.
 """
 
 from __future__ import annotations
@@ -54,6 +59,45 @@ def atomic_text(path: Path, newline: str | None = None) -> Iterator[TextIO]:
         raise
 
 
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a sibling ``.partial`` file, synced, then moved into place.
+
+    Raises:
+        OutputError: the file cannot be written (a full disk included), naming ``path``;
+            ``path`` is left as it was.
+    """
+    tmp = partial_path(path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def require_free_space(path: Path, needed: int, argument: str = "--out") -> None:
+    """Refuse to start writing ``needed`` bytes at ``path`` when its disk has less free.
+
+    HDF5 files are written in place as a run proceeds, and h5py can crash
+    the interpreter when a write fails on a full disk; checking first turns
+    that into one line.
+
+    Raises:
+        OutputError: naming ``argument``, the bytes needed and those free.
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    free = shutil.disk_usage(directory).free
+    if free < needed:
+        raise OutputError(
+            f"{argument} {path}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
+        )
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Write ``obj`` as indented UTF-8 JSON to ``path`` via a sibling temporary file."""
     with atomic_text(path) as handle:
@@ -85,9 +129,12 @@ def save_figure_atomic(fig, path: Path, **savefig) -> Path:
     tmp = partial_path(path)
     try:
         fig.savefig(tmp, format="png", **savefig)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     finally:
         plt.close(fig)
-    tmp.replace(path)
     return path
 
 
@@ -104,3 +151,73 @@ def replace_dir(src: Path, dst: Path) -> None:
     if dst.exists():
         shutil.rmtree(dst)
     os.replace(src, dst)
+
+
+MANIFEST = "{command}.manifest.json"
+
+
+class OutputSet:
+    """The files one command writes into ``directory``, built in a sibling ``.partial`` folder and moved in together.
+
+    Usage::
+
+        with OutputSet(Path("runs/demo"), "cliques") as outputs:
+            write_json_atomic(outputs.path("cliques.json"), report)
+            save_figure_atomic(fig, outputs.path("clique.png"))
+        # runs/demo/cliques.json, clique.png, cliques.manifest.json: all there, or none new
+
+    On leaving the block without an error every staged file is moved into
+    ``directory`` (created then, not before) and ``<command>.manifest.json``
+    is written last, listing each file's name, size and SHA-256: its
+    presence says the set is complete. On an error the staging folder is
+    removed and ``directory`` is as it was. Only files this set staged are
+    ever moved or removed.
+
+    Raises:
+        OutputError: a file cannot be staged or moved (naming the path and
+            ``argument``), including a full disk.
+    """
+
+    def __init__(self, directory: Path, command: str, argument: str = "--out"):
+        self.directory = Path(directory)
+        self.command = command
+        self.argument = argument
+        self.staging = self.directory.with_name(f"{self.directory.name}.{command}.partial")
+        self.names: list[str] = []
+
+    def path(self, name: str) -> Path:
+        """Where to write ``name`` now; it reaches ``directory / name`` when the set is committed."""
+        if name not in self.names:
+            self.names.append(name)
+        return self.staging / name
+
+    def __enter__(self) -> "OutputSet":
+        if self.directory.exists() and not self.directory.is_dir():
+            raise OutputError(f"{self.argument} {self.directory} is a file; give a directory")
+        shutil.rmtree(self.staging, ignore_errors=True)  # a killed run's leftovers: ours by name
+        ensure_writable_dir(self.staging, self.argument)
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if kind is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return
+        try:
+            self._commit()
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _commit(self) -> None:
+        from interp.core.checksums import sha256_of
+
+        missing = [n for n in self.names if not (self.staging / n).is_file()]
+        if missing:
+            raise OutputError(f"{self.argument} {self.directory}: {missing[0]} was never written")
+        files = {n: {"bytes": (self.staging / n).stat().st_size, "sha256": sha256_of(self.staging / n)} for n in self.names}
+        ensure_writable_dir(self.directory, self.argument)
+        try:
+            for name in self.names:
+                os.replace(self.staging / name, self.directory / name)
+        except OSError as exc:
+            raise OutputError(f"{self.argument} {self.directory}: cannot move the outputs into place ({exc.strerror or exc})") from None
+        write_json_atomic(self.directory / MANIFEST.format(command=self.command), {"command": self.command, "files": files})

@@ -84,6 +84,9 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
 
     handle, meta = open_finished(path, FORMAT, "activation cache", "interp cache", check)
     try:
-        yield Cache(path, handle, meta)
+        cache = Cache(path, handle, meta)
+        n = handle["example_ids"].shape[0] if "example_ids" in handle else 0
+        cache.check_layout({name: (n, meta["d_model"]) for name in meta["locations"]})
+        yield cache
     finally:
         handle.close()

@@ -51,6 +51,35 @@ def write_examples(
 class PerExampleFile(ExampleFile):
     """Reading what :func:`write_examples` wrote (``example_ids`` and ``column`` come from :class:`ExampleFile`)."""
 
+    def check_layout(self, shapes: dict[str, tuple[int, ...]] | None = None) -> None:
+        """Check every per-example dataset, and the datasets named in ``shapes``, before anything reads them.
+
+        ``shapes`` maps a dataset to its shape, ``n`` standing for the
+        number of examples and -1 for any size. A file whose datasets were
+        edited (one deleted, shortened or reshaped) is refused here, in one
+        line, instead of failing later inside an analysis.
+
+        Raises:
+            ConfigError: naming the file and the first dataset that is missing or of another shape.
+        """
+        if "example_ids" not in self.handle:
+            raise ConfigError(f"{self.path}: dataset example_ids is missing; the file was edited or is not interp's")
+        n = self.handle["example_ids"].shape[0] if self.handle["example_ids"].ndim == 1 else -2
+        expected = {"split": (n,), "label": (n,), "positions": (n, -1)}
+        for group in ("words", "values"):
+            if group in self.handle:
+                expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
+        expected.update(shapes or {})
+        for name, shape in expected.items():
+            if name not in self.handle:
+                raise ConfigError(f"{self.path}: dataset {name} is missing; the file was edited (make it again)")
+            found = self.handle[name].shape
+            if len(found) != len(shape) or any(want not in (-1, got) for want, got in zip(shape, found)):
+                raise ConfigError(
+                    f"{self.path}: dataset {name} has shape {found}, expected {tuple('any' if w == -1 else w for w in shape)} "
+                    "for its examples; the file was edited (make it again)"
+                )
+
     @property
     def stored_values(self) -> list[str]:
         """Every variable whose per-example values the file keeps."""

@@ -183,7 +183,14 @@ def open_interventions(
             raise ConfigError(f"{path} holds interventions over another example set than the one given")
         if task is not None and meta["task"] != task:
             raise ConfigError(f"{path} holds interventions of task {meta['task']!r}, not of task {task!r}")
-        yield Interventions(path, handle, meta)
+        file = Interventions(path, handle, meta)
+        n = handle["example_ids"].shape[0] if "example_ids" in handle else 0
+        shapes = {"base_pred": (n,)}
+        for loc in meta["locations"]:
+            shapes.update({f"{OUTPUTS}/{loc}/logits": (n, n, len(meta["labels"])), f"{OUTPUTS}/{loc}/model_pred": (n, n)})
+            shapes.update({f"{v}/{loc}/causal_pred": (n, n) for v in meta["variables"]})
+        file.check_layout(shapes)
+        yield file
     finally:
         handle.close()
 

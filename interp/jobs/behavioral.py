@@ -29,6 +29,7 @@ from pathlib import Path
 
 from interp.core.outputs import ensure_writable_dir, write_json_atomic
 from interp.models import TrainConfig, TrainResult, train
+from interp.models.loading import model_layers
 from interp.tasks.monli import SPLITS, resolve_data_dir
 
 #: Table 1 of the paper, BERT rows, accuracy in percent.
@@ -130,7 +131,10 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     Raises:
         ConfigError, DataError, ModelError, OutputError: as :func:`interp.models.train`.
     """
-    resolve_data_dir(config.data_dir)  # fail on missing data before anything is created
+    resolve_data_dir(config.data_dir)  # fail on missing data, settings or model before anything is created
+    for splits in (CHALLENGE_SPLITS, GENERALIZATION_SPLITS):
+        config.train_config(splits)
+    model_layers(config.model)
     out = ensure_writable_dir(Path(config.out_dir))
     started = time.perf_counter()
     runs = {}

@@ -28,8 +28,8 @@ from tqdm.auto import tqdm
 
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError
-from interp.core.hdf5 import finished, open_partial
-from interp.core.outputs import ensure_writable_dir, partial_path
+from interp.core.hdf5 import check_replaceable, finished, open_partial
+from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space
 from interp.files.activations import FORMAT, initialise
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import all_locations
@@ -77,6 +77,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     """
     config.validate()
     out = Path(config.out)
+    check_replaceable(out, FORMAT)
     task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, argument="--task")
     unknown = [s for s in config.splits if s not in task.splits]
     if unknown:
@@ -110,6 +111,9 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
         return out
     work = partial_path(out)
+    already = work.stat().st_size if work.is_file() else 0
+    needed = n * d * len(locations) * np.dtype(config.dtype).itemsize + 300 * n + (1 << 20)
+    require_free_space(work, needed - already)
     handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:

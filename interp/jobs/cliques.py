@@ -38,8 +38,8 @@ from interp.analysis.cliques.baselines import (
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import Clique, search
-from interp.core.errors import ConfigError
-from interp.core.outputs import ensure_writable_dir, partial_path, write_json_atomic
+from interp.core.errors import ConfigError, OutputError
+from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.interventions import open_interventions
 from interp.models.loading import model_sha256
 
@@ -148,8 +148,12 @@ def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray,
     for i, j in zip(*np.nonzero(np.triu(graph.edges, 1))):
         g.add_edge(str(ids[i]), str(ids[j]), causal=bool(graph.causal[i, j]))
     work = partial_path(path)
-    nx.write_graphml(g, work)
-    work.replace(path)
+    try:
+        nx.write_graphml(g, work)
+        work.replace(path)
+    except OSError as exc:
+        work.unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return path
 
 
@@ -179,7 +183,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         nodes["lexrel"] = nodes["stored"].get("lexrel")
         nodes["values"], nodes["value_names"] = values.codes, values.names
         meta = dict(file.meta)
-    out = ensure_writable_dir(Path(config.out_dir))
+    out = Path(config.out_dir)
     n = graph.n_nodes
     min_size = config.min_size if config.min_size is not None else chance_clique_size(n, graph.density)
     started = time.perf_counter()
@@ -220,20 +224,26 @@ def run_cliques(config: CliqueConfig) -> dict:
         "best_alpha": result.best_alpha,
         "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
     }
-    write_json_atomic(out / "cliques.json", report)
-    write_graphml(graph, nodes, membership, out / "graph.graphml")
+    with OutputSet(out, "cliques") as outputs:
+        write_json_atomic(outputs.path("cliques.json"), report)
+        write_graphml(graph, nodes, membership, outputs.path("graph.graphml"))
+        _figure(report, location, variable, result.best_alpha, outputs.path("clique.png"))
+    return report
+
+
+def _figure(report: dict, location: str, variable: str, alpha: int, path: Path) -> None:
+    """The largest clique's word pairs grouped by the general word (Figure 5), or its members' words."""
     if report["cliques"]:
         top = report["cliques"][0]
         counts = " / ".join(f"{c} {name}" for name, c in top["value_counts"].items())
         title = (
-            f"Largest clique at {location} (α = {result.best_alpha}): {top['size']} examples, "
+            f"Largest clique at {location} (α = {alpha}): {top['size']} examples, "
             f"{variable} {counts}, {top['causal_edges']} causal edges"
         )
         members = top.get("pairs") or [[" ".join(w.values()), "", ""] for w in top["words"]]
-        plot_clique([tuple(p) for p in members], title, out / "clique.png")
+        plot_clique([tuple(p) for p in members], title, path)
     else:
-        plot_clique([], f"{location}: no clique with a causal edge", out / "clique.png")
-    return report
+        plot_clique([], f"{location}: no clique with a causal edge", path)
 
 
 def format_cliques(report: dict) -> str:

@@ -39,6 +39,7 @@ from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
+from interp.models.loading import model_layers
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,12 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     def lap(stage: str) -> None:
         stages[stage] = time.perf_counter() - started - sum(stages.values())
 
-    if config.intervention_location:
-        Location.parse(config.intervention_location)  # a typo fails now, not after the training
     b = config.behavioral
+    # Everything that can be checked is checked now, not after minutes of training.
+    if config.probe_seeds < 1:
+        raise ConfigError(f"--probe-seeds must be at least 1, got {config.probe_seeds}")
+    if config.intervention_location:
+        Location.parse(config.intervention_location, model_layers(b.model))
     out = Path(b.out_dir)
     behavioral = run_behavioral(b, progress=progress)
     lap("fine-tuning and Table 1")

@@ -25,7 +25,7 @@ all are done the HDF5 file is assembled in ``<out>.partial`` and moved to
 from __future__ import annotations
 
 import hashlib
-import os
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +36,12 @@ from tqdm.auto import tqdm
 from interp.causal import interchange_table
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, OutputError
-from interp.core.hdf5 import finished, h5py
-from interp.core.outputs import ensure_writable_dir, partial_path
+from interp.core.hdf5 import check_replaceable, finished, h5py
+from interp.core.outputs import (
+    ensure_writable_dir,
+    require_free_space,
+    write_bytes_atomic,
+)
 from interp.core.subsets import seeded_subset
 from interp.engine.batched import (
     PRECISIONS,
@@ -187,6 +191,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     """
     config.validate()
     out = Path(config.out)
+    check_replaceable(out, FORMAT)
     task = config.resolve_task()
     examples = select_examples(config, task)
     causal = task.build_causal_model(examples)
@@ -214,9 +219,12 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         **outputs,
     }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None
+    reused = out.exists() and finished(out, meta, ids)
+    if not reused:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
+        require_free_space(out, 2 * len(ids) ** 2 * (len(task.labels) * 4 + 2) * len(locations) + (1 << 20))
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     # The units hold model outputs, which do not depend on the variables: another variable reuses them.
-    request = {**outputs, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
+    request = {**{k: v for k, v in outputs.items() if k != "model"}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
     shards = Shards(parts_dir(out), request)
     if out.exists():
         if finished(out, meta, ids):
@@ -315,16 +323,13 @@ def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, token
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])
 
-    work = partial_path(out)
-    try:
-        with h5py().File(work, "w") as handle:
-            write_interventions(
-                handle, meta, examples, positions, roles, base_pred, values, causal_pred, locations, logits_at,
-                (lambda i: checks[i].attrs()) if checks is not None else None,
-            )  # fmt: skip
-    except OSError as exc:
-        work.unlink(missing_ok=True)
-        raise OutputError(f"--out {work}: cannot write ({exc})") from None
-    os.replace(work, out)
+    # Built in memory and written with plain file IO: a full disk is then an OSError, never a crash inside HDF5.
+    buffer = io.BytesIO()
+    with h5py().File(buffer, "w") as handle:
+        write_interventions(
+            handle, meta, examples, positions, roles, base_pred, values, causal_pred, locations, logits_at,
+            (lambda i: checks[i].attrs()) if checks is not None else None,
+        )  # fmt: skip
+    write_bytes_atomic(out, buffer.getvalue())
     shards.remove()
 

@@ -36,9 +36,9 @@ from pathlib import Path
 from interp.analysis.cliques import build_graph, search
 from interp.analysis.cliques.baselines import chance_clique_size
 from interp.analysis.iia import summarize_matrices
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, OutputError
 from interp.core.outputs import (
-    ensure_writable_dir,
+    OutputSet,
     save_figure_atomic,
     write_csv_atomic,
 )
@@ -183,11 +183,14 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
         OutputError: ``out_dir`` cannot be written.
     """
     config.validate()
-    out = ensure_writable_dir(Path(config.out_dir))
+    out = Path(config.out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file; give a directory")
     path = run_interventions(config.interventions(), progress=progress)
     rows = rank_locations(path)
-    write_csv_atomic(rows, out / "locations.csv")
-    plot_locations(rows, out / "locations.png")
+    with OutputSet(out, "location-sweep") as outputs:
+        write_csv_atomic(rows, outputs.path("locations.csv"))
+        plot_locations(rows, outputs.path("locations.png"))
     return rows
 
 

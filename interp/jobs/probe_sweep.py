@@ -38,7 +38,7 @@ from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_pr
 from interp.analysis.probes.controls import ShuffleControl, TypeControl
 from interp.core.errors import ConfigError
 from interp.core.outputs import (
-    ensure_writable_dir,
+    OutputSet,
     read_json,
     write_csv_atomic,
     write_json_atomic,
@@ -72,8 +72,9 @@ class ProbeSweepConfig:
         for name in self.probes:
             if name not in PROBE_KINDS:
                 raise ConfigError(f"unknown probe kind {name!r}; choose from {', '.join(PROBE_KINDS)}")
-        if self.folds < 2 or self.seeds < 1 or self.max_iter < 1:
-            raise ConfigError("--folds must be at least 2, --seeds and --max-iter at least 1")
+        for flag, value, least in (("--folds", self.folds, 2), ("--seeds", self.seeds, 1), ("--max-iter", self.max_iter, 1)):
+            if value < least:
+                raise ConfigError(f"{flag} must be at least {least}, got {value}")
         return self
 
 
@@ -178,13 +179,17 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
         OutputError: ``out_dir`` cannot be written.
     """
     config.validate()
-    out = ensure_writable_dir(Path(config.out_dir))
+    out = Path(config.out_dir)
     started = time.perf_counter()
     rows: list[dict] = []
     with open_cache(config.cache, model=config.model) as cache:
         locations = parse_locations(config.locations, cache.meta["n_layers"])
         ids = np.array(cache.example_ids)
         targets = _labels(cache, config.targets or default_targets(cache))
+        for name, y in targets.items():
+            smallest = int(np.bincount(y).min()) if len(y) else 0
+            if smallest < config.folds:
+                raise ConfigError(f"--folds {config.folds}: target {name!r} has only {smallest} examples of one class")
         key = _request_key(config, cache.meta, ids, tuple(targets))
         done = read_json(out / "probes.json")
         if done and done.get("request") == key and (out / "probes.csv").is_file() and (out / "probes.png").is_file():
@@ -194,11 +199,12 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
         words = {role: cache.words(role) for role in cache.word_roles}
         for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
             rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, words, config))
-    write_csv_atomic(rows, out / "probes.csv")
     from interp.analysis.probes.figure import plot_probes
 
-    plot_probes(rows, out / "probes.png")
-    write_json_atomic(out / "probes.json", {"request": key, "rows": rows})
+    with OutputSet(out, "probe") as outputs:
+        write_csv_atomic(rows, outputs.path("probes.csv"))
+        plot_probes(rows, outputs.path("probes.png"))
+        write_json_atomic(outputs.path("probes.json"), {"request": key, "rows": rows})
     if progress:
         tqdm.write(f"probe sweep: {len(rows)} rows in {time.perf_counter() - started:.1f} s")
     return rows

@@ -2,8 +2,8 @@
 
 A unit is one location × one block of ``unit_size`` bases (all sources).
 Its logits, float32 ``[rows, n_sources, n_labels]``, are saved with
-``numpy.save`` to a temporary name in ``<out>.parts/`` and moved into place
-with ``os.replace``, which is atomic on POSIX file systems: a unit's file is
+``numpy.save``, written to ``<name>.partial`` in ``<out>.parts/`` and moved
+into place with ``os.replace`` (:func:`interp.core.outputs.write_bytes_atomic`), which is atomic on POSIX file systems: a unit's file is
 either absent or complete. ``request.json`` in the same folder records what
 the shards belong to (model, weights, examples, locations, settings); shards
 of another request are discarded, never mixed in.
@@ -14,16 +14,17 @@ units, and rank 0 prepares the folder and assembles the HDF5 file.
 
 from __future__ import annotations
 
-import os
-import shutil
+import io
 from pathlib import Path
 
 import numpy as np
 
 from interp.core.errors import OutputError
-from interp.core.outputs import read_json, write_json_atomic
+from interp.core.outputs import read_json, write_bytes_atomic, write_json_atomic
 
-TMP_MARK = ".tmp-"
+TMP_MARK = ".partial"  # what write_bytes_atomic writes before the move
+#: The file that says a ``.parts`` folder is interp's: a folder without it is never touched.
+MARKER = "INTERP_UNITS"
 
 
 def parts_dir(out: Path) -> Path:
@@ -46,11 +47,18 @@ class Shards:
         Raises:
             OutputError: the folder cannot be created or written.
         """
+        if self.directory.exists() and not (self.directory / MARKER).is_file():
+            raise OutputError(
+                f"--out: {self.directory} exists and interp did not make it (no {MARKER}); "
+                "move it away: interp keeps its unit files there"
+            )
         try:
             if self.directory.exists() and read_json(self.directory / "request.json") != self.request:
-                shutil.rmtree(self.directory)
+                for stale in [*self.directory.glob("loc*-unit*.npy*"), self.directory / "request.json"]:
+                    stale.unlink(missing_ok=True)  # only files of ours, by name
             self.directory.mkdir(parents=True, exist_ok=True)
-            for stale in self.directory.glob(f"*{TMP_MARK}*"):
+            (self.directory / MARKER).write_text("unit files of `interp intervene`; safe to delete when no run is going on\n")
+            for stale in self.directory.glob(f"loc*-unit*.npy{TMP_MARK}"):
                 stale.unlink(missing_ok=True)
         except OSError as exc:
             raise OutputError(f"--out: cannot prepare {self.directory} ({exc.strerror or exc})") from None
@@ -68,20 +76,18 @@ class Shards:
         Raises:
             OutputError: the file cannot be written (disk full, permissions).
         """
-        final = self.path(location_index, unit)
-        tmp = final.with_name(f"{final.name}{TMP_MARK}{os.getpid()}")
-        try:
-            with open(tmp, "wb") as handle:
-                np.save(handle, np.ascontiguousarray(logits, dtype=np.float32))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, final)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise OutputError(f"{final}: cannot write ({exc.strerror or exc})") from None
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(logits, dtype=np.float32))
+        write_bytes_atomic(self.path(location_index, unit), buffer.getvalue())
 
     def read(self, location_index: int, unit: int) -> np.ndarray:
         return np.load(self.path(location_index, unit))
 
     def remove(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Remove the unit files, the request and the marker; the folder too when nothing else is in it."""
+        for name in [*self.directory.glob("loc*-unit*.npy*"), self.directory / "request.json", self.directory / MARKER]:
+            name.unlink(missing_ok=True)
+        try:
+            self.directory.rmdir()
+        except OSError:
+            pass  # something that is not ours is left in it

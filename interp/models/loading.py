@@ -216,3 +216,25 @@ def model_sha256(spec: str) -> str:
     """SHA-256 of a model's ``model.safetensors``: what identifies the weights a cache was made with."""
     path = Path(resolve_model(spec).location) / "model.safetensors"
     return sha256_of(path) if path.is_file() else ""
+
+
+def model_identity(spec: str) -> str:
+    """What names a model by content in reuse keys: ``minilm`` or a hub name as given, a local checkpoint by its weights' SHA-256.
+
+    So a run folder that is moved (or a checkpoint copied elsewhere) is
+    still recognised as the same model, and another model at the same path
+    is not.
+    """
+    if spec == EMBEDDED:
+        return spec
+    source = resolve_model(spec)
+    return f"sha256:{model_sha256(spec)}" if source.local else spec
+
+
+def model_layers(spec: str) -> int:
+    """The number of transformer blocks of a model, from its config alone (no weights are read).
+
+    Raises:
+        ModelError: as :func:`resolve_model`, or an unreadable config.
+    """
+    return int(_load_config(resolve_model(spec)).num_hidden_layers)

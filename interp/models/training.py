@@ -42,7 +42,7 @@ from interp.core.outputs import (
     write_json_atomic,
 )
 from interp.models.evaluation import evaluate
-from interp.models.loading import load_classifier, quiet_transformers
+from interp.models.loading import load_classifier, model_identity, quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
 from interp.tasks.monli import (
     LABELS,
@@ -128,6 +128,7 @@ class TrainConfig:
         """A hash of everything that determines the trained weights (not where the data lies)."""
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file")
         settings = {k: v for k, v in asdict(self).items() if k not in ignored}
+        settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -280,23 +281,26 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         if progress:
             tqdm.write(f"{out_dir}: already trained with these settings, reusing it")
         return TrainResult(**{**previous, "out_dir": out_dir, "reused": True})
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"--out {out_dir} is a file; give a directory for the checkpoint")
     if out_dir.exists() and not overwrite:
         raise OutputError(
             f"--out {out_dir} already exists and holds another run; choose another path or pass --overwrite"
+        )
+    if out_dir.exists() and any(out_dir.iterdir()) and read_json(out_dir / TRAINING_FILE) is None:
+        raise OutputError(
+            f"--out {out_dir} is a directory that interp did not write (no {TRAINING_FILE}); --overwrite replaces only a checkpoint"
         )
     started = time.perf_counter()
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
     work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
     encoded = encode_for_classifier(train_examples, tokenizer)
-    log = fit(
-        model,
-        encoded,
-        config,
-        tokenizer.pad_token_id,
-        state_path=work / STATE_FILE,
-        fingerprint=fingerprint,
-        progress=progress,
-    )
+    try:
+        log = fit(model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint, progress=progress)
+    except OutputError:
+        if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     metrics = evaluate(model, tokenizer, eval_examples, progress=progress, labels=config.labels) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
@@ -314,8 +318,11 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         with quiet_transformers():
             model.save_pretrained(checkpoint, safe_serialization=True)
             tokenizer.save_pretrained(checkpoint)
-    except OSError as exc:
-        raise OutputError(f"--out {out_dir}: cannot write the checkpoint ({exc.strerror or exc})") from None
+    except Exception as exc:  # noqa: BLE001 - OSError, or safetensors' error for a full disk
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        if not isinstance(exc, OSError) and "safetensor" not in type(exc).__name__.lower():
+            raise
+        raise OutputError(f"--out {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
     write_json_atomic(checkpoint / TRAINING_FILE, result.to_json())
     replace_dir(checkpoint, out_dir)
     shutil.rmtree(work, ignore_errors=True)

@@ -58,8 +58,10 @@ def save_training_state(path: Path, *, model, optimizer, scheduler, info: dict[s
     try:
         save_file(tensors, str(tmp), metadata={_META_KEY: json.dumps(header)})
         os.replace(tmp, path)
-    except (OSError, RuntimeError) as exc:  # safetensors reports a full disk as an IoError (RuntimeError)
+    except Exception as exc:  # noqa: BLE001 - OSError, or safetensors' SafetensorError for a full disk
         tmp.unlink(missing_ok=True)
+        if not isinstance(exc, OSError) and "safetensor" not in type(exc).__name__.lower():
+            raise
         raise OutputError(f"{path}: cannot write the training state ({exc})") from None
 
 

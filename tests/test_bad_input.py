@@ -1,0 +1,215 @@
+"""A table of bad inputs through every command: exit 2, one line, no traceback, and the output folder unchanged.
+
+Rows: spoiled data, corrupt checkpoints, corrupt and edited HDF5 files, bad
+flags, outputs interp must not replace, and a full disk (a 64 KiB tmpfs,
+mounted as root; those rows are skipped where mounting is not allowed).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from interp.cli import main
+
+LOCATION = "blocks.1.hook_resid_post@w_h"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def snapshot(root: Path) -> dict:
+    """Every file and folder under ``root`` with its size and modification time."""
+    return {str(p.relative_to(root)): (p.is_dir(), p.stat().st_size if p.is_file() else 0, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
+    """A tiny model's cache and interventions file, and spoiled copies of the data and the model."""
+    root = tmp_path_factory.mktemp("made")
+    cache, iv = root / "act.h5", root / "iv.h5"
+    assert run("cache", "--model", tiny_classifier_dir, "--splits", "nmonli_test", "--out", cache, "--data-dir", monli_dir, "--quiet").exit_code == 0
+    result = run("intervene", "--model", tiny_classifier_dir, "--max-examples", "12", "--locations", LOCATION,
+                 "--out", iv, "--data-dir", monli_dir, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    data = root / "monli"
+    shutil.copytree(monli_dir, data)
+    lines = (data / "nmonli_test.jsonl").read_text().splitlines()
+    lines[2] = "{not json"
+    (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
+    models = {}
+    for how in ("empty", "truncated", "no tokenizer", "bin shards"):
+        model = root / f"model {how}"
+        shutil.copytree(tiny_classifier_dir, model)
+        weights = model / "model.safetensors"
+        if how == "empty":
+            weights.write_bytes(b"")
+        elif how == "truncated":
+            weights.write_bytes(weights.read_bytes()[:1000])
+        elif how == "no tokenizer":
+            (model / "tokenizer.json").unlink()
+        else:
+            weights.unlink()
+            (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": "pytorch_model.bin"}}))
+        models[how] = model
+    return {"cache": cache, "iv": iv, "data": data, "models": models, "root": root}
+
+
+def edited(made, tmp_path, which: str, edit) -> Path:
+    """A copy of the cache or interventions file with one dataset edited by ``edit(handle)``."""
+    copy = tmp_path / f"{which}.h5"
+    shutil.copy(made[which], copy)
+    with h5py.File(copy, "a") as handle:
+        edit(handle)
+    return copy
+
+
+def _reshape(handle, name):
+    data = handle[name][:]
+    del handle[name]
+    handle[name] = data.reshape(data.shape[0], -1)[:, :1] if data.ndim > 1 else data[:, None]
+
+
+def _shorten(handle, name):
+    data = handle[name][:]
+    del handle[name]
+    handle[name] = data[:-1]
+
+
+USER_TASK_NOT_A_TASK = "def make_task():\n    return 42\n"
+
+# (id, arguments given the fixtures, the message expected in the one line)
+ROWS = [
+    # spoiled data
+    ("spoiled line", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", m["data"], "--skip-checksums"], "nmonli_test.jsonl:3"),
+    ("checksum", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "a.h5", "--data-dir", m["data"]], "SHA-256"),
+    ("missing data dir", lambda m, t, mo, d: ["train", "--out", t / "m", "--data-dir", t / "none"], "does not exist"),
+    ("unknown split", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--splits", "snli", "--out", t / "x.h5", "--data-dir", d], "unknown split 'snli'"),
+    ("task not a Task", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'task.py'}:make_task", "--model", mo, "--locations", LOCATION, "--out", t / "x.h5"], "returned a int, not an interp Task"),
+    ("unknown task", lambda m, t, mo, d: ["cache", "--task", "snli", "--model", mo, "--out", t / "a.h5"], "not a built-in task"),
+    # corrupt checkpoints
+    ("empty weights", lambda m, t, mo, d: ["cache", "--model", m["models"]["empty"], "--out", t / "a.h5", "--data-dir", d], "not a valid safetensors file (header too small)"),
+    ("truncated weights", lambda m, t, mo, d: ["intervene", "--model", m["models"]["truncated"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "not a valid safetensors file"),
+    ("no tokenizer", lambda m, t, mo, d: ["location-sweep", "--model", m["models"]["no tokenizer"], "--out", t / "sw", "--data-dir", d], "has no tokenizer files"),
+    ("pickle shards", lambda m, t, mo, d: ["train", "--model", m["models"]["bin shards"], "--out", t / "m", "--data-dir", d], "is not a .safetensors file"),
+    ("evaluate empty weights", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["empty"], "--data-dir", d], "not a valid safetensors file"),
+    # corrupt or edited HDF5
+    ("truncated cache", lambda m, t, mo, d: ["probe", "--cache", _truncated(m["cache"], t), "--out", t / "p"], "not a readable HDF5 file"),
+    ("cache location deleted", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.__delitem__(LOCATION)), "--out", t / "p"], f"dataset {LOCATION} is missing"),
+    ("cache label shortened", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: _shorten(h, "label")), "--out", t / "p"], "dataset label has shape (199,)"),
+    ("cache values deleted", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.__delitem__("values/lexrel")), "--out", t / "p"], "--targets 'lexrel': the cache keeps values of negated, output"),
+    ("cache vectors reshaped", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _reshape(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], f"dataset {LOCATION} has shape (200, 1)"),
+    ("cache positions deleted", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: h.__delitem__("positions")), "--out", t / "x.h5", "--data-dir", d], "dataset positions is missing"),
+    ("causal_pred deleted", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: h.__delitem__(f"lexrel/{LOCATION}/causal_pred")), "--out", t / "c"], "causal_pred is missing"),
+    ("values shortened", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: _shorten(h, "values/lexrel")), "--out", t / "c"], "dataset values/lexrel has shape (11,)"),
+    ("logits reshaped", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: _reshape(h, f"interchange/{LOCATION}/logits")), "--out", t / "c"], "logits has shape (12, 1)"),
+    ("old format", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: h.attrs.__setitem__("format", "interp.interventions/1")), "--out", t / "c"], "of format 'interp.interventions/1'"),
+    ("a cache given as interventions", lambda m, t, mo, d: ["cliques", "--interventions", m["cache"], "--out", t / "c"], "not an interp interventions file"),
+    ("random bytes", lambda m, t, mo, d: ["probe", "--cache", _random(t), "--out", t / "p"], "not a readable HDF5 file"),
+    # bad flags
+    ("folds", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--folds", "1"], "--folds must be at least 2"),
+    ("seeds", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--seeds", "0"], "--seeds must be at least 1"),
+    ("folds beyond a class", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--folds", "150"], "--folds 150: target"),
+    ("target", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--targets", "colour"], "--targets 'colour'"),
+    ("probe location", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--locations", "blocks.9.hook_resid_post@w_h"], "layer 9 is out of range"),
+    ("unit size", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--unit-size", "0", "--out", t / "x.h5"], "--unit-size must be at least 1"),
+    ("precision", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--precision", "fp8", "--out", t / "x.h5"], "--precision must be one of"),
+    ("wordpiece", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--wordpiece", "middle", "--out", t / "x.h5"], "--wordpiece must be one of"),
+    ("variable", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--variable", "colour", "--out", t / "x.h5", "--data-dir", d], "has no such variable"),
+    ("role", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", "blocks.1.hook_resid_post@w_z", "--out", t / "x.h5", "--data-dir", d], "unknown token role 'w_z'"),
+    ("alphas", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--alphas", "0-3"], "--alphas"),
+    ("min size", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--min-size", "1"], "--min-size must be at least 2"),
+    ("clique variable", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--variable", "negated"], "not for 'negated'"),
+    ("sweep examples", lambda m, t, mo, d: ["location-sweep", "--model", mo, "--out", t / "sw", "--examples", "1"], "--examples must be at least 2"),
+    ("demo seeds", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--probe-seeds", "0", "--data-dir", d], "--probe-seeds must be at least 1"),
+    ("demo location", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--location", "blocks.9.hook_resid_post@w_h", "--data-dir", d], "layer 9 is out of range for a model with 2 blocks"),
+    ("epochs", lambda m, t, mo, d: ["train", "--epochs", "0", "--out", t / "m"], "--epochs must be at least 1"),
+    ("cache dtype", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "a.h5", "--dtype", "int8"], "--dtype must be one of"),
+    # outputs interp must not replace or cannot write
+    ("cache over a text file", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "notes.txt", "--data-dir", d], "is not an interp file of this kind"),
+    ("intervene over a directory", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--out", t / "folder", "--data-dir", d, "--overwrite"], "is a directory"),  # click's own check, in one line
+    ("a foreign .parts folder", lambda m, t, mo, d: ["intervene", "--model", mo, "--max-examples", "4", "--locations", LOCATION, "--out", t / "y.h5", "--data-dir", d], "interp did not make it"),
+    ("train over a file", lambda m, t, mo, d: ["train", "--model", mo, "--out", t / "notes.txt", "--overwrite", "--data-dir", d], "is a file"),
+    ("train over a foreign folder", lambda m, t, mo, d: ["train", "--model", mo, "--out", t / "folder", "--overwrite", "--data-dir", d], "interp did not write"),
+    ("probe out a file", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "notes.txt", "--locations", LOCATION], "is a file"),
+    ("out under a file", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "notes.txt" / "c"], "cannot create directory"),
+]
+
+
+def _truncated(path: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "truncated.h5"
+    copy.write_bytes(path.read_bytes()[:4096])
+    return copy
+
+
+def _random(tmp_path: Path) -> Path:
+    copy = tmp_path / "random.h5"
+    copy.write_bytes(np.random.RandomState(0).bytes(5000))
+    return copy
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r[0] for r in ROWS])
+def test_bad_input_gives_one_line_exit_2_and_leaves_the_output_folder_as_it_was(row, made, tiny_classifier_dir, monli_dir, tmp_path):
+    _, arguments, message = row
+    (tmp_path / "task.py").write_text(USER_TASK_NOT_A_TASK)
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "mine.txt").write_text("keep me\n")
+    (tmp_path / "y.h5.parts").mkdir()
+    (tmp_path / "y.h5.parts" / "mine.txt").write_text("keep me\n")
+    args = arguments(made, tmp_path, tiny_classifier_dir, monli_dir)
+    before = snapshot(tmp_path)
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("interp: error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.output and message in result.stderr, result.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_the_table_is_at_least_forty_rows():
+    assert len(ROWS) >= 40 and len({r[0] for r in ROWS}) == len(ROWS)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs: every output that needs more fails with ENOSPC."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+FULL = [
+    ("cache", lambda f, mo, d, m: ["cache", "--model", mo, "--splits", "nmonli_test", "--out", f / "a.h5", "--data-dir", d], "MB are free"),
+    ("intervene", lambda f, mo, d, m: ["intervene", "--model", mo, "--max-examples", "150", "--locations", LOCATION, "--out", f / "x.h5", "--data-dir", d], "MB are free"),
+    ("location-sweep", lambda f, mo, d, m: ["location-sweep", "--model", mo, "--examples", "150", "--out", f / "sw", "--data-dir", d], "MB are free"),
+    ("probe", lambda f, mo, d, m: ["probe", "--cache", m["cache"], "--locations", LOCATION, "--out", f / "p"], "No space left on device"),
+    ("cliques", lambda f, mo, d, m: ["cliques", "--interventions", m["iv"], "--min-size", "2", "--out", f / "c"], "No space left on device"),
+    ("train", lambda f, mo, d, m: ["train", "--model", mo, "--splits", "nmonli_test", "--max-examples", "16", "--epochs", "2", "--eval-splits", "", "--out", f / "m", "--data-dir", d], "No space left on device"),
+]
+
+
+@pytest.mark.parametrize("row", FULL, ids=[r[0] for r in FULL])
+def test_a_full_disk_gives_one_line_and_leaves_nothing(row, full_disk, made, tiny_classifier_dir, monli_dir):
+    _, arguments, message = row
+    filler = full_disk / "filler"
+    filler.write_bytes(b"\0" * 40_000)  # most of the 64 KiB taken
+    before = snapshot(full_disk)
+    args = arguments(full_disk, tiny_classifier_dir, monli_dir, made)
+    result = run(*args, *(["--quiet"] if args[0] != "cliques" else []))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output and message in result.stderr, result.stderr
+    assert snapshot(full_disk) == before

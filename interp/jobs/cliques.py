@@ -12,12 +12,18 @@ Usage::
     report = run_cliques(CliqueConfig(interventions="runs/demo/interventions.h5", out_dir="runs/demo"))
     report["cliques"][0]["size"], report["cliques"][0]["expected_count_observed_density"]
 
-Writes into ``out_dir``: ``cliques.json`` (graph statistics, the cliques of
-every α, the best α's cliques with their ⊏/⊐ counts, causal edges, example
-ids, word pairs and both chance baselines), ``graph.graphml`` (nodes with
-example id, split, words, lexrel, label, correctness and clique number;
-edges with ``causal``; readable by networkx and Gephi) and ``clique.png`` (the largest clique's
-pairs grouped by the more general word, as the paper's Figure 5).
+Causal edges join examples whose values of the intervened variable differ
+(``variable``: the file's only one unless named). Writes into ``out_dir``,
+together (:class:`interp.core.outputs.OutputSet`): ``cliques.json`` (graph
+statistics with the edge density within and across the variable's values,
+the cliques of every α, the best α's cliques with their count of each
+value and the smallest, causal edges, example ids, words, and three chance
+baselines: G(n, 1/2), G(n, density) and the block model),
+``graph.graphml`` (nodes with example id, split, words, every variable's
+value, label, correctness and clique number; edges with ``causal``;
+readable by networkx and Gephi), ``clique.png`` (the largest clique's pairs
+grouped by the more general word, as the paper's Figure 5, for MoNLI-style
+pairs) and ``cliques.manifest.json``.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from interp.core.outputs import (
     replace_dir,
     write_json_atomic,
 )
+from interp.core.subsets import seeded_subset
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, model_identity, quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
@@ -153,15 +154,6 @@ class TrainResult:
         return data
 
 
-def select_training_examples(examples: Sequence[Example], max_examples: int | None, seed: int) -> list[Example]:
-    """All examples, or a seeded random subset of ``max_examples`` in file order."""
-    if max_examples is None or max_examples >= len(examples):
-        return list(examples)
-    generator = torch.Generator().manual_seed(seed)
-    keep = sorted(torch.randperm(len(examples), generator=generator)[:max_examples].tolist())
-    return [examples[i] for i in keep]
-
-
 def length_grouped_batches(encoded: Sequence[Encoded], batch_size: int, seed: int, group: int = 50) -> list[list[int]]:
     """Seeded batches of example indices that put examples of similar length together.
 
@@ -271,7 +263,7 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
     """
     config.validate()
     out_dir = Path(out_dir)
-    train_examples = select_training_examples(config.load(config.splits), config.max_examples, config.seed)
+    train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = config.load(config.eval_splits)
     # MoNLI ids name a released line; a generated file's ids do not, so its content is fingerprinted.
     keys = [e.id if isinstance(e, Example) else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]

@@ -110,7 +110,6 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
     from transformers import BertForSequenceClassification
 
     from interp.engine.batched import length_groups
-    from interp.tasks.monli.align import ROLES
 
     if loc.hidden_index == 0:
         raise SystemExit("the pyvene arm needs a block output location (blocks.l.hook_resid_post)")
@@ -124,7 +123,6 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
         model=model,
     )  # fmt: skip
     wrapped.disable_model_gradients()
-    column = ROLES.index(loc.role)
     out = torch.empty(n_bases, len(encoded), model.config.num_labels)
     started = time.perf_counter()
     with torch.no_grad():
@@ -136,8 +134,8 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
                 src_in = {"input_ids": torch.tensor([encoded[j].input_ids for j in group]),
                           "token_type_ids": torch.tensor([encoded[j].token_type_ids for j in group])}  # fmt: skip
                 # unit locations: [intervention][batch row][unit]
-                src_pos = [[[encoded[j].positions[ROLES[column]]] for j in group]]
-                base_pos = [[[base.positions[ROLES[column]]]] * k]
+                src_pos = [[[encoded[j].positions[loc.role]] for j in group]]
+                base_pos = [[[base.positions[loc.role]]] * k]
                 _, counterfactual = wrapped(base_in, [src_in], {"sources->base": (src_pos, base_pos)})
                 out[i, torch.tensor(group)] = counterfactual.logits.float()
     return out, time.perf_counter() - started

@@ -84,12 +84,12 @@ def test_collate_pads_and_keeps_positions(examples, minilm_tokenizer):
     enc = encode_examples(examples[:5], minilm_tokenizer)
     batch = collate(enc, minilm_tokenizer.pad_token_id)
     longest = max(len(e.input_ids) for e in enc)
-    assert batch["input_ids"].shape == (5, longest) and batch["positions"].shape == (5, len(ROLES))
+    assert batch["input_ids"].shape == (5, longest) and list(batch["positions"]) == list(ROLES)
     for row, e in enumerate(enc):
         k = len(e.input_ids)
         assert batch["input_ids"][row, :k].tolist() == list(e.input_ids)
         assert batch["attention_mask"][row].sum() == k
         assert (batch["input_ids"][row, k:] == minilm_tokenizer.pad_token_id).all()
-        assert batch["positions"][row].tolist() == [e.positions[r] for r in ROLES]
+        assert [int(batch["positions"][r][row]) for r in ROLES] == [e.positions[r] for r in ROLES]
     assert batch["labels"].tolist() == [e.label_id for e in examples[:5]]
     assert batch["input_ids"].dtype == torch.long

@@ -31,18 +31,18 @@ def test_cache_holds_every_location_exactly(built, tiny_classifier_dir, monli_di
     with open_cache(path, model=str(tiny_classifier_dir)) as cache:
         assert cache.example_ids == [e.id for e in examples]
         assert cache.meta["wordpiece"] == "first" and cache.meta["n_layers"] == 2 and len(cache.meta["locations"]) == 9
-        stored = {str(loc): cache.vectors(loc) for loc in all_locations(2)}
+        stored = {str(loc): cache.vectors(loc) for loc in all_locations(2, ROLES)}
         assert list(cache.column("split")) == ["nmonli_test"] * 200
         assert cache.column("label").tolist() == [e.label_id for e in examples]
         positions = cache.column("positions")
     for start in range(0, 200, 32):
         batch = collate(encoded[start : start + 32], minilm_tokenizer.pad_token_id)
-        assert positions[start : start + 32].tolist() == batch["positions"].tolist()
+        assert positions[start : start + 32].tolist() == torch.stack([batch["positions"][r] for r in ROLES], 1).tolist()
         with torch.no_grad():
             hidden = fresh(**{k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}, output_hidden_states=True).hidden_states
-        rows = torch.arange(len(batch["positions"]))
-        for loc in all_locations(2):
-            expected = hidden[loc.hidden_index][rows, batch["positions"][:, ROLES.index(loc.role)]].numpy()
+        rows = torch.arange(len(batch["input_ids"]))
+        for loc in all_locations(2, ROLES):
+            expected = hidden[loc.hidden_index][rows, batch["positions"][loc.role]].numpy()
             np.testing.assert_array_equal(stored[str(loc)][start : start + 32], expected, err_msg=str(loc))
 
 
@@ -112,7 +112,7 @@ def test_bad_cache_files(built, tmp_path):
     with open_cache(path) as cache:
         with pytest.raises(ConfigError, match="layer 4 is out of range"):
             cache.vectors("blocks.4.hook_resid_post@cls")
-        with pytest.raises(ConfigError, match="unknown token role 'w_x'"):
+        with pytest.raises(ConfigError, match="location blocks.1.hook_resid_post@w_x is not in the cache"):
             cache.vectors("blocks.1.hook_resid_post@w_x")
 
 

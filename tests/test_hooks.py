@@ -48,14 +48,14 @@ def test_every_location_equals_a_fresh_models_hidden_states(setup, tiny_roberta_
     model = AutoModelForSequenceClassification.from_pretrained(path).eval()
     fresh = AutoModelForSequenceClassification.from_pretrained(path).eval()
     hidden = fresh(**inputs, output_hidden_states=True).hidden_states
-    locations = all_locations(n_layers(model))
+    locations = all_locations(n_layers(model), ("cls", "w_p", "w_h"))
     assert len(hidden) == n_layers(model) + 1
     with hooked(model, positions, read=locations) as trace:
         logits = model(**inputs).logits
     assert torch.equal(logits, fresh(**inputs).logits)
-    rows = torch.arange(len(positions))
+    rows = torch.arange(len(positions["cls"]))
     for loc in locations:
-        expected = hidden[loc.hidden_index][rows, positions[:, ["cls", "w_p", "w_h"].index(loc.role)]]
+        expected = hidden[loc.hidden_index][rows, positions[loc.role]]
         assert torch.equal(trace[loc], expected), str(loc)
     assert _hook_count(model) == 0
 
@@ -77,7 +77,7 @@ def test_write_at_the_last_block_cls_gives_the_source_logits(setup):
     loc = Location(n_layers(model), "cls")
     with hooked(model, positions, read=[loc]) as trace:
         logits = model(**inputs).logits
-    source = torch.roll(torch.arange(len(positions)), 1)
+    source = torch.roll(torch.arange(len(positions["cls"])), 1)
     with hooked(model, positions, write={loc: trace[loc][source]}):
         swapped = model(**inputs).logits
     assert torch.allclose(swapped, logits[source], atol=1e-6)
@@ -107,7 +107,7 @@ def test_write_at_the_embedding_output_of_a_minimal_pair_reproduces_the_source(s
 def test_hooks_are_removed_when_the_block_raises(setup):
     model, inputs, positions, _, _ = setup
     with pytest.raises(RuntimeError, match="boom"):
-        with hooked(model, positions, read=all_locations(n_layers(model))):
+        with hooked(model, positions, read=all_locations(n_layers(model), ("cls", "w_p", "w_h"))):
             assert _hook_count(model) == n_layers(model) + 1
             raise RuntimeError("boom")
     assert _hook_count(model) == 0
@@ -120,5 +120,8 @@ def test_bad_requests(setup):
             pass
     with pytest.raises(ConfigError, match=r"vectors must be \[batch=12, d_model\]"):
         with hooked(model, positions, write={Location(1, "cls"): torch.zeros(3, 32)}):
+            pass
+    with pytest.raises(ConfigError, match="token role 'n_s.p' has no positions here"):
+        with hooked(model, positions, read=[Location(1, "n_s.p")]):
             pass
     assert _hook_count(model) == 0

@@ -98,7 +98,7 @@ def test_prefix_and_suffix_reassemble_the_model(family, tiny_classifier_dir, exa
 def test_engine_equals_naive_loop_at_every_location_of_a_tiny_model(tiny_classifier_dir, examples, minilm_tokenizer):
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
     encoded = _pick(encode_examples(examples, minilm_tokenizer), 3, 8)
-    for loc in all_locations(n_layers(model)):
+    for loc in all_locations(n_layers(model), ROLES):
         fast = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc, batch_size=5)
         naive = naive_interchange(model, encoded, encoded, loc, minilm_tokenizer.pad_token_id)
         assert torch.equal(fast.argmax(-1), naive.argmax(-1)), str(loc)
@@ -217,7 +217,7 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
         assert not target.exists() and not (tmp_path / "x.h5.partial").exists()
 
     check(["--locations", "blocks.9.hook_resid_post@w_h"], "layer 9 is out of range")
-    check(["--locations", "blocks.1.hook_resid_post@w_z"], "unknown token role 'w_z'")
+    check(["--locations", "blocks.1.hook_resid_post@w_z"], "unknown token role 'w_z' in location blocks.1.hook_resid_post@w_z; the roles here are cls, w_p, w_h")
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", "mqnli-ish"], "--task 'mqnli-ish': not a built-in task")
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--variable", "colour"],
           "--variable='colour': task 'monli' has no such variable; it has lexrel, negated, output")  # fmt: skip

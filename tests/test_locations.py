@@ -6,6 +6,7 @@ import pytest
 
 from interp.core.errors import ConfigError
 from interp.hooks.locations import Location, all_locations, parse_locations
+from interp.tasks.monli import ROLES
 
 
 @pytest.mark.parametrize(
@@ -35,7 +36,7 @@ def test_paper_naming():
     "text, message",
     [
         ("blocks.6.hook_resid_post@cls", "layer 6 is out of range for a model with 6 blocks"),
-        ("blocks.1.hook_resid_post@premise", "unknown token role 'premise'"),
+        ("blocks.1.hook_resid_post@9lives", "is not of the form"),
         ("layer3@w_h", "is not of the form"),
         ("blocks.1.hook_attn_out@w_h", "is not of the form"),
     ],
@@ -46,11 +47,18 @@ def test_bad_locations(text, message):
 
 
 def test_all_locations_of_a_six_block_model():
-    locs = all_locations(6)
+    locs = all_locations(6, ROLES)
     assert len(locs) == 21 and len(set(locs)) == 21
     assert str(locs[0]) == "blocks.0.hook_resid_pre@cls" and str(locs[-1]) == "blocks.5.hook_resid_post@w_h"
-    assert parse_locations("all", 6) == locs
-    assert parse_locations("blocks.1.hook_resid_post@w_h, blocks.0.hook_resid_pre@cls", 6) == [
+    assert parse_locations("all", 6, ROLES) == locs
+    assert parse_locations("blocks.1.hook_resid_post@w_h, blocks.0.hook_resid_pre@cls", 6, ROLES) == [
         Location(2, "w_h"),
         Location(0, "cls"),
     ]
+    # a task's own roles: any name; a role the task lacks is refused, a bare site takes the aligned roles
+    assert parse_locations("blocks.0.hook_resid_post@n_s.p", 6, ("cls", "n_s.p")) == [Location(1, "n_s.p")]
+    with pytest.raises(ConfigError, match="unknown token role 'premise' in location blocks.1.hook_resid_post@premise"):
+        parse_locations("blocks.1.hook_resid_post@premise", 6, ROLES)
+    assert parse_locations("blocks.1.hook_resid_post", 6, ROLES, ("cls", "w_h")) == [Location(2, "cls"), Location(2, "w_h")]
+    with pytest.raises(ConfigError, match="names no token role; write blocks.1.hook_resid_post@ROLE"):
+        parse_locations("blocks.1.hook_resid_post", 6, ROLES)

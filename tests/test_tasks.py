@@ -76,9 +76,10 @@ def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir
     assert result.exit_code == 0, result.stderr
     with h5py.File(cache, "r") as f:
         assert f.attrs["task"] == "toy" and sorted(f["values"]) == ["negated", "up"]
-        assert list(f["words/w_h"].asstr()[:]) == [r["w_h"] for r in chosen]
+        assert list(f["words/noun_h"].asstr()[:]) == [r["w_h"] for r in chosen]
+        assert list(f["positions"].attrs["roles"]) == ["cls", "noun_p", "noun_h"]
     probes = tmp_path / "probes"
-    result = run("probe", "--cache", cache, "--out", probes, "--locations", "blocks.1.hook_resid_post@w_h,blocks.1.hook_resid_post@cls",
+    result = run("probe", "--cache", cache, "--out", probes, "--locations", "blocks.1.hook_resid_post@noun_h,blocks.1.hook_resid_post@cls",
                  "--probes", "linear", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     import csv
@@ -91,17 +92,17 @@ def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir
     assert result.exit_code == 0, result.stderr
     with h5py.File(iv, "r") as f:
         assert f.attrs["task"] == "toy" and list(f.attrs["variables"]) == ["up", "negated"]
-        # the bare site stands for the roles the variables are aligned to: w_h (up) and cls (negated)
-        assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls", "blocks.1.hook_resid_post@w_h"]
+        # the bare site stands for the roles the variables are aligned to: noun_h (up) and cls (negated)
+        assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls", "blocks.1.hook_resid_post@noun_h"]
         up = f["values/up"][:]
     assert up.tolist() == [0 if r["relation"] == "up" else 1 for r in chosen]  # declared values (True, False)
     out = tmp_path / "cl"
-    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--variable", "up", "--min-size", "2", "--out", out)
+    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@noun_h", "--variable", "up", "--min-size", "2", "--out", out)
     assert result.exit_code == 0, result.stderr
     report = json.loads((out / "cliques.json").read_text())
     assert report["task"] == "toy" and report["variable"] == "up" and report["values"] == ["True", "False"]
     assert report["graph"]["nodes_per_value"] == {"True": int((up == 0).sum()), "False": int((up == 1).sum())}
-    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@w_h", "--out", out)
+    result = run("cliques", "--interventions", iv, "--location", "blocks.1.hook_resid_post@noun_h", "--out", out)
     assert result.exit_code == 2 and "holds 2 variables (up, negated): name one with --variable" in result.stderr
 
 

@@ -12,7 +12,7 @@ DATA = Path(__file__).with_name("pairs.jsonl")
 
 
 @dataclass(frozen=True)
-class Pair:  # what a task's example needs: id, premise, hypothesis, label, split, words (role -> word)
+class Pair:  # a task's example: id, premise, hypothesis, label, split, words (role -> word; *_p premise, *_h hypothesis)
     id: str
     premise: str
     hypothesis: str
@@ -28,11 +28,11 @@ def load(splits):
         r = json.loads(line)
         if r["label"] not in ("entailment", "neutral") or r["relation"] not in ("up", "down"):
             raise DataError(f"{DATA}:{number}: bad label or relation")
-        pairs.append(Pair(f"toy:{number}", r["premise"], r["hypothesis"], r["label"], "all", {"w_p": r["w_p"], "w_h": r["w_h"]}, r["relation"]))
+        pairs.append(Pair(f"toy:{number}", r["premise"], r["hypothesis"], r["label"], "all", {"noun_p": r["w_p"], "noun_h": r["w_h"]}, r["relation"]))
     return pairs
 
 
-def causal_model(pairs):  # up: w_h is the more general word; negation reverses it
+def causal_model(pairs):  # up: the hypothesis noun is the more general; negation reverses it
     label = Mechanism(("up", "negated"), lambda up, negated: "entailment" if up != negated else "neutral")
     return CausalModel("toy", ("relation", "negated"), {"up": Mechanism(("relation",), lambda r: r == "up"), "label": label},
                        output="label", values={"up": (True, False), "negated": (False, True)})
@@ -40,5 +40,5 @@ def causal_model(pairs):  # up: w_h is the more general word; negation reverses 
 
 def make_task():
     return Task(name="toy", labels=("entailment", "neutral"), splits=("all",), default_splits=("all",), load=load,
-                roles=("cls", "w_p", "w_h"), causal_model=causal_model, alignment={"up": ("w_h",), "negated": ("cls",)},
+                roles=("cls", "noun_p", "noun_h"), causal_model=causal_model, alignment={"up": ("noun_h",), "negated": ("cls",)},
                 inputs=lambda pair: {"relation": pair.relation, "negated": " not " in pair.premise})

@@ -44,7 +44,7 @@ from interp.engine.reuse import BaseAttention, base_attention, interchange_conte
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.monli.align import ROLES, Encoded
+from interp.tasks.monli.align import Encoded
 
 PRECISIONS = ("fp32", "tf32", "bf16")
 CPU_BATCH_SIZE = 256
@@ -127,7 +127,7 @@ def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_
     for group in length_groups(encoded):
         for chunk in _chunks(group, batch_size):
             ids, types = _inputs(encoded, chunk, device)
-            positions = torch.tensor([[encoded[i].positions[r] for r in ROLES] for i in chunk], dtype=torch.long)
+            positions = {location.role: torch.tensor([encoded[i].positions[location.role] for i in chunk], dtype=torch.long)}
             with hooked(model, positions, read=[location]) as trace:
                 run_prefix(model, ids, types, location.hidden_index)
             out[torch.tensor(chunk, device=device)] = trace[location].float()
@@ -178,7 +178,6 @@ def interchange_logits(
     device = next(model.parameters()).device
     sources = sources.to(device=device, dtype=next(model.parameters()).dtype)
     n_sources = sources.shape[0]
-    column = ROLES.index(location.role)
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     fast = fast_suffix(model, location.hidden_index)
     source_qkv = None if fast is None else fast.project(sources)  # [n_sources, 3 d_model]
@@ -192,7 +191,7 @@ def interchange_logits(
                 for k in range(0, len(group), size)
             ]
         )
-        where = torch.tensor([bases[i].positions[ROLES[column]] for i in group], device=device)
+        where = torch.tensor([bases[i].positions[location.role] for i in group], device=device)
         if fast is not None:  # each base's share of the first suffix block's attention, once
             shares = [base_attention(qkv, p, first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
         total = len(group) * n_sources

@@ -2,7 +2,7 @@
 
 Usage::
 
-    positions = batch["positions"]                      # int64 [batch, 3], ROLES order
+    positions = batch["positions"]                      # {role: int64 [batch]}, each example's token index
     with hooked(model, positions, read=[loc]) as trace:
         model(**inputs)
     trace[loc]                                          # float [batch, d_model]
@@ -30,7 +30,6 @@ from torch import Tensor
 
 from interp.core.errors import ConfigError
 from interp.hooks.locations import Location
-from interp.tasks.monli.align import ROLES
 
 
 def site_modules(model) -> list[torch.nn.Module]:
@@ -70,7 +69,7 @@ def _check(model, locations: Sequence[Location]) -> list[torch.nn.Module]:
 @contextmanager
 def hooked(
     model,
-    positions: Tensor,
+    positions: Mapping[str, Tensor],
     read: Sequence[Location] = (),
     write: Mapping[Location, Tensor] | None = None,
 ) -> Iterator[dict[Location, Tensor]]:
@@ -78,7 +77,8 @@ def hooked(
 
     Args:
         model: a Hugging Face BERT-family model (``BertForSequenceClassification``, ``BertModel``, ...).
-        positions: int64 ``[batch, len(ROLES)]``, each example's token index of [CLS], w_p, w_h.
+        positions: role -> int64 ``[batch]``, each example's token index of that role (a task's
+            roles: MoNLI's cls, w_p, w_h; any other task's own).
         read: locations whose vectors to record; the yielded dict maps each to
             float ``[batch, d_model]`` (detached, from the last forward pass).
         write: location -> float ``[batch, d_model]`` vectors to put in place
@@ -86,12 +86,15 @@ def hooked(
             a source input).
 
     Raises:
-        ConfigError: a location out of range for the model, or a write whose
-            shape is not ``[batch, d_model]``.
+        ConfigError: a location out of range for the model, a location whose
+            role ``positions`` lacks, or a write whose shape is not ``[batch, d_model]``.
     """
     write = dict(write or {})
     modules = _check(model, [*read, *write])
-    batch = positions.shape[0]
+    missing = sorted({loc.role for loc in [*read, *write] if loc.role not in positions})
+    if missing:
+        raise ConfigError(f"token role {missing[0]!r} has no positions here (roles: {', '.join(positions) or 'none'})")
+    batch = len(next(iter(positions.values()))) if positions else 0
     rows = torch.arange(batch)
     trace: dict[Location, Tensor] = {}
     by_site: dict[int, dict[str, list]] = defaultdict(lambda: {"read": [], "write": []})
@@ -108,10 +111,10 @@ def hooked(
             if todo["write"]:
                 hidden = hidden.clone()
                 for loc in todo["write"]:
-                    cols = positions[:, ROLES.index(loc.role)].to(hidden.device)
+                    cols = positions[loc.role].to(hidden.device)
                     hidden[rows.to(hidden.device), cols] = write[loc].to(hidden.device, hidden.dtype)
             for loc in todo["read"]:
-                cols = positions[:, ROLES.index(loc.role)].to(hidden.device)
+                cols = positions[loc.role].to(hidden.device)
                 trace[loc] = hidden[rows.to(hidden.device), cols].detach()
             if not todo["write"]:
                 return None

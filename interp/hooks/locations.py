@@ -15,20 +15,20 @@ Usage::
 
     loc = Location.parse("blocks.2.hook_resid_post@w_h")
     loc.layer, loc.role, loc.hidden_index    # 2, 'w_h', 3
-    all_locations(n_layers=6)                # 21 locations, embedding output first
+    all_locations(6, ("cls", "w_p", "w_h"))   # 21 locations, embedding output first
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from interp.core.errors import ConfigError
-from interp.tasks.monli.align import ROLES
 
 RESID_PRE = "hook_resid_pre"
 RESID_POST = "hook_resid_post"
-_PATTERN = re.compile(r"blocks\.(\d+)\.(hook_resid_pre|hook_resid_post)@(\w+)")
+_PATTERN = re.compile(r"blocks\.(\d+)\.(hook_resid_pre|hook_resid_post)@([A-Za-z_][\w.]*)")
 
 
 @dataclass(frozen=True, order=True)
@@ -42,8 +42,8 @@ class Location:
     role: str
 
     def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            raise ConfigError(f"unknown token role {self.role!r} in a location; roles are {', '.join(ROLES)}")
+        if not isinstance(self.role, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", self.role):
+            raise ConfigError(f"token role {self.role!r} in a location is not a name (letters, digits, _ and .)")
         if self.hidden_index < 0:
             raise ConfigError(f"hidden-state index {self.hidden_index} is negative")
 
@@ -79,7 +79,7 @@ class Location:
         if not match:
             raise ConfigError(
                 f"location {text!r} is not of the form blocks.<layer>.hook_resid_post@<role> "
-                f"(or blocks.0.hook_resid_pre@<role>), role one of {', '.join(ROLES)}"
+                "(or blocks.0.hook_resid_pre@<role>), role a task's token role such as cls or w_h"
             )
         layer, hook, role = int(match[1]), match[2], match[3]
         index = layer + 1 if hook == RESID_POST else layer
@@ -88,25 +88,28 @@ class Location:
         return cls(index, role)
 
 
-def all_locations(n_layers: int, roles: tuple[str, ...] = ROLES) -> list[Location]:
-    """Every location of a model with ``n_layers`` blocks: (n_layers + 1) × len(roles), embedding output first."""
+def all_locations(n_layers: int, roles: Sequence[str]) -> list[Location]:
+    """Every location of a model with ``n_layers`` blocks at a task's ``roles``: (n_layers + 1) × len(roles), embedding output first."""
     return [Location(index, role) for index in range(n_layers + 1) for role in roles]
 
 
-def parse_locations(texts: str | list[str], n_layers: int, default_roles: tuple[str, ...] = ()) -> list[Location]:
-    """Parse a comma-separated string (or list) of locations; ``all`` gives :func:`all_locations`.
+def parse_locations(
+    texts: str | list[str], n_layers: int, roles: Sequence[str], default_roles: Sequence[str] = ()
+) -> list[Location]:
+    """Parse a comma-separated string (or list) of locations; ``all`` gives :func:`all_locations` at ``roles``.
 
     An item without ``@ROLE`` (a bare site such as ``blocks.2.hook_resid_post``)
     stands for that site at each of ``default_roles``: the roles the
     intervened variable is aligned to by default.
 
     Raises:
-        ConfigError: naming ``locations=``: nothing given, a malformed item, or
-            a bare site where no default roles are known.
+        ConfigError: naming ``locations=``: nothing given, a malformed item, a
+            role not among ``roles`` (the task's, or the file's), or a bare
+            site where no default roles are known.
     """
     items = [t.strip() for t in (texts.split(",") if isinstance(texts, str) else texts) if t.strip()]
     if items == ["all"]:
-        return all_locations(n_layers)
+        return all_locations(n_layers, roles)
     if not items:
         raise ConfigError("locations=: no location given")
     found: list[Location] = []
@@ -117,4 +120,7 @@ def parse_locations(texts: str | list[str], n_layers: int, default_roles: tuple[
         if not default_roles:
             raise ConfigError(f"locations={item!r} names no token role; write {item}@ROLE")
         found += [Location.parse(f"{item}@{role}", n_layers) for role in default_roles]
+    unknown = [loc for loc in found if loc.role not in roles]
+    if unknown:
+        raise ConfigError(f"unknown token role {unknown[0].role!r} in location {unknown[0]}; the roles here are {', '.join(roles)}")
     return list(dict.fromkeys(found))

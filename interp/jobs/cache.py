@@ -31,6 +31,7 @@ from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space
 from interp.files.activations import FORMAT, initialise
+from interp.files.examples import role_positions
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import all_locations
 from interp.models.loading import load_classifier, model_sha256
@@ -89,7 +90,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     device = pick_device(config.device)
     model.to(device)
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
-    locations = all_locations(n_layers(model))
+    locations = all_locations(n_layers(model), role_positions(encoded, task.roles)[0])
     n, d = len(examples), model.config.hidden_size
     n_batches = -(-n // config.batch_size)
     meta = {

@@ -198,8 +198,12 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
     device = pick_device(rank_device(config.device))
     model.to(device)
-    locations = parse_locations(config.locations, n_layers(model), default_roles(task, config.variables))
+    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables))
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    for loc in locations:
+        lacking = next((e for e in encoded if loc.role not in e.positions), None)
+        if lacking is not None:
+            raise ConfigError(f"location {loc}: example {lacking.example_id} has no token role {loc.role!r}")
     ids = [e.id for e in examples]
     n_units = -(-len(examples) // config.unit_size)
     outputs = {

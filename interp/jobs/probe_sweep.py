@@ -183,7 +183,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     started = time.perf_counter()
     rows: list[dict] = []
     with open_cache(config.cache, model=config.model) as cache:
-        locations = parse_locations(config.locations, cache.meta["n_layers"])
+        locations = parse_locations(config.locations, cache.meta["n_layers"], cache.roles)
         ids = np.array(cache.example_ids)
         targets = _labels(cache, config.targets or default_targets(cache))
         for name, y in targets.items():

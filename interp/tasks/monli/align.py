@@ -173,8 +173,8 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
 
     Returns:
         ``input_ids``, ``token_type_ids``, ``attention_mask``: int64
-        ``[batch, seq]``; ``positions``: int64 ``[batch, 3]`` (columns in
-        :data:`ROLES` order; only when every example has all roles);
+        ``[batch, seq]``; ``positions``: role -> int64 ``[batch]`` for every
+        role all the examples have (what :func:`interp.hooks.hooked` takes);
         ``labels``: int64 ``[batch]``.
     """
     if not encoded:
@@ -195,6 +195,6 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
         "attention_mask": attention_mask,
         "labels": torch.tensor([e.label_id for e in encoded], dtype=torch.long),
     }
-    if all(r in e.positions for e in encoded for r in ROLES):
-        batch["positions"] = torch.tensor([[e.positions[r] for r in ROLES] for e in encoded], dtype=torch.long)
+    shared = [r for r in encoded[0].positions if all(r in e.positions for e in encoded)]
+    batch["positions"] = {r: torch.tensor([e.positions[r] for e in encoded], dtype=torch.long) for r in shared}
     return batch

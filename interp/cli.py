@@ -157,7 +157,7 @@ def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_check
 def cache(model, out, task, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
-    from interp.tasks.monli.align import check_wordpiece_rule
+    from interp.tasks.encoding import check_wordpiece_rule
 
     config = CacheConfig(
         model=model,

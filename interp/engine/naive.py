@@ -16,7 +16,7 @@ from torch import Tensor
 
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.monli.align import Encoded, collate
+from interp.tasks.encoding import Encoded, collate
 
 
 def _forward(model, example: Encoded, pad_token_id: int, **hooks) -> tuple[Tensor, dict]:

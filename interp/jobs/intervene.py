@@ -65,8 +65,8 @@ from interp.jobs.shards import Shards, parts_dir
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
+from interp.tasks.encoding import check_wordpiece_rule
 from interp.tasks.monli import encode_examples
-from interp.tasks.monli.align import check_wordpiece_rule
 
 
 @dataclass(frozen=True)

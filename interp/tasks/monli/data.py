@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Iterable
 
 from interp.core.checksums import sha256_of
 from interp.core.errors import DataError
+from interp.tasks.encoding import word_spans
 
 ENV_VAR = "INTERP_MONLI_DIR"
 
@@ -120,16 +120,6 @@ _FIELDS: dict[str, type] = {
     "sentence2_lex": str,
     "depth": int,
 }
-
-
-def word_spans(word: str, sentence: str) -> list[tuple[int, int]]:
-    """Character spans where ``word`` occurs in ``sentence`` as a whole word.
-
-    The match ignores case and attached punctuation ("Man", "plants."): the
-    word must not touch a letter, digit or underscore on either side.
-    """
-    pattern = re.compile(r"(?<!\w)" + re.escape(word) + r"(?!\w)", re.IGNORECASE)
-    return [m.span() for m in pattern.finditer(sentence)]
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:

@@ -53,3 +53,16 @@ def test_the_check_would_catch_an_upward_import(tmp_path):
     source = tmp_path / "x.py"
     source.write_text("from interp.jobs.intervene import run_interventions\n")
     assert [layer_of(t) for _, t in imports(source)] == [LAYERS.index("jobs")] and LAYERS.index("jobs") > LAYERS.index("engine")
+
+
+def test_generic_layers_know_no_task():
+    """Nothing in core, causal, hooks, engine, files or analysis imports a task's own folder (DESIGN: generic pieces know nothing of MoNLI)."""
+    generic = ("core", "causal", "hooks", "engine", "files", "analysis")
+    found = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        if source.relative_to(PACKAGE).parts[0] not in generic:
+            continue
+        for line, target in imports(source):
+            if target.startswith(("interp.tasks.monli", "interp.tasks.mqnli")):
+                found.append(f"{source.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    assert found == []

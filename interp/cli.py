@@ -76,8 +76,9 @@ _DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits 
 
 @main.command()
 @click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
+@_task_option
 @click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
-@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: {','.join(_D.splits)}; with --data-file: train]")
+@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: {','.join(_D.splits)}; with --data-file: train; another task: its train split, else all]")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
@@ -88,12 +89,13 @@ _DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits 
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def train(model, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
+def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors."""
     from interp.models import train as train_model
 
     config = TrainConfig(
         model=model,
+        task=task,
         data_file=data_file,
         splits=_splits(splits, "--splits") if splits is not None else _D.splits,
         epochs=epochs,
@@ -113,12 +115,13 @@ def train(model, data_file, splits, epochs, lr, batch_size, seed, max_examples, 
 
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
+@_task_option
 @click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
-@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test]")
+@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_data_options
-def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_checksums):
+def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip_checksums):
     """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's)."""
     from interp.models import evaluate as evaluate_model
     from interp.models import load_classifier
@@ -126,6 +129,7 @@ def evaluate(model, data_file, splits, batch_size, as_json, data_dir, skip_check
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
     config = TrainConfig(
+        task=task,
         data_file=data_file,
         eval_splits=_splits(splits, "--splits") if splits is not None else _D.eval_splits,
         data_dir=data_dir,

@@ -147,3 +147,17 @@ def test_causal_pairs_and_edges_come_from_the_intervened_variable(tiny_classifie
     # a variable the file does not hold is refused, naming it
     result = run("cliques", "--interventions", iv, "--variable", "output", "--out", out)
     assert result.exit_code == 2 and "not for 'output'" in result.stderr
+
+
+def test_a_users_task_trains_and_evaluates(tiny_encoder_dir, tmp_path):
+    task = f"{TOY_TASK}:make_task"
+    out = tmp_path / "model"
+    result = run("train", "--task", task, "--model", tiny_encoder_dir, "--epochs", "1", "--batch-size", "8", "--out", out, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    info = json.loads((out / "training.json").read_text())
+    assert info["n_train"] == 32 and info["config"]["task"] == task and list(info["metrics"]) == ["all"]
+    result = run("evaluate", "--task", task, "--model", out, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == info["metrics"]  # the checkpoint on disk is the model that was scored
+    result = run("evaluate", "--task", task, "--model", out, "--splits", "test")
+    assert result.exit_code == 2 and "unknown split 'test'; choose from all" in result.stderr

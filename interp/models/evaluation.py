@@ -85,7 +85,7 @@ def evaluate(
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
         in the order splits first appear in ``examples``.
     """
-    encoded = encode_for_classifier(examples, tokenizer)
+    encoded = encode_for_classifier(examples, tokenizer, labels)
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     predictions = predicted_labels(model, logits, labels)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -22,6 +22,7 @@ only when complete.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -45,6 +46,7 @@ from interp.core.subsets import seeded_subset
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, model_identity, quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
+from interp.tasks import Task, resolve_task
 from interp.tasks.monli import (
     LABELS,
     SPLITS,
@@ -55,6 +57,12 @@ from interp.tasks.monli import (
     load_monli,
 )
 from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
+
+
+@functools.lru_cache(maxsize=8)
+def _task(spec: str, data_dir: str | None, verify_checksums: bool) -> Task:
+    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, argument="--task")
+
 
 TRAINING_FILE = "training.json"
 #: The resumable state kept in ``<out>.partial/`` after each epoch (safetensors; never a pickle).
@@ -69,6 +77,10 @@ class TrainConfig:
     (for quick runs); ``eval_splits`` are scored after training. With
     ``data_file`` (a file written by ``interp mqnli``) the splits are that
     file's ``train``/``test`` and the classifier gets MQNLI's three labels.
+    With ``task`` (a user's ``file.py:function``, see
+    :func:`interp.tasks.resolve_task`) the examples, splits and labels are
+    the task's: by default it trains on its ``train`` split (else on all of
+    them) and scores every split.
     """
 
     model: str = "minilm"
@@ -84,8 +96,15 @@ class TrainConfig:
     data_dir: str | None = None
     verify_checksums: bool = True
     data_file: str | None = None
+    task: str = "monli"
 
     def __post_init__(self) -> None:
+        if self.task != "monli" and not self.data_file:
+            task = self.resolved_task()
+            if self.splits == TrainConfig.splits:
+                object.__setattr__(self, "splits", ("train",) if "train" in task.splits else task.splits)
+            if self.eval_splits == TrainConfig.eval_splits:
+                object.__setattr__(self, "eval_splits", task.splits)
         # With a generated file, MoNLI's default splits mean its train split, scored on train and test.
         if self.data_file and self.splits == TrainConfig.splits:
             object.__setattr__(self, "splits", ("train",))
@@ -95,14 +114,22 @@ class TrainConfig:
     @property
     def labels(self) -> tuple[str, ...]:
         """The classifier's labels, in id order."""
-        return MQNLI_LABELS if self.data_file else LABELS
+        if self.data_file:
+            return MQNLI_LABELS
+        return LABELS if self.task == "monli" else self.resolved_task().labels
+
+    def resolved_task(self) -> Task:
+        """The ``task`` this config names (imported once per process)."""
+        return _task(self.task, self.data_dir, self.verify_checksums)
 
     def load(self, splits: Sequence[str]) -> list:
-        """The examples of ``splits`` from MoNLI or from ``data_file``."""
+        """The examples of ``splits`` from MoNLI, ``data_file`` or the ``task``."""
         if not splits:
             return []
         if self.data_file:
             return read_mqnli(self.data_file, splits)
+        if self.task != "monli":
+            return self.resolved_task().load(tuple(splits))
         return load_monli(self.data_dir, splits, verify_checksums=self.verify_checksums)
 
     def validate(self) -> "TrainConfig":
@@ -119,7 +146,7 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
-        known = MQNLI_SPLITS if self.data_file else tuple(SPLITS)
+        known = MQNLI_SPLITS if self.data_file else tuple(SPLITS) if self.task == "monli" else self.resolved_task().splits
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
                 raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")
@@ -130,6 +157,8 @@ class TrainConfig:
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file")
         settings = {k: v for k, v in asdict(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
+        if settings["task"] == "monli":
+            del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -286,7 +315,7 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
     started = time.perf_counter()
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
     work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
-    encoded = encode_for_classifier(train_examples, tokenizer)
+    encoded = encode_for_classifier(train_examples, tokenizer, config.labels)
     try:
         log = fit(model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint, progress=progress)
     except OutputError:

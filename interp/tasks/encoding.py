@@ -160,12 +160,18 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     return [encode_example(e, tokenizer, wordpiece, labels) for e in examples]
 
 
-def encode_pair(example, tokenizer) -> Encoded:
-    """Tokenize any NLI pair (an object with ``id``, ``premise``, ``hypothesis``, ``label_id``).
+def encode_pair(example, tokenizer, labels: Sequence[str] | None = None) -> Encoded:
+    """Tokenize any NLI pair (``id``, ``premise``, ``hypothesis``, and ``label`` in ``labels`` or its own ``label_id``).
 
     Only [CLS] is aligned (``positions == {"cls": 0}``): what training and
-    evaluation need, for datasets without a substituted word (MQNLI).
+    evaluation need, for datasets without a substituted word (MQNLI) or
+    whatever a task's words are.
+
+    Raises:
+        DataError: a label not among ``labels``.
     """
+    if labels is not None and example.label not in labels:
+        raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
     enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
     return Encoded(
         example_id=example.id,
@@ -173,7 +179,7 @@ def encode_pair(example, tokenizer) -> Encoded:
         token_type_ids=tuple(enc["token_type_ids"]),
         positions={"cls": 0},
         pieces={},
-        label_id=example.label_id,
+        label_id=example.label_id if labels is None else list(labels).index(example.label),
     )
 
 

@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 
-def encode_for_classifier(examples: Sequence, tokenizer) -> list[Encoded]:
-    """MoNLI examples with their roles aligned (:func:`encode_example`), any other pairs with [CLS] only."""
-    return [encode_example(e, tokenizer) if isinstance(e, Example) else encode_pair(e, tokenizer) for e in examples]
+def encode_for_classifier(examples: Sequence, tokenizer, labels: Sequence[str] | None = None) -> list[Encoded]:
+    """MoNLI examples with their roles aligned (:func:`encode_example`), any other task's pairs with [CLS] only.
+
+    ``labels``: the classifier's labels in id order (a task's); ``None``: each example's own ``label_id``.
+    """
+    return [encode_example(e, tokenizer) if isinstance(e, Example) else encode_pair(e, tokenizer, labels) for e in examples]

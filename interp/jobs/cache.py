@@ -114,7 +114,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     work = partial_path(out)
     already = work.stat().st_size if work.is_file() else 0
     needed = n * d * len(locations) * np.dtype(config.dtype).itemsize + 300 * n + (1 << 20)
-    require_free_space(work, needed - already)
+    require_free_space(out, needed - already)
     handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:

@@ -231,7 +231,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     request = {**{k: v for k, v in outputs.items() if k != "model"}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
     shards = Shards(parts_dir(out), request)
     if out.exists():
-        if finished(out, meta, ids):
+        if reused:
             if progress:
                 tqdm.write(f"{out}: these interventions are already done, reusing them")
             return out

@@ -43,6 +43,8 @@ def test_monli_task_values_follow_infer(monli_dir):
 def test_task_refuses_bad_declarations_and_unknown_variables(monli_dir):
     with pytest.raises(ConfigError, match="variable 'x' is aligned to unknown role"):
         Task(name="t", labels=LABELS, splits=("a",), load=list, roles=ROLES, alignment={"x": ("w_q",)})
+    with pytest.raises(ConfigError, match="token role 'w h' is not a name"):
+        Task(name="t", labels=LABELS, splits=("a",), load=list, roles=("cls", "w h"))
     with pytest.raises(ConfigError, match="causal_model and inputs come together"):
         Task(name="t", labels=LABELS, splits=("a",), load=list, roles=ROLES, inputs=dict)
     behavioral = Task(name="b", labels=LABELS, splits=("a",), load=list, roles=ROLES)

@@ -22,6 +22,7 @@ at [CLS] as well as at w_h).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
@@ -82,6 +83,9 @@ class Task:
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"task {self.name!r} declares no labels")
+        bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
+        if bad:
+            raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")
         if (self.causal_model is None) != (self.inputs is None):
             raise ConfigError(f"task {self.name!r}: causal_model and inputs come together (one is missing)")
         for variable, roles in self.alignment.items():

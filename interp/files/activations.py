@@ -28,7 +28,7 @@ import numpy as np
 
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import open_finished
-from interp.files.examples import PerExampleFile, role_positions, write_examples
+from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.models.loading import model_sha256
 
@@ -40,8 +40,7 @@ def initialise(
 ) -> None:
     """Create every dataset of a new activation cache (vectors unwritten, ``batches_done`` all false)."""
     n = len(examples)
-    kept, positions = role_positions(encoded, roles)
-    write_examples(handle, examples, meta["labels"], positions, kept, values)
+    write_examples(handle, examples, encoded, roles, meta["labels"], values)
     for loc in locations:
         handle.create_dataset(
             str(loc), shape=(n, meta["d_model"]), dtype=dtype, chunks=(min(chunk_rows, n), meta["d_model"])
@@ -85,8 +84,7 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
     handle, meta = open_finished(path, FORMAT, "activation cache", "interp cache", check)
     try:
         cache = Cache(path, handle, meta)
-        n = handle["example_ids"].shape[0] if "example_ids" in handle else 0
-        cache.check_layout({name: (n, meta["d_model"]) for name in meta["locations"]})
+        cache.check_layout(lambda n: {name: (n, meta["d_model"]) for name in meta["locations"]})
         yield cache
     finally:
         handle.close()

@@ -10,13 +10,13 @@ Layout (readable with plain h5py)::
 
 Usage::
 
-    write_examples(handle, examples, labels, positions, roles, values)
+    write_examples(handle, examples, encoded, roles, labels, values)
     file.values("negated").codes, file.words("w_h"), file.roles
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -32,9 +32,13 @@ def role_positions(encoded: Sequence, roles: Sequence[str]) -> tuple[list[str], 
 
 
 def write_examples(
-    handle, examples: Sequence, labels: Sequence[str], positions: np.ndarray, roles: Sequence[str], values: Sequence[VariableValues]
+    handle, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str], values: Sequence[VariableValues]
 ) -> None:
-    """Create the per-example datasets in an open HDF5 ``handle`` (see the module docstring)."""
+    """Create the per-example datasets in an open HDF5 ``handle`` (see the module docstring).
+
+    ``positions`` keeps the task's ``roles`` that every encoded example has, in that order.
+    """
+    roles, positions = role_positions(encoded, roles)
     text = h5py().string_dtype()
     handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
     handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
@@ -51,11 +55,11 @@ def write_examples(
 class PerExampleFile(ExampleFile):
     """Reading what :func:`write_examples` wrote (``example_ids`` and ``column`` come from :class:`ExampleFile`)."""
 
-    def check_layout(self, shapes: dict[str, tuple[int, ...]] | None = None) -> None:
-        """Check every per-example dataset, and the datasets named in ``shapes``, before anything reads them.
+    def check_layout(self, shapes: Callable[[int], dict[str, tuple[int, ...]]] | None = None) -> None:
+        """Check every per-example dataset, and the datasets ``shapes(n)`` names, before anything reads them.
 
-        ``shapes`` maps a dataset to its shape, ``n`` standing for the
-        number of examples and -1 for any size. A file whose datasets were
+        ``shapes(n)`` maps a dataset to its shape for ``n`` examples, -1
+        standing for any size. A file whose datasets were
         edited (one deleted, shortened or reshaped) is refused here, in one
         line, instead of failing later inside an analysis.
 
@@ -69,7 +73,7 @@ class PerExampleFile(ExampleFile):
         for group in ("words", "values"):
             if group in self.handle:
                 expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
-        expected.update(shapes or {})
+        expected.update(shapes(n) if shapes is not None else {})
         for name, shape in expected.items():
             if name not in self.handle:
                 raise ConfigError(f"{self.path}: dataset {name} is missing; the file was edited (make it again)")

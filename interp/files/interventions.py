@@ -53,7 +53,7 @@ def write_interventions(
     handle,
     meta: dict,
     examples: Sequence,
-    positions: np.ndarray,
+    encoded: Sequence,
     roles: Sequence[str],
     base_pred: np.ndarray,
     values: Sequence[VariableValues],
@@ -67,15 +67,15 @@ def write_interventions(
     Args:
         meta: the file attributes (``labels`` among them).
         examples: the task's examples (``id``, ``split``, ``label``, ``words``).
-        positions: int ``[n, len(roles)]`` token index of each role.
+        encoded: the tokenized examples; ``roles``: the task's roles (positions keeps those every example has).
         base_pred: int ``[n]`` the model's own label for each example.
         values: per-example values of every variable of the task (kept for display and analysis).
         causal_pred: intervened variable -> int8 ``[n, n]`` counterfactual label ids.
         logits_at: ``(index, location) -> float32 [n, n, n_labels]``, called once per location.
         location_attrs: ``index -> extra attributes`` of a location's group (the fp32 check).
     """
-    check_variable_names([v.variable for v in values])
-    write_examples(handle, examples, meta["labels"], positions, roles, values)
+    check_variable_names(list(causal_pred))
+    write_examples(handle, examples, encoded, roles, meta["labels"], values)
     handle.create_dataset("base_pred", data=np.asarray(base_pred).astype(np.int8))
     for index, loc in enumerate(locations):
         logits = logits_at(index, loc)
@@ -184,11 +184,14 @@ def open_interventions(
         if task is not None and meta["task"] != task:
             raise ConfigError(f"{path} holds interventions of task {meta['task']!r}, not of task {task!r}")
         file = Interventions(path, handle, meta)
-        n = handle["example_ids"].shape[0] if "example_ids" in handle else 0
-        shapes = {"base_pred": (n,)}
-        for loc in meta["locations"]:
-            shapes.update({f"{OUTPUTS}/{loc}/logits": (n, n, len(meta["labels"])), f"{OUTPUTS}/{loc}/model_pred": (n, n)})
-            shapes.update({f"{v}/{loc}/causal_pred": (n, n) for v in meta["variables"]})
+
+        def shapes(n: int) -> dict:
+            found = {"base_pred": (n,)}
+            for loc in meta["locations"]:
+                found.update({f"{OUTPUTS}/{loc}/logits": (n, n, len(meta["labels"])), f"{OUTPUTS}/{loc}/model_pred": (n, n)})
+                found.update({f"{v}/{loc}/causal_pred": (n, n) for v in meta["variables"]})
+            return found
+
         file.check_layout(shapes)
         yield file
     finally:

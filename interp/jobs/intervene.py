@@ -50,7 +50,6 @@ from interp.engine.batched import (
     source_vectors,
 )
 from interp.files.activations import open_cache
-from interp.files.examples import role_positions
 from interp.files.interventions import (
     FORMAT,
     Fp32Check,
@@ -322,7 +321,6 @@ def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, token
         table = interchange_table(causal, inputs, inputs, variable)
         causal_pred[variable] = np.vectorize(task.labels.index, otypes=[np.int8])(table)
     base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
-    roles, positions = role_positions(encoded, task.roles)
 
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])
@@ -331,7 +329,7 @@ def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, token
     buffer = io.BytesIO()
     with h5py().File(buffer, "w") as handle:
         write_interventions(
-            handle, meta, examples, positions, roles, base_pred, values, causal_pred, locations, logits_at,
+            handle, meta, examples, encoded, task.roles, base_pred, values, causal_pred, locations, logits_at,
             (lambda i: checks[i].attrs()) if checks is not None else None,
         )  # fmt: skip
     write_bytes_atomic(out, buffer.getvalue())

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 import torch
+from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError, OutputError
@@ -339,10 +340,8 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         with quiet_transformers():
             model.save_pretrained(checkpoint, safe_serialization=True)
             tokenizer.save_pretrained(checkpoint)
-    except Exception as exc:  # noqa: BLE001 - OSError, or safetensors' error for a full disk
+    except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         shutil.rmtree(checkpoint, ignore_errors=True)
-        if not isinstance(exc, OSError) and "safetensor" not in type(exc).__name__.lower():
-            raise
         raise OutputError(f"--out {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
     write_json_atomic(checkpoint / TRAINING_FILE, result.to_json())
     replace_dir(checkpoint, out_dir)

@@ -39,6 +39,7 @@ def save_training_state(path: Path, *, model, optimizer, scheduler, info: dict[s
         OutputError: the file cannot be written (disk full included), naming
             ``path``; whatever was at ``path`` before is left as it was.
     """
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
     tensors = {f"model.{k}": v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
@@ -58,10 +59,8 @@ def save_training_state(path: Path, *, model, optimizer, scheduler, info: dict[s
     try:
         save_file(tensors, str(tmp), metadata={_META_KEY: json.dumps(header)})
         os.replace(tmp, path)
-    except Exception as exc:  # noqa: BLE001 - OSError, or safetensors' SafetensorError for a full disk
+    except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         tmp.unlink(missing_ok=True)
-        if not isinstance(exc, OSError) and "safetensor" not in type(exc).__name__.lower():
-            raise
         raise OutputError(f"{path}: cannot write the training state ({exc})") from None
 
 

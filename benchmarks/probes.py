@@ -73,7 +73,7 @@ def main() -> None:
     print(f"cache {args.cache}: {len(ids)} examples, {len(vectors)} locations, d_model {next(iter(vectors.values())).shape[1]}")
     sk_seconds = ours_sample = 0.0
     for loc in sample:
-        units = control_units(loc.role, words)
+        units = control_units(loc.roles, words)
         sk_acc, seconds = sklearn_location(vectors[str(loc)], targets, units, args.folds)
         sk_seconds += seconds
         started = time.perf_counter()

@@ -62,22 +62,27 @@ def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
+_DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): what --task mqnli reads (train/evaluate: its splits and 3 labels instead of MoNLI's)."
+
+
 def _task_option(function):
+    """--task and --data-file (the file --task mqnli reads), shared by every command that loads a task."""
+    function = click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)(function)
     return click.option(
         "--task",
         default="monli",
         show_default=True,
-        help="monli, or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
+        help="monli, mqnli (with --data-file), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
     )(function)
 
 
-_DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits and 3 labels instead of MoNLI."
+def _wordpiece_option(rules: str = "first or last"):
+    return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
 
 @main.command()
 @click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
 @_task_option
-@click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: {','.join(_D.splits)}; with --data-file: train; another task: its train split, else all]")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
@@ -85,11 +90,12 @@ _DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): its train/test splits 
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--max-examples", type=int, default=None, help="Train on a seeded random subset of this size.")
 @click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test].")
+@click.option("--curve", is_flag=True, help="Also score --eval-splits after every epoch (the learning curve, in training.json).")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, out, overwrite, quiet, data_dir, skip_checksums):
+def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, curve, out, overwrite, quiet, data_dir, skip_checksums):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors."""
     from interp.models import train as train_model
 
@@ -104,6 +110,7 @@ def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_exam
         seed=seed,
         max_examples=max_examples,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
+        curve=curve,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
     )
@@ -116,7 +123,6 @@ def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_exam
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
 @_task_option
-@click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
@@ -152,13 +158,13 @@ def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
 @_task_option
 @click.option("--splits", default=None, help="Comma-separated splits of the task [default: all of them].")
-@click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
+@_wordpiece_option()
 @click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def cache(model, out, task, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
+def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
     from interp.tasks.encoding import check_wordpiece_rule
@@ -170,6 +176,7 @@ def cache(model, out, task, splits, wordpiece, dtype, batch_size, device, quiet,
         splits=_splits(splits, "--splits") if splits is not None else (),
         wordpiece=check_wordpiece_rule(wordpiece),
         dtype=dtype,
+        data_file=data_file,
         batch_size=batch_size,
         device=device,
         data_dir=data_dir,
@@ -210,14 +217,14 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
-@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h, or all; a site without @ROLE means the variables' aligned roles.")
+@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h or SITE@r1+r2 (several tokens at once); all (every site at every role); aligned (every site at the variables' aligned roles); a site without @ROLE means the variables' aligned roles.")
 @_task_option
 @click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
 @click.option("--max-per-split", type=int, default=None, help="At most this many examples of each split, seeded (a mixed set).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples and --max-per-split subsets.")
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
-@click.option("--wordpiece", default="first", show_default=True, help="Which WordPiece stands for a split word: first or last.")
+@_wordpiece_option("first, last, or all (every piece, concatenated; each role must cover as many pieces in every example)")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
 @click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of MoNLI (all splits, no --max-examples).")
 @click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
@@ -227,7 +234,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def intervene(model, out, locations, task, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
+def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -254,6 +261,7 @@ def intervene(model, out, locations, task, splits, max_examples, max_per_split, 
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
         overwrite=overwrite,
+        data_file=data_file,
     )
     path = run_interventions(config, progress=not quiet)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
@@ -269,13 +277,14 @@ def intervene(model, out, locations, task, splits, max_examples, max_per_split, 
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
 @click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
-@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, all, or aligned (every site at the variable's aligned roles).")
+@_wordpiece_option("first, last, or all")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
 @click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def location_sweep(model, out, examples, task, variable, splits, seed, locations, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
+def location_sweep(model, out, examples, task, data_file, variable, splits, seed, locations, wordpiece, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import (
         LocationSweepConfig,
@@ -292,11 +301,13 @@ def location_sweep(model, out, examples, task, variable, splits, seed, locations
         splits=_splits(splits, "--splits") if splits is not None else (),
         seed=seed,
         locations=locations,
+        wordpiece=wordpiece,
         cache=cache_path,
         batch_size=batch_size,
         device=device,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
+        data_file=data_file,
     )
     rows = run_location_sweep(config, progress=not quiet)
     click.echo(format_ranking(rows))

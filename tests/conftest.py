@@ -135,3 +135,32 @@ def finetuned_minilm(monli_dir, tmp_path_factory):
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     return out, result.stdout
+
+
+@pytest.fixture(scope="session")
+def mqnli_file(tmp_path_factory) -> Path:
+    """A small generated MQNLI file (iid, 300 train / 120 test, 10 words per class)."""
+    from interp.tasks.mqnli.generate import MQNLIConfig, generate_mqnli
+
+    out = tmp_path_factory.mktemp("mqnli") / "iid.jsonl"
+    generate_mqnli(MQNLIConfig(n_train=300, n_test=120, split="iid", vocab_size=10, seed=5), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_mqnli_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
+    """A random 2-layer BertForSequenceClassification with MQNLI's three labels, initialized wide so its outputs vary."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    from interp.tasks.mqnli.files import MQNLI_LABELS
+
+    torch.manual_seed(3)
+    path = tmp_path_factory.mktemp("tiny_mqnli_classifier")
+    config = _tiny_config(
+        minilm_tokenizer, num_labels=3, id2label=dict(enumerate(MQNLI_LABELS)), label2id={k: i for i, k in enumerate(MQNLI_LABELS)},
+        initializer_range=0.2,
+    )
+    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
+    minilm_tokenizer.save_pretrained(path)
+    return path

@@ -140,13 +140,13 @@ def test_intervene_writes_self_describing_outcome_matrices(intervened, tiny_clas
     assert result.stdout.startswith(f"wrote {out}\n") and "causal pairs" in result.stdout and "copies" in result.stdout
     with h5py.File(out, "r") as f:
         assert f.attrs["complete"] and f.attrs["causal_model"] == "infer" and list(f.attrs["variables"]) == ["lexrel"]
-        assert f.attrs["task"] == "monli" and f.attrs["format"] == "interp.interventions/2"
+        assert f.attrs["task"] == "monli" and f.attrs["format"] == "interp.interventions/3"
         assert list(f.attrs["labels"]) == list(LABELS) and f.attrs["wordpiece"] == "first"
         ids = list(f["example_ids"].asstr()[:])
         assert len(ids) == 24 and len(set(ids)) == 24
         assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@w_h", "blocks.0.hook_resid_pre@w_p"]
         group = f["interchange/blocks.1.hook_resid_post@w_h"]
-        assert group.attrs["hidden_index"] == 2 and group.attrs["role"] == "w_h"
+        assert group.attrs["hidden_index"] == 2 and list(group.attrs["roles"]) == ["w_h"]
         model_pred, causal_pred = group["model_pred"][:], f["lexrel/blocks.1.hook_resid_post@w_h/causal_pred"][:]
         np.testing.assert_array_equal(f["lexrel/blocks.1.hook_resid_post@w_h/model_pred"][:], model_pred)  # the link
         assert model_pred.dtype == causal_pred.dtype == np.int8 and model_pred.shape == (24, 24)

@@ -2,7 +2,7 @@
 
 Usage::
 
-    vectors = source_vectors(model, encoded_sources, loc)           # float32 [n_sources, d_model]
+    vectors = source_vectors(model, encoded_sources, loc)           # float32 [n_sources, tokens × d_model]
     logits = interchange_logits(model, encoded_bases, vectors, loc) # float32 [n_bases, n_sources, n_labels]
 
 The interchange intervention from base i to source j at location L (Geiger,
@@ -13,8 +13,9 @@ pair (:func:`interp.engine.naive.naive_interchange`). Here:
 * each source's vector at L is computed once (or read from the fp32 cache);
 * each base's ``hidden_states[L.hidden_index]`` (the prefix) is computed once;
 * the blocks after L (the suffix) run on a batch of rows, each a copy of a
-  base's prefix with one source vector written at the base's token
-  position for the role, the last block for the [CLS] row only
+  base's prefix with the source's vectors written at the base's tokens of
+  the location (one per role; every piece under ``--wordpiece all``), the
+  last block for the [CLS] row only
   (:mod:`interp.engine.slicing`); for BERT-family models through
   fused blocks that reuse their buffers (:mod:`interp.engine.blocks`),
   where the first suffix block's projection and attention are not run per
@@ -40,11 +41,12 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
+from interp.core.errors import ConfigError
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded
+from interp.tasks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
 CPU_BATCH_SIZE = 256
@@ -117,17 +119,23 @@ def _chunks(items: Sequence[int], size: int) -> list[Sequence[int]]:
 
 @torch.no_grad()
 def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> Tensor:
-    """Each example's vector at ``location``: float32 ``[len(encoded), d_model]`` on the model's device.
+    """Each example's vector at ``location``: float32 ``[len(encoded), tokens × d_model]`` on the model's device.
 
     Unpadded batches of equal-length examples, so each vector equals a
     batch-1 forward pass's.
+
+    Raises:
+        ConfigError: an example lacks one of the location's roles, or the
+            token count at a role differs between examples (:func:`location_tokens`).
     """
     device = next(model.parameters()).device
-    out = torch.empty(len(encoded), model.config.hidden_size, dtype=torch.float32, device=device)
+    tokens = location_tokens(encoded, location.roles, f"location {location}")
+    width = len(tokens[0]) * model.config.hidden_size if tokens else 0
+    out = torch.empty(len(encoded), width, dtype=torch.float32, device=device)
     for group in length_groups(encoded):
         for chunk in _chunks(group, batch_size):
             ids, types = _inputs(encoded, chunk, device)
-            positions = {location.role: torch.tensor([encoded[i].positions[location.role] for i in chunk], dtype=torch.long)}
+            positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in location.roles}
             with hooked(model, positions, read=[location]) as trace:
                 run_prefix(model, ids, types, location.hidden_index)
             out[torch.tensor(chunk, device=device)] = trace[location].float()
@@ -163,24 +171,35 @@ def interchange_logits(
     Args:
         model: a BERT-family classifier in eval mode.
         bases: the encoded base inputs.
-        sources: float ``[n_sources, d_model]``, the source vectors at ``location``
+        sources: float ``[n_sources, tokens × d_model]``, the source vectors at ``location``
             (:func:`source_vectors`, or the activation cache).
-        location: where to intervene; the base's token at ``location.role`` is replaced.
+        location: where to intervene; the base's tokens at ``location.roles`` are replaced.
         batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
             A pass that runs out of memory is retried with half as many rows.
         on_rows: called with the number of pairs after each suffix pass (progress).
 
     Returns:
         float32 ``[len(bases), n_sources, n_labels]``; ``[i, j]`` is the
-        model's output on base i with the vector at ``location`` taken from
+        model's output on base i with the vectors at ``location`` taken from
         source j.
+
+    Raises:
+        ConfigError: a base lacks one of the location's roles, its token
+            count there is not the sources' (:func:`location_tokens`).
     """
     device = next(model.parameters()).device
-    sources = sources.to(device=device, dtype=next(model.parameters()).dtype)
+    d_model = model.config.hidden_size
+    tokens = location_tokens(bases, location.roles, f"location {location}")
+    n_tokens = len(tokens[0]) if tokens else 0
+    if sources.dim() != 2 or sources.shape[1] != n_tokens * d_model:
+        raise ConfigError(
+            f"location {location}: sources must be [n_sources, tokens × d_model = {n_tokens} × {d_model}], got {tuple(sources.shape)}"
+        )
+    sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, d_model)
     n_sources = sources.shape[0]
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     fast = fast_suffix(model, location.hidden_index)
-    source_qkv = None if fast is None else fast.project(sources)  # [n_sources, 3 d_model]
+    source_qkv = None if fast is None else fast.project(sources.reshape(-1, d_model)).view(n_sources, n_tokens, -1)
     first = None if fast is None else fast.layers[0]
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
@@ -191,15 +210,15 @@ def interchange_logits(
                 for k in range(0, len(group), size)
             ]
         )
-        where = torch.tensor([bases[i].positions[location.role] for i in group], device=device)
+        where = torch.tensor([tokens[i] for i in group], device=device)  # [bases, tokens]
         if fast is not None:  # each base's share of the first suffix block's attention, once
-            shares = [base_attention(qkv, p, first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
+            shares = [base_attention(qkv, tuple(p), first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
         total = len(group) * n_sources
         done = 0
         while done < total:
             rows = torch.arange(done, min(done + size, total), device=device)
             b, s = rows // n_sources, rows % n_sources
-            at = (torch.arange(len(rows), device=device), where[b])
+            at = (torch.arange(len(rows), device=device)[:, None], where[b])
             try:
                 hidden = prefix.index_select(0, b)
                 hidden[at] = sources[s]

@@ -5,7 +5,9 @@ Layout (readable with plain h5py): the per-example datasets of
 ``words/<role>``, ``values/<variable>`` for every causal variable of the
 task, ``positions`` with its ``roles``), and one dataset per location, named
 by its canonical string (``blocks.3.hook_resid_post@w_h``), shape
-``[n_examples, d_model]``, chunked by batch. File attributes ``format``,
+``[n_examples, d_model]``, chunked by batch: one dataset per site × role. A
+location at several roles reads the roles it names and concatenates their
+vectors in its order. File attributes ``format``,
 ``task``, ``labels``, ``model``, ``model_sha256``, ``wordpiece``,
 ``locations``, ``n_layers``, ``d_model``, ``dtype``, ``complete``.
 :mod:`interp.jobs.cache` writes it.
@@ -14,6 +16,7 @@ Usage::
 
     with open_cache("runs/demo/activations.h5", model="runs/demo/model") as cache:
         X = cache.vectors("blocks.2.hook_resid_post@w_h")   # float32 [n_examples, d_model]
+        X2 = cache.vectors("blocks.2.hook_resid_post@w_p+w_h")   # float32 [n_examples, 2 × d_model]: both, concatenated
         y = cache.values("lexrel").codes                     # int8 [n_examples]: 0 ⊏, 1 ⊐
         cache.example_ids, cache.meta["wordpiece"]
 """
@@ -55,16 +58,21 @@ def initialise(
 class Cache(PerExampleFile):
     """A read-only view of a finished activation cache (``example_ids``, ``column`` from :class:`ExampleFile`)."""
 
+    def has(self, location: str | Location) -> bool:
+        """Whether the cache holds every role of ``location`` at its site."""
+        loc = location if isinstance(location, Location) else Location.parse(location, self.meta["n_layers"])
+        return all(str(loc.at(r)) in self.handle for r in loc.roles)
+
     def vectors(self, location: str | Location) -> np.ndarray:
-        """float32 ``[n_examples, d_model]`` at ``location``.
+        """float32 ``[n_examples, len(roles) × d_model]`` at ``location``, its roles' vectors concatenated in its order.
 
         Raises:
-            ConfigError: the location is not in the cache.
+            ConfigError: a role of the location is not in the cache.
         """
         loc = location if isinstance(location, Location) else Location.parse(location, self.meta["n_layers"])
-        if str(loc) not in self.handle:
+        if not self.has(loc):
             raise ConfigError(f"location {loc} is not in the cache {self.path} (it has {', '.join(self.meta['locations'])})")
-        return self.handle[str(loc)][:].astype(np.float32)
+        return np.concatenate([self.handle[str(loc.at(r))][:].astype(np.float32) for r in loc.roles], axis=1)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ linked into each variable's group; the causal model's counterfactual depends
 on the variable. File attributes: ``format``, ``task``, ``causal_model``,
 ``variables``, ``labels``, ``locations``, ``model``, ``model_sha256``,
 ``wordpiece``, ``unit_size``, ``precision``, ``complete``. Each
-``/interchange/<location>`` group has ``location``, ``hidden_index``, ``role``
+``/interchange/<location>`` group has ``location``, ``hidden_index``, ``roles``
 and, after a run in TF32 or bf16, ``fp32_check_pairs``,
 ``fp32_label_agreement`` (0..1) and ``fp32_max_abs_logit_diff``: a seeded
 sample of its pairs run again in fp32 (:mod:`interp.jobs.fp32_check`).
@@ -36,7 +36,7 @@ from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.tasks.base import VariableValues
 
-FORMAT = "interp.interventions/2"
+FORMAT = "interp.interventions/3"
 OUTPUTS = "interchange"
 #: Names a variable may not take: they are the file's own datasets and groups.
 RESERVED = frozenset({"example_ids", "split", "label", "base_pred", "words", "values", "positions", OUTPUTS})
@@ -82,7 +82,7 @@ def write_interventions(
         group = handle.create_group(f"{OUTPUTS}/{loc}")
         group.create_dataset("logits", data=logits.astype(np.float32))
         group.create_dataset("model_pred", data=logits.argmax(-1).astype(np.int8))
-        group.attrs.update({"location": str(loc), "hidden_index": loc.hidden_index, "role": loc.role})
+        group.attrs.update({"location": str(loc), "hidden_index": loc.hidden_index, "roles": list(loc.roles)})
         if location_attrs is not None:
             group.attrs.update(location_attrs(index))
         for variable, table in causal_pred.items():

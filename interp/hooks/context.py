@@ -5,18 +5,21 @@ Usage::
     positions = batch["positions"]                      # {role: int64 [batch]}, each example's token index
     with hooked(model, positions, read=[loc]) as trace:
         model(**inputs)
-    trace[loc]                                          # float [batch, d_model]
+    trace[loc]                                          # float [batch, tokens × d_model]
 
-    with hooked(model, positions, write={loc: vectors}): # vectors: [batch, d_model]
+    with hooked(model, positions, write={loc: vectors}): # vectors: [batch, tokens × d_model]
         logits = model(**inputs).logits                 # the interchange intervention
 
 Hooks are PyTorch forward hooks on ``base_model.embeddings`` (the embedding
 output, ``hidden_states[0]``) and ``base_model.encoder.layer[l]`` (block l's
 output, ``hidden_states[l + 1]``); they are removed in ``finally`` whatever
 happens inside the block, as TransformerLens ``hooks()`` and baukit
-``TraceDict`` do. A write replaces the vector at one token per example (the
-location's role, at that example's position) and leaves every other token
-alone, so a later read at the same site sees the replaced vector.
+``TraceDict`` do. A write replaces the vectors at the location's tokens (each
+of its roles, at that example's position; one token per role, or every
+piece of a word with ``--wordpiece all``) and leaves every other token
+alone, so a later read at the same site sees the replaced vectors. A
+location's vector is its tokens' vectors concatenated in role order:
+``tokens × d_model`` floats (``d_model`` for one token).
 """
 
 from __future__ import annotations
@@ -58,6 +61,20 @@ def n_layers(model) -> int:
     return len(site_modules(model)) - 1
 
 
+def token_columns(positions: Mapping[str, Tensor], location: Location) -> Tensor:
+    """int64 ``[batch, tokens]``: each example's token indices at ``location``, its roles' in order.
+
+    ``positions[role]`` is ``[batch]`` (one token) or ``[batch, k]`` (k pieces).
+
+    Raises:
+        ConfigError: a role ``positions`` lacks.
+    """
+    missing = [r for r in location.roles if r not in positions]
+    if missing:
+        raise ConfigError(f"token role {missing[0]!r} has no positions here (roles: {', '.join(positions) or 'none'})")
+    return torch.cat([positions[r].reshape(len(positions[r]), -1) for r in location.roles], dim=1)
+
+
 def _check(model, locations: Sequence[Location]) -> list[torch.nn.Module]:
     modules = site_modules(model)
     for loc in locations:
@@ -78,44 +95,45 @@ def hooked(
     Args:
         model: a Hugging Face BERT-family model (``BertForSequenceClassification``, ``BertModel``, ...).
         positions: role -> int64 ``[batch]``, each example's token index of that role (a task's
-            roles: MoNLI's cls, w_p, w_h; any other task's own).
+            roles: MoNLI's cls, w_p, w_h; any other task's own), or ``[batch, k]`` for a role
+            covering k tokens (:func:`interp.tasks.encoding.collate` gives both).
         read: locations whose vectors to record; the yielded dict maps each to
-            float ``[batch, d_model]`` (detached, from the last forward pass).
-        write: location -> float ``[batch, d_model]`` vectors to put in place
+            float ``[batch, tokens × d_model]`` (detached, from the last forward pass).
+        write: location -> float ``[batch, tokens × d_model]`` vectors to put in place
             of the model's own (an interchange intervention when they come from
             a source input).
 
     Raises:
         ConfigError: a location out of range for the model, a location whose
-            role ``positions`` lacks, or a write whose shape is not ``[batch, d_model]``.
+            role ``positions`` lacks, or a write whose shape is not ``[batch, tokens × d_model]``.
     """
     write = dict(write or {})
     modules = _check(model, [*read, *write])
-    missing = sorted({loc.role for loc in [*read, *write] if loc.role not in positions})
-    if missing:
-        raise ConfigError(f"token role {missing[0]!r} has no positions here (roles: {', '.join(positions) or 'none'})")
+    columns = {loc: token_columns(positions, loc) for loc in [*read, *write]}
     batch = len(next(iter(positions.values()))) if positions else 0
-    rows = torch.arange(batch)
+    rows = torch.arange(batch)[:, None]
     trace: dict[Location, Tensor] = {}
     by_site: dict[int, dict[str, list]] = defaultdict(lambda: {"read": [], "write": []})
     for loc in read:
         by_site[loc.hidden_index]["read"].append(loc)
     for loc, vectors in write.items():
-        if vectors.dim() != 2 or vectors.shape[0] != batch:
-            raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, d_model], got {tuple(vectors.shape)}")
+        width = columns[loc].shape[1] * model.config.hidden_size
+        if vectors.dim() != 2 or vectors.shape[0] != batch or vectors.shape[1] != width:
+            raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, tokens × d_model={width}], got {tuple(vectors.shape)}")
         by_site[loc.hidden_index]["write"].append(loc)
 
     def make_hook(todo):
         def hook(module, args, output):
             hidden = output[0] if isinstance(output, tuple) else output
+            at = rows.to(hidden.device)
             if todo["write"]:
                 hidden = hidden.clone()
                 for loc in todo["write"]:
-                    cols = positions[loc.role].to(hidden.device)
-                    hidden[rows.to(hidden.device), cols] = write[loc].to(hidden.device, hidden.dtype)
+                    cols = columns[loc].to(hidden.device)
+                    hidden[at, cols] = write[loc].to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
             for loc in todo["read"]:
-                cols = positions[loc.role].to(hidden.device)
-                trace[loc] = hidden[rows.to(hidden.device), cols].detach()
+                cols = columns[loc].to(hidden.device)
+                trace[loc] = hidden[at, cols].detach().reshape(batch, -1)
             if not todo["write"]:
                 return None
             return (hidden, *output[1:]) if isinstance(output, tuple) else hidden

@@ -36,6 +36,7 @@ from interp.hooks import hooked, n_layers
 from interp.hooks.locations import all_locations
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import resolve_task
+from interp.tasks.encoding import check_wordpiece_rule
 from interp.tasks.monli import collate, encode_examples
 
 DTYPES = ("float32", "float16")
@@ -55,8 +56,15 @@ class CacheConfig:
     device: str = "auto"
     data_dir: str | None = None
     verify_checksums: bool = True
+    data_file: str | None = None
 
     def validate(self) -> "CacheConfig":
+        check_wordpiece_rule(self.wordpiece)
+        if self.wordpiece == "all":
+            raise ConfigError(
+                "--wordpiece all: the cache keeps one vector per site × role; cache with first or last "
+                "(interp intervene takes --wordpiece all without a cache)"
+            )
         if self.dtype not in DTYPES:
             raise ConfigError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if self.batch_size < 1:
@@ -79,7 +87,9 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     config.validate()
     out = Path(config.out)
     check_replaceable(out, FORMAT)
-    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, argument="--task")
+    task = resolve_task(
+        config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="--task"
+    )
     unknown = [s for s in config.splits if s not in task.splits]
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")

@@ -134,17 +134,20 @@ def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray,
     """The graph as GraphML (networkx), node id = example id; written beside ``path``, then moved.
 
     Nodes carry the split, the word at each role, every stored variable's
-    value, the gold label, whether the model gets it right, and the clique
-    number (-1: none); edges carry ``causal``.
+    value (as ``variable_<name>`` where the name is one of the node's own
+    attributes, e.g. MQNLI's variable ``label``), the gold label id, whether
+    the model gets it right, and the clique number (-1: none); edges carry
+    ``causal``.
     """
     import networkx as nx
 
+    own = {"split", "label", "correct", "clique"}
     g = nx.Graph()
     for i, example_id in enumerate(nodes["example_ids"]):
         g.add_node(
             str(example_id),
-            **{role: str(words[i]) for role, words in nodes["words"].items()},
-            **{name: v.names[v.codes[i]] for name, v in nodes["stored"].items()},
+            **{role: str(words[i]) for role, words in nodes["words"].items() if role not in own},
+            **{(f"variable_{name}" if name in own else name): v.names[v.codes[i]] for name, v in nodes["stored"].items()},
             split=str(nodes["split"][i]),
             label=int(nodes["label"][i]),
             correct=bool(nodes["base_pred"][i] == nodes["label"][i]),

@@ -64,7 +64,7 @@ from interp.jobs.shards import Shards, parts_dir
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
-from interp.tasks.encoding import check_wordpiece_rule
+from interp.tasks.encoding import check_wordpiece_rule, location_tokens
 from interp.tasks.monli import encode_examples
 
 
@@ -77,7 +77,9 @@ class InterventionConfig:
     variables whose counterfactuals the model is compared with (one file
     holds them all: the model's outputs depend on the location only).
     ``splits`` empty means the task's default example set. A location
-    without ``@ROLE`` stands for the roles the variables are aligned to.
+    without ``@ROLE`` stands for the role sets the variables are aligned to
+    (``aligned``: every site at them). ``data_file`` is the generated file
+    of ``--task mqnli``.
     """
 
     model: str
@@ -98,6 +100,7 @@ class InterventionConfig:
     data_dir: str | None = None
     verify_checksums: bool = True
     overwrite: bool = False
+    data_file: str | None = None
 
     def validate(self) -> "InterventionConfig":
         check_wordpiece_rule(self.wordpiece)
@@ -117,7 +120,9 @@ class InterventionConfig:
 
     def resolve_task(self) -> Task:
         """The task, with every variable checked against it."""
-        task = resolve_task(self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, argument="--task")
+        task = resolve_task(
+            self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, data_file=self.data_file, argument="--task"
+        )
         for variable in self.variables:
             task.check_variable(variable, "--variable")
         unknown = [s for s in self.splits if s not in task.splits]
@@ -143,10 +148,14 @@ def select_examples(config: InterventionConfig, task: Task | None = None) -> lis
     return seeded_subset(examples, config.max_examples, config.seed)
 
 
-def default_roles(task: Task, variables) -> tuple[str, ...]:
-    """The roles the variables are aligned to, in the task's role order: what a bare site stands for."""
-    wanted = {r for v in variables for r in task.alignment[v]}
-    return tuple(r for r in task.roles if r in wanted)
+def default_roles(task: Task, variables) -> tuple[tuple[str, ...], ...]:
+    """The role sets the variables are aligned to, each once, in the task's role order: what a bare site stands for.
+
+    A variable aligned to several roles (an MQNLI node over several words)
+    gives one set: a bare site is then one location at all of them.
+    """
+    sets = dict.fromkeys(tuple(task.alignment[v]) for v in variables)
+    return tuple(sorted(sets, key=lambda roles: task.roles.index(roles[0])))
 
 
 def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Location]) -> list[int]:
@@ -166,7 +175,7 @@ def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Loca
         if missing:
             raise ConfigError(f"--cache {config.cache} lacks {len(missing)} of the examples (first: {missing[0]})")
         for loc in locations:
-            if str(loc) not in cache.handle:
+            if not cache.has(loc):
                 raise ConfigError(f"location {loc} is not in the cache {config.cache}")
     return [row[i] for i in ids]
 
@@ -199,10 +208,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     model.to(device)
     locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables))
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
-    for loc in locations:
-        lacking = next((e for e in encoded if loc.role not in e.positions), None)
-        if lacking is not None:
-            raise ConfigError(f"location {loc}: example {lacking.example_id} has no token role {loc.role!r}")
+    for loc in locations:  # every example has the location's roles, with the same token count each
+        location_tokens(encoded, loc.roles, f"location {loc}")
     ids = [e.id for e in examples]
     n_units = -(-len(examples) // config.unit_size)
     outputs = {

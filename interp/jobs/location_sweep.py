@@ -66,6 +66,8 @@ class LocationSweepConfig:
     cache: str | None = None
     data_dir: str | None = None
     verify_checksums: bool = True
+    data_file: str | None = None
+    wordpiece: str = "first"
 
     def validate(self) -> "LocationSweepConfig":
         if self.examples < 2:
@@ -87,6 +89,8 @@ class LocationSweepConfig:
             cache=self.cache,
             data_dir=self.data_dir,
             verify_checksums=self.verify_checksums,
+            data_file=self.data_file,
+            wordpiece=self.wordpiece,
             overwrite=True,  # sweep.h5 is this sweep's own file
         )
 
@@ -117,7 +121,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "location": name,
                     "copies_source_output": varied and bool((model_pred == base_pred[None, :]).all()),
                     "hidden_index": loc.hidden_index,
-                    "role": loc.role,
+                    "role": "+".join(loc.roles),
                     "examples": graph.n_nodes,
                     "pairs": summary["pairs"],
                     "causal_pairs": summary["causal_pairs"],

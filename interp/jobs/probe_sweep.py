@@ -5,7 +5,7 @@ Usage::
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
     rows = run_probe_sweep(ProbeSweepConfig(cache="runs/demo/activations.h5", out_dir="runs/demo"))
 
-For each location, all probes of the sweep (targets × {task, type control,
+For each location and target, all probes of the sweep ({task, type control,
 shuffle control} × seeds × folds) are fitted at once by
 :func:`interp.analysis.probes.batched.fit_probes`. Accuracy is always on the held-out
 fold (stratified k-fold on the target, the same folds for task and
@@ -18,7 +18,10 @@ Targets: any causal variable whose values the cache keeps (MoNLI:
 ``lexrel``, forward ⊏ vs reverse ⊐; ``negated``; ``output``), and ``label``
 (also called ``infer``: INFER's output, which on MoNLI is the gold label).
 By default ``lexrel`` and ``infer`` on MoNLI, every variable and ``label``
-on another task. A probe separates two values; a target with more is refused.
+on another task. A target of C values gets C-way probes (MQNLI's relations:
+up to 7; a row's ``chance`` is the majority class's share). A location at
+several roles (``blocks.2.hook_resid_post@n_s.p+n_s.h``) probes their
+vectors concatenated, and its type control keys on the words at its roles.
 """
 
 from __future__ import annotations
@@ -78,18 +81,19 @@ class ProbeSweepConfig:
         return self
 
 
-def control_units(role: str, words: dict[str, np.ndarray]) -> np.ndarray:
+def control_units(roles: str | tuple[str, ...], words: dict[str, np.ndarray]) -> np.ndarray:
     """The word type a location's type control keys on (Hewitt & Liang 2019).
 
-    The word at the location's role (MoNLI: w_p's at w_p, w_h's at w_h);
-    at a role with no word of its own ([CLS]) the tuple of all the
-    example's words (MoNLI: the (w_p, w_h) pair). Lower-cased.
+    The word at the location's role (MoNLI: w_p's at w_p, w_h's at w_h), or
+    the tuple of the words at its roles (``n_s.p+n_s.h``); where a role has no
+    word of its own ([CLS]) the tuple of all the example's words (MoNLI: the
+    (w_p, w_h) pair). Lower-cased.
     """
+    roles = (roles,) if isinstance(roles, str) else tuple(roles)
     lowered = {r: np.char.lower(w.astype(str)) for r, w in sorted(words.items())}
-    if role in lowered:
-        return lowered[role]
+    keyed = [lowered[r] for r in roles] if all(r in lowered for r in roles) else list(lowered.values())
     joined = None
-    for w in lowered.values():
+    for w in keyed:
         joined = w if joined is None else np.char.add(np.char.add(joined, "|"), w)
     return joined
 
@@ -100,10 +104,10 @@ def default_targets(cache) -> tuple[str, ...]:
 
 
 def _labels(cache, targets) -> dict[str, np.ndarray]:
-    """Each target's int64 ``[n]`` classes.
+    """Each target's int64 ``[n]`` classes, numbered 0..C-1 (C the values it takes here).
 
     Raises:
-        ConfigError: a target the cache has no values of, or one with more than two values.
+        ConfigError: a target the cache has no values of.
     """
     out = {}
     for t in targets:
@@ -116,20 +120,26 @@ def _labels(cache, targets) -> dict[str, np.ndarray]:
                 f"--targets {t!r}: the cache keeps values of {', '.join(cache.stored_values) or 'no variable'} "
                 f"(and the label: {', '.join(LABEL_TARGETS)})"
             )
-        if len(np.unique(y)) > 2:
-            raise ConfigError(f"--targets {t!r} takes {len(np.unique(y))} values; probes here separate two")
-        out[t] = y
+        out[t] = np.unique(y, return_inverse=True)[1].astype(np.int64)  # classes 0..C-1 in code order
     return out
 
 
 def sweep_location(
     X: np.ndarray, loc: Location, targets: dict[str, np.ndarray], ids: np.ndarray, words: dict[str, np.ndarray], config: ProbeSweepConfig
 ) -> list[dict]:
-    """All probes at one location; one row per (target, probe kind) with held-out accuracies and selectivities."""
+    """All probes at one location; one row per (target, probe kind) with held-out accuracies and selectivities.
+
+    ``X`` is float ``[n, tokens × d_model]`` (a location at several roles
+    concatenates its vectors). A target of C values gets C-way probes (one
+    logit when C = 2); ``chance`` in a row is its majority class's share.
+    """
     n = len(ids)
-    units = control_units(loc.role, words)
-    specs, Y, masks = [], [], []
+    units = control_units(loc.roles, words)
+    X_t = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
+    rows = []
+    offset = 0  # probe seeds run on across targets
     for target, y in targets.items():
+        specs, Y, masks = [], [], []
         for seed in range(config.seeds):
             label_sets = {
                 "task": y,
@@ -141,32 +151,31 @@ def sweep_location(
                 mask = np.zeros(n, dtype=bool)
                 mask[train] = True
                 for label_set in LABEL_SETS:
-                    specs.append((target, seed, fold, label_set))
+                    specs.append((seed, fold, label_set))
                     Y.append(label_sets[label_set])
                     masks.append(mask)
-    Y_t = torch.from_numpy(np.stack(Y))
-    mask_t = torch.from_numpy(np.stack(masks))
-    X_t = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))
-    rows = []
-    for kind in config.probes:
-        settings = ProbeSettings(PROBE_KINDS[kind], config.max_iter, config.lr, config.alpha)
-        seeds = [1_000_003 * spec[1] + i for i, spec in enumerate(specs)]  # reproducible, distinct per probe
-        params = fit_probes(X_t, Y_t, mask_t, 2, settings, seeds)
-        correct = (predict_probes(X_t, params).argmax(-1) == Y_t).float()
-        held_out = ((correct * ~mask_t).sum(1) / (~mask_t).sum(1)).numpy()
-        acc: dict[tuple, list[float]] = {}
-        for (target, seed, _, label_set), a in zip(specs, held_out):
-            acc.setdefault((target, label_set, seed), []).append(float(a))
-        for target in targets:
-            per_seed = {ls: np.array([np.mean(acc[(target, ls, s)]) for s in range(config.seeds)]) for ls in LABEL_SETS}
-            row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": loc.role, "target": target, "probe": kind}
+        Y_t = torch.from_numpy(np.stack(Y))
+        mask_t = torch.from_numpy(np.stack(masks))
+        n_classes = max(2, int(y.max()) + 1)
+        for kind in config.probes:
+            settings = ProbeSettings(PROBE_KINDS[kind], config.max_iter, config.lr, config.alpha)
+            seeds = [1_000_003 * spec[0] + offset + i for i, spec in enumerate(specs)]  # reproducible, distinct per probe
+            params = fit_probes(X_t, Y_t, mask_t, n_classes, settings, seeds)
+            correct = (predict_probes(X_t, params).argmax(-1) == Y_t).float()
+            held_out = ((correct * ~mask_t).sum(1) / (~mask_t).sum(1)).numpy()
+            acc: dict[tuple, list[float]] = {}
+            for (seed, _, label_set), a in zip(specs, held_out):
+                acc.setdefault((label_set, seed), []).append(float(a))
+            per_seed = {ls: np.array([np.mean(acc[(ls, s)]) for s in range(config.seeds)]) for ls in LABEL_SETS}
+            row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": "+".join(loc.roles), "target": target, "probe": kind}
             for ls in LABEL_SETS:
                 row[f"{ls}_acc_mean"], row[f"{ls}_acc_std"] = per_seed[ls].mean(), per_seed[ls].std()
             for control in ("type", "shuffle"):
                 sel = per_seed["task"] - per_seed[f"{control}_control"]
                 row[f"selectivity_{control}_mean"], row[f"selectivity_{control}_std"] = sel.mean(), sel.std()
-            row.update(seeds=config.seeds, folds=config.folds, n_examples=n)
+            row.update(seeds=config.seeds, folds=config.folds, n_examples=n, classes=n_classes, chance=float(np.bincount(y).max() / n))
             rows.append(row)
+        offset += len(specs)
     return rows
 
 

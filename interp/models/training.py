@@ -29,7 +29,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from safetensors import SafetensorError
@@ -81,7 +81,9 @@ class TrainConfig:
     With ``task`` (a user's ``file.py:function``, see
     :func:`interp.tasks.resolve_task`) the examples, splits and labels are
     the task's: by default it trains on its ``train`` split (else on all of
-    them) and scores every split.
+    them) and scores every split. With ``curve`` the ``eval_splits`` are also
+    scored after every epoch (the learning curve, in ``training.json``'s
+    ``epochs``; it does not change the weights).
     """
 
     model: str = "minilm"
@@ -98,6 +100,7 @@ class TrainConfig:
     verify_checksums: bool = True
     data_file: str | None = None
     task: str = "monli"
+    curve: bool = False
 
     def __post_init__(self) -> None:
         if self.task != "monli" and not self.data_file:
@@ -155,7 +158,7 @@ class TrainConfig:
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file")
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve")
         settings = {k: v for k, v in asdict(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["task"] == "monli":
@@ -210,6 +213,7 @@ def fit(
     state_path: Path | None = None,
     fingerprint: str = "",
     progress: bool = True,
+    after_epoch: Callable[[], dict] | None = None,
 ) -> list[dict]:
     """Fine-tune ``model`` in place with AdamW and a linear warm-up/decay schedule.
 
@@ -219,7 +223,8 @@ def fit(
     uninterrupted one.
 
     Returns:
-        One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``.
+        One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,
+        plus what ``after_epoch()`` returns (run in eval mode after each epoch).
     """
     from transformers import get_linear_schedule_with_warmup
 
@@ -262,8 +267,12 @@ def fit(
             total_loss += loss.item() * len(idx)
             bar.set_postfix(loss=f"{loss.item():.3f}")
         log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
+        if after_epoch is not None:
+            model.eval()
+            log[-1].update(after_epoch())
         if progress:
-            tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s)")
+            scores = "".join(f", {k} {100 * v['accuracy']:.1f}%" for k, v in log[-1].get("accuracy", {}).items())
+            tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s){scores}")
         if state_path is not None and epoch + 1 < config.epochs:
             info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
             save_training_state(state_path, model=model, optimizer=optimizer, scheduler=scheduler, info=info)
@@ -318,7 +327,13 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
     work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
     encoded = encode_for_classifier(train_examples, tokenizer, config.labels)
     try:
-        log = fit(model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint, progress=progress)
+        def curve() -> dict:
+            return {"accuracy": evaluate(model, tokenizer, eval_examples, labels=config.labels)}
+
+        log = fit(
+            model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
+            progress=progress, after_epoch=curve if config.curve and eval_examples else None,
+        )
     except OutputError:
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)

@@ -9,9 +9,12 @@ Usage::
 
 The rule (Geiger, Richardson & Potts 2020 leave it open): find the role's
 word in its sentence as a whole word, ignoring case and attached
-punctuation (:func:`word_spans`); take the WordPiece tokens whose character
-offsets overlap that span; if there are several, the ``wordpiece`` rule
-picks the ``first`` or the ``last`` of them. Premise is segment 0,
+punctuation (:func:`word_spans`), or, where the example gives ``spans``
+(role -> character span in its sentence; MQNLI, whose sentences repeat
+words such as ε), take that span; take the WordPiece tokens whose character
+offsets overlap it; if there are several, the ``wordpiece`` rule picks the
+``first`` or the ``last`` of them, or ``all`` keeps them all (a location's
+vector is then every piece's, concatenated: :func:`location_tokens`). Premise is segment 0,
 hypothesis segment 1, as BERT's NLI fine-tuning expects. Nothing here knows
 MoNLI: its roles are in :mod:`interp.tasks.monli.align`.
 """
@@ -26,17 +29,18 @@ import torch
 
 from interp.core.errors import ConfigError, DataError
 
-#: Token roles, in the order of the columns of ``positions``.
-WORDPIECE_RULES: tuple[str, ...] = ("first", "last")
+#: How a word split into several WordPiece tokens is read: its first piece, its last, or all of them.
+WORDPIECE_RULES: tuple[str, ...] = ("first", "last", "all")
 
 
 @dataclass(frozen=True)
 class Encoded:
     """One tokenized example.
 
-    ``positions`` maps each role of :data:`ROLES` to one token index;
-    ``pieces`` maps w_p and w_h to all the WordPiece indices of the word (the
-    chosen position is one of them).
+    ``positions`` maps each role to one token index (the piece the
+    ``wordpiece`` rule picks; under ``all`` the first); ``pieces`` maps each
+    word role to all the WordPiece indices of its word. :meth:`tokens` gives
+    the token indices a role covers under the rule.
     """
 
     example_id: str
@@ -45,6 +49,50 @@ class Encoded:
     positions: dict[str, int]
     pieces: dict[str, tuple[int, ...]]
     label_id: int
+    wordpiece: str = "first"
+
+    def tokens(self, role: str) -> tuple[int, ...]:
+        """The token indices ``role`` covers: one, or under ``wordpiece="all"`` every piece of its word.
+
+        Raises:
+            KeyError: the example has no such role.
+        """
+        if self.wordpiece == "all" and role in self.pieces:
+            return self.pieces[role]
+        return (self.positions[role],)
+
+
+def location_tokens(encoded: Sequence[Encoded], roles: Sequence[str], where: str = "location") -> list[tuple[int, ...]]:
+    """Each example's token indices at a location with ``roles`` (the roles' tokens in order).
+
+    Every example must cover the same number of tokens at each role, so that
+    any source's vectors fit any base (an interchange needs it).
+
+    Raises:
+        ConfigError: naming ``where`` and the example: a role the example
+            lacks, a token covered twice, or a role whose token count differs
+            between examples (a multi-piece word under ``--wordpiece all``).
+    """
+    out = []
+    counts: dict[str, tuple[int, str]] = {}
+    for e in encoded:
+        tokens: list[int] = []
+        for role in roles:
+            if role not in e.positions:
+                raise ConfigError(f"{where}: example {e.example_id} has no token role {role!r}")
+            covered = e.tokens(role)
+            first = counts.setdefault(role, (len(covered), e.example_id))
+            if first[0] != len(covered):
+                raise ConfigError(
+                    f"{where}: role {role!r} covers {first[0]} WordPiece token(s) in example {first[1]} but "
+                    f"{len(covered)} in example {e.example_id}; an interchange needs the same count in every "
+                    "example (use --wordpiece first or last)"
+                )
+            tokens += covered
+        if len(set(tokens)) != len(tokens):
+            raise ConfigError(f"{where}: roles {'+'.join(roles)} share a token in example {e.example_id}")
+        out.append(tuple(tokens))
+    return out
 
 
 def check_wordpiece_rule(wordpiece: str) -> str:
@@ -57,7 +105,11 @@ def _word_pieces(word: str, sentence: str, offsets, sequence_ids, segment: int) 
     spans = word_spans(word, sentence)
     if len(spans) != 1:
         return ()
-    start, end = spans[0]
+    return _span_pieces(spans[0], offsets, sequence_ids, segment)
+
+
+def _span_pieces(span: tuple[int, int], offsets, sequence_ids, segment: int) -> tuple[int, ...]:
+    start, end = span
     return tuple(
         i
         for i, ((a, b), seg) in enumerate(zip(offsets, sequence_ids))
@@ -124,10 +176,16 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
     sequence_ids = enc.sequence_ids()
     offsets = enc["offset_mapping"]
     sentences = (example.premise, example.hypothesis)
+    given = getattr(example, "spans", None) or {}
     pieces = {}
     for role, word in example.words.items():
         segment = role_segment(role)
-        pieces[role] = _word_pieces(word, sentences[segment], offsets, sequence_ids, segment)
+        span = given.get(role)
+        pieces[role] = (
+            _span_pieces(span, offsets, sequence_ids, segment)
+            if span is not None
+            else _word_pieces(word, sentences[segment], offsets, sequence_ids, segment)
+        )
     truncated = len(enc["input_ids"]) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
     for role, word in example.words.items():
         if not pieces[role]:
@@ -152,6 +210,7 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
         positions={"cls": 0, **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
         label_id=label_id,
+        wordpiece=wordpiece,
     )
 
 
@@ -188,9 +247,10 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
 
     Returns:
         ``input_ids``, ``token_type_ids``, ``attention_mask``: int64
-        ``[batch, seq]``; ``positions``: role -> int64 ``[batch]`` for every
-        role all the examples have (what :func:`interp.hooks.hooked` takes);
-        ``labels``: int64 ``[batch]``.
+        ``[batch, seq]``; ``positions``: role -> int64 ``[batch]`` (one
+        token each) or ``[batch, k]`` (``k`` pieces each, ``--wordpiece all``)
+        for every role all the examples have with the same token count (what
+        :func:`interp.hooks.hooked` takes); ``labels``: int64 ``[batch]``.
     """
     if not encoded:
         raise ValueError("collate needs at least one example")
@@ -211,5 +271,11 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
         "labels": torch.tensor([e.label_id for e in encoded], dtype=torch.long),
     }
     shared = [r for r in encoded[0].positions if all(r in e.positions for e in encoded)]
-    batch["positions"] = {r: torch.tensor([e.positions[r] for e in encoded], dtype=torch.long) for r in shared}
+    positions = {}
+    for r in shared:
+        tokens = [e.tokens(r) for e in encoded]
+        if len({len(t) for t in tokens}) == 1:
+            covered = torch.tensor(tokens, dtype=torch.long)  # [n, k]
+            positions[r] = covered[:, 0] if covered.shape[1] == 1 else covered
+    batch["positions"] = positions
     return batch

@@ -3,6 +3,7 @@
 Usage::
 
     resolve_task("monli", data_dir="path/to/monli")
+    resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
     resolve_task("my_package.tasks:make_task")    # an importable module
 
@@ -21,8 +22,9 @@ from pathlib import Path
 from interp.core.errors import ConfigError
 from interp.tasks.base import Task
 from interp.tasks.monli.task import monli_task
+from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli",)
+BUILT_IN = ("monli", "mqnli")
 
 
 def _load_module(spec: str, argument: str):
@@ -49,20 +51,27 @@ def _load_module(spec: str, argument: str):
         raise ConfigError(f"{argument} {spec!r}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
 
 
-def resolve_task(spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, argument: str = "task=") -> Task:
+def resolve_task(
+    spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None, argument: str = "task="
+) -> Task:
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, or ``path/to/file.py:function`` / ``package.module:function``.
-        data_dir, verify_checksums: where a built-in task reads its released files.
+        spec: ``monli``, ``mqnli``, or ``path/to/file.py:function`` / ``package.module:function``.
+        data_dir, verify_checksums: where MoNLI's released files lie, and whether to check them.
+        data_file: the generated file ``mqnli`` reads.
         argument: how messages name the setting (the CLI passes ``--task``).
 
     Raises:
-        ConfigError: an unknown name, a file or module that does not import,
+        ConfigError: an unknown name, ``mqnli`` without ``data_file`` (or another task with one), a file or module that does not import,
             no such function, or a function that fails or returns no ``Task``.
     """
+    if data_file and spec != "mqnli":
+        raise ConfigError(f"{argument} {spec!r}: a data file ({data_file}) is read by the mqnli task only")
     if spec == "monli":
         return monli_task(data_dir, verify_checksums)
+    if spec == "mqnli":
+        return mqnli_task(data_file)
     if ":" not in spec:
         raise ConfigError(
             f"{argument} {spec!r}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"

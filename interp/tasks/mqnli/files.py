@@ -16,7 +16,7 @@ from typing import Sequence
 
 from interp.causal.base import run_forward
 from interp.core.errors import ConfigError, DataError
-from interp.tasks.mqnli.causal_model import NODES, inputs_of, mqnli_causal_model
+from interp.tasks.mqnli.causal_model import NODES, POSITIONS, inputs_of, mqnli_causal_model
 
 #: MQNLI's labels in a classifier's label-id order.
 MQNLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
@@ -41,6 +41,22 @@ class MQNLIExample:
     @property
     def label_id(self) -> int:
         return MQNLI_LABELS.index(self.label)
+
+    @property
+    def words(self) -> dict[str, str]:
+        """Role -> word: ``q_s.p`` ... ``n_o.p`` in the premise, ``q_s.h`` ... ``n_o.h`` in the hypothesis."""
+        return {**{f"{k}.p": self.premise_words[k] for k in POSITIONS}, **{f"{k}.h": self.hypothesis_words[k] for k in POSITIONS}}
+
+    @property
+    def spans(self) -> dict[str, tuple[int, int]]:
+        """Role -> character span of its word in its sentence (words repeat, ε above all, so they are not searched for)."""
+        out = {}
+        for side, words in (("p", self.premise_words), ("h", self.hypothesis_words)):
+            start = 0
+            for k in POSITIONS:
+                out[f"{k}.{side}"] = (start, start + len(words[k]))
+                start += len(words[k]) + 1
+        return out
 
 
 def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[MQNLIExample]:
@@ -80,6 +96,9 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
             values = run_forward(model, inputs_of(p, h))
         except (ConfigError, KeyError) as exc:
             raise DataError(f"{where}: not a pair of the MQNLI fragment ({exc})") from None
+        for side, words in (("premise", p), ("hypothesis", h)):
+            if record[side] != " ".join(words[k] for k in POSITIONS):
+                raise DataError(f"{where}: the {side} is not its {side}_words joined in the order {' '.join(POSITIONS)}")
         if values["label"] != record["label"]:
             raise DataError(f"{where}: label {record['label']!r}, but the natural-logic tree gives {values['label']!r}")
         if record["split"] in splits:

@@ -1,0 +1,139 @@
+"""Locations at several tokens (``SITE@r1+r2``, ``--wordpiece all``): hooks, the engine against the naive loop on MQNLI, the MQNLI task."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification
+
+from interp.core.errors import ConfigError
+from interp.engine import interchange_logits, naive_interchange, source_vectors
+from interp.hooks import hooked, n_layers
+from interp.hooks.locations import Location, parse_locations
+from interp.tasks import resolve_task
+from interp.tasks.encoding import collate, encode_examples, location_tokens
+
+
+@pytest.fixture(scope="module")
+def mqnli(mqnli_file):
+    task = resolve_task("mqnli", data_file=str(mqnli_file))
+    return task, task.load(("test",))
+
+
+@pytest.fixture(scope="module")
+def model(tiny_mqnli_classifier_dir):
+    return AutoModelForSequenceClassification.from_pretrained(tiny_mqnli_classifier_dir).eval()
+
+
+def test_mqnli_task_aligns_each_node_to_the_words_below_it(mqnli):
+    task, examples = mqnli
+    assert task.roles[0] == "cls" and len(task.roles) == 19
+    assert task.alignment["n_s"] == ("n_s.p", "n_s.h")
+    assert task.alignment["subj_np"] == ("adj_s.p", "n_s.p", "adj_s.h", "n_s.h")
+    assert task.alignment["neg_vp"] == tuple(f"{k}.{s}" for s in "ph" for k in ("neg", "adv", "v", "q_o", "adj_o", "n_o"))
+    assert len(task.alignment["root"]) == 18 and task.alignment["label"] == ("cls",)
+    causal = task.build_causal_model(examples)
+    assert set(task.values(causal, examples, "root").names) <= {"≡", "⊏", "⊐", "^", "|", "‿", "#"}
+    with pytest.raises(ConfigError, match="--task mqnli needs --data-file"):
+        resolve_task("mqnli")
+
+
+def test_mqnli_roles_find_repeated_words_by_position(mqnli, minilm_tokenizer):
+    """ε (and a quantifier) can occur twice in a sentence: each role still gets its own token."""
+    task, examples = mqnli
+    example = next(e for e in examples if e.premise.count("ε") >= 2)
+    e = encode_examples([example], minilm_tokenizer, "first", task.labels)[0]
+    tokens = minilm_tokenizer.convert_ids_to_tokens(e.input_ids)
+    epsilon = [r for r in task.roles if r.endswith(".p") and example.words[r] == "ε"]
+    assert len(epsilon) >= 2 and len({e.positions[r] for r in epsilon}) == len(epsilon)
+    assert all(tokens[e.positions[r]] == "ε" for r in epsilon)
+    order = [e.positions[r] for r in task.roles[1:10]]
+    assert order == sorted(order), "premise roles in surface order"
+
+
+def test_parse_several_roles_and_aligned():
+    roles = ("cls", "a.p", "a.h", "b.p")
+    assert str(Location.parse("blocks.1.hook_resid_post@a.p+a.h")) == "blocks.1.hook_resid_post@a.p+a.h"
+    assert parse_locations("blocks.1.hook_resid_post", 2, roles, [("a.p", "a.h"), ("cls",)]) == [
+        Location(2, ("a.p", "a.h")), Location(2, "cls")
+    ]  # fmt: skip
+    assert len(parse_locations("aligned", 2, roles, [("a.p", "a.h")])) == 3
+    with pytest.raises(ConfigError, match="names a token role twice"):
+        Location.parse("blocks.1.hook_resid_post@a.p+a.p")
+    with pytest.raises(ConfigError, match="unknown token role 'c.h'"):
+        parse_locations("blocks.1.hook_resid_post@a.p+c.h", 2, roles)
+    with pytest.raises(ConfigError, match="has 2 token roles; this needs one"):
+        Location.parse("blocks.1.hook_resid_post@a.p+a.h").role
+
+
+@torch.no_grad()
+def test_reading_and_writing_several_tokens_at_once(model, mqnli, minilm_tokenizer):
+    task, examples = mqnli
+    encoded = encode_examples(examples[:10], minilm_tokenizer, "all", task.labels)
+    encoded = [e for e in encoded if len(e.pieces["n_s.p"]) == 2][:4]
+    batch = collate(encoded, minilm_tokenizer.pad_token_id)
+    inputs = {k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}
+    hidden = model(**inputs, output_hidden_states=True).hidden_states[2]
+    loc = Location.parse("blocks.1.hook_resid_post@n_s.p+cls")
+    with hooked(model, batch["positions"], read=[loc]) as trace:
+        model(**inputs)
+    rows = torch.arange(len(encoded))
+    pieces = batch["positions"]["n_s.p"]  # [4, 2]: both pieces of the subject noun
+    expected = torch.cat([hidden[rows, pieces[:, 0]], hidden[rows, pieces[:, 1]], hidden[rows, 0]], dim=1)
+    assert trace[loc].shape == (4, 3 * 32) and torch.equal(trace[loc], expected)
+    # writing every token at once equals writing each one at its own single-token location
+    swapped = torch.roll(trace[loc], 1, 0)
+    with hooked(model, batch["positions"], write={loc: swapped}):
+        together = model(**inputs).logits
+    singles = {Location(2, "cls"): swapped[:, 64:]}
+    positions = {**batch["positions"], "first": pieces[:, 0], "second": pieces[:, 1]}
+    singles.update({Location(2, "first"): swapped[:, :32], Location(2, "second"): swapped[:, 32:64]})
+    with hooked(model, positions, write=singles):
+        separately = model(**inputs).logits
+    assert torch.equal(together, separately)
+    assert not torch.allclose(together, model(**inputs).logits), "the write moved nothing: a vacuous comparison"
+
+
+def _sample(mqnli, tokenizer, wordpiece="first", n=32):
+    task, examples = mqnli
+    return encode_examples(examples[:n], tokenizer, wordpiece, task.labels)
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "blocks.0.hook_resid_pre@n_s.p+n_s.h",
+        "blocks.1.hook_resid_post@cls+adj_s.p+n_s.p+adj_s.h+n_s.h",
+        "blocks.0.hook_resid_post@neg.p+adv.p+v.p+q_o.p+adj_o.p+n_o.p+neg.h+adv.h+v.h+q_o.h+adj_o.h+n_o.h",
+        "blocks.0.hook_resid_pre@cls+q_s.p+q_s.h",
+    ],
+)
+@torch.no_grad()
+def test_engine_equals_naive_loop_on_1024_mqnli_pairs_at_several_tokens(model, mqnli, minilm_tokenizer, location):
+    """Issue #15 item 5: 32 × 32 pairs of MQNLI, sequences of several lengths, locations of 2 to 12 tokens."""
+    encoded = _sample(mqnli, minilm_tokenizer)
+    assert len({len(e.input_ids) for e in encoded}) > 3, "bases of several lengths"
+    loc = Location.parse(location)
+    fast = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc, batch_size=100)
+    naive = naive_interchange(model, encoded, encoded, loc, minilm_tokenizer.pad_token_id)
+    assert fast.shape == naive.shape == (32, 32, 3)
+    assert torch.equal(fast.argmax(-1), naive.argmax(-1))
+    assert (fast - naive).abs().max().item() <= 1e-5
+    own = fast.diagonal().T[:, None, :]
+    assert (fast - own).abs().max().item() > 1e-2, "the interventions do not move the logits: a vacuous comparison"
+    assert len(fast.argmax(-1).unique()) > 1, "one label everywhere: the label comparison would be vacuous"
+
+
+@torch.no_grad()
+def test_engine_equals_naive_loop_under_wordpiece_all(model, mqnli, minilm_tokenizer):
+    encoded = [e for e in _sample(mqnli, minilm_tokenizer, "all", 120) if len(e.pieces["n_s.p"]) == 2 and len(e.pieces["v.h"]) == 2][:12]
+    loc = Location.parse("blocks.0.hook_resid_post@n_s.p+v.h")
+    vectors = source_vectors(model, encoded, loc)
+    assert vectors.shape == (len(encoded), 4 * 32)
+    fast = interchange_logits(model, encoded, vectors, loc, batch_size=7)
+    naive = naive_interchange(model, encoded, encoded, loc, minilm_tokenizer.pad_token_id)
+    assert (fast - naive).abs().max().item() <= 1e-5
+    first = _sample(mqnli, minilm_tokenizer, "first", 120)
+    mixed = [first[0], *[e for e in _sample(mqnli, minilm_tokenizer, "all", 120)]]
+    with pytest.raises(ConfigError, match="covers .* WordPiece token"):
+        location_tokens(mixed, ("n_s.p",), "location x")

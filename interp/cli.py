@@ -190,8 +190,8 @@ def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, dev
 @click.option("--cache", "cache_path", required=True, type=click.Path(dir_okay=False), help="Activation cache (interp cache).")
 @click.option("--model", default=None, help="Check the cache was made with this model's weights.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
-@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, or all.")
-@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: lexrel,infer on MoNLI; every variable and label otherwise].")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer).")
+@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: lexrel,infer on MoNLI; every variable and label otherwise; with aligned: every aligned variable].")
 @click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
 @click.option("--folds", type=int, default=5, show_default=True)
 @click.option("--seeds", type=int, default=3, show_default=True)
@@ -236,7 +236,8 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @_data_options
 def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
-    from interp.analysis.iia import format_summaries, summarize_all
+    from interp.analysis.iia import format_summaries, layer_table, summarize_all
+    from interp.hooks.locations import Location
     from interp.jobs.intervene import InterventionConfig, run_interventions
     from interp.tasks.monli import SPLITS
 
@@ -266,7 +267,13 @@ def intervene(model, out, locations, task, data_file, splits, max_examples, max_
     path = run_interventions(config, progress=not quiet)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         click.echo(f"wrote {path}")
-        click.echo(format_summaries(summarize_all(path)))
+        aligned = locations.strip() == "aligned"
+        summaries = summarize_all(path, aligned_only=aligned)
+        click.echo(format_summaries(summaries))
+        if aligned:
+            n_layers = max(Location.parse(s["location"]).hidden_index for s in summaries)
+            click.echo("\nIIA on causal pairs by layer at each variable's aligned location (larger null in brackets):")
+            click.echo(layer_table(summaries, n_layers))
 
 
 @main.command("location-sweep")
@@ -348,13 +355,31 @@ def cliques(path, out, location, variable, alphas, min_size, model):
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
-@click.option("--location", default=None, help="Intervention location (default: chosen from the probe table).")
+@click.option("--location", default=None, help="MoNLI: the intervention location (default: chosen from the probe table).")
+@_task_option
+@click.option("--examples", type=int, default=60, show_default=True, help="Another task: m, the seeded sample of m × m interventions per location.")
+@click.option("--max-train", type=int, default=None, help="Another task: fine-tune on a seeded subset of this many training examples.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, quiet, data_dir, skip_checksums):
-    """The main job on real MoNLI: Table 1, activation cache, probes, interventions and cliques."""
+def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, data_file, examples, max_train, quiet, data_dir, skip_checksums):
+    """The main job: on MoNLI Table 1, activation cache, probes, interventions and cliques; on another task the same path from fine-tuning on."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
+
+    if task != "monli":
+        from interp.jobs.task_demo import TaskDemoConfig, format_task_demo, run_task_demo
+
+        if location is not None:
+            raise ConfigError("--location is MoNLI's; another task's demo intervenes at every variable's aligned roles")
+        config = TaskDemoConfig(
+            task=task, out_dir=out, data_file=data_file, model=model, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
+            max_train=max_train, probe_seeds=probe_seeds, examples=examples, data_dir=data_dir, verify_checksums=not skip_checksums,
+        )  # fmt: skip
+        result = run_task_demo(config, progress=not quiet)
+        click.echo("")
+        click.echo(format_task_demo(result))
+        click.echo(f"\nwrote {out}/: model/, activations.h5, probes.csv, probes.png, interventions.h5, cliques/")
+        return
 
     behavioral = BehavioralConfig(
         out_dir=out,

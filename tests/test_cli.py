@@ -201,6 +201,8 @@ def test_a_location_deleted_from_the_cache_exits_2(tiny_cache, tmp_path):
 
 
 def test_cache_bad_wordpiece_exits_2(tiny_classifier_dir, tmp_path):
+    result = run("cache", "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "a.h5"), "--wordpiece", "middle")
+    assert result.exit_code == 2 and "--wordpiece must be one of first, last, all" in result.stderr
     result = run("cache", "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "a.h5"), "--wordpiece", "all")
-    assert result.exit_code == 2 and "--wordpiece must be one of first, last" in result.stderr
+    assert result.exit_code == 2 and "the cache keeps one vector per site × role" in result.stderr
     assert list(tmp_path.iterdir()) == []

@@ -31,7 +31,7 @@ def test_mqnli_task_aligns_each_node_to_the_words_below_it(mqnli):
     assert task.alignment["n_s"] == ("n_s.p", "n_s.h")
     assert task.alignment["subj_np"] == ("adj_s.p", "n_s.p", "adj_s.h", "n_s.h")
     assert task.alignment["neg_vp"] == tuple(f"{k}.{s}" for s in "ph" for k in ("neg", "adv", "v", "q_o", "adj_o", "n_o"))
-    assert len(task.alignment["root"]) == 18 and task.alignment["label"] == ("cls",)
+    assert len(task.alignment["root"]) == 18 and "label" not in task.alignment  # the file's own dataset name
     causal = task.build_causal_model(examples)
     assert set(task.values(causal, examples, "root").names) <= {"≡", "⊏", "⊐", "^", "|", "‿", "#"}
     with pytest.raises(ConfigError, match="--task mqnli needs --data-file"):
@@ -137,3 +137,89 @@ def test_engine_equals_naive_loop_under_wordpiece_all(model, mqnli, minilm_token
     mixed = [first[0], *[e for e in _sample(mqnli, minilm_tokenizer, "all", 120)]]
     with pytest.raises(ConfigError, match="covers .* WordPiece token"):
         location_tokens(mixed, ("n_s.p",), "location x")
+
+
+def _run(*args):
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_mqnli_runs_through_cache_probe_intervene_and_cliques(mqnli_file, tiny_mqnli_classifier_dir, tmp_path):
+    """Issue #15 item 6 on a tiny model: every command takes --task mqnli, nodes at the tokens below them."""
+    import h5py
+    import numpy as np
+
+    from interp.analysis.cliques import build_graph
+    from interp.files.interventions import open_interventions
+
+    model, data = tiny_mqnli_classifier_dir, mqnli_file
+    task = ("--task", "mqnli", "--data-file", data)
+    r = _run("cache", *task, "--model", model, "--splits", "test", "--out", tmp_path / "act.h5", "--quiet")
+    assert r.exit_code == 0, r.output
+    with h5py.File(tmp_path / "act.h5") as f:
+        assert f.attrs["task"] == "mqnli" and "blocks.1.hook_resid_post@n_s.h" in f
+    both = "blocks.1.hook_resid_post@n_s.p+n_s.h"
+    r = _run("probe", "--cache", tmp_path / "act.h5", "--out", tmp_path / "probes", "--targets", "n_s,subj_np",
+             "--locations", f"{both},blocks.0.hook_resid_pre@cls", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    import csv
+
+    rows = list(csv.DictReader(open(tmp_path / "probes" / "probes.csv")))
+    subj = next(row for row in rows if row["target"] == "subj_np" and row["location"] == both)
+    assert int(subj["classes"]) > 2 and subj["role"] == "n_s.p+n_s.h"
+    r = _run("intervene", *task, "--model", model, "--variable", "n_s,subj_np", "--locations", "aligned",
+             "--max-examples", "24", "--out", tmp_path / "iv.h5", "--quiet")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "| n_s | " in r.output and "(words)" in r.output  # the layer table, layer 0 marked
+    subj_loc = "blocks.1.hook_resid_post@adj_s.p+n_s.p+adj_s.h+n_s.h"
+    with open_interventions(tmp_path / "iv.h5") as iv:
+        assert iv.task == "mqnli" and subj_loc in iv.locations and len(iv.locations) == 2 * 3
+        assert iv.aligned_locations("n_s") == [f"blocks.0.hook_resid_pre@n_s.p+n_s.h", "blocks.0.hook_resid_post@n_s.p+n_s.h", both]
+        model_pred = iv.matrix("model_pred", subj_loc)
+        graphs = {v: build_graph(model_pred, iv.matrix("causal_pred", subj_loc, v), iv.values(v).codes) for v in ("n_s", "subj_np")}
+    assert not np.array_equal(graphs["n_s"].causal, graphs["subj_np"].causal), "causal edges come from the chosen variable"
+    r = _run("cliques", "--interventions", tmp_path / "iv.h5", "--variable", "subj_np", "--location", subj_loc, "--out", tmp_path / "cl")
+    assert r.exit_code == 0, r.output
+    assert "variable subj_np" in r.output and (tmp_path / "cl" / "graph.graphml").is_file()
+
+
+def test_bad_multi_position_input_exits_2(mqnli_file, tiny_mqnli_classifier_dir, tmp_path):
+    task = ("--task", "mqnli", "--data-file", mqnli_file)
+    common = ("--model", tiny_mqnli_classifier_dir, "--max-examples", "8", "--quiet")
+    for location, variable, message in [
+        ("blocks.1.hook_resid_post@n_s.p+n_s.p", "n_s", "names a token role twice"),
+        ("blocks.1.hook_resid_post@n_s.p+w_h", "n_s", "unknown token role 'w_h'"),
+        ("blocks.1.hook_resid_post@n_s.p --wordpiece all", "n_s", "WordPiece token"),
+        ("blocks.1.hook_resid_post", "lexrel", "has no such variable"),
+    ]:
+        out = tmp_path / "x.h5"
+        r = _run("intervene", *task, *common, "--variable", variable, "--locations", *location.split(), "--out", out)
+        assert r.exit_code == 2 and message in r.output and not out.exists(), (location, r.output)
+    r = _run("intervene", "--task", "mqnli", *common, "--locations", "aligned", "--variable", "n_s", "--out", tmp_path / "y.h5")
+    assert r.exit_code == 2 and "--task mqnli needs --data-file" in r.output
+    r = _run("cache", *task, "--model", tiny_mqnli_classifier_dir, "--wordpiece", "all", "--out", tmp_path / "c.h5")
+    assert r.exit_code == 2 and "one vector per site × role" in r.output
+
+
+def test_a_role_an_example_lacks_is_named(mqnli, minilm_tokenizer):
+    task, examples = mqnli
+    encoded = encode_examples(examples[:3], minilm_tokenizer, "first", task.labels)
+    lacking = encoded[1].__class__(**{**encoded[1].__dict__, "positions": {"cls": 0}})
+    with pytest.raises(ConfigError, match=f"example {lacking.example_id} has no token role 'n_s.p'"):
+        location_tokens([encoded[0], lacking], ("n_s.p",), "location L")
+
+
+def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
+    """Issue #15 item 3: `interp demo --task mqnli` fine-tunes, caches, probes, intervenes at every aligned location, finds cliques."""
+    r = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
+             "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--quiet")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "| subj_np | " in r.output and "Cliques (Appendix A.3) at blocks." in r.output
+    for name in ("model/model.safetensors", "activations.h5", "probes.csv", "interventions.h5", "cliques/cliques.json"):
+        assert (tmp_path / "demo" / name).is_file(), name
+    again = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
+                 "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--quiet", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
+    assert again.exit_code == 2 and "--location is MoNLI's" in again.output

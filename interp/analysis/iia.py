@@ -94,10 +94,45 @@ def summarize(path: str | Path, location: str | None = None, variable: str | Non
         return _summarize_open(file, location, variable)
 
 
-def summarize_all(path: str | Path) -> list[dict]:
-    """:func:`summarize` for every variable and location of a finished file, in file order."""
+def summarize_all(path: str | Path, aligned_only: bool = False) -> list[dict]:
+    """:func:`summarize` for every variable and location of a finished file, in file order.
+
+    ``aligned_only``: each variable only at the locations of its default
+    alignment (``--locations aligned``: one row per variable and layer).
+    """
     with open_interventions(path) as file:
-        return [_summarize_open(file, name, var) for var in file.variables for name in file.locations]
+        return [
+            _summarize_open(file, name, var)
+            for var in file.variables
+            for name in (file.aligned_locations(var) if aligned_only else file.locations)
+        ]
+
+
+def layer_table(summaries: list[dict], n_layers: int) -> str:
+    """A Markdown table, variable × layer, of IIA on causal pairs with the larger null in brackets.
+
+    Layer 0 is the embedding output (``blocks.0.hook_resid_pre``), r the
+    output of block r − 1. A cell in bold stands above both nulls. A cell at
+    layer 0 of a location without [CLS] is marked ``(words)``: there the
+    interchange swaps the words at its roles, an interchange of the input;
+    where the location covers every word below the variable (MQNLI's
+    alignment), its IIA is the model's accuracy on the counterfactual input,
+    not a finding. Rows come from :func:`summarize_all` with ``aligned_only``.
+    """
+    from interp.hooks.locations import Location
+
+    cells: dict[str, dict[int, str]] = {}
+    for s in summaries:
+        index = Location.parse(s["location"]).hidden_index
+        null = max(s["stays_base_causal"], s["copies_source_causal"])
+        mark = "**" if s["iia_causal"] > null and s["causal_pairs"] else ""
+        words = " (words)" if index == 0 and "cls" not in Location.parse(s["location"]).roles else ""
+        text = f"{mark}{s['iia_causal']:.3f}{mark} ({null:.3f}){words}" if s["causal_pairs"] else "no causal pair"
+        cells.setdefault(s["variable"], {})[index] = text
+    head = "| variable | " + " | ".join(str(r) for r in range(n_layers + 1)) + " |"
+    rule = "| --- | " + " | ".join("---" for _ in range(n_layers + 1)) + " |"
+    rows = [f"| {v} | " + " | ".join(c.get(r, "") for r in range(n_layers + 1)) + " |" for v, c in cells.items()]
+    return "\n".join([head, rule, *rows])
 
 
 def format_summaries(summaries: list[dict]) -> str:

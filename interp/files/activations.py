@@ -9,7 +9,8 @@ by its canonical string (``blocks.3.hook_resid_post@w_h``), shape
 location at several roles reads the roles it names and concatenates their
 vectors in its order. File attributes ``format``,
 ``task``, ``labels``, ``model``, ``model_sha256``, ``wordpiece``,
-``locations``, ``n_layers``, ``d_model``, ``dtype``, ``complete``.
+``locations``, ``n_layers``, ``d_model``, ``dtype``, ``alignment`` (JSON:
+each variable's default roles), ``complete``.
 :mod:`interp.jobs.cache` writes it.
 
 Usage::
@@ -23,6 +24,7 @@ Usage::
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -57,6 +59,11 @@ def initialise(
 
 class Cache(PerExampleFile):
     """A read-only view of a finished activation cache (``example_ids``, ``column`` from :class:`ExampleFile`)."""
+
+    @property
+    def alignment(self) -> dict[str, tuple[str, ...]]:
+        """Each variable's default roles, as the task aligned them (empty for a cache made before format 3)."""
+        return {k: tuple(v) for k, v in json.loads(str(self.meta.get("alignment", "{}"))).items()}
 
     def has(self, location: str | Location) -> bool:
         """Whether the cache holds every role of ``location`` at its site."""

@@ -13,7 +13,7 @@ Layout (readable with plain h5py)::
 The model's outputs depend on the location only, so they are stored once and
 linked into each variable's group; the causal model's counterfactual depends
 on the variable. File attributes: ``format``, ``task``, ``causal_model``,
-``variables``, ``labels``, ``locations``, ``model``, ``model_sha256``,
+``variables``, ``alignment`` (JSON: each variable's default roles), ``labels``, ``locations``, ``model``, ``model_sha256``,
 ``wordpiece``, ``unit_size``, ``precision``, ``complete``. Each
 ``/interchange/<location>`` group has ``location``, ``hidden_index``, ``roles``
 and, after a run in TF32 or bf16, ``fp32_check_pairs``,
@@ -23,6 +23,7 @@ sample of its pairs run again in fp32 (:mod:`interp.jobs.fp32_check`).
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,16 @@ class Interventions(PerExampleFile):
     @property
     def variables(self) -> list[str]:
         return list(self.meta["variables"])
+
+    @property
+    def alignment(self) -> dict[str, tuple[str, ...]]:
+        """Each intervened variable's default roles (what the task aligned it to)."""
+        return {k: tuple(v) for k, v in json.loads(str(self.meta["alignment"])).items()}
+
+    def aligned_locations(self, variable: str) -> list[str]:
+        """The file's locations at exactly ``variable``'s default roles, in file order."""
+        roles = self.alignment.get(variable)
+        return [name for name in self.locations if Location.parse(name).roles == roles]
 
     @property
     def task(self) -> str:

@@ -18,6 +18,7 @@ first unfinished batch, and ``<out>`` is never half-written.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "n_layers": n_layers(model),
         "d_model": d,
         "dtype": config.dtype,
+        "alignment": json.dumps({v: list(task.alignment[v]) for v in task.variables}),
     }
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     ids = np.array([e.id for e in examples], dtype=object)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,6 +227,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         "task": task.name,
         "causal_model": causal.name,
         "variables": list(config.variables),
+        "alignment": json.dumps({v: list(task.alignment[v]) for v in config.variables}),
         **outputs,
     }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None

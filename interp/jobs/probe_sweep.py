@@ -18,7 +18,9 @@ Targets: any causal variable whose values the cache keeps (MoNLI:
 ``lexrel``, forward ⊏ vs reverse ⊐; ``negated``; ``output``), and ``label``
 (also called ``infer``: INFER's output, which on MoNLI is the gold label).
 By default ``lexrel`` and ``infer`` on MoNLI, every variable and ``label``
-on another task. A target of C values gets C-way probes (MQNLI's relations:
+on another task. ``locations="aligned"`` probes each variable only at its
+own aligned roles (as the task aligned them, concatenated) at every layer.
+A target of C values gets C-way probes (MQNLI's relations:
 up to 7; a row's ``chance`` is the majority class's share). A location at
 several roles (``blocks.2.hook_resid_post@n_s.p+n_s.h``) probes their
 vectors concatenated, and its type control keys on the words at its roles.
@@ -179,6 +181,26 @@ def sweep_location(
     return rows
 
 
+def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tuple[Location, tuple[str, ...]]]:
+    """(location, targets probed there): every target at every location, or with ``aligned`` each at its own roles.
+
+    Raises:
+        ConfigError: ``aligned`` with a target the cache has no alignment for (the label: probe it at named locations).
+    """
+    n_layers = cache.meta["n_layers"]
+    if config.locations.strip() != "aligned":
+        return [(loc, targets) for loc in parse_locations(config.locations, n_layers, cache.roles)]
+    alignment = cache.alignment
+    missing = [t for t in targets if t not in alignment]
+    if missing:
+        raise ConfigError(f"--locations aligned: target {missing[0]!r} has no aligned roles in {config.cache}; name its --locations")
+    plan: dict[Location, list[str]] = {}
+    for target in targets:
+        for loc in parse_locations("aligned", n_layers, cache.roles, [alignment[target]]):
+            plan.setdefault(loc, []).append(target)
+    return [(loc, tuple(names)) for loc, names in plan.items()]
+
+
 def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[dict]:
     """Run the sweep; write ``probes.csv`` and ``probes.png`` into ``out_dir``.
 
@@ -192,9 +214,11 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     started = time.perf_counter()
     rows: list[dict] = []
     with open_cache(config.cache, model=config.model) as cache:
-        locations = parse_locations(config.locations, cache.meta["n_layers"], cache.roles)
         ids = np.array(cache.example_ids)
-        targets = _labels(cache, config.targets or default_targets(cache))
+        aligned = config.locations.strip() == "aligned"
+        defaults = tuple(v for v in cache.stored_values if v in cache.alignment) if aligned else default_targets(cache)
+        targets = _labels(cache, config.targets or defaults)
+        plan = _plan(config, cache, tuple(targets))
         for name, y in targets.items():
             smallest = int(np.bincount(y).min()) if len(y) else 0
             if smallest < config.folds:
@@ -206,8 +230,8 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
                 tqdm.write(f"{out}/probes.csv: already swept with these settings, reusing it")
             return done["rows"]
         words = {role: cache.words(role) for role in cache.word_roles}
-        for loc in tqdm(locations, desc="probes", unit="location", disable=not progress):
-            rows.extend(sweep_location(cache.vectors(loc), loc, targets, ids, words, config))
+        for loc, names in tqdm(plan, desc="probes", unit="location", disable=not progress):
+            rows.extend(sweep_location(cache.vectors(loc), loc, {t: targets[t] for t in names}, ids, words, config))
     from interp.analysis.probes.figure import plot_probes
 
     with OutputSet(out, "probe") as outputs:

@@ -7,7 +7,9 @@ words, one role; ε is a token of its own). The variables are the nodes of
 the composition tree (Geiger et al. 2019, Figure 3): each is aligned by
 default to the tokens of the words below it, in premise and hypothesis
 (``n_s`` to ``n_s.p+n_s.h``, ``subj_np`` to both sentences' adjective and
-noun, ``root`` to all 18), and ``label`` to [CLS]. An interchange of every
+noun, ``root``, whose relation decides the label, to all 18); any location
+may still be named for any node (``blocks.5.hook_resid_post@cls`` for
+``root``). An interchange of every
 word below a node at the embedding output merely substitutes the words, so
 there the interchange is the input's, not a finding.
 
@@ -48,12 +50,11 @@ def positions_below(node: str) -> tuple[str, ...]:
 
 
 def default_alignment() -> dict[str, tuple[str, ...]]:
-    """Each node -> the roles of the words below it (premise first, then hypothesis); ``label`` -> [CLS]."""
+    """Each node -> the roles of the words below it (premise first, then hypothesis)."""
     alignment = {}
     for node in NODES:
         below = positions_below(node)
         alignment[node] = (*(f"{k}.p" for k in below), *(f"{k}.h" for k in below))
-    alignment["label"] = ("cls",)
     return alignment
 
 

@@ -1,8 +1,12 @@
 """Interchange-intervention speed: the batched engine against the naive per-pair hooked forward pass.
 
     .venv/bin/python benchmarks/interventions.py --model runs/demo/model --location blocks.0.hook_resid_post@w_h
+    .venv/bin/python benchmarks/interventions.py --task mqnli --data-file runs/mqnli/iid50k.jsonl \
+        --model runs/mqnli/model_iid50k --location blocks.2.hook_resid_post@adj_s.p+n_s.p+adj_s.h+n_s.h
 
-Same model, location and NMoNLI-test examples. Naive
+Same model, location and examples (MoNLI: NMoNLI test; another task: its
+default example set, e.g. MQNLI's test split, whose sequences are longer and
+whose nodes live at several tokens). Naive
 (:func:`interp.engine.naive.naive_interchange`): one batch-1 hooked
 base forward per pair, source vectors precomputed. Engine
 (:func:`interp.engine.batched.interchange_logits`): each base's prefix
@@ -47,7 +51,8 @@ from interp.engine import batched as engine
 from interp.engine import interchange_logits, naive_interchange, slicing, source_vectors
 from interp.hooks.locations import Location
 from interp.models import load_classifier
-from interp.tasks.monli import encode_examples, load_monli
+from interp.tasks import resolve_task
+from interp.tasks.encoding import encode_examples, location_tokens
 
 
 def matmul_peak(size: int = 1536, repeats: int = 20) -> float:
@@ -117,8 +122,9 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
         "block_output": ("bert.encoder.layer[%s]", pv.models.constants.CONST_OUTPUT_HOOK)
     }
     pv.type_to_dimension_mapping[BertForSequenceClassification] = {"block_output": ("hidden_size",)}
+    tokens = location_tokens(encoded, loc.roles)
     wrapped = pv.IntervenableModel(
-        {"layer": loc.hidden_index - 1, "component": "block_output", "unit": "pos", "max_number_of_units": 1,
+        {"layer": loc.hidden_index - 1, "component": "block_output", "unit": "pos", "max_number_of_units": len(tokens[0]),
          "intervention_type": pv.VanillaIntervention},
         model=model,
     )  # fmt: skip
@@ -134,8 +140,8 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
                 src_in = {"input_ids": torch.tensor([encoded[j].input_ids for j in group]),
                           "token_type_ids": torch.tensor([encoded[j].token_type_ids for j in group])}  # fmt: skip
                 # unit locations: [intervention][batch row][unit]
-                src_pos = [[[encoded[j].positions[loc.role]] for j in group]]
-                base_pos = [[[base.positions[loc.role]]] * k]
+                src_pos = [[list(tokens[j]) for j in group]]
+                base_pos = [[list(tokens[i])] * k]
                 _, counterfactual = wrapped(base_in, [src_in], {"sources->base": (src_pos, base_pos)})
                 out[i, torch.tensor(group)] = counterfactual.logits.float()
     return out, time.perf_counter() - started
@@ -144,6 +150,8 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/demo/model")
+    parser.add_argument("--task", default="monli", help="monli, or mqnli with --data-file")
+    parser.add_argument("--data-file", default=None)
     parser.add_argument("--location", default="blocks.0.hook_resid_post@w_h")
     parser.add_argument("--naive-bases", type=int, default=4)
     parser.add_argument("--bases", type=int, default=24)
@@ -151,11 +159,14 @@ def main() -> None:
     parser.add_argument("--window-bases", type=int, default=120, help="bases of the same-windows share (all sources each)")
     parser.add_argument("--chunk-bases", type=int, default=4, help="bases per engine window of the same-windows share")
     args = parser.parse_args()
-    model, tokenizer = load_classifier(args.model, require_head=True)
-    encoded = encode_examples(load_monli(splits=("nmonli_test",)), tokenizer)
+    task = resolve_task(args.task, data_file=args.data_file)
+    model, tokenizer = load_classifier(args.model, labels=task.labels, require_head=True)
+    examples = task.load(task.default_splits)[:200]
+    encoded = encode_examples(examples, tokenizer, "first", task.labels)
     loc = Location.parse(args.location)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads; model {args.model}; {loc}")
+          f"{torch.get_num_threads()} threads; model {args.model}; task {task.name}, {len(encoded)} examples "
+          f"({min(len(e.input_ids) for e in encoded)} to {max(len(e.input_ids) for e in encoded)} tokens); {loc}")
 
     started = time.perf_counter()
     naive = naive_interchange(model, encoded[: args.naive_bases], encoded, loc, tokenizer.pad_token_id)

@@ -96,20 +96,23 @@ def tiny_encoder_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
-    """A random 2-layer BertForSequenceClassification with MoNLI's labels."""
+def _tiny_classifier(path: Path, tokenizer, labels, seed: int, **config) -> Path:
+    """A random 2-layer BertForSequenceClassification with ``labels``, saved with the tokenizer at ``path``."""
     import torch
     from transformers import BertForSequenceClassification
 
-    torch.manual_seed(1)
-    path = tmp_path_factory.mktemp("tiny_classifier")
-    config = _tiny_config(
-        minilm_tokenizer, num_labels=2, id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1}
-    )
-    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
-    minilm_tokenizer.save_pretrained(path)
+    torch.manual_seed(seed)
+    names = dict(enumerate(labels))
+    model_config = _tiny_config(tokenizer, num_labels=len(labels), id2label=names, label2id={v: k for k, v in names.items()}, **config)
+    BertForSequenceClassification(model_config).save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
+    """A random 2-layer BertForSequenceClassification with MoNLI's labels."""
+    return _tiny_classifier(tmp_path_factory.mktemp("tiny_classifier"), minilm_tokenizer, ("entailment", "neutral"), seed=1)
 
 
 @pytest.fixture(scope="session")
@@ -150,17 +153,7 @@ def mqnli_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_mqnli_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     """A random 2-layer BertForSequenceClassification with MQNLI's three labels, initialized wide so its outputs vary."""
-    import torch
-    from transformers import BertForSequenceClassification
-
     from interp.tasks.mqnli.files import MQNLI_LABELS
 
-    torch.manual_seed(3)
     path = tmp_path_factory.mktemp("tiny_mqnli_classifier")
-    config = _tiny_config(
-        minilm_tokenizer, num_labels=3, id2label=dict(enumerate(MQNLI_LABELS)), label2id={k: i for i, k in enumerate(MQNLI_LABELS)},
-        initializer_range=0.2,
-    )
-    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
-    minilm_tokenizer.save_pretrained(path)
-    return path
+    return _tiny_classifier(path, minilm_tokenizer, MQNLI_LABELS, seed=3, initializer_range=0.2)

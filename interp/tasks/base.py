@@ -8,14 +8,17 @@ Nothing below this layer knows MoNLI; every command takes ``--task``.
 Usage::
 
     from interp.tasks import resolve_task
-    task = resolve_task("monli")                       # or "path/to/task.py:make_task", "package.module:make_task"
+    task = resolve_task("monli")                       # or "mqnli" with data_file=, "path/to/task.py:make_task", "package.module:make_task"
     examples = task.load(("nmonli_test",))
     causal = task.causal_model(examples)               # built for, and checked against, these examples
     values = task.values(causal, examples, "negated")  # VariableValues: int codes [n] and their names
 
 An example is any object with ``id``, ``premise``, ``hypothesis``,
 ``label`` (one of ``task.labels``), ``split`` and ``words`` (role -> the word
-at that role, for display). The alignment is a default, not a restriction:
+at that role), and optionally ``spans`` (role -> the word's character span
+in its sentence, where a sentence repeats a word, as MQNLI's do). A
+variable may be aligned to several roles (an MQNLI node to every word below
+it): a location at all of them at once is its default. The alignment is a default, not a restriction:
 any location may be used for any variable (Geiger et al. 2023 align lexrel
 at [CLS] as well as at w_h).
 """

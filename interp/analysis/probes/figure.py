@@ -14,8 +14,13 @@ _STYLE = {
 
 
 def plot_probes(rows: list[dict], path: Path) -> None:
-    """One panel per (target, token role); x = layer (0 = embeddings, r = BERT^r), y = held-out accuracy
-    and selectivity, one colour per probe kind, error bars = standard deviation over seeds. Written as PNG."""
+    """One panel per (target, token roles) probed; x = layer (0 = embeddings, r = BERT^r), y = held-out accuracy
+    and selectivity, one colour per probe kind, error bars = standard deviation over seeds; the dash-dot line
+    is chance (the majority class's share). Written as PNG.
+
+    Every target at every role set is a target × roles grid; a sweep that probes each target at its own
+    roles (``--locations aligned``) is one panel per target, four to a row.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,25 +29,29 @@ def plot_probes(rows: list[dict], path: Path) -> None:
     targets = list(dict.fromkeys(r["target"] for r in rows))
     roles = list(dict.fromkeys(r["role"] for r in rows))
     kinds = list(dict.fromkeys(r["probe"] for r in rows))
+    panels = list(dict.fromkeys((r["target"], r["role"]) for r in rows))
+    columns = len(roles) if len(panels) == len(targets) * len(roles) else min(4, len(panels))
+    n_rows = -(-len(panels) // columns)
     low = min(r[f"{key}_mean"] - r[f"{key}_std"] for r in rows for key in _STYLE)
-    fig, axes = plt.subplots(len(targets), len(roles), figsize=(4 * len(roles), 3.2 * len(targets)), squeeze=False, sharey=True)
-    for i, target in enumerate(targets):
-        for j, role in enumerate(roles):
-            ax = axes[i][j]
-            for k, kind in enumerate(kinds):
-                sel = sorted((r for r in rows if (r["target"], r["role"], r["probe"]) == (target, role, kind)), key=lambda r: r["hidden_index"])
-                x = [r["hidden_index"] for r in sel]
-                for key, (label, line) in _STYLE.items():
-                    ax.errorbar(
-                        x, [r[f"{key}_mean"] for r in sel], yerr=[r[f"{key}_std"] for r in sel],
-                        linestyle=line, color=f"C{k}", marker="o", markersize=3, capsize=2,
-                        label=f"{kind}: {label}",
-                    )  # fmt: skip
-            ax.axhline(0.5, color="grey", linewidth=0.6, linestyle="-.")
-            ax.set_title(f"{target} at {role}")
-            ax.set_xlabel("layer (0 = embeddings)")
-            ax.set_ylim(min(-0.1, low - 0.05), 1.05)
-            ax.grid(alpha=0.3)
+    fig, axes = plt.subplots(n_rows, columns, figsize=(4 * columns, 3.2 * n_rows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for (target, role), ax in zip(panels, axes.flat):
+        for k, kind in enumerate(kinds):
+            sel = sorted((r for r in rows if (r["target"], r["role"], r["probe"]) == (target, role, kind)), key=lambda r: r["hidden_index"])
+            x = [r["hidden_index"] for r in sel]
+            for key, (label, line) in _STYLE.items():
+                ax.errorbar(
+                    x, [r[f"{key}_mean"] for r in sel], yerr=[r[f"{key}_std"] for r in sel],
+                    linestyle=line, color=f"C{k}", marker="o", markersize=3, capsize=2,
+                    label=f"{kind}: {label}",
+                )  # fmt: skip
+        chance = next((float(r["chance"]) for r in rows if (r["target"], r["role"]) == (target, role) and "chance" in r), 0.5)
+        ax.axhline(chance, color="grey", linewidth=0.6, linestyle="-.")
+        ax.set_title(f"{target} at {role}")
+        ax.set_xlabel("layer (0 = embeddings)")
+        ax.set_ylim(min(-0.1, low - 0.05), 1.05)
+        ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("held-out")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(kinds) * len(_STYLE) // 2 or 1, fontsize=8)

@@ -237,7 +237,6 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
-    from interp.hooks.locations import Location
     from interp.jobs.intervene import InterventionConfig, run_interventions
     from interp.tasks.monli import SPLITS
 
@@ -271,9 +270,8 @@ def intervene(model, out, locations, task, data_file, splits, max_examples, max_
         summaries = summarize_all(path, aligned_only=aligned)
         click.echo(format_summaries(summaries))
         if aligned:
-            n_layers = max(Location.parse(s["location"]).hidden_index for s in summaries)
             click.echo("\nIIA on causal pairs by layer at each variable's aligned location (larger null in brackets):")
-            click.echo(layer_table(summaries, n_layers))
+            click.echo(layer_table(summaries))
 
 
 @main.command("location-sweep")

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.files.interventions import Fp32Check, open_interventions
+from interp.hooks.locations import Location
 
 PAIR_SETS = ("all", "causal")
 
@@ -108,7 +109,7 @@ def summarize_all(path: str | Path, aligned_only: bool = False) -> list[dict]:
         ]
 
 
-def layer_table(summaries: list[dict], n_layers: int) -> str:
+def layer_table(summaries: list[dict]) -> str:
     """A Markdown table, variable × layer, of IIA on causal pairs with the larger null in brackets.
 
     Layer 0 is the embedding output (``blocks.0.hook_resid_pre``), r the
@@ -117,18 +118,19 @@ def layer_table(summaries: list[dict], n_layers: int) -> str:
     interchange swaps the words at its roles, an interchange of the input;
     where the location covers every word below the variable (MQNLI's
     alignment), its IIA is the model's accuracy on the counterfactual input,
-    not a finding. Rows come from :func:`summarize_all` with ``aligned_only``.
+    not a finding. Rows come from :func:`summarize_all` with ``aligned_only``;
+    the columns run from layer 0 to the deepest layer among them.
     """
-    from interp.hooks.locations import Location
-
     cells: dict[str, dict[int, str]] = {}
     for s in summaries:
-        index = Location.parse(s["location"]).hidden_index
+        loc = Location.parse(s["location"])
+        index = loc.hidden_index
         null = max(s["stays_base_causal"], s["copies_source_causal"])
         mark = "**" if s["iia_causal"] > null and s["causal_pairs"] else ""
-        words = " (words)" if index == 0 and "cls" not in Location.parse(s["location"]).roles else ""
+        words = " (words)" if index == 0 and "cls" not in loc.roles else ""
         text = f"{mark}{s['iia_causal']:.3f}{mark} ({null:.3f}){words}" if s["causal_pairs"] else "no causal pair"
         cells.setdefault(s["variable"], {})[index] = text
+    n_layers = max((i for c in cells.values() for i in c), default=0)
     head = "| variable | " + " | ".join(str(r) for r in range(n_layers + 1)) + " |"
     rule = "| --- | " + " | ".join("---" for _ in range(n_layers + 1)) + " |"
     rows = [f"| {v} | " + " | ".join(c.get(r, "") for r in range(n_layers + 1)) + " |" for v, c in cells.items()]

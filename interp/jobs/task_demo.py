@@ -77,7 +77,6 @@ class TaskDemoResult:
     probe_rows: list[dict]
     skipped_targets: list[str]
     interventions: list[dict]  # one summary per variable and aligned location
-    n_layers: int
     clique_location: str
     clique_variable: str
     cliques: dict
@@ -141,9 +140,8 @@ def run_task_demo(config: TaskDemoConfig, *, progress: bool = True) -> TaskDemoR
     best = best_alignment(summaries)
     report = run_cliques(CliqueConfig(interventions=str(path), out_dir=str(out / "cliques"), model=model,
                                       variable=best["variable"], location=best["location"]))  # fmt: skip
-    n_layers = max(Location.parse(s["location"]).hidden_index for s in summaries)
     return TaskDemoResult(
-        {"n_train": result.n_train, "metrics": result.metrics, "epochs": result.epochs}, rows, skipped, summaries, n_layers,
+        {"n_train": result.n_train, "metrics": result.metrics, "epochs": result.epochs}, rows, skipped, summaries,
         best["location"], best["variable"], report, time.perf_counter() - started,
     )  # fmt: skip
 
@@ -167,7 +165,7 @@ def format_task_demo(result: TaskDemoResult) -> str:
     lines += [
         "",
         "IIA on causal pairs by layer at each variable's aligned roles (larger null in brackets; bold above both):",
-        layer_table(result.interventions, result.n_layers),
+        layer_table(result.interventions),
         "",
         f"Cliques where IIA stands furthest above its nulls after the embeddings: {result.clique_variable} at {result.clique_location}",
         format_cliques(result.cliques),

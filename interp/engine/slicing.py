@@ -150,6 +150,20 @@ def run_suffix(
         return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
 
 
+def run_suffix_masked(model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor, attention_mask: Tensor) -> Tensor:
+    """Classifier logits, float ``[batch, n_labels]``, from padded rows: ``hidden`` in place of ``hidden_states[hidden_index]``.
+
+    The model's own modules with its attention mask (int ``[batch, seq]``, 1
+    on real tokens), every block in full; differentiable in ``hidden``. What
+    training an intervention runs (:mod:`interp.engine.pair_suffix`), where
+    batches mix lengths; equal to :func:`run_suffix` on each unpadded row up
+    to float rounding (masked keys get zero weight).
+    """
+    n_blocks = len(model.base_model.encoder.layer)
+    with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
+        return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).logits
+
+
 def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
     """The blocks :func:`run_suffix` runs, as :class:`FastBlocks` with the last for [CLS] only, or ``None`` where it cannot.
 

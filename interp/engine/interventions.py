@@ -1,0 +1,290 @@
+"""Interventions as small modules: ``forward(base, source)`` over the vectors at a location.
+
+Usage::
+
+    rotated = RotatedSubspace(384, k=64, seed=0)      # DAS: rotate, take the first k coordinates from the source, rotate back
+    out = rotated(base, source)                       # float [batch, width] from two float [batch, width]
+
+Every intervention maps a base vector and a source vector (a location's
+vector: ``tokens × d_model`` floats, :mod:`interp.hooks.context`) to the
+vector written into the base's run. One engine runs them all
+(:mod:`interp.engine.pair_suffix`); pyvene's ``forward(base, source)``
+interface is the model (Wu et al. 2024, pyvene, §2).
+
+* :class:`Interchange`: the source's vector; the vanilla interchange
+  intervention of Geiger, Richardson & Potts (2020), §6.2. Nothing to learn.
+* :class:`CoordinateBlock`: the source's coordinates ``start .. stop - 1``,
+  the base's elsewhere: a localist alignment of a variable to some neurons,
+  the baseline DAS is measured against.
+* :class:`RotatedSubspace`: distributed alignment search (Geiger, Wu,
+  Potts, Icard & Goodman 2024, "Finding alignments between interpretable
+  causal variables and distributed neural representations", §3): with an
+  orthogonal ``R`` (``width × width``, its columns the new basis),
+  ``out = (m ⊙ (s R) + (1 − m) ⊙ (b R)) Rᵀ`` where ``m`` is 1 on the first
+  ``k`` rotated coordinates. ``R`` is learned through
+  :func:`torch.nn.utils.parametrizations.orthogonal`, so it stays
+  orthogonal at every step.
+* :class:`LowRankSubspace`: the same function through an orthonormal
+  ``width × k`` basis ``W`` alone, ``out = b + (s − b) W Wᵀ``; what
+  ``RotatedSubspace`` computes, with ``width × k`` parameters instead of
+  ``width²`` (pyvene's ``LowRankRotatedSpaceIntervention``).
+* :class:`BoundlessSubspace`: DAS with the size of the subspace learned
+  (Wu, Geiger, Icard, Potts & Goodman 2023, "Interpretability at scale",
+  §3): the mask is ``m_i = σ((β·width − i) / τ)`` with a learned boundary
+  ``β`` in (0, 1] and a temperature ``τ`` the trainer anneals; the
+  training loss adds ``β`` (:meth:`BoundlessSubspace.penalty`).
+
+Raises on construction:
+    ValueError: naming ``k``, ``start``/``stop`` or ``width`` when out of range.
+"""
+
+from __future__ import annotations
+
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+from torch.nn.utils import parametrizations
+
+#: Names written in saved files (:mod:`interp.files.subspaces`), one per class.
+KINDS = ("interchange", "block", "rotated", "lowrank", "boundless")
+
+
+def _check_width(width: int) -> int:
+    if not isinstance(width, int) or width < 1:
+        raise ValueError(f"width must be a positive int, got {width!r}")
+    return width
+
+
+def _generator(seed: int | None) -> torch.Generator:
+    generator = torch.Generator()
+    generator.manual_seed(0 if seed is None else int(seed))
+    return generator
+
+
+class Intervention(nn.Module):
+    """The interface: ``forward(base, source)``, both float ``[..., width]``, returns float ``[..., width]``.
+
+    ``k`` is the number of coordinates taken from the source (``width`` for
+    :class:`Interchange`; the learned one, rounded, for :class:`BoundlessSubspace`).
+    """
+
+    kind: str = ""
+    width: int
+    trainable: bool = False
+
+    @property
+    def k(self) -> int:
+        raise NotImplementedError
+
+    def settings(self) -> dict:
+        """What :mod:`interp.files.subspaces` needs to rebuild the module before loading its weights."""
+        return {"kind": self.kind, "width": self.width, "k": self.k}
+
+    def penalty(self) -> Tensor | None:
+        """An extra training loss term (``None`` for all but :class:`BoundlessSubspace`)."""
+        return None
+
+
+class Interchange(Intervention):
+    """The vanilla interchange: the source's whole vector (Geiger, Richardson & Potts 2020, §6.2)."""
+
+    kind = "interchange"
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+
+    @property
+    def k(self) -> int:
+        return self.width
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        return source.expand_as(base)
+
+
+class CoordinateBlock(Intervention):
+    """The source's coordinates ``start .. stop - 1`` (in the location's vector), the base's elsewhere: a localist baseline.
+
+    Raises:
+        ValueError: not ``0 <= start < stop <= width``.
+    """
+
+    kind = "block"
+
+    def __init__(self, width: int, start: int, stop: int) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        if not 0 <= start < stop <= width:
+            raise ValueError(f"start, stop = {start}, {stop}: need 0 <= start < stop <= width = {width}")
+        self.start, self.stop = int(start), int(stop)
+
+    @property
+    def k(self) -> int:
+        return self.stop - self.start
+
+    def settings(self) -> dict:
+        return {**super().settings(), "start": self.start, "stop": self.stop}
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        source = source.expand_as(base)
+        return torch.cat([base[..., : self.start], source[..., self.start : self.stop], base[..., self.stop :]], dim=-1)
+
+
+class _Basis(nn.Module):
+    """A ``rows × cols`` matrix with orthonormal columns, learned through torch's orthogonal parametrization, seeded."""
+
+    def __init__(self, rows: int, cols: int, seed: int | None) -> None:
+        super().__init__()
+        self.linear = nn.Linear(cols, rows, bias=False)  # weight [rows, cols]
+        with torch.no_grad():
+            nn.init.orthogonal_(self.linear.weight, generator=_generator(seed))
+        parametrizations.orthogonal(self.linear)
+
+    @property
+    def matrix(self) -> Tensor:
+        """float ``[rows, cols]``, orthonormal columns (``matrix.T @ matrix == I`` to float rounding)."""
+        return self.linear.weight
+
+
+class RotatedSubspace(Intervention):
+    """DAS: rotate by an orthogonal ``R``, take the first ``k`` rotated coordinates from the source, rotate back.
+
+    ``out = (m ⊙ (s R) + (1 − m) ⊙ (b R)) Rᵀ`` (Geiger, Wu, Potts, Icard &
+    Goodman 2024, §3); ``R`` starts as a seeded random orthogonal matrix
+    (:func:`torch.nn.init.orthogonal_`) and stays orthogonal through
+    :func:`torch.nn.utils.parametrizations.orthogonal`. With ``k = width``
+    this is :class:`Interchange` for any ``R``.
+
+    Raises:
+        ValueError: not ``1 <= k <= width``.
+    """
+
+    kind = "rotated"
+    trainable = True
+
+    def __init__(self, width: int, k: int, seed: int | None = 0) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        if not isinstance(k, int) or not 1 <= k <= width:
+            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
+        self._k = k
+        self.rotation = _Basis(width, width, seed)
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    @property
+    def matrix(self) -> Float[Tensor, "width width"]:
+        """``R``: float ``[width, width]``, orthogonal; rotated coordinates are ``x @ R``."""
+        return self.rotation.matrix
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        r = self.matrix
+        rb, rs = base @ r, source.expand_as(base) @ r
+        mixed = torch.cat([rs[..., : self._k], rb[..., self._k :]], dim=-1)
+        return mixed @ r.T
+
+
+class LowRankSubspace(Intervention):
+    """The source's component in the span of an orthonormal ``width × k`` basis ``W``, the base's elsewhere: ``b + (s − b) W Wᵀ``.
+
+    The function of :class:`RotatedSubspace` (whose first ``k`` columns of
+    ``R`` are ``W``), learned with ``width × k`` parameters (pyvene's
+    ``LowRankRotatedSpaceIntervention``); the right choice for wide,
+    several-token locations.
+
+    Raises:
+        ValueError: not ``1 <= k <= width``.
+    """
+
+    kind = "lowrank"
+    trainable = True
+
+    def __init__(self, width: int, k: int, seed: int | None = 0) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        if not isinstance(k, int) or not 1 <= k <= width:
+            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
+        self._k = k
+        self.basis = _Basis(width, k, seed)
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    @property
+    def matrix(self) -> Float[Tensor, "width k"]:
+        """``W``: float ``[width, k]`` with orthonormal columns."""
+        return self.basis.matrix
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        w = self.matrix
+        return base + ((source.expand_as(base) - base) @ w) @ w.T
+
+
+class BoundlessSubspace(Intervention):
+    """DAS with a learned subspace size: mask ``m_i = σ((β·width − i) / τ)`` over the rotated coordinates.
+
+    ``β`` (the boundary, a share of ``width``) starts at ``start`` and is
+    clamped to [1/width, 1]; the temperature ``τ`` is set by the trainer
+    (:attr:`temperature`, annealed from 50 to 0.1 as in Wu et al. 2023, §3);
+    :meth:`penalty` (``β``) is added to the loss so the subspace stays small.
+    :attr:`k` is the boundary rounded to whole coordinates.
+
+    Raises:
+        ValueError: ``start`` outside (0, 1].
+    """
+
+    kind = "boundless"
+    trainable = True
+
+    def __init__(self, width: int, start: float = 0.5, seed: int | None = 0) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        if not 0 < start <= 1:
+            raise ValueError(f"start = {start!r}: the boundary starts as a share of width in (0, 1]")
+        self.rotation = _Basis(width, width, seed)
+        self.boundary = nn.Parameter(torch.tensor(float(start)))
+        self.register_buffer("temperature", torch.tensor(0.1))
+        self.register_buffer("index", torch.arange(width, dtype=torch.float32), persistent=False)
+
+    @property
+    def k(self) -> int:
+        return max(1, int(round(self._beta().item() * self.width)))
+
+    def _beta(self) -> Tensor:
+        return self.boundary.clamp(1.0 / self.width, 1.0)
+
+    @property
+    def mask(self) -> Float[Tensor, "width"]:
+        """The soft mask over rotated coordinates, float ``[width]`` in (0, 1)."""
+        return torch.sigmoid((self._beta() * self.width - self.index) / self.temperature)
+
+    def penalty(self) -> Tensor:
+        return self._beta()
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        r = self.rotation.matrix
+        rb, rs = base @ r, source.expand_as(base) @ r
+        m = self.mask.to(rb.dtype)
+        return (m * rs + (1 - m) * rb) @ r.T
+
+
+def make_intervention(kind: str, width: int, k: int | None = None, seed: int | None = 0, **extra) -> Intervention:
+    """An intervention by name (one of :data:`KINDS`), as :mod:`interp.files.subspaces` rebuilds it.
+
+    Raises:
+        ValueError: an unknown ``kind``, or ``k`` out of range for it.
+    """
+    if kind == "interchange":
+        return Interchange(width)
+    if kind == "block":
+        return CoordinateBlock(width, extra["start"], extra["stop"])
+    if kind == "rotated":
+        return RotatedSubspace(width, k, seed)
+    if kind == "lowrank":
+        return LowRankSubspace(width, k, seed)
+    if kind == "boundless":
+        return BoundlessSubspace(width, seed=seed)
+    raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")

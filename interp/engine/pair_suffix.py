@@ -1,0 +1,167 @@
+"""Any intervention on chosen (base, source) pairs: each example's prefix run once, only the suffix per pair, with gradients when training.
+
+Usage::
+
+    runner = PairSuffix(model, encoded, location)          # runs every example's prefix once (no gradients)
+    with frozen_weights(model):                             # the model's weights get no gradients; restored after
+        logits = runner.logits(bases, sources, rotated)     # float [n_pairs, n_labels], differentiable in rotated's weights
+    with torch.no_grad():
+        logits = runner.logits(bases, sources, Interchange(runner.width))
+
+The prefix below a location (``hidden_states[L.hidden_index]``) does not
+depend on the intervention, so training a DAS rotation (Geiger, Wu, Potts,
+Icard & Goodman 2024, §3) needs only the blocks after it per step: the base's
+hidden states and the source's vector at the location are both read from
+one prefix pass per example and kept. pyvene's DAS tutorial runs the full
+base and source forward passes at every step instead; ``benchmarks/das.py``
+measures the difference.
+
+With gradients the suffix runs through the model's own modules on a padded
+batch with its attention mask, so gradients flow and a batch may mix
+lengths; without, it runs as the engine does: unpadded rows of one length
+through the fused blocks (:mod:`interp.engine.blocks`), the last block for
+[CLS] only.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+import torch
+from jaxtyping import Float, Int
+from torch import Tensor
+
+from interp.engine.batched import _inputs, auto_batch_size, length_groups
+from interp.engine.interventions import Intervention
+from interp.engine.slicing import fast_suffix, run_prefix, run_suffix, run_suffix_masked
+from interp.hooks.locations import Location
+from interp.tasks.encoding import Encoded, location_tokens
+
+
+@contextmanager
+def frozen_weights(model) -> Iterator[None]:
+    """Within the block no weight of ``model`` gets a gradient (``requires_grad`` off); each flag is restored in ``finally``."""
+    flags = [(p, p.requires_grad) for p in model.parameters()]
+    try:
+        for p, _ in flags:
+            p.requires_grad_(False)
+        yield
+    finally:
+        for p, flag in flags:
+            p.requires_grad_(flag)
+
+
+class PairSuffix:
+    """The examples' prefixes at ``location``, and the intervened model's logits on any pairs of them.
+
+    Args:
+        model: a BERT-family classifier in eval mode (dropout off: the
+            outputs are the model's function, with or without gradients).
+        encoded: the examples; pairs index them, as base and as source.
+        location: where to intervene.
+        batch_size: examples per prefix pass.
+
+    Attributes:
+        vectors: float32 ``[n, tokens × d_model]``, each example's vector at ``location``.
+        width: ``tokens × d_model``.
+
+    Each prefix is run unpadded (with examples of its length) and kept
+    zero-padded to the longest example, with its attention mask.
+
+    Raises:
+        ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`).
+        ValueError: the model is in training mode.
+    """
+
+    def __init__(self, model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> None:
+        if model.training:
+            raise ValueError("model is in training mode: call model.eval() (dropout would make the outputs random)")
+        self.model, self.location = model, location
+        device = next(model.parameters()).device
+        d_model = model.config.hidden_size
+        tokens = location_tokens(encoded, location.roles, f"location {location}")
+        n = len(encoded)
+        self.n_tokens = len(tokens[0]) if tokens else 0
+        self.width = self.n_tokens * d_model
+        self.lengths = torch.tensor([len(e.input_ids) for e in encoded], dtype=torch.long)
+        longest = int(self.lengths.max()) if n else 0
+        self.ids = torch.zeros(n, longest, dtype=torch.long, device=device)
+        self.types = torch.zeros(n, longest, dtype=torch.long, device=device)
+        self.mask = torch.zeros(n, longest, dtype=torch.long, device=device)
+        self.where = torch.tensor(tokens, dtype=torch.long, device=device).view(n, self.n_tokens)
+        self.hidden = torch.zeros(n, longest, d_model, dtype=next(model.parameters()).dtype, device=device)
+        with torch.no_grad():
+            for group in length_groups(encoded):
+                ids, types = _inputs(encoded, group, device)
+                rows, seq = torch.tensor(group, device=device), ids.shape[1]
+                self.ids[rows, :seq], self.types[rows, :seq], self.mask[rows, :seq] = ids, types, 1
+                self.hidden[rows, :seq] = torch.cat(
+                    [run_prefix(model, ids[k : k + batch_size], types[k : k + batch_size], location.hidden_index)
+                     for k in range(0, len(group), batch_size)]
+                )  # fmt: skip
+            at = (torch.arange(n, device=device)[:, None], self.where)
+            self.vectors = self.hidden[at].reshape(n, -1).float()
+        self._fast = fast_suffix(model, location.hidden_index)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def _intervened(self, rows: Tensor, sources: Tensor, intervention: Intervention, seq: int) -> Tensor:
+        """The bases' hidden states ``[rows, seq, d_model]`` with the intervention's vectors written at the location."""
+        hidden = self.hidden[rows, :seq]
+        at = (torch.arange(len(rows), device=hidden.device)[:, None], self.where[rows])
+        new = intervention(self.vectors[rows].to(hidden.dtype), self.vectors[sources].to(hidden.dtype))
+        return hidden.index_put(at, new.view(len(rows), self.n_tokens, -1))
+
+    def logits(
+        self,
+        bases: Int[Tensor, "pairs"],
+        sources: Int[Tensor, "pairs"],
+        intervention: Intervention,
+        batch_size: int | None = None,
+    ) -> Float[Tensor, "pairs labels"]:
+        """The model's logits on each base with ``intervention(base vector, source vector)`` written at the location.
+
+        With gradients enabled the pairs run as one padded batch through the
+        model's own modules with the attention mask
+        (:func:`~interp.engine.slicing.run_suffix_masked`), differentiable in
+        the intervention's parameters: wrap the call in :func:`frozen_weights`
+        so the weights get none. Without, each token length runs unpadded
+        through the fused blocks, ``batch_size`` rows per pass (the engine's
+        exact path).
+
+        Args:
+            bases, sources: int64 ``[pairs]``, indices into the examples.
+
+        Returns:
+            float ``[pairs, n_labels]`` on the model's device, in pair order.
+
+        Raises:
+            ValueError: ``bases`` and ``sources`` differ in length, or the
+                intervention's width is not the location's.
+        """
+        if bases.shape != sources.shape:
+            raise ValueError(f"bases and sources must have one index per pair, got {tuple(bases.shape)} and {tuple(sources.shape)}")
+        if intervention.width != self.width:
+            raise ValueError(f"intervention width {intervention.width} is not location {self.location}'s {self.width}")
+        device = self.hidden.device
+        bases, sources = bases.to(device), sources.to(device)
+        index = self.location.hidden_index
+        if torch.is_grad_enabled():
+            seq = int(self.lengths[bases.cpu()].max())
+            hidden = self._intervened(bases, sources, intervention, seq)
+            return run_suffix_masked(self.model, hidden, index, self.ids[bases, :seq], self.types[bases, :seq], self.mask[bases, :seq])
+        lengths = self.lengths.to(device)[bases]
+        out = None
+        for seq in torch.unique(lengths).tolist():
+            pick = (lengths == seq).nonzero().flatten()
+            size = batch_size or auto_batch_size(self.model, seq)
+            for chunk in pick.split(size):
+                rows = bases[chunk]
+                hidden = self._intervened(rows, sources[chunk], intervention, seq)
+                logits = run_suffix(self.model, hidden, index, self.ids[rows, :seq], self.types[rows, :seq], self._fast)
+                if out is None:
+                    out = torch.empty(len(bases), logits.shape[-1], dtype=logits.dtype, device=device)
+                out[chunk] = logits
+        return out if out is not None else torch.empty(0, self.model.config.num_labels, device=device)

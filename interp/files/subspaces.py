@@ -1,0 +1,102 @@
+"""A trained intervention on disk: its weights as safetensors and a JSON sidecar saying what it aligns.
+
+Usage::
+
+    save_intervention(rotated, "runs/das/lexrel__blocks.3.hook_resid_post@w_h__k64__s0",
+                      {"task": "monli", "variable": "lexrel", "location": "blocks.3.hook_resid_post@w_h",
+                       "model": "runs/demo/model", "model_sha256": "…"})
+    intervention, meta = load_intervention("runs/das/lexrel__….safetensors", model_sha256="…")
+
+Two files per intervention, each written to a temporary name and moved into
+place (:func:`interp.core.outputs.write_bytes_atomic`), the sidecar last:
+``STEM.safetensors`` (the module's ``state_dict``; for a rotation, the
+parametrization's tensors, from which ``R`` is recomputed) and
+``STEM.json``: ``format`` (:data:`FORMAT`), the settings that rebuild the
+module (``kind``, ``width``, ``k``; ``start``/``stop`` for a coordinate
+block) and the caller's metadata (task, variable, location, model and the
+SHA-256 of its weights, scores). No code is loaded from either file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
+
+from interp.core.errors import ConfigError, DataError
+from interp.core.outputs import write_bytes_atomic
+from interp.engine.interventions import Intervention, make_intervention
+
+FORMAT = "interp.intervention/1"
+
+
+def _stem(path: str | Path) -> Path:
+    path = Path(path)
+    for suffix in (".safetensors", ".json"):
+        if path.name.endswith(suffix):
+            return path.with_name(path.name[: -len(suffix)])
+    return path
+
+
+def _with(stem: Path, suffix: str) -> Path:
+    """``stem`` + ``suffix`` (a stem may hold dots: locations do)."""
+    return stem.with_name(stem.name + suffix)
+
+
+def save_intervention(intervention: Intervention, path: str | Path, meta: dict) -> Path:
+    """Write ``STEM.safetensors`` and ``STEM.json``; returns the ``.safetensors`` path.
+
+    Raises:
+        OutputError: a file cannot be written.
+        ValueError: ``meta`` uses a key the settings own (``kind``, ``width``, ``k``, ``format``).
+    """
+    settings = intervention.settings()
+    clash = sorted(set(meta) & {*settings, "format"})
+    if clash:
+        raise ValueError(f"meta may not set {', '.join(clash)}: the intervention's own settings")
+    stem = _stem(path)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.state_dict().items()}
+    weights = _with(stem, ".safetensors")
+    write_bytes_atomic(weights, save_tensors(tensors))
+    sidecar = {"format": FORMAT, **settings, **meta}
+    write_bytes_atomic(_with(stem, ".json"), (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode())
+    return weights
+
+
+def load_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
+    """The intervention saved at ``path`` (either file's name, or the stem) and its sidecar.
+
+    Args:
+        model_sha256: when given, the SHA-256 of the weights it must have
+            been trained on (:func:`interp.models.loading.model_sha256`).
+        argument: how errors name the path (the CLI passes its flag).
+
+    Raises:
+        DataError: a file is missing, unreadable, of another format, or its tensors do not fit its settings.
+        ConfigError: it was trained on another model's weights.
+    """
+    stem = _stem(path)
+    try:
+        meta = json.loads(_with(stem, ".json").read_text(encoding="utf-8"))
+        blob = _with(stem, ".safetensors").read_bytes()
+    except OSError as exc:
+        raise DataError(f"{argument} {stem}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise DataError(f"{argument} {_with(stem, '.json')}: not JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise DataError(f"{argument} {_with(stem, '.json')}: not an interp intervention (format {FORMAT} expected)")
+    if model_sha256 is not None and meta.get("model_sha256") != model_sha256:
+        raise ConfigError(
+            f"{argument} {stem}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "
+            f"this model's is {model_sha256[:12]}…)"
+        )
+    try:
+        extra = {key: meta[key] for key in ("start", "stop") if key in meta}
+        intervention = make_intervention(meta["kind"], int(meta["width"]), int(meta["k"]), **extra)
+        intervention.load_state_dict(load_tensors(blob), strict=True)
+    except (KeyError, ValueError, RuntimeError) as exc:
+        raise DataError(f"{argument} {stem}: the weights do not fit the settings in its sidecar ({exc})") from None
+    return intervention.eval(), meta

@@ -1,0 +1,315 @@
+"""`interp das`: distributed alignment search at one location or all, beside vanilla interchange and a localist baseline.
+
+Usage::
+
+    from interp.jobs.das import DasConfig, run_das
+    rows = run_das(DasConfig(model="runs/demo/model", out="runs/das", locations="all",
+                             variables=("lexrel", "negated"), subspaces=("64",),
+                             splits=("pmonli", "nmonli_test"), max_per_split=200))
+
+For each seed the examples are split into training and held-out parts
+(:func:`interp.causal.pairs.split_examples`); for each variable, balanced
+counterfactual pairs are drawn within each part
+(:func:`interp.causal.pairs.counterfactual_pairs`). Then at each location,
+for each subspace size ``k`` (or ``boundless``), one *unit*:
+
+* DAS (Geiger, Wu, Potts, Icard & Goodman 2024, §3): a rotation trained on
+  the training pairs with the model frozen (:mod:`interp.analysis.das`),
+  scored on the held-out pairs;
+* vanilla interchange (the whole vector) on the same held-out pairs;
+* the localist baseline: the block of ``k`` coordinates with the best IIA on
+  the training pairs, scored on the held-out pairs;
+* beside each IIA its nulls (``stays_base``, ``copies_source``) and the chance rate.
+
+Every unit is a JSON file in ``<out>/das.parts/`` (written atomically), and
+its trained intervention is saved in ``<out>/interventions/``
+(:mod:`interp.files.subspaces`): a run interrupted at any moment and started
+again skips the finished units. A later run with more locations, seeds or
+sizes but the same settings reuses the units it shares. When all units are
+done, ``das.csv`` (one row per unit), ``das_summary.csv`` (mean and 95%
+interval over seeds) and ``das.png`` (location × variable heatmaps) are
+written together with a manifest (:class:`interp.core.outputs.OutputSet`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from interp.analysis.das import FitSettings, best_block, fit_intervention, n_steps, score_intervention
+from interp.analysis.das_figure import das_heatmap, summarize_seeds
+from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.core.devices import pick_device
+from interp.core.errors import ConfigError, OutputError
+from interp.core.outputs import OutputSet, read_json, save_figure_atomic, write_csv_atomic, write_json_atomic
+from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
+from interp.engine.pair_suffix import PairSuffix
+from interp.files.subspaces import load_intervention, save_intervention
+from interp.hooks import n_layers
+from interp.hooks.locations import Location, parse_locations
+from interp.jobs.intervene import default_roles, select_examples
+from interp.models.evaluation import predict_logits
+from interp.models.loading import load_classifier, model_sha256
+from interp.tasks import Task, resolve_task
+from interp.tasks.encoding import check_wordpiece_rule, encode_examples, location_tokens
+
+KINDS = ("rotated", "lowrank")
+BOUNDLESS = "boundless"
+#: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
+BLOCK_CHOICE_PAIRS = 512
+
+
+@dataclass(frozen=True)
+class DasConfig:
+    """What to align, where, and how to train.
+
+    ``subspaces``: sizes ``k`` as strings, or ``boundless`` (the size learned);
+    ``kind``: ``rotated`` (an orthogonal ``width × width`` R) or ``lowrank``
+    (an orthonormal ``width × k`` basis). ``splits``, ``max_examples``,
+    ``max_per_split`` and ``seed`` pick the example set as ``interp intervene``
+    does; each of ``seeds`` gives its own example split, pairs, initial
+    rotation and batch order.
+    """
+
+    model: str
+    out: str
+    locations: str = "aligned"
+    task: str = "monli"
+    variables: tuple[str, ...] = ("lexrel",)
+    subspaces: tuple[str, ...] = ("64",)
+    kind: str = "rotated"
+    splits: tuple[str, ...] = ()
+    max_examples: int | None = None
+    max_per_split: int | None = None
+    seed: int = 0
+    seeds: tuple[int, ...] = (0,)
+    train_pairs: int = 2000
+    test_pairs: int = 1000
+    test_share: float = 0.2
+    epochs: int = 2
+    lr: float = 1e-3
+    batch_size: int = 64
+    wordpiece: str = "first"
+    device: str = "auto"
+    data_dir: str | None = None
+    verify_checksums: bool = True
+    data_file: str | None = None
+    overwrite: bool = False
+
+    def validate(self) -> "DasConfig":
+        check_wordpiece_rule(self.wordpiece)
+        if self.kind not in KINDS:
+            raise ConfigError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if not self.subspaces:
+            raise ConfigError("--subspace names no size")
+        for k in self.subspaces:
+            if k != BOUNDLESS and not (k.isdigit() and int(k) >= 1):
+                raise ConfigError(f"--subspace {k!r}: give a size k >= 1 or 'boundless'")
+        if BOUNDLESS in self.subspaces and self.kind != "rotated":
+            raise ConfigError("--subspace boundless learns a full rotation: use it with --kind rotated")
+        if not self.seeds:
+            raise ConfigError("--seeds names no seed")
+        if not self.variables:
+            raise ConfigError("--variable names no variable")
+        for name, value, low in (("--train-pairs", self.train_pairs, 2), ("--test-pairs", self.test_pairs, 2),
+                                 ("--epochs", self.epochs, 1), ("--batch-size", self.batch_size, 1)):  # fmt: skip
+            if value < low:
+                raise ConfigError(f"{name} must be at least {low}, got {value}")
+        if not 0 < self.test_share < 1:
+            raise ConfigError(f"--test-share must lie in (0, 1), got {self.test_share}")
+        if not self.lr > 0:
+            raise ConfigError(f"--lr must be positive, got {self.lr}")
+        return self
+
+    def resolve_task(self) -> Task:
+        task = resolve_task(self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, data_file=self.data_file, argument="--task")
+        for variable in self.variables:
+            task.check_variable(variable, "--variable")
+        unknown = [s for s in self.splits if s not in task.splits]
+        if unknown:
+            raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
+        return task
+
+
+def _unit_name(variable: str, location: Location, k: str, seed: int) -> str:
+    safe = re.sub(r"[^\w.@+-]", "_", f"{variable}__{location}__k{k}__s{seed}")
+    return safe
+
+
+def _check_sizes(config: DasConfig, locations: list[Location], widths: dict[Location, int]) -> None:
+    for loc in locations:
+        for k in config.subspaces:
+            if k != BOUNDLESS and int(k) > widths[loc]:
+                raise ConfigError(f"--subspace {k}: k must be at most the width of location {loc}, {widths[loc]} (tokens × d_model)")
+
+
+def _make(config: DasConfig, k: str, width: int, seed: int):
+    if k == BOUNDLESS:
+        return BoundlessSubspace(width, seed=seed)
+    return (RotatedSubspace if config.kind == "rotated" else LowRankSubspace)(width, int(k), seed=seed)
+
+
+def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
+    """Run (or resume) every unit of ``config``; returns the rows of ``das.csv``.
+
+    Raises:
+        ConfigError: bad settings; ``k`` wider than a location; a variable
+            the task lacks or that no pair of the examples can change; a role
+            an example lacks (naming it).
+        DataError, ModelError: bad data or model.
+        OutputError: ``out`` holds a DAS run with other settings (without
+            ``overwrite``), or cannot be written.
+    """
+    config.validate()
+    out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file; give a directory")
+    task = config.resolve_task()
+    examples = select_examples(config, task)
+    causal = task.build_causal_model(examples)
+    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
+    device = pick_device(config.device)
+    model.to(device)
+    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables))
+    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    widths = {loc: len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * model.config.hidden_size for loc in locations}
+    _check_sizes(config, locations, widths)
+
+    sha = model_sha256(config.model)
+    ids = [e.id for e in examples]
+    request = {
+        "model_sha256": sha, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+        **{k: v for k, v in asdict(config).items()
+           if k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size", "wordpiece")},
+    }  # fmt: skip
+    parts = out / "das.parts"
+    saved = read_json(parts / "request.json") if parts.is_dir() else None
+    if saved is not None and saved != request:
+        if not config.overwrite:
+            raise OutputError(f"--out {out} holds a DAS run with other settings (model, examples or training); pass --overwrite or choose another --out")
+        for stale in parts.glob("*.json"):
+            stale.unlink()
+    if saved != request:
+        parts.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(parts / "request.json", request)
+
+    inputs = [task.inputs(e) for e in examples]
+    own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    pair_sets = {}
+    for seed in config.seeds:
+        train_idx, test_idx = split_examples(len(examples), config.test_share, seed)
+        for variable in config.variables:
+            pair_sets[seed, variable] = tuple(
+                _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset), task)
+                for idx, n, offset in ((train_idx, config.train_pairs, 0), (test_idx, config.test_pairs, 7919))
+            )
+    units = [(loc, seed, var, k) for loc in locations for seed in config.seeds for var in config.variables for k in config.subspaces]
+    todo = [u for u in units if not (parts / f"{_unit_name(u[2], u[0], u[3], u[1])}.json").is_file()]
+    settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
+    total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
+    bar = tqdm(total=total, unit="step", disable=not progress, desc="das")
+    meta_common = {"task": task.name, "model": config.model, "model_sha256": sha, "causal_model": causal.name}
+    try:
+        runner, runner_loc = None, None
+        for loc, seed, variable, k in todo:
+            if runner_loc != loc:
+                runner, runner_loc = PairSuffix(model, encoded, loc), loc
+            bar.set_description(f"{variable} {loc} k={k} seed {seed}")
+            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, k, seed, settings[seed], bar)
+            row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
+            name = _unit_name(variable, loc, k, seed)
+            intervention = row.pop("_intervention")
+            row["file"] = f"interventions/{name}.safetensors"
+            save_intervention(intervention, out / "interventions" / name,
+                              {**meta_common, "variable": variable, "location": str(loc), "seed": seed, "das_iia": row["das_iia"]})  # fmt: skip
+            write_json_atomic(parts / f"{name}.json", row)
+    finally:
+        bar.close()
+    rows = [read_json(parts / f"{_unit_name(var, loc, k, seed)}.json") for loc, seed, var, k in units]
+    with OutputSet(out, "das") as outputs:
+        write_csv_atomic(rows, outputs.path("das.csv"))
+        write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))
+        fig = das_heatmap(rows)
+        save_figure_atomic(fig, outputs.path("das.png"), dpi=130)
+    return rows
+
+
+def score_saved(config: DasConfig, path: str) -> dict:
+    """Score a saved intervention (:mod:`interp.files.subspaces`) on the held-out pairs ``config`` draws for its variable.
+
+    The location and variable come from the file's sidecar; ``config``'s
+    example set, ``seeds[0]``, ``test_share`` and ``test_pairs`` give the
+    pairs, so with a run's own settings this reproduces its ``das_iia``.
+    Returns the scores of the saved intervention and of vanilla
+    interchange, with the variable, location and k.
+
+    Raises:
+        ConfigError: the file was trained on another model, or its variable or location does not fit the task.
+        DataError: the file is missing or not an intervention.
+    """
+    config.validate()
+    task = config.resolve_task()
+    intervention, meta = load_intervention(path, model_sha256=model_sha256(config.model), argument="--load")
+    variable = task.check_variable(str(meta.get("variable")), "--load's variable")
+    examples = select_examples(config, task)
+    causal = task.build_causal_model(examples)
+    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
+    model.to(pick_device(config.device))
+    (loc,) = parse_locations(str(meta.get("location")), n_layers(model), task.roles)
+    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    runner = PairSuffix(model, encoded, loc)
+    if runner.width != intervention.width:
+        raise ConfigError(f"--load {path}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
+    own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    seed = config.seeds[0]
+    _, test_idx = split_examples(len(examples), config.test_share, seed)
+    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + 7919), task)
+    saved = score_intervention(runner, intervention, *pairs, own_pred)
+    vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred)
+    return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed, **{f"saved_{k}": v for k, v in saved.items()},
+            **{f"vanilla_{k}": v for k, v in vanilla.items() if k != "pairs"}}  # fmt: skip
+
+
+def _as_tensors(pairs, task: Task) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    targets = [task.labels.index(v) for v in pairs.counterfactual]
+    return torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), torch.tensor(targets, dtype=torch.long)
+
+
+def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray, k: str, seed: int, settings: FitSettings, bar) -> dict:
+    """Train and score one (location, seed, variable, k); the row of ``das.csv`` (its intervention under ``_intervention``)."""
+    (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
+    torch.manual_seed(seed)
+    intervention = _make(config, k, runner.width, seed)
+    started = time.perf_counter()
+    losses = fit_intervention(runner, intervention, train_b, train_s, train_t, settings, on_step=lambda loss: bar.update(1))
+    seconds = time.perf_counter() - started
+    das = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred)
+    vanilla = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred)
+    choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
+    block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose])
+    localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred)
+    row = {
+        "size": k,
+        "subspace": config.kind if k != BOUNDLESS else BOUNDLESS,
+        "k": intervention.k,
+        "width": runner.width,
+        "train_pairs": len(train_b),
+        "test_pairs": das["pairs"],
+        "epochs": settings.epochs,
+        "steps": n_steps(len(train_b), settings),
+        "train_seconds": round(seconds, 2),
+        "final_loss": round(losses[-1], 5),
+        "chance": das["chance"],
+    }
+    for name, score in (("das", das), ("vanilla", vanilla), ("block", localist)):
+        row.update({f"{name}_{key}": score[key] for key in ("iia", "stays_base", "copies_source")})
+    row["block"] = f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', runner.width)}"
+    row["_intervention"] = intervention
+    return row

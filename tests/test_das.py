@@ -1,0 +1,207 @@
+"""Interventions as modules, counterfactual pairs, the pair engine and DAS training, against naive references and a planted alignment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification
+
+from interp.analysis.das import FitSettings, best_block, fit_intervention, score_intervention
+from interp.causal import CausalModel, Mechanism, run_forward, run_interchange
+from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.core.errors import ConfigError
+from interp.engine import interchange_logits
+from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, LowRankSubspace, RotatedSubspace
+from interp.engine.pair_suffix import PairSuffix, frozen_weights
+from interp.hooks import hooked
+from interp.hooks.locations import Location
+from interp.tasks import resolve_task
+from interp.tasks.encoding import collate, encode_examples
+
+
+@pytest.fixture(scope="module")
+def mqnli(mqnli_file, minilm_tokenizer, tiny_mqnli_classifier_dir):
+    task = resolve_task("mqnli", data_file=str(mqnli_file))
+    examples = task.load(("test",))[:40]
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_mqnli_classifier_dir).eval()
+    return task, examples, model, encode_examples(examples, minilm_tokenizer, "first", task.labels)
+
+
+def _naive_logits(model, encoded, base: int, vector: torch.Tensor, loc: Location) -> torch.Tensor:
+    """One hooked full forward pass of the base with ``vector`` written at ``loc``."""
+    batch = collate([encoded[base]], 0)
+    inputs = {k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}
+    with hooked(model, batch["positions"], write={loc: vector[None]}):
+        return model(**inputs).logits[0]
+
+
+@pytest.mark.parametrize("kind", ["rotated", "lowrank", "block", "boundless"])
+def test_pair_engine_matches_a_hooked_forward_with_the_naive_formula(mqnli, kind):
+    """A random rotation with k < width, through the pair engine (with and without gradients), equals one hooked
+    forward pass of the base with Rᵀ(m·R·s + (1−m)·R·b) written in (column convention), computed in float64."""
+    task, examples, model, encoded = mqnli
+    loc = Location.parse("blocks.0.hook_resid_post@n_s.p+n_s.h")  # two tokens: width 64
+    runner = PairSuffix(model, encoded, loc)
+    width = runner.width
+    intervention = {
+        "rotated": RotatedSubspace(width, 5, seed=3),
+        "lowrank": LowRankSubspace(width, 5, seed=3),
+        "block": CoordinateBlock(width, 30, 40),
+        "boundless": BoundlessSubspace(width, start=0.2, seed=3),
+    }[kind]
+    bases, sources = torch.arange(0, 24), torch.arange(24, 0, -1)
+    with torch.no_grad():
+        fast = runner.logits(bases, sources, intervention)
+    with frozen_weights(model):
+        padded = runner.logits(bases, sources, intervention)
+    b, s = runner.vectors[bases].double(), runner.vectors[sources].double()
+    if kind == "block":
+        mask = torch.zeros(width, dtype=torch.float64)
+        mask[30:40] = 1
+        expected = mask * s + (1 - mask) * b
+    else:
+        if kind == "lowrank":  # W's columns span the subspace: complete them to a rotation
+            w = intervention.matrix.detach().double()
+            q, _ = torch.linalg.qr(torch.cat([w, torch.randn(width, width - 5, dtype=torch.float64)], 1))
+            r = torch.cat([w, q[:, 5:]], 1)
+            mask = (torch.arange(width) < 5).double()
+        else:
+            r = intervention.rotation.matrix.detach().double()
+            mask = (torch.arange(width) < 5).double() if kind == "rotated" else intervention.mask.detach().double()
+        rt = r.T  # the row convention's R is the column convention's Rᵀ
+        expected = (rt.T @ (mask[:, None] * (rt @ s.T) + (1 - mask[:, None]) * (rt @ b.T))).T
+    naive = torch.stack([_naive_logits(model, encoded, int(i), expected[n].float(), loc) for n, i in enumerate(bases)])
+    assert torch.allclose(fast, naive, atol=1e-5) and torch.allclose(padded.detach(), naive, atol=1e-5)
+    assert (fast.argmax(-1) == naive.argmax(-1)).all()
+    untouched = torch.stack([_naive_logits(model, encoded, int(i), runner.vectors[i], loc) for i in bases])
+    assert (fast - untouched).abs().max() > 1e-3  # the null: the intervention moved the logits
+    assert padded.requires_grad == intervention.trainable and all(p.requires_grad for p in model.parameters())  # flags restored
+
+
+def test_pair_engine_with_interchange_equals_the_engine(mqnli):
+    """The pair engine's vanilla interchange is the batched engine's, pair by pair (labels equal, logits within 1e-5)."""
+    task, examples, model, encoded = mqnli
+    loc = Location.parse("blocks.1.hook_resid_pre@cls")
+    runner = PairSuffix(model, encoded, loc)
+    full = interchange_logits(model, encoded, runner.vectors, loc)
+    bases, sources = torch.meshgrid(torch.arange(len(encoded)), torch.arange(len(encoded)), indexing="ij")
+    with torch.no_grad():
+        pairs = runner.logits(bases.flatten(), sources.flatten(), Interchange(runner.width), batch_size=97)
+    assert torch.allclose(pairs.view_as(full), full, atol=1e-5)
+    assert len(torch.unique(full.argmax(-1))) > 1
+
+
+def test_interventions_refuse_bad_sizes_and_k_width_is_interchange():
+    with pytest.raises(ValueError, match="k = 0"):
+        RotatedSubspace(8, 0)
+    with pytest.raises(ValueError, match="k = 9"):
+        LowRankSubspace(8, 9)
+    with pytest.raises(ValueError, match="start, stop = 5, 5"):
+        CoordinateBlock(8, 5, 5)
+    b, s = torch.randn(3, 8), torch.randn(3, 8)
+    assert torch.allclose(RotatedSubspace(8, 8, seed=1)(b, s), s, atol=1e-5)
+    assert not torch.allclose(RotatedSubspace(8, 4, seed=1)(b, s), s, atol=1e-2)
+
+
+def _toy_causal():
+    return CausalModel(
+        name="toy",
+        inputs=("a", "b"),
+        mechanisms={"c": Mechanism(("a", "b"), lambda a, b: a and b)},
+        output="c",
+    )
+
+
+def test_counterfactual_pairs_are_balanced_split_by_example_and_right():
+    causal = _toy_causal()
+    inputs = [{"a": bool(i % 2), "b": bool(i % 3)} for i in range(60)]
+    train, test = split_examples(len(inputs), 0.25, seed=4)
+    assert len(test) == 15 and not set(train) & set(test) and sorted([*train, *test]) == list(range(60))
+    pairs = counterfactual_pairs(causal, inputs, "a", train, n_pairs=200, seed=1)
+    assert len(pairs) == 200 and pairs.changed.mean() == 0.5
+    assert set(pairs.base) | set(pairs.source) <= set(train) and (pairs.base != pairs.source).all()
+    for b, s, cf, changed in zip(pairs.base, pairs.source, pairs.counterfactual, pairs.changed):  # the naive reference
+        expected = run_interchange(causal, inputs[b], {"a": inputs[s]})["c"]
+        assert cf == expected and changed == (expected != run_forward(causal, inputs[b])["c"])
+    again = counterfactual_pairs(causal, inputs, "a", train, n_pairs=200, seed=1)
+    assert (again.base == pairs.base).all() and not (counterfactual_pairs(causal, inputs, "a", train, 200, seed=2).base == pairs.base).all()
+    constant = [{"a": True, "b": True} for _ in range(10)]
+    with pytest.raises(ConfigError, match="no pair of these 10 examples changes the output"):
+        counterfactual_pairs(causal, constant, "a", range(10), 20, 0)
+
+
+@pytest.fixture(scope="module")
+def planted(monli_dir, minilm_tokenizer, tiny_classifier_dir):
+    """A tiny BERT whose head reads only a rotated 2-dimensional subspace of the last [CLS] vector.
+
+    The pooler is s·Qᵀ(h − mean) (Q a random orthogonal matrix, s standardizing
+    the plane's projections) and the classifier adds tanh of the first two pooled coordinates: the label is decided by the
+    projection on span(q₀, q₁), so the variable ``v`` (the model's own label)
+    lives in that plane and in no coordinate block.
+    """
+    task = resolve_task("monli", data_dir=str(monli_dir))
+    examples = task.load(("pmonli",))[:600]
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+    encoded = encode_examples(examples, minilm_tokenizer, "first", task.labels)
+    loc = Location.parse("blocks.1.hook_resid_post@cls")  # the last block's output: the head reads it
+    q, _ = torch.linalg.qr(torch.randn(32, 32, generator=torch.Generator().manual_seed(11)))
+    with torch.no_grad():
+        vectors = PairSuffix(model, encoded, loc).vectors
+        mean = vectors.mean(0)
+        scale = 3 / float(((vectors - mean) @ q[:, :2]).std())  # the plane's projections, standardized: clear margins
+        model.bert.pooler.dense.weight.copy_(scale * q.T)
+        model.bert.pooler.dense.bias.copy_(-scale * q.T @ mean)
+        model.classifier.weight.zero_()
+        model.classifier.weight[1, :2] = 10.0
+        model.classifier.bias.zero_()
+        logits = PairSuffix(model, encoded, loc).logits(torch.arange(len(encoded)), torch.arange(len(encoded)), Interchange(32))
+        margin = (logits[:, 1] - logits[:, 0]).abs()
+        encoded = [e for e, m in zip(encoded, margin) if m > margin.quantile(0.4)]  # a clear margin: the plane decides
+        runner = PairSuffix(model, encoded, loc)
+        own = runner.logits(torch.arange(len(encoded)), torch.arange(len(encoded)), Interchange(32)).argmax(-1).numpy()
+    causal = CausalModel(name="planted", inputs=("v",), mechanisms={"out": Mechanism(("v",), lambda v: v)}, output="out")
+    inputs = [{"v": int(label)} for label in own]
+    train, test = split_examples(len(inputs), 0.25, seed=0)
+    sets = []
+    for indices, n, seed in ((train, 2000, 0), (test, 400, 1)):
+        p = counterfactual_pairs(causal, inputs, "v", indices, n, seed)
+        sets.append((torch.from_numpy(p.base), torch.from_numpy(p.source), torch.tensor(p.counterfactual.astype(int))))
+    return runner, own, sets
+
+
+def test_das_recovers_a_planted_rotated_subspace_where_no_coordinate_block_does(planted):
+    runner, own, ((tb, ts, tt), (hb, hs, ht)) = planted
+    assert 0.3 < own.mean() < 0.7  # both labels occur
+    rotated = RotatedSubspace(32, 2, seed=0)
+    before = score_intervention(runner, rotated, hb, hs, ht, own)["iia"]
+    losses = fit_intervention(runner, rotated, tb, ts, tt, FitSettings(epochs=10, lr=1e-2, batch_size=128, seed=0))
+    after = score_intervention(runner, rotated, hb, hs, ht, own)
+    assert after["iia"] >= 0.95 and losses[-1] < losses[0]
+    assert before < 0.8  # the null: a random 2-d rotation does not already find it
+    blocks = [score_intervention(runner, CoordinateBlock(32, j, j + 2), hb, hs, ht, own)["iia"] for j in range(0, 32, 2)]
+    assert max(blocks) < 0.75 and after["chance"] < 0.6
+    chosen = best_block(runner, 2, tb, ts, tt)
+    assert isinstance(chosen, CoordinateBlock) and chosen.k == 2
+    r = rotated.matrix.detach()
+    assert torch.allclose(r @ r.T, torch.eye(32), atol=1e-5)  # orthogonal after training
+
+
+def test_boundless_learns_a_small_subspace(planted):
+    runner, own, ((tb, ts, tt), (hb, hs, ht)) = planted
+    boundless = BoundlessSubspace(32, start=0.5, seed=0)
+    fit_intervention(runner, boundless, tb, ts, tt, FitSettings(epochs=10, lr=1e-2, batch_size=128, seed=0, penalty=0.5))
+    assert score_intervention(runner, boundless, hb, hs, ht, own)["iia"] >= 0.9
+    assert boundless.k < 16  # shrank from half the width
+
+
+def test_training_leaves_the_model_as_it_was(planted):
+    runner, own, ((tb, ts, tt), _) = planted
+    before = {k: v.clone() for k, v in runner.model.state_dict().items()}
+    fit_intervention(runner, LowRankSubspace(32, 2, seed=1), tb[:64], ts[:64], tt[:64], FitSettings(epochs=1))
+    after = runner.model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in runner.model.parameters())
+    with pytest.raises(ValueError, match="no parameters to train"):
+        fit_intervention(runner, Interchange(32), tb, ts, tt)
+    assert np.isfinite(own).all()

@@ -1,0 +1,87 @@
+"""`interp das` end to end on a tiny model: outputs, resuming, a saved intervention reloaded, bad input as one line and exit 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from interp.cli import main
+from interp.files.subspaces import load_intervention, save_intervention
+from interp.engine.interventions import RotatedSubspace
+
+
+def _das(*args, monli_dir):
+    return CliRunner().invoke(main, ["das", "--data-dir", str(monli_dir), "--quiet", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, tiny_classifier_dir, monli_dir):
+    out = tmp_path_factory.mktemp("das") / "run"
+    args = ["--model", tiny_classifier_dir, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h,blocks.0.hook_resid_post@w_p+w_h",
+            "--variable", "lexrel,negated", "--splits", "pmonli,nmonli_test", "--max-per-split", "30", "--subspace", "4",
+            "--seeds", "0,1", "--train-pairs", "64", "--test-pairs", "40", "--epochs", "1", "--batch-size", "32"]  # fmt: skip
+    result = _das(*args, monli_dir=monli_dir)
+    assert result.exit_code == 0, result.output
+    return out, args, result.output
+
+
+def test_das_writes_one_row_per_unit_a_summary_a_heatmap_and_the_interventions(tiny_run):
+    out, _, stdout = tiny_run
+    rows = list(csv.DictReader(open(out / "das.csv")))
+    assert len(rows) == 2 * 2 * 2  # locations x variables x seeds
+    assert {r["location"] for r in rows} == {"blocks.1.hook_resid_post@w_h", "blocks.0.hook_resid_post@w_p+w_h"}
+    assert {r["width"] for r in rows} == {"32", "64"}
+    for r in rows:
+        assert int(r["train_pairs"]) == 64 and int(r["test_pairs"]) == 40 and r["k"] == "4"
+        for key in ("das_iia", "vanilla_iia", "block_iia", "chance", "das_stays_base", "das_copies_source"):
+            assert 0 <= float(r[key]) <= 1
+        intervention, meta = load_intervention(out / r["file"])
+        assert meta["variable"] == r["variable"] and meta["location"] == r["location"] and intervention.k == 4
+    summary = list(csv.DictReader(open(out / "das_summary.csv")))
+    assert len(summary) == 4 and all(s["seeds"] == "2" and float(s["das_low"]) <= float(s["das_iia"]) <= float(s["das_high"]) for s in summary)
+    assert (out / "das.png").stat().st_size > 5000
+    assert set(json.loads((out / "das.manifest.json").read_text())["files"]) == {"das.csv", "das_summary.csv", "das.png"}
+    assert "lexrel" in stdout and "blocks.0.hook_resid_post@w_p+w_h" in stdout
+
+
+def test_das_resumes_without_redoing_units_and_reloads_to_the_same_iia(tiny_run, tiny_classifier_dir, monli_dir):
+    out, args, _ = tiny_run
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "das.parts").glob("*.json")}
+    (out / "das.parts" / "negated__blocks.1.hook_resid_post@w_h__k4__s1.json").unlink()  # as if killed during that unit
+    result = _das(*args, monli_dir=monli_dir)
+    assert result.exit_code == 0, result.output
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "das.parts").glob("*.json")}
+    redone = {name for name in after if after[name] != before.get(name)}
+    assert redone == {"negated__blocks.1.hook_resid_post@w_h__k4__s1.json"}
+    row = next(r for r in csv.DictReader(open(out / "das.csv")) if r["variable"] == "lexrel" and r["seed"] == "1" and "w_p+w_h" in r["location"])
+    scored = _das("--model", tiny_classifier_dir, "--load", out / row["file"], "--splits", "pmonli,nmonli_test", "--max-per-split", "30",
+                  "--seeds", "1", "--test-pairs", "40", monli_dir=monli_dir)  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    assert f"held-out IIA {float(row['das_iia']):.3f} (vanilla {float(row['vanilla_iia']):.3f}" in scored.output
+
+
+def test_das_bad_input_is_one_line_and_exit_2(tiny_run, tiny_classifier_dir, tiny_mqnli_classifier_dir, monli_dir, tmp_path):
+    out, args, _ = tiny_run
+    common = ["--model", tiny_classifier_dir, "--out", tmp_path / "x", "--max-examples", "20"]
+    cases = {
+        "--subspace 33: k must be at most the width of location blocks.1.hook_resid_post@w_h, 32": ["--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "33"],
+        "--subspace 'x'": ["--subspace", "x"],
+        "unknown token role 'not'": ["--locations", "blocks.1.hook_resid_post@not"],
+        "--variable='polarity'": ["--variable", "polarity"],
+        "--seeds takes comma-separated integers": ["--seeds", "a"],
+        "--kind must be one of rotated, lowrank": ["--kind", "sparse"],
+    }
+    for message, extra in cases.items():
+        result = _das(*common, *extra, monli_dir=monli_dir)
+        assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1, (message, result.output)
+    assert not (tmp_path / "x").exists()  # nothing half-written
+    other = tmp_path / "other.safetensors"
+    save_intervention(RotatedSubspace(32, 4), other, {"variable": "lexrel", "location": "blocks.1.hook_resid_post@w_h", "model_sha256": "0" * 64})
+    result = _das("--model", tiny_classifier_dir, "--load", other, "--max-examples", "20", monli_dir=monli_dir)
+    assert result.exit_code == 2 and "trained on another model's weights" in result.output
+    changed = [a if a != "64" else "96" for a in args]  # other training settings, same --out
+    result = _das(*changed, monli_dir=monli_dir)
+    assert result.exit_code == 2 and "holds a DAS run with other settings" in result.output

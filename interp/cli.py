@@ -91,12 +91,16 @@ def _wordpiece_option(rules: str = "first or last"):
 @click.option("--max-examples", type=int, default=None, help="Train on a seeded random subset of this size.")
 @click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test].")
 @click.option("--curve", is_flag=True, help="Also score --eval-splits after every epoch (the learning curve, in training.json).")
+@click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h); adds the cross-entropy of the intervened output against the causal model's counterfactual.")
+@click.option("--iit-weight", type=float, default=1.0, show_default=True, help="Weight of the IIT loss.")
+@click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation).")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @_data_options
-def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, curve, out, overwrite, quiet, data_dir, skip_checksums):
-    """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors."""
+def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite, quiet, data_dir, skip_checksums):
+    """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
+    from interp.jobs.iit import train_iit
     from interp.models import train as train_model
 
     config = TrainConfig(
@@ -113,8 +117,11 @@ def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_exam
         curve=curve,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
+        iit=iit,
+        iit_weight=iit_weight,
+        iit_subspace=iit_subspace,
     )
-    result = train_model(config, out, progress=not quiet, overwrite=overwrite)
+    result = (train_iit if iit else train_model)(config, out, progress=not quiet, overwrite=overwrite)
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
     for split, m in result.metrics.items():
         click.echo(f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from contextlib import contextmanager
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch import Tensor
@@ -88,7 +88,8 @@ def hooked(
     model,
     positions: Mapping[str, Tensor],
     read: Sequence[Location] = (),
-    write: Mapping[Location, Tensor] | None = None,
+    write: Mapping[Location, Tensor | Callable[[Tensor], Tensor]] | None = None,
+    keep_grad: bool = False,
 ) -> Iterator[dict[Location, Tensor]]:
     """Hook ``model`` to read and/or replace vectors at locations during the forward passes inside the block.
 
@@ -98,10 +99,14 @@ def hooked(
             roles: MoNLI's cls, w_p, w_h; any other task's own), or ``[batch, k]`` for a role
             covering k tokens (:func:`interp.tasks.encoding.collate` gives both).
         read: locations whose vectors to record; the yielded dict maps each to
-            float ``[batch, tokens × d_model]`` (detached, from the last forward pass).
+            float ``[batch, tokens × d_model]`` (from the last forward pass;
+            detached unless ``keep_grad``).
         write: location -> float ``[batch, tokens × d_model]`` vectors to put in place
             of the model's own (an interchange intervention when they come from
-            a source input).
+            a source input), or a function from the model's own vectors there
+            to the new ones (an intervention module's ``lambda base: module(base, source)``).
+        keep_grad: recorded vectors stay in the autograd graph (interchange
+            intervention training reads a source's vectors with gradients).
 
     Raises:
         ConfigError: a location out of range for the model, a location whose
@@ -118,6 +123,9 @@ def hooked(
         by_site[loc.hidden_index]["read"].append(loc)
     for loc, vectors in write.items():
         width = columns[loc].shape[1] * model.config.hidden_size
+        if callable(vectors):
+            by_site[loc.hidden_index]["write"].append(loc)
+            continue
         if vectors.dim() != 2 or vectors.shape[0] != batch or vectors.shape[1] != width:
             raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, tokens × d_model={width}], got {tuple(vectors.shape)}")
         by_site[loc.hidden_index]["write"].append(loc)
@@ -130,10 +138,12 @@ def hooked(
                 hidden = hidden.clone()
                 for loc in todo["write"]:
                     cols = columns[loc].to(hidden.device)
-                    hidden[at, cols] = write[loc].to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
+                    new = write[loc](hidden[at, cols].reshape(batch, -1)) if callable(write[loc]) else write[loc]
+                    hidden[at, cols] = new.to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
             for loc in todo["read"]:
                 cols = columns[loc].to(hidden.device)
-                trace[loc] = hidden[at, cols].detach().reshape(batch, -1)
+                vectors = hidden[at, cols].reshape(batch, -1)
+                trace[loc] = vectors if keep_grad else vectors.detach()
             if not todo["write"]:
                 return None
             return (hidden, *output[1:]) if isinstance(output, tuple) else hidden

@@ -231,6 +231,15 @@ def model_identity(spec: str) -> str:
     return f"sha256:{model_sha256(spec)}" if source.local else spec
 
 
+def model_width(spec: str) -> int:
+    """A model's d_model (``hidden_size``), from its config alone.
+
+    Raises:
+        ModelError: as :func:`resolve_model`, or an unreadable config.
+    """
+    return int(_load_config(resolve_model(spec)).hidden_size)
+
+
 def model_layers(spec: str) -> int:
     """The number of transformer blocks of a model, from its config alone (no weights are read).
 

@@ -101,6 +101,9 @@ class TrainConfig:
     data_file: str | None = None
     task: str = "monli"
     curve: bool = False
+    iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit) adds its loss
+    iit_weight: float = 1.0
+    iit_subspace: int | None = None
 
     def __post_init__(self) -> None:
         if self.task != "monli" and not self.data_file:
@@ -146,6 +149,8 @@ class TrainConfig:
             (self.weight_decay >= 0, "--weight-decay must be non-negative"),
             (self.max_examples is None or self.max_examples >= 1, "--max-examples must be at least 1"),
             (len(self.splits) > 0, "--splits names no split"),
+            (self.iit_weight > 0, "--iit-weight must be positive"),
+            (self.iit_subspace is None or self.iit_subspace >= 1, "--iit-subspace must be at least 1"),
         ]
         for ok, message in checks:
             if not ok:
@@ -161,6 +166,9 @@ class TrainConfig:
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve")
         settings = {k: v for k, v in asdict(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
+        if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
+            for key in ("iit", "iit_weight", "iit_subspace"):
+                del settings[key]
         if settings["task"] == "monli":
             del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
@@ -214,6 +222,7 @@ def fit(
     fingerprint: str = "",
     progress: bool = True,
     after_epoch: Callable[[], dict] | None = None,
+    extra_loss: Callable[[list[int], int], torch.Tensor] | None = None,
 ) -> list[dict]:
     """Fine-tune ``model`` in place with AdamW and a linear warm-up/decay schedule.
 
@@ -221,6 +230,10 @@ def fit(
     and dropout is reseeded at each epoch, so a run resumed from ``state_path``
     (written after every epoch) ends with the same weights as an
     uninterrupted one.
+
+    ``extra_loss(batch indices, step)``, when given, is added to each
+    batch's cross-entropy (interchange intervention training's term,
+    :mod:`interp.jobs.iit`); its mean is logged as ``extra_loss``.
 
     Returns:
         One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,
@@ -244,7 +257,7 @@ def fit(
         model.train()
         torch.manual_seed(config.seed * 1_000 + epoch)
         batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch)
-        started, total_loss = time.perf_counter(), 0.0
+        started, total_loss, total_extra = time.perf_counter(), 0.0, 0.0
         bar = tqdm(
             batches,
             desc=f"epoch {epoch + 1}/{config.epochs}",
@@ -252,7 +265,7 @@ def fit(
             disable=not progress,
             leave=False,
         )
-        for idx in bar:
+        for step, idx in enumerate(bar):
             batch = collate([encoded[i] for i in idx], pad_token_id)
             loss = model(
                 input_ids=batch["input_ids"].to(device),
@@ -260,13 +273,20 @@ def fit(
                 attention_mask=batch["attention_mask"].to(device),
                 labels=batch["labels"].to(device),
             ).loss
-            loss.backward()
+            if extra_loss is not None:
+                extra = extra_loss(idx, epoch * len(batches) + step)
+                total_extra += extra.item() * len(idx)
+                (loss + extra).backward()
+            else:
+                loss.backward()
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             total_loss += loss.item() * len(idx)
             bar.set_postfix(loss=f"{loss.item():.3f}")
         log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
+        if extra_loss is not None:
+            log[-1]["extra_loss"] = total_extra / len(encoded)
         if after_epoch is not None:
             model.eval()
             log[-1].update(after_epoch())
@@ -286,8 +306,19 @@ def finished_run(out_dir: Path) -> dict | None:
     return info if isinstance(info, dict) and (out_dir / "model.safetensors").is_file() else None
 
 
-def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, overwrite: bool = False) -> TrainResult:
+def train(
+    config: TrainConfig,
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+    overwrite: bool = False,
+    objective: Callable | None = None,
+) -> TrainResult:
     """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out_dir``.
+
+    ``objective(model, tokenizer, train_examples)``, when given, returns the
+    ``extra_loss`` of :func:`fit` (how :mod:`interp.jobs.iit` adds interchange
+    intervention training without this layer knowing of hooks).
 
     If ``out_dir`` already holds a finished run with the same settings and
     training examples, it is reused (``result.reused``) and nothing is
@@ -333,8 +364,9 @@ def train(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, ov
         log = fit(
             model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
             progress=progress, after_epoch=curve if config.curve and eval_examples else None,
+            extra_loss=objective(model, tokenizer, train_examples) if objective is not None else None,
         )
-    except OutputError:
+    except Exception:
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
         raise

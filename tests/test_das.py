@@ -205,3 +205,26 @@ def test_training_leaves_the_model_as_it_was(planted):
     with pytest.raises(ValueError, match="no parameters to train"):
         fit_intervention(runner, Interchange(32), tb, ts, tt)
     assert np.isfinite(own).all()
+
+
+@pytest.mark.parametrize("kind", ["rotated", "lowrank", "boundless", "block"])
+def test_a_saved_intervention_reloads_to_the_same_function(tmp_path, kind):
+    from interp.core.errors import DataError
+    from interp.files.subspaces import load_intervention, save_intervention
+
+    made = {"rotated": RotatedSubspace(16, 3, seed=1), "lowrank": LowRankSubspace(16, 3, seed=1),
+            "boundless": BoundlessSubspace(16, start=0.3, seed=1), "block": CoordinateBlock(16, 2, 9)}[kind]  # fmt: skip
+    if made.trainable:  # trained a little, so its state is not the seeded start
+        torch.optim.SGD(made.parameters(), lr=0.1).zero_grad()
+        made(torch.randn(4, 16), torch.randn(4, 16)).pow(2).sum().backward()
+        torch.optim.SGD(made.parameters(), lr=0.1).step()
+    path = save_intervention(made, tmp_path / "x.blocks.1.hook_resid_post@cls", {"variable": "v", "model_sha256": "ab" * 32})
+    assert path.name == "x.blocks.1.hook_resid_post@cls.safetensors"
+    loaded, meta = load_intervention(path, model_sha256="ab" * 32)
+    b, s = torch.randn(5, 16), torch.randn(5, 16)
+    assert type(loaded) is type(made) and loaded.k == made.k and meta["variable"] == "v"
+    assert torch.allclose(loaded(b, s), made(b, s), atol=1e-6)
+    assert not torch.allclose(RotatedSubspace(16, 3, seed=5)(b, s), made(b, s), atol=1e-3)  # the null: a fresh one differs
+    path.write_bytes(b"not safetensors")
+    with pytest.raises(DataError, match="do not fit the settings"):
+        load_intervention(path)

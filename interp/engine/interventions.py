@@ -84,6 +84,30 @@ class Intervention(nn.Module):
         """An extra training loss term (``None`` for all but :class:`BoundlessSubspace`)."""
         return None
 
+    def tensors(self) -> dict[str, Tensor]:
+        """What a saved file holds: the realized matrices (``R``, ``W``), not the parametrization's internals,
+        so a file does not depend on how orthogonality is kept (:meth:`load_tensors` reverses it)."""
+        return {}
+
+    def load_tensors(self, tensors: dict[str, Tensor]) -> None:
+        """Set the learned state from :meth:`tensors`' output.
+
+        Raises:
+            ValueError: a tensor is missing, extra, of the wrong shape, or a matrix is not orthonormal.
+        """
+        expected = self.tensors()
+        if set(tensors) != set(expected):
+            raise ValueError(f"tensors {sorted(tensors)} are not {sorted(expected)}")
+        for name, value in tensors.items():
+            if value.shape != expected[name].shape:
+                raise ValueError(f"tensor {name!r} has shape {tuple(value.shape)}, not {tuple(expected[name].shape)}")
+        with torch.no_grad():
+            for name, value in tensors.items():
+                self._set(name, value.to(expected[name].dtype))
+
+    def _set(self, name: str, value: Tensor) -> None:
+        raise NotImplementedError
+
 
 class Interchange(Intervention):
     """The vanilla interchange: the source's whole vector (Geiger, Richardson & Potts 2020, §6.2)."""
@@ -138,12 +162,24 @@ class _Basis(nn.Module):
         self.linear = nn.Linear(cols, rows, bias=False)  # weight [rows, cols]
         with torch.no_grad():
             nn.init.orthogonal_(self.linear.weight, generator=_generator(seed))
-        parametrizations.orthogonal(self.linear)
+        parametrizations.orthogonal(self.linear, orthogonal_map="cayley" if rows == cols else None)
 
     @property
     def matrix(self) -> Tensor:
         """float ``[rows, cols]``, orthonormal columns (``matrix.T @ matrix == I`` to float rounding)."""
         return self.linear.weight
+
+    def set(self, matrix: Tensor) -> None:
+        """Make :attr:`matrix` equal ``matrix`` (through the parametrization's right inverse).
+
+        Raises:
+            ValueError: ``matrix``'s columns are not orthonormal (to 1e-4).
+        """
+        eye = torch.eye(matrix.shape[1], dtype=matrix.dtype)
+        if not torch.allclose(matrix.T @ matrix, eye, atol=1e-4):
+            raise ValueError("the saved matrix's columns are not orthonormal")
+        with torch.no_grad():
+            self.linear.weight = matrix.clone()
 
 
 class RotatedSubspace(Intervention):
@@ -178,6 +214,12 @@ class RotatedSubspace(Intervention):
     def matrix(self) -> Float[Tensor, "width width"]:
         """``R``: float ``[width, width]``, orthogonal; rotated coordinates are ``x @ R``."""
         return self.rotation.matrix
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {"rotation": self.matrix.detach()}
+
+    def _set(self, name: str, value: Tensor) -> None:
+        self.rotation.set(value)
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         r = self.matrix
@@ -217,6 +259,12 @@ class LowRankSubspace(Intervention):
     def matrix(self) -> Float[Tensor, "width k"]:
         """``W``: float ``[width, k]`` with orthonormal columns."""
         return self.basis.matrix
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {"basis": self.matrix.detach()}
+
+    def _set(self, name: str, value: Tensor) -> None:
+        self.basis.set(value)
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         w = self.matrix
@@ -263,6 +311,15 @@ class BoundlessSubspace(Intervention):
 
     def penalty(self) -> Tensor:
         return self._beta()
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {"rotation": self.rotation.matrix.detach(), "boundary": self.boundary.detach(), "temperature": self.temperature}
+
+    def _set(self, name: str, value: Tensor) -> None:
+        if name == "rotation":
+            self.rotation.set(value)
+        else:
+            getattr(self, name).copy_(value)
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         r = self.rotation.matrix

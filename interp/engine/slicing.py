@@ -91,11 +91,12 @@ def first_token_block(model, block) -> bool:
     )
 
 
-def block_first_token(block, hidden: Tensor) -> Tensor:
+def block_first_token(block, hidden: Tensor, attention_mask: Tensor | None = None) -> Tensor:
     """One BERT block's output at the first token only: float ``[batch, 1, d_model]`` from ``hidden`` ``[batch, seq, d_model]``.
 
     The same modules and order as the block's own forward pass (self-attention
-    with scaling 1/sqrt(d_head), no mask since rows are unpadded; attention
+    with scaling 1/sqrt(d_head), no mask for unpadded rows, else
+    ``attention_mask`` (int ``[batch, seq]``, 1 on real tokens); attention
     output with residual and LayerNorm; feed-forward with residual and
     LayerNorm), with the query, and everything after attention, for row 0.
     """
@@ -107,8 +108,12 @@ def block_first_token(block, hidden: Tensor) -> Tensor:
         return x.view(batch, length, -1, head).transpose(1, 2)
 
     first = hidden[:, :1]
+    mask = None
+    if attention_mask is not None:  # padded keys get no weight
+        mask = torch.zeros(batch, 1, 1, seq, dtype=hidden.dtype, device=hidden.device)
+        mask.masked_fill_(attention_mask[:, None, None, :] == 0, torch.finfo(hidden.dtype).min)
     context = torch.nn.functional.scaled_dot_product_attention(
-        heads(sa.query(first), 1), heads(sa.key(hidden), seq), heads(sa.value(hidden), seq), scale=sa.scaling
+        heads(sa.query(first), 1), heads(sa.key(hidden), seq), heads(sa.value(hidden), seq), attn_mask=mask, scale=sa.scaling
     )
     attended = block.attention.output(context.transpose(1, 2).reshape(batch, 1, -1), first)
     return block.feed_forward_chunk(attended)
@@ -154,12 +159,20 @@ def run_suffix_masked(model, hidden: Tensor, hidden_index: int, input_ids: Tenso
     """Classifier logits, float ``[batch, n_labels]``, from padded rows: ``hidden`` in place of ``hidden_states[hidden_index]``.
 
     The model's own modules with its attention mask (int ``[batch, seq]``, 1
-    on real tokens), every block in full; differentiable in ``hidden``. What
+    on real tokens), the last block for the first token only where
+    :func:`first_token_block` allows; differentiable in ``hidden``. What
     training an intervention runs (:mod:`interp.engine.pair_suffix`), where
     batches mix lengths; equal to :func:`run_suffix` on each unpadded row up
     to float rounding (masked keys get zero weight).
     """
-    n_blocks = len(model.base_model.encoder.layer)
+    blocks = model.base_model.encoder.layer
+    n_blocks = len(blocks)
+    if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
+        with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
+            hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).last_hidden_state
+        last = block_first_token(blocks[-1], hidden, attention_mask)
+        with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
+            return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
         return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).logits
 

@@ -9,8 +9,9 @@ Usage::
 
 Two files per intervention, each written to a temporary name and moved into
 place (:func:`interp.core.outputs.write_bytes_atomic`), the sidecar last:
-``STEM.safetensors`` (the module's ``state_dict``; for a rotation, the
-parametrization's tensors, from which ``R`` is recomputed) and
+``STEM.safetensors`` (the learned matrices themselves, ``R`` or ``W``, and a
+boundless mask's boundary and temperature; not the parametrization's
+internals, so a file does not depend on how orthogonality is kept) and
 ``STEM.json``: ``format`` (:data:`FORMAT`), the settings that rebuild the
 module (``kind``, ``width``, ``k``; ``start``/``stop`` for a coordinate
 block) and the caller's metadata (task, variable, location, model and the
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
@@ -58,7 +60,7 @@ def save_intervention(intervention: Intervention, path: str | Path, meta: dict) 
         raise ValueError(f"meta may not set {', '.join(clash)}: the intervention's own settings")
     stem = _stem(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.state_dict().items()}
+    tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.tensors().items()}
     weights = _with(stem, ".safetensors")
     write_bytes_atomic(weights, save_tensors(tensors))
     sidecar = {"format": FORMAT, **settings, **meta}
@@ -96,7 +98,7 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
     try:
         extra = {key: meta[key] for key in ("start", "stop") if key in meta}
         intervention = make_intervention(meta["kind"], int(meta["width"]), int(meta["k"]), **extra)
-        intervention.load_state_dict(load_tensors(blob), strict=True)
-    except (KeyError, ValueError, RuntimeError) as exc:
+        intervention.load_tensors(load_tensors(blob))
+    except (KeyError, ValueError, RuntimeError, SafetensorError) as exc:
         raise DataError(f"{argument} {stem}: the weights do not fit the settings in its sidecar ({exc})") from None
     return intervention.eval(), meta

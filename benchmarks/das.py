@@ -1,0 +1,156 @@
+"""DAS training and evaluation speed: interp's pair engine against pyvene's RotatedSpaceIntervention, same everything.
+
+    .venv/bin/python benchmarks/das.py --model runs/demo/model --location blocks.4.hook_resid_post@w_h
+
+Same frozen model (eval mode), example set (PMoNLI and NMoNLI test, at most
+``--per-split`` of each, seeded), held-out split, balanced counterfactual
+pairs for ``--variable`` (:mod:`interp.causal.pairs`), location, k, batch
+size, number of steps, Adam at 1e-3, initial rotation (pyvene's rotate
+layer is set to interp's seeded R before training) and batch order. Each
+batch is ``--batch-size`` (base, source) pairs in the order interp's
+trainer draws them (shuffled, bases of similar length together).
+
+* interp (:mod:`interp.analysis.das`): each example's prefix up to the
+  location once, before training (its time is counted in the training
+  figure); each step runs only the blocks after the location with
+  gradients, on one padded batch.
+* pyvene 0.1.8 (a benchmark extra, ``pip install --no-deps pyvene``):
+  ``IntervenableModel`` with a ``RotatedSpaceIntervention`` at the block
+  output, ``BertForSequenceClassification`` registered in its module and
+  dimension maps (pyvene has no BERT card); each step runs the base and the
+  source through the whole model, padded with their attention masks, as its
+  DAS tutorial does.
+
+Reported: pairs/s of training and of held-out evaluation for each, their
+ratio, and each one's held-out IIA after training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from interp.analysis.das import FitSettings, _batches, fit_intervention, predict_pairs
+from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.engine.interventions import RotatedSubspace
+from interp.engine.pair_suffix import PairSuffix
+from interp.hooks.locations import Location
+from interp.jobs.das import DasConfig, _as_tensors
+from interp.jobs.intervene import select_examples
+from interp.models import load_classifier
+from interp.tasks.encoding import collate, encode_examples
+
+
+def pyvene_model(model, loc: Location, k: int, rotation: torch.Tensor):
+    import pyvene as pv
+    from transformers import BertForSequenceClassification
+
+    pv.type_to_module_mapping[BertForSequenceClassification] = {
+        "block_output": ("bert.encoder.layer[%s]", pv.models.constants.CONST_OUTPUT_HOOK)
+    }
+    pv.type_to_dimension_mapping[BertForSequenceClassification] = {"block_output": ("hidden_size",)}
+    wrapped = pv.IntervenableModel(
+        {"layer": loc.hidden_index - 1, "component": "block_output", "unit": "pos", "intervention_type": pv.RotatedSpaceIntervention},
+        model=model,
+    )
+    wrapped.disable_model_gradients()
+    (intervention,) = wrapped.interventions.values()
+    intervention = intervention[0] if isinstance(intervention, (tuple, list)) else intervention
+    intervention.set_interchange_dim(k)
+    with torch.no_grad():
+        intervention.rotate_layer.weight = rotation.clone()  # the parametrization's right inverse: the same starting R
+    return wrapped, intervention
+
+
+def pyvene_logits(wrapped, encoded, bases, sources, role: str):
+    base = collate([encoded[i] for i in bases], 0)
+    source = collate([encoded[j] for j in sources], 0)
+    keys = ("input_ids", "token_type_ids", "attention_mask")
+    positions = ([[[int(p)] for p in source["positions"][role]]], [[[int(p)] for p in base["positions"][role]]])
+    _, out = wrapped({k: base[k] for k in keys}, [{k: source[k] for k in keys}], {"sources->base": positions})
+    return out.logits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="runs/demo/model")
+    parser.add_argument("--location", default="blocks.4.hook_resid_post@w_h")
+    parser.add_argument("--variable", default="lexrel")
+    parser.add_argument("--k", type=int, default=64)
+    parser.add_argument("--per-split", type=int, default=200)
+    parser.add_argument("--train-pairs", type=int, default=2048)
+    parser.add_argument("--test-pairs", type=int, default=512)
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    config = DasConfig(model=args.model, out="", splits=("pmonli", "nmonli_test"), max_per_split=args.per_split, variables=(args.variable,))
+    task = config.resolve_task()
+    examples = select_examples(config, task)
+    causal = task.build_causal_model(examples)
+    model, tokenizer = load_classifier(args.model, labels=task.labels, require_head=True)
+    encoded = encode_examples(examples, tokenizer, "first", task.labels)
+    loc = Location.parse(args.location)
+    inputs = [task.inputs(e) for e in examples]
+    train_idx, test_idx = split_examples(len(examples), 0.2, 0)
+    train = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, train_idx, args.train_pairs, 0), task)
+    test = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, test_idx, args.test_pairs, 7919), task)
+    settings = FitSettings(epochs=1, lr=1e-3, batch_size=args.batch_size, seed=0)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads; model {args.model}; {len(examples)} examples "
+          f"({min(len(e.input_ids) for e in encoded)} to {max(len(e.input_ids) for e in encoded)} tokens); {loc}; "
+          f"{args.variable}; k = {args.k}; {len(train[0])} training pairs in batches of {args.batch_size}, one epoch; {len(test[0])} held-out pairs")
+
+    # interp
+    started = time.perf_counter()
+    runner = PairSuffix(model, encoded, loc)
+    rotated = RotatedSubspace(runner.width, args.k, seed=0)
+    initial = rotated.matrix.detach().clone()
+    fit_intervention(runner, rotated, *train, settings)
+    ours_train = time.perf_counter() - started
+    started = time.perf_counter()
+    ours_pred = predict_pairs(runner, rotated, test[0], test[1])
+    ours_eval = time.perf_counter() - started
+    ours_iia = float((ours_pred == test[2].numpy()).mean())
+
+    # pyvene: the same batches in the same order
+    try:
+        wrapped, intervention = pyvene_model(model, loc, args.k, initial)
+    except ImportError:
+        raise SystemExit("pyvene is not installed (pip install --no-deps pyvene==0.1.8)")
+    optimizer = torch.optim.Adam(intervention.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(settings.seed)
+    batches = _batches(runner.lengths[train[0]], settings.batch_size, generator)
+    (role,) = loc.roles
+    started = time.perf_counter()
+    for batch in batches:
+        logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role)
+        loss = F.cross_entropy(logits, train[2][batch])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    theirs_train = time.perf_counter() - started
+    started = time.perf_counter()
+    with torch.no_grad():
+        theirs_pred = np.concatenate([
+            pyvene_logits(wrapped, encoded, test[0][i : i + 256].tolist(), test[1][i : i + 256].tolist(), role).argmax(-1).numpy()
+            for i in range(0, len(test[0]), 256)
+        ])  # fmt: skip
+    theirs_eval = time.perf_counter() - started
+    theirs_iia = float((theirs_pred == test[2].numpy()).mean())
+
+    n_train, n_test = len(train[0]), len(test[0])
+    print(f"{'arm':8} {'train pairs/s':>14} {'eval pairs/s':>13} {'held-out IIA':>13}")
+    print(f"{'pyvene':8} {n_train / theirs_train:14.1f} {n_test / theirs_eval:13.1f} {theirs_iia:13.3f}")
+    print(f"{'interp':8} {n_train / ours_train:14.1f} {n_test / ours_eval:13.1f} {ours_iia:13.3f}")
+    print(f"speed-up: training {theirs_train / ours_train:.1f}x, evaluation {theirs_eval / ours_eval:.1f}x; "
+          f"IIA difference {ours_iia - theirs_iia:+.3f}; same initial rotation, batches and order")
+
+
+if __name__ == "__main__":
+    main()

@@ -67,7 +67,7 @@ def test_pair_engine_matches_a_hooked_forward_with_the_naive_formula(mqnli, kind
             r = torch.cat([w, q[:, 5:]], 1)
             mask = (torch.arange(width) < 5).double()
         else:
-            r = intervention.rotation.matrix.detach().double()
+            r = (intervention.matrix if kind == "rotated" else intervention.rotation.matrix).detach().double()
             mask = (torch.arange(width) < 5).double() if kind == "rotated" else intervention.mask.detach().double()
         rt = r.T  # the row convention's R is the column convention's Rᵀ
         expected = (rt.T @ (mask[:, None] * (rt @ s.T) + (1 - mask[:, None]) * (rt @ b.T))).T

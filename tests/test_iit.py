@@ -75,7 +75,7 @@ def test_hooks_write_through_a_function_and_read_with_gradients(tiny_classifier_
         logits = model(**inputs).logits
     assert torch.allclose(seen[loc], rotated(trace[loc], source).detach(), atol=1e-6)
     logits.sum().backward()
-    assert rotated.rotation.linear.parametrizations.weight.original.grad is not None
+    assert rotated.basis.linear.parametrizations.weight.original.grad is not None
     assert model.bert.embeddings.word_embeddings.weight.grad is not None  # through the source's run too
 
 

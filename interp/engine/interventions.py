@@ -182,12 +182,42 @@ class _Basis(nn.Module):
             self.linear.weight = matrix.clone()
 
 
-class RotatedSubspace(Intervention):
+class _Learned(Intervention):
+    """A learned orthonormal basis of ``width × columns(width, k)`` (:attr:`basis`) and a fixed size ``k``."""
+
+    trainable = True
+
+    def __init__(self, width: int, k: int, seed: int | None, columns: int | None) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        if not isinstance(k, int) or not 1 <= k <= width:
+            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
+        self._k = k
+        self.basis = _Basis(width, columns or width, seed)
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    @property
+    def matrix(self) -> Tensor:
+        """The learned matrix, float ``[width, columns]`` with orthonormal columns."""
+        return self.basis.matrix
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {self._saved_as: self.matrix.detach()}
+
+    def _set(self, name: str, value: Tensor) -> None:
+        self.basis.set(value)
+
+
+class RotatedSubspace(_Learned):
     """DAS: rotate by an orthogonal ``R``, take the first ``k`` rotated coordinates from the source, rotate back.
 
     ``out = (m ⊙ (s R) + (1 − m) ⊙ (b R)) Rᵀ`` (Geiger, Wu, Potts, Icard &
-    Goodman 2024, §3); ``R`` starts as a seeded random orthogonal matrix
-    (:func:`torch.nn.init.orthogonal_`) and stays orthogonal through
+    Goodman 2024, §3); ``R`` (:attr:`matrix`, float ``[width, width]``,
+    rotated coordinates are ``x @ R``) starts as a seeded random orthogonal
+    matrix (:func:`torch.nn.init.orthogonal_`) and stays orthogonal through
     :func:`torch.nn.utils.parametrizations.orthogonal`. With ``k = width``
     this is :class:`Interchange` for any ``R``.
 
@@ -196,30 +226,10 @@ class RotatedSubspace(Intervention):
     """
 
     kind = "rotated"
-    trainable = True
+    _saved_as = "rotation"
 
     def __init__(self, width: int, k: int, seed: int | None = 0) -> None:
-        super().__init__()
-        self.width = _check_width(width)
-        if not isinstance(k, int) or not 1 <= k <= width:
-            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
-        self._k = k
-        self.rotation = _Basis(width, width, seed)
-
-    @property
-    def k(self) -> int:
-        return self._k
-
-    @property
-    def matrix(self) -> Float[Tensor, "width width"]:
-        """``R``: float ``[width, width]``, orthogonal; rotated coordinates are ``x @ R``."""
-        return self.rotation.matrix
-
-    def tensors(self) -> dict[str, Tensor]:
-        return {"rotation": self.matrix.detach()}
-
-    def _set(self, name: str, value: Tensor) -> None:
-        self.rotation.set(value)
+        super().__init__(width, k, seed, columns=None)
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         r = self.matrix
@@ -228,43 +238,23 @@ class RotatedSubspace(Intervention):
         return mixed @ r.T
 
 
-class LowRankSubspace(Intervention):
+class LowRankSubspace(_Learned):
     """The source's component in the span of an orthonormal ``width × k`` basis ``W``, the base's elsewhere: ``b + (s − b) W Wᵀ``.
 
     The function of :class:`RotatedSubspace` (whose first ``k`` columns of
-    ``R`` are ``W``), learned with ``width × k`` parameters (pyvene's
-    ``LowRankRotatedSpaceIntervention``); the right choice for wide,
-    several-token locations.
+    ``R`` are ``W``, :attr:`matrix`), learned with ``width × k`` parameters
+    (pyvene's ``LowRankRotatedSpaceIntervention``); the right choice for
+    wide, several-token locations.
 
     Raises:
         ValueError: not ``1 <= k <= width``.
     """
 
     kind = "lowrank"
-    trainable = True
+    _saved_as = "basis"
 
     def __init__(self, width: int, k: int, seed: int | None = 0) -> None:
-        super().__init__()
-        self.width = _check_width(width)
-        if not isinstance(k, int) or not 1 <= k <= width:
-            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
-        self._k = k
-        self.basis = _Basis(width, k, seed)
-
-    @property
-    def k(self) -> int:
-        return self._k
-
-    @property
-    def matrix(self) -> Float[Tensor, "width k"]:
-        """``W``: float ``[width, k]`` with orthonormal columns."""
-        return self.basis.matrix
-
-    def tensors(self) -> dict[str, Tensor]:
-        return {"basis": self.matrix.detach()}
-
-    def _set(self, name: str, value: Tensor) -> None:
-        self.basis.set(value)
+        super().__init__(width, k, seed, columns=k)
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         w = self.matrix

@@ -54,10 +54,10 @@ from interp.engine.pair_suffix import PairSuffix
 from interp.files.subspaces import load_intervention, save_intervention
 from interp.hooks import n_layers
 from interp.hooks.locations import Location, parse_locations
-from interp.jobs.intervene import default_roles, select_examples
+from interp.jobs.intervene import checked_task, default_roles, select_examples
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
-from interp.tasks import Task, resolve_task
+from interp.tasks import Task
 from interp.tasks.encoding import check_wordpiece_rule, encode_examples, location_tokens
 
 KINDS = ("rotated", "lowrank")
@@ -129,13 +129,8 @@ class DasConfig:
         return self
 
     def resolve_task(self) -> Task:
-        task = resolve_task(self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, data_file=self.data_file, argument="--task")
-        for variable in self.variables:
-            task.check_variable(variable, "--variable")
-        unknown = [s for s in self.splits if s not in task.splits]
-        if unknown:
-            raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
-        return task
+        """The task, with every variable and split checked against it."""
+        return checked_task(self)
 
 
 def _unit_name(variable: str, location: Location, k: str, seed: int) -> str:

@@ -121,15 +121,22 @@ class InterventionConfig:
 
     def resolve_task(self) -> Task:
         """The task, with every variable checked against it."""
-        task = resolve_task(
-            self.task, data_dir=self.data_dir, verify_checksums=self.verify_checksums, data_file=self.data_file, argument="--task"
-        )
-        for variable in self.variables:
-            task.check_variable(variable, "--variable")
-        unknown = [s for s in self.splits if s not in task.splits]
-        if unknown:
-            raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
-        return task
+        return checked_task(self)
+
+
+def checked_task(config) -> Task:
+    """``config``'s task (``task``, ``data_dir``, ``verify_checksums``, ``data_file``), its ``variables`` and ``splits`` checked against it.
+
+    Raises:
+        ConfigError: naming ``--variable`` or the split, when the task lacks one.
+    """
+    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="--task")
+    for variable in config.variables:
+        task.check_variable(variable, "--variable")
+    unknown = [s for s in config.splits if s not in task.splits]
+    if unknown:
+        raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
+    return task
 
 
 def select_examples(config: InterventionConfig, task: Task | None = None) -> list:

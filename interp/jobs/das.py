@@ -63,7 +63,7 @@ from interp.tasks.encoding import check_wordpiece_rule, encode_examples, locatio
 KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"
 #: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
-BLOCK_CHOICE_PAIRS = 512
+BLOCK_CHOICE_PAIRS = 256
 
 
 @dataclass(frozen=True)

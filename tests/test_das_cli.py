@@ -21,7 +21,7 @@ def _das(*args, monli_dir):
 def tiny_run(tmp_path_factory, tiny_classifier_dir, monli_dir):
     out = tmp_path_factory.mktemp("das") / "run"
     args = ["--model", tiny_classifier_dir, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h,blocks.0.hook_resid_post@w_p+w_h",
-            "--variable", "lexrel,negated", "--splits", "pmonli,nmonli_test", "--max-per-split", "30", "--subspace", "4",
+            "--variable", "lexrel,negated", "--splits", "pmonli,nmonli_test", "--max-per-split", "30", "--subspace", "4,boundless",
             "--seeds", "0,1", "--train-pairs", "64", "--test-pairs", "40", "--epochs", "1", "--batch-size", "32"]  # fmt: skip
     result = _das(*args, monli_dir=monli_dir)
     assert result.exit_code == 0, result.output
@@ -31,7 +31,10 @@ def tiny_run(tmp_path_factory, tiny_classifier_dir, monli_dir):
 def test_das_writes_one_row_per_unit_a_summary_a_heatmap_and_the_interventions(tiny_run):
     out, _, stdout = tiny_run
     rows = list(csv.DictReader(open(out / "das.csv")))
-    assert len(rows) == 2 * 2 * 2  # locations x variables x seeds
+    assert len(rows) == 2 * 2 * 2 * 2  # locations x variables x sizes x seeds
+    boundless = [r for r in rows if r["size"] == "boundless"]
+    assert len(boundless) == 8 and all(r["subspace"] == "boundless" and 1 <= int(r["k"]) <= int(r["width"]) for r in boundless)
+    rows = [r for r in rows if r["size"] == "4"]
     assert {r["location"] for r in rows} == {"blocks.1.hook_resid_post@w_h", "blocks.0.hook_resid_post@w_p+w_h"}
     assert {r["width"] for r in rows} == {"32", "64"}
     for r in rows:
@@ -41,7 +44,7 @@ def test_das_writes_one_row_per_unit_a_summary_a_heatmap_and_the_interventions(t
         intervention, meta = load_intervention(out / r["file"])
         assert meta["variable"] == r["variable"] and meta["location"] == r["location"] and intervention.k == 4
     summary = list(csv.DictReader(open(out / "das_summary.csv")))
-    assert len(summary) == 4 and all(s["seeds"] == "2" and float(s["das_low"]) <= float(s["das_iia"]) <= float(s["das_high"]) for s in summary)
+    assert len(summary) == 8 and all(s["seeds"] == "2" and float(s["das_low"]) <= float(s["das_iia"]) <= float(s["das_high"]) for s in summary)
     assert (out / "das.png").stat().st_size > 5000
     assert set(json.loads((out / "das.manifest.json").read_text())["files"]) == {"das.csv", "das_summary.csv", "das.png"}
     assert "lexrel" in stdout and "blocks.0.hook_resid_post@w_p+w_h" in stdout

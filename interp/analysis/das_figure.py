@@ -66,7 +66,8 @@ def das_heatmap(rows: list[dict]):
     variables = list(dict.fromkeys(s["variable"] for s in summary))
     cell = {(s["location"], s["variable"]): s for s in summary}
     k = next(iter(cell.values()))["k"]
-    fig, axes = plt.subplots(1, len(METHODS), figsize=(1.2 * len(variables) * len(METHODS) + 4, 0.32 * len(locations) + 1.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(METHODS), figsize=(1.0 * len(variables) * len(METHODS) + 5, 0.3 * len(locations) + 1.6),
+                             squeeze=False, layout="constrained")  # fmt: skip
     for ax, method in zip(axes[0], METHODS):
         grid = np.array([[cell[(loc, var)][f"{method}_iia"] if (loc, var) in cell else np.nan for var in variables] for loc in locations])
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
@@ -76,7 +77,7 @@ def das_heatmap(rows: list[dict]):
         ax.set_xticks(range(len(variables)), variables, rotation=30, ha="right")
         ax.set_yticks(range(len(locations)), locations if method == METHODS[0] else [""] * len(locations), fontsize=7)
         ax.set_title(_TITLES[method].format(k=size if size == "boundless" else int(round(k))), fontsize=9)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="held-out IIA")
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.6, label="held-out IIA")
     return fig
 
 

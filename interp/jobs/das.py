@@ -134,8 +134,8 @@ class DasConfig:
 
 
 def _unit_name(variable: str, location: Location, k: str, seed: int) -> str:
-    safe = re.sub(r"[^\w.@+-]", "_", f"{variable}__{location}__k{k}__s{seed}")
-    return safe
+    """A unit's file name stem: variable, location, size and seed, with any other character as ``_``."""
+    return re.sub(r"[^\w.@+-]", "_", f"{variable}__{location}__k{k}__s{seed}")
 
 
 def _check_sizes(config: DasConfig, locations: list[Location], widths: dict[Location, int]) -> None:
@@ -232,7 +232,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         write_csv_atomic(rows, outputs.path("das.csv"))
         write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))
         fig = das_heatmap(rows)
-        save_figure_atomic(fig, outputs.path("das.png"), dpi=130)
+        save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
     return rows
 
 
@@ -260,6 +260,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     (loc,) = parse_locations(str(meta.get("location")), n_layers(model), task.roles)
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
     runner = PairSuffix(model, encoded, loc)
+    intervention.to(runner.vectors.device)
     if runner.width != intervention.width:
         raise ConfigError(f"--load {path}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
     own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()

@@ -325,13 +325,15 @@ def train(
     trained; ``overwrite`` allows replacing a *different* run.
 
     Raises:
-        ConfigError: an invalid setting.
+        ConfigError: an invalid setting; ``config.iit`` without an ``objective``.
         DataError: MoNLI (or ``data_file``) missing or spoiled.
         ModelError: the model cannot be loaded (see :func:`load_classifier`).
         OutputError: ``out_dir`` cannot be written, or holds a different run
             and ``overwrite`` is false.
     """
     config.validate()
+    if config.iit and objective is None:
+        raise ConfigError("--iit: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = config.load(config.eval_splits)

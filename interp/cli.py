@@ -388,15 +388,17 @@ def location_sweep(model, out, examples, task, data_file, variable, splits, seed
 
 @main.command()
 @click.option("--interventions", "path", required=True, type=click.Path(dir_okay=False), help="File from interp intervene.")
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml, clique.png.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml (and --format's others), clique.png.")
 @click.option("--location", default=None, help="Which location of the file (default: its only one).")
 @click.option("--variable", default=None, help="Which intervened variable of the file: its values make the causal edges (default: its only one).")
 @click.option("--alphas", default="1-10", show_default=True, help="α values to search with: a range 1-10 or a list 1,3,5.")
 @click.option("--min-size", type=int, default=None, help="Stop peeling at a clique smaller than this (default: the chance level at the graph's density; 2: peel to the end).")
 @click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
-def cliques(path, out, location, variable, alphas, min_size, model):
+@click.option("--format", "formats", default="graphml", show_default=True, help="The graph's file formats, comma-separated: graphml, gexf (Gephi), json (networkx node-link data with the cliques).")
+def cliques(path, out, location, variable, alphas, min_size, model, formats):
     """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
     from interp.jobs.cliques import (
+        GRAPH_FORMATS,
         CliqueConfig,
         format_cliques,
         parse_alphas,
@@ -405,11 +407,12 @@ def cliques(path, out, location, variable, alphas, min_size, model):
 
     config = CliqueConfig(
         interventions=path, out_dir=out, location=location, variable=variable, alphas=parse_alphas(alphas), model=model,
-        min_size=min_size,
+        min_size=min_size, formats=_splits(formats, "--format"),
     )
     report = run_cliques(config)
     click.echo(format_cliques(report))
-    click.echo(f"\nwrote {out}/cliques.json, {out}/graph.graphml, {out}/clique.png")
+    graphs = ", ".join(f"{out}/{GRAPH_FORMATS[f]}" for f in config.formats)
+    click.echo(f"\nwrote {out}/cliques.json, {graphs}, {out}/clique.png")
 
 
 @main.command()

@@ -202,3 +202,48 @@ def test_search_shares_work_across_alphas_without_changing_results():
     result = search(graph, range(1, 11), min_size=4)
     for alpha, found in result.cliques.items():
         assert [c.nodes.tolist() for c in found] == [c.nodes.tolist() for c in disjoint_cliques(graph, alpha, 4)]
+
+
+def test_cliques_exports_graphml_gexf_and_json_that_networkx_reads_back(tiny_interventions, tmp_path):
+    out = tmp_path / "c"
+    result = _cli("cliques", "--interventions", tiny_interventions, "--out", out, "--alphas", "1-4", "--min-size", "2",
+                  "--format", "graphml,gexf,json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert f"{out}/graph.gexf" in result.stdout and f"{out}/graph.json" in result.stdout
+    report = json.loads((out / "cliques.json").read_text())
+    reference = nx.read_graphml(out / "graph.graphml")
+    data = json.loads((out / "graph.json").read_text())
+    graphs = {"gexf": nx.read_gexf(out / "graph.gexf"), "json": nx.node_link_graph(data, edges="edges")}
+    assert reference.number_of_edges() > 0
+    for name, g in graphs.items():
+        assert set(g.nodes) == set(reference.nodes), name
+        assert {frozenset(e) for e in g.edges} == {frozenset(e) for e in reference.edges}, name
+        for node, attrs in reference.nodes(data=True):
+            assert int(g.nodes[node]["clique"]) == attrs["clique"] and g.nodes[node]["lexrel"] == attrs["lexrel"], (name, node)
+        causal = {frozenset((u, v)) for u, v, d in g.edges(data=True) if str(d["causal"]) in ("True", "true")}
+        assert causal == {frozenset((u, v)) for u, v, d in reference.edges(data=True) if d["causal"]}, name
+    assert [sorted(c) for c in data["cliques"]] == [sorted(c["example_ids"]) for c in report["cliques"]]
+    manifest = json.loads((out / "cliques.manifest.json").read_text())
+    assert {"graph.graphml", "graph.gexf", "graph.json"} <= set(manifest["files"])
+    bad = _cli("cliques", "--interventions", tiny_interventions, "--out", tmp_path / "d", "--format", "graphml,dot")
+    assert bad.exit_code == 2 and "--format must name some of graphml, gexf, json" in bad.stderr and not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("fmt", ["graphml", "gexf", "json"])
+def test_write_graph_keeps_clique_membership(tmp_path, fmt):
+    from interp.jobs.cliques import GRAPH_FORMATS, write_graph
+
+    g = nx.Graph()
+    for name, clique in (("a", 0), ("b", 0), ("c", 1), ("d", 1), ("e", -1)):
+        g.add_node(name, clique=clique, lexrel="⊏" if name < "c" else "⊐")
+    g.add_edges_from([("a", "b"), ("c", "d")], causal=True)
+    g.add_edge("b", "e", causal=False)
+    path = write_graph(g, tmp_path / GRAPH_FORMATS[fmt], fmt)
+    if fmt == "json":
+        data = json.loads(path.read_text())
+        assert data["cliques"] == [["a", "b"], ["c", "d"]]
+        back = nx.node_link_graph(data, edges="edges")
+    else:
+        back = (nx.read_graphml if fmt == "graphml" else nx.read_gexf)(path)
+    assert {n: int(d["clique"]) for n, d in back.nodes(data=True)} == {"a": 0, "b": 0, "c": 1, "d": 1, "e": -1}
+    assert back.nodes["c"]["lexrel"] == "⊐" and {frozenset(e) for e in back.edges} == {frozenset(e) for e in g.edges}

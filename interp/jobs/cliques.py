@@ -21,13 +21,16 @@ value and the smallest, causal edges, example ids, words, and three chance
 baselines: G(n, 1/2), G(n, density) and the block model),
 ``graph.graphml`` (nodes with example id, split, words, every variable's
 value, label, correctness and clique number; edges with ``causal``;
-readable by networkx and Gephi), ``clique.png`` (the largest clique's pairs
+readable by networkx and Gephi; with ``formats`` also or instead
+``graph.gexf``, Gephi's own format, and ``graph.json``, node-link data with
+the cliques' members: :func:`write_graph`), ``clique.png`` (the largest clique's pairs
 grouped by the more general word, as the paper's Figure 5, for MoNLI-style
 pairs) and ``cliques.manifest.json``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,8 +66,12 @@ class CliqueConfig:
     model: str | None = None
     min_size: int | None = None  # None: the chance level at the observed density
     variable: str | None = None  # None: the file's only variable
+    formats: tuple[str, ...] = ("graphml",)  # keys of GRAPH_FORMATS
 
     def validate(self) -> "CliqueConfig":
+        unknown = [f for f in self.formats if f not in GRAPH_FORMATS]
+        if unknown or not self.formats:
+            raise ConfigError(f"--format must name some of {', '.join(GRAPH_FORMATS)}, got {','.join(self.formats) or 'nothing'}")
         if not self.alphas or min(self.alphas) < 1:
             raise ConfigError(f"--alphas must name values of at least 1, got {list(self.alphas)}")
         if self.min_size is not None and self.min_size < 2:
@@ -130,8 +137,12 @@ def _general(nodes: dict, i: int) -> str:
     return str(nodes["words"]["w_h"][i] if forward else nodes["words"]["w_p"][i])
 
 
-def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray, path: Path) -> Path:
-    """The graph as GraphML (networkx), node id = example id; written beside ``path``, then moved.
+#: ``--format`` names: the intervention graph's file formats, all written by networkx.
+GRAPH_FORMATS = {"graphml": "graph.graphml", "gexf": "graph.gexf", "json": "graph.json"}
+
+
+def clique_graph(graph: InterventionGraph, nodes: dict, membership: np.ndarray):
+    """The intervention graph as a networkx ``Graph``, node id = example id.
 
     Nodes carry the split, the word at each role, every stored variable's
     value (as ``variable_<name>`` where the name is one of the node's own
@@ -156,9 +167,34 @@ def write_graphml(graph: InterventionGraph, nodes: dict, membership: np.ndarray,
     ids = nodes["example_ids"]
     for i, j in zip(*np.nonzero(np.triu(graph.edges, 1))):
         g.add_edge(str(ids[i]), str(ids[j]), causal=bool(graph.causal[i, j]))
+    return g
+
+
+def write_graph(g, path: Path, fmt: str) -> Path:
+    """Write ``g`` as ``fmt`` (a key of :data:`GRAPH_FORMATS`) beside ``path``, then move it into place.
+
+    ``graphml`` and ``gexf`` (Gephi's own format) through networkx's
+    writers; ``json`` as networkx node-link data (``nodes``, ``edges``,
+    each node with its ``clique``), plus ``cliques``: each clique's example
+    ids, largest first. Each reads back with networkx (``read_graphml``,
+    ``read_gexf``, ``node_link_graph``).
+
+    Raises:
+        OutputError: the file cannot be written.
+    """
+    import networkx as nx
+
     work = partial_path(path)
     try:
-        nx.write_graphml(g, work)
+        if fmt == "graphml":
+            nx.write_graphml(g, work)
+        elif fmt == "gexf":
+            nx.write_gexf(g, work)
+        else:
+            data = nx.node_link_data(g, edges="edges")
+            found = sorted({d["clique"] for _, d in g.nodes(data=True)} - {-1})
+            data["cliques"] = [[n for n, d in g.nodes(data=True) if d["clique"] == c] for c in found]
+            work.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         work.replace(path)
     except OSError as exc:
         work.unlink(missing_ok=True)
@@ -235,7 +271,9 @@ def run_cliques(config: CliqueConfig) -> dict:
     }
     with OutputSet(out, "cliques") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
-        write_graphml(graph, nodes, membership, outputs.path("graph.graphml"))
+        g = clique_graph(graph, nodes, membership)
+        for fmt in config.formats:
+            write_graph(g, outputs.path(GRAPH_FORMATS[fmt]), fmt)
         _figure(report, location, variable, result.best_alpha, outputs.path("clique.png"))
     return report
 

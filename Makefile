@@ -6,6 +6,9 @@ PY     := $(VENV)/bin/python
 # Where MoNLI lies; a user elsewhere points this at their own copy (see README).
 INTERP_MONLI_DIR ?= $(abspath ../shared/datasets/monli)
 export INTERP_MONLI_DIR
+# The semantic fragments (--task fragment:NAME), likewise.
+INTERP_FRAGMENTS_DIR ?= $(abspath ../shared/datasets/semantic_fragments)
+export INTERP_FRAGMENTS_DIR
 # Nothing downloads at run time: the embedded model is in site-packages.
 export HF_HUB_OFFLINE = 1
 DEMO_OUT ?= runs/demo

@@ -52,7 +52,7 @@ def _data_options(function):
         "--data-dir",
         type=click.Path(file_okay=False),
         default=None,
-        help="MoNLI directory (default: $INTERP_MONLI_DIR).",
+        help="MoNLI directory (default: $INTERP_MONLI_DIR); with --task fragment:NAME or fragments, the semantic fragments' (default: $INTERP_FRAGMENTS_DIR).",
     )(function)
 
 
@@ -135,12 +135,25 @@ def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_exam
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_data_options
 def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip_checksums):
-    """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's)."""
+    """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's, a task's, a semantic fragment's: --task fragment:NAME, or all eight: --task fragments)."""
     from interp.models import evaluate as evaluate_model
     from interp.models import load_classifier
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
+    if task == "fragments" or task.startswith("fragment:"):  # scored through the task's label mapping
+        from interp.models.evaluation import evaluate_task
+        from interp.tasks import resolve_task
+        from interp.tasks.fragments import FRAGMENTS
+
+        names = FRAGMENTS if task == "fragments" else (task.split(":", 1)[1],)
+        chosen = _splits(splits, "--splits") if splits is not None else ("test",)
+        table = {}
+        for name in names:
+            fragment = resolve_task(f"fragment:{name}", data_dir=data_dir, verify_checksums=not skip_checksums, argument="--task")
+            table[name] = evaluate_task(model, fragment, chosen, batch_size, progress=sys.stderr.isatty())
+        click.echo(json.dumps(table, indent=2) if as_json else _fragment_table(table, chosen))
+        return
     config = TrainConfig(
         task=task,
         data_file=data_file,
@@ -279,6 +292,19 @@ def intervene(model, out, locations, task, data_file, splits, max_examples, max_
         if aligned:
             click.echo("\nIIA on causal pairs by layer at each variable's aligned location (larger null in brackets):")
             click.echo(layer_table(summaries))
+
+
+def _fragment_table(table: dict, splits: tuple[str, ...]) -> str:
+    """Accuracy (%) per fragment and split, with the logic and monotonicity averages of Richardson et al. (2020), Table 1."""
+    from interp.tasks.fragments.data import LOGIC, MONOTONICITY
+
+    lines = [f"{'fragment':22}" + "".join(f"{s:>10}" for s in splits)]
+    for name, metrics in table.items():
+        lines.append(f"{name:22}" + "".join(f"{100 * metrics[s]['accuracy']:10.1f}" for s in splits))
+    for label, group in (("logic average", LOGIC), ("monotonicity average", MONOTONICITY)):
+        if all(g in table for g in group):
+            lines.append(f"{label:22}" + "".join(f"{100 * sum(table[g][s]['accuracy'] for g in group) / len(group):10.1f}" for s in splits))
+    return "\n".join(lines)
 
 
 def _ints(value: str, option: str) -> tuple[int, ...]:

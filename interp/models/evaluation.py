@@ -93,3 +93,37 @@ def evaluate(
         counts[example.split][0] += int(predicted == example.label)
         counts[example.split][1] += 1
     return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}
+
+
+def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False) -> dict[str, dict]:
+    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, reading gold labels through the task's mapping.
+
+    A model with the task's labels is scored as is; a model whose labels are
+    the task's :attr:`~interp.tasks.base.Task.label_mapping` image (MoNLI's
+    two labels on a semantic fragment) is scored against the mapped gold
+    labels (:meth:`~interp.tasks.base.Task.scored_labels`).
+
+    Returns:
+        ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
+
+    Raises:
+        ModelError: the model cannot be loaded, has no head, or has labels the task cannot be scored with.
+        DataError, ConfigError: as ``task.load``.
+    """
+    from interp.models.loading import checkpoint_labels, load_classifier
+
+    model, tokenizer = load_classifier(spec, require_head=True)
+    have = checkpoint_labels(model.config)
+    mapping = task.scored_labels(have)
+    if mapping is None:
+        wanted = " or ".join(str(tuple(dict.fromkeys(m))) for m in (task.labels, [task.label_mapping.get(x, x) for x in task.labels]) if m)
+        raise ModelError(f"model {spec!r} has labels {have}; task {task.name!r} is scored with labels {wanted}")
+    examples = task.load(tuple(splits))
+    encoded = encode_for_classifier(examples, tokenizer, task.labels)
+    logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
+    names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for example, predicted in zip(examples, logits.argmax(-1).tolist()):
+        counts[example.split][0] += int(names[predicted] == mapping[example.label])
+        counts[example.split][1] += 1
+    return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}

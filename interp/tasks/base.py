@@ -71,6 +71,9 @@ class Task:
         inputs: ``example -> {input variable: value}``.
         alignment: variable -> the token roles it is aligned to by default.
         roles: every token role an example of the task can have.
+        label_mapping: gold label -> the label a classifier without it is scored
+            against (the semantic fragments' ``{"contradiction": "neutral"}`` lets
+            a two-label MoNLI model be scored on three-label data; see :meth:`scored_labels`).
     """
 
     name: str
@@ -82,6 +85,7 @@ class Task:
     causal_model: Callable[[Sequence[Any]], CausalModel] | None = None
     inputs: Callable[[Any], dict] | None = None
     alignment: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    label_mapping: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -89,6 +93,9 @@ class Task:
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")
+        bad_mapping = {k: v for k, v in self.label_mapping.items() if k not in self.labels or v not in self.labels}
+        if bad_mapping:
+            raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} names labels the task lacks ({', '.join(self.labels)})")
         if (self.causal_model is None) != (self.inputs is None):
             raise ConfigError(f"task {self.name!r}: causal_model and inputs come together (one is missing)")
         for variable, roles in self.alignment.items():
@@ -98,6 +105,18 @@ class Task:
                     f"task {self.name!r}: variable {variable!r} is aligned to unknown role(s) {', '.join(unknown) or '(none)'}; "
                     f"the task's roles are {', '.join(self.roles)}"
                 )
+
+    def scored_labels(self, model_labels: tuple[str, ...]) -> dict[str, str] | None:
+        """How gold labels are read for a classifier with ``model_labels``: gold -> label, or ``None`` if it cannot be scored.
+
+        The identity when the model has the task's labels (in any order);
+        :attr:`label_mapping` applied when the model has exactly the mapped
+        label set (a two-label entailment / neutral model on three-label data).
+        """
+        if set(model_labels) == set(self.labels):
+            return {label: label for label in self.labels}
+        mapped = {label: self.label_mapping.get(label, label) for label in self.labels}
+        return mapped if self.label_mapping and set(mapped.values()) == set(model_labels) else None
 
     @property
     def variables(self) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ Usage::
 
     resolve_task("monli", data_dir="path/to/monli")
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
+    resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
     resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
     resolve_task("my_package.tasks:make_task")    # an importable module
 
@@ -21,10 +22,11 @@ from pathlib import Path
 
 from interp.core.errors import ConfigError
 from interp.tasks.base import Task
+from interp.tasks.fragments.task import FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli")
+BUILT_IN = ("monli", "mqnli", *(f"{PREFIX}{name}" for name in FRAGMENTS))
 
 
 def _load_module(spec: str, argument: str):
@@ -57,8 +59,9 @@ def resolve_task(
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, ``mqnli``, or ``path/to/file.py:function`` / ``package.module:function``.
-        data_dir, verify_checksums: where MoNLI's released files lie, and whether to check them.
+        spec: ``monli``, ``mqnli``, ``fragment:NAME`` (a semantic fragment), or
+            ``path/to/file.py:function`` / ``package.module:function``.
+        data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
         data_file: the generated file ``mqnli`` reads.
         argument: how messages name the setting (the CLI passes ``--task``).
 
@@ -72,6 +75,11 @@ def resolve_task(
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":
         return mqnli_task(data_file)
+    if spec.startswith(PREFIX):
+        name = spec[len(PREFIX) :]
+        if name not in FRAGMENTS:
+            raise ConfigError(f"{argument} {spec!r}: no such semantic fragment; choose from {', '.join(FRAGMENTS)}")
+        return fragment_task(name, data_dir, verify_checksums)
     if ":" not in spec:
         raise ConfigError(
             f"{argument} {spec!r}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"

@@ -1,0 +1,95 @@
+"""The semantic fragments as tasks: the released files, file:line errors, the label mapping, and scoring against a naive loop."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+from click.testing import CliRunner
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from interp.cli import main
+from interp.core.errors import ConfigError, DataError
+from interp.tasks import Task, resolve_task
+from interp.tasks.fragments import FRAGMENTS, load_fragment
+
+
+@pytest.fixture(scope="session")
+def fragments_dir(monli_dir):
+    path = monli_dir.parent / "semantic_fragments"
+    if not path.is_dir():
+        pytest.fail(f"the semantic fragments are not at {path} (see datasets/semantic_fragments/README.md)")
+    return path
+
+
+def test_every_released_file_loads_with_its_checksum(fragments_dir):
+    for name in FRAGMENTS:
+        pairs = load_fragment(name, data_dir=fragments_dir)
+        assert [sum(p.split == s for p in pairs) for s in ("train", "dev", "test")] == [3000, 1000, 1000], name
+        assert {p.label for p in pairs} == {"entailment", "contradiction", "neutral"}
+    assert pairs[0].id == "monotonicity_hard/train:1" and pairs[-1].id == "monotonicity_hard/test:1000"
+
+
+def test_spoiled_files_are_named_with_their_line(fragments_dir, tmp_path):
+    copy = tmp_path / "fragments"
+    shutil.copytree(fragments_dir / "negation", copy / "negation")
+    path = copy / "negation" / "dev.json"
+    path.chmod(0o644)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[6] = json.dumps({**json.loads(lines[6]), "gold_label": "maybe"})
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="dev.json: SHA-256 does not match"):
+        load_fragment("negation", ("dev",), data_dir=copy)
+    with pytest.raises(DataError, match=r"dev.json:7: unknown gold_label 'maybe'"):
+        load_fragment("negation", ("dev",), data_dir=copy, verify_checksums=False)
+    lines[6] = "{not json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"dev.json:7: malformed JSON"):
+        load_fragment("negation", ("dev",), data_dir=copy, verify_checksums=False)
+    with pytest.raises(DataError, match="test.json: file not found"):
+        load_fragment("boolean", ("test",), data_dir=copy)
+    with pytest.raises(ConfigError, match="no such semantic fragment"):
+        resolve_task("fragment:negations")
+
+
+def test_the_label_mapping_folds_contradiction_for_two_label_models(fragments_dir):
+    task = resolve_task("fragment:quantifier", data_dir=str(fragments_dir))
+    assert task.causal_model is None and task.default_splits == ("test",)
+    assert task.scored_labels(("entailment", "neutral"))["contradiction"] == "neutral"
+    assert task.scored_labels(("neutral", "contradiction", "entailment"))["contradiction"] == "contradiction"
+    assert task.scored_labels(("yes", "no")) is None
+    with pytest.raises(ConfigError, match="label_mapping"):
+        Task(name="t", labels=("a", "b"), splits=("x",), load=list, roles=("cls",), label_mapping={"c": "a"})
+
+
+def _naive_correct(model_dir, pairs, mapping) -> int:
+    """One batch-1 forward per pair, gold read through ``mapping``."""
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    names = [model.config.id2label[i].lower() for i in range(model.config.num_labels)]
+    hits = 0
+    with torch.no_grad():
+        for p in pairs:
+            logits = model(**tokenizer(p.premise, p.hypothesis, return_tensors="pt")).logits[0]
+            hits += names[int(logits.argmax())] == mapping.get(p.label, p.label)
+    return hits
+
+
+def test_evaluate_scores_a_two_and_a_three_label_model_like_the_naive_loop(fragments_dir, tiny_classifier_dir, tiny_mqnli_classifier_dir):
+    for model_dir, mapping in ((tiny_classifier_dir, {"contradiction": "neutral"}), (tiny_mqnli_classifier_dir, {})):
+        result = CliRunner().invoke(main, ["evaluate", "--model", str(model_dir), "--task", "fragment:comparative", "--splits", "dev",
+                                           "--data-dir", str(fragments_dir), "--json"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.output)["comparative"]["dev"]
+        pairs = load_fragment("comparative", ("dev",), data_dir=fragments_dir)
+        expected = _naive_correct(model_dir, pairs, mapping)
+        first = CliRunner().invoke(main, ["evaluate", "--model", str(model_dir), "--task", "fragment:comparative", "--splits", "dev",
+                                          "--data-dir", str(fragments_dir), "--json", "--batch-size", "7"])  # fmt: skip
+        assert json.loads(first.output) == json.loads(result.output)  # batching does not change a prediction
+        assert got["n"] == 1000 and got["correct"] == expected
+    table = CliRunner().invoke(main, ["evaluate", "--model", str(tiny_classifier_dir), "--task", "fragments", "--splits", "dev",
+                                      "--data-dir", str(fragments_dir)])  # fmt: skip
+    assert table.exit_code == 0 and len(table.output.strip().splitlines()) == 1 + 8 + 2
+    assert "logic average" in table.output and "monotonicity average" in table.output

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from interp.core.checksums import sha256_of
+from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
 
 ENV_VAR = "INTERP_FRAGMENTS_DIR"
@@ -84,14 +84,7 @@ def fragments_dir(data_dir: str | os.PathLike | None = None) -> Path:
     Raises:
         DataError: neither is set, or it is not a directory.
     """
-    if data_dir is None or str(data_dir) == "":
-        data_dir = os.environ.get(ENV_VAR)
-        if not data_dir:
-            raise DataError(f"no semantic fragments directory given: {_HOW_TO_GET}")
-    path = Path(data_dir).expanduser()
-    if not path.is_dir():
-        raise DataError(f"semantic fragments directory {path} does not exist or is not a directory: {_HOW_TO_GET}")
-    return path
+    return dataset_dir(data_dir, ENV_VAR, "semantic fragments", _HOW_TO_GET)
 
 
 def _parse(text: str, where: str, fragment: str, split: str, lineno: int) -> FragmentPair:

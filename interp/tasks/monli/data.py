@@ -25,7 +25,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Iterable
 
-from interp.core.checksums import sha256_of
+from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
 from interp.tasks.encoding import word_spans
 
@@ -128,15 +128,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     Raises:
         DataError: neither is set, or the directory does not exist.
     """
-    if data_dir is None or str(data_dir) == "":
-        env = os.environ.get(ENV_VAR)
-        if not env:
-            raise DataError(f"no MoNLI directory given. {_HOW_TO_GET}")
-        data_dir = env
-    path = Path(data_dir).expanduser()
-    if not path.is_dir():
-        raise DataError(f"MoNLI directory {path} does not exist or is not a directory. {_HOW_TO_GET}")
-    return path
+    return dataset_dir(data_dir, ENV_VAR, "MoNLI", _HOW_TO_GET)
 
 
 def _check_split_names(splits: Iterable[str]) -> tuple[str, ...]:

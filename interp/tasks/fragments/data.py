@@ -14,7 +14,6 @@ in the repository lists the same sums).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Iterable
 
 from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
+from interp.core.jsonlines import json_record
 
 ENV_VAR = "INTERP_FRAGMENTS_DIR"
 LABELS: tuple[str, ...] = ("entailment", "contradiction", "neutral")
@@ -88,12 +88,7 @@ def fragments_dir(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def _parse(text: str, where: str, fragment: str, split: str, lineno: int) -> FragmentPair:
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    record = json_record(text, where)
     for name in ("sentence1", "sentence2", "gold_label"):
         if not isinstance(record.get(name), str) or not record[name].strip():
             raise DataError(f"{where}: field {name!r} must be a non-empty string, got {record.get(name)!r}")
@@ -133,8 +128,6 @@ def load_fragment(
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"{path}: cannot read ({exc})") from None
         for lineno, text in enumerate(lines, start=1):
-            if not text.strip():
-                raise DataError(f"{path}:{lineno}: empty line")
             pairs.append(_parse(text, f"{path}:{lineno}", fragment, split, lineno))
         if not lines:
             raise DataError(f"{path}: empty file, no examples")

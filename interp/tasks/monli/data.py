@@ -18,7 +18,6 @@ files (``datasets/monli/SHA256SUMS`` in the repository lists the same sums).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from enum import Enum
@@ -27,6 +26,7 @@ from typing import Iterable
 
 from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
+from interp.core.jsonlines import json_record
 from interp.tasks.encoding import word_spans
 
 ENV_VAR = "INTERP_MONLI_DIR"
@@ -143,14 +143,7 @@ def _check_split_names(splits: Iterable[str]) -> tuple[str, ...]:
 
 def _parse_line(text: str, path: Path, lineno: int, info: SplitInfo) -> Example:
     where = f"{path}:{lineno}"
-    if not text.strip():
-        raise DataError(f"{where}: empty line")
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    record = json_record(text, where)
     for field, kind in _FIELDS.items():
         if field not in record:
             raise DataError(f"{where}: missing field {field!r}")

@@ -41,7 +41,7 @@ from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.engine.interventions import RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks.locations import Location
-from interp.jobs.das import DasConfig, _as_tensors
+from interp.jobs.das import HELD_OUT_SEED_OFFSET, DasConfig, _as_tensors
 from interp.jobs.intervene import select_examples
 from interp.models import load_classifier
 from interp.tasks.encoding import collate, encode_examples
@@ -99,7 +99,7 @@ def main() -> None:
     inputs = [task.inputs(e) for e in examples]
     train_idx, test_idx = split_examples(len(examples), 0.2, 0)
     train = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, train_idx, args.train_pairs, 0), task)
-    test = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, test_idx, args.test_pairs, 7919), task)
+    test = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, test_idx, args.test_pairs, HELD_OUT_SEED_OFFSET), task)
     settings = FitSettings(epochs=1, lr=1e-3, batch_size=args.batch_size, seed=0)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads; model {args.model}; {len(examples)} examples "

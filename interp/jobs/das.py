@@ -62,6 +62,8 @@ from interp.tasks.encoding import check_wordpiece_rule, encode_examples, locatio
 
 KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"
+#: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
+HELD_OUT_SEED_OFFSET = 7919
 #: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
 BLOCK_CHOICE_PAIRS = 256
 
@@ -203,7 +205,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         for variable in config.variables:
             pair_sets[seed, variable] = tuple(
                 _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset), task)
-                for idx, n, offset in ((train_idx, config.train_pairs, 0), (test_idx, config.test_pairs, 7919))
+                for idx, n, offset in ((train_idx, config.train_pairs, 0), (test_idx, config.test_pairs, HELD_OUT_SEED_OFFSET))
             )
     units = [(loc, seed, var, k) for loc in locations for seed in config.seeds for var in config.variables for k in config.subspaces]
     todo = [u for u in units if not (parts / f"{_unit_name(u[2], u[0], u[3], u[1])}.json").is_file()]
@@ -212,12 +214,16 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     bar = tqdm(total=total, unit="step", disable=not progress, desc="das")
     meta_common = {"task": task.name, "model": config.model, "model_sha256": sha, "causal_model": causal.name}
     try:
-        runner, runner_loc = None, None
+        runner, runner_loc, vanilla = None, None, {}
         for loc, seed, variable, k in todo:
             if runner_loc != loc:
                 runner, runner_loc = PairSuffix(model, encoded, loc), loc
             bar.set_description(f"{variable} {loc} k={k} seed {seed}")
-            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, k, seed, settings[seed], bar)
+            key = (loc, seed, variable)
+            if key not in vanilla:  # the whole vector's score is the same for every size k: once per (location, seed, variable)
+                test_b, test_s, test_t = pair_sets[seed, variable][1]
+                vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred)
+            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar)
             row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
             name = _unit_name(variable, loc, k, seed)
             intervention = row.pop("_intervention")
@@ -266,7 +272,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
     seed = config.seeds[0]
     _, test_idx = split_examples(len(examples), config.test_share, seed)
-    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + 7919), task)
+    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET), task)
     saved = score_intervention(runner, intervention, *pairs, own_pred)
     vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred)
     return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed, **{f"saved_{k}": v for k, v in saved.items()},
@@ -278,8 +284,12 @@ def _as_tensors(pairs, task: Task) -> tuple[torch.Tensor, torch.Tensor, torch.Te
     return torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), torch.tensor(targets, dtype=torch.long)
 
 
-def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray, k: str, seed: int, settings: FitSettings, bar) -> dict:
-    """Train and score one (location, seed, variable, k); the row of ``das.csv`` (its intervention under ``_intervention``)."""
+def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray, vanilla: dict, k: str, seed: int, settings: FitSettings,
+              bar) -> dict:  # fmt: skip
+    """Train and score one (location, seed, variable, k); the row of ``das.csv`` (its intervention under ``_intervention``).
+
+    ``vanilla``: the whole vector's scores on the same held-out pairs (:func:`score_intervention`).
+    """
     (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
     torch.manual_seed(seed)
     intervention = _make(config, k, runner.width, seed)
@@ -287,7 +297,6 @@ def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray
     losses = fit_intervention(runner, intervention, train_b, train_s, train_t, settings, on_step=lambda loss: bar.update(1))
     seconds = time.perf_counter() - started
     das = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred)
-    vanilla = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred)
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
     block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose])
     localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred)

@@ -65,8 +65,8 @@ def iit_objective(config: TrainConfig, task: Task):
         causal = task.build_causal_model(examples)
         inputs = [task.inputs(e) for e in examples]
         encoded = encode_examples(examples, tokenizer, "first", task.labels)
-        location_tokens(encoded, location.roles, f"--iit location {location}")  # every example has the roles
-        width = len(encoded[0].tokens(location.roles[0])) * len(location.roles) * model.config.hidden_size
+        tokens = location_tokens(encoded, location.roles, f"--iit location {location}")  # every example has the roles
+        width = len(tokens[0]) * model.config.hidden_size
         device = next(model.parameters()).device
         rotation = None
         if config.iit_subspace is not None:

@@ -13,7 +13,7 @@ export INTERP_FRAGMENTS_DIR
 export HF_HUB_OFFLINE = 1
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup setup-test demo test clean
+.PHONY: setup setup-test browser demo test docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The report's browser test drives Debian's Chromium through its driver; nothing downloads a browser.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
 setup: $(VENV)/.installed
-setup-test: $(VENV)/.installed-test
+setup-test: $(VENV)/.installed-test browser
 
 demo: setup
 	$(VENV)/bin/interp demo --out $(DEMO_OUT)
@@ -37,5 +42,9 @@ demo: setup
 test: setup-test
 	$(PY) -m pytest -q
 
+# The API reference from the docstrings (pdoc), into site/; fails on a warning or a raw reStructuredText role.
+docs: setup-test
+	$(PY) docs/build_api.py site
+
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs site test-artifacts

@@ -472,7 +472,7 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, 
         result = run_task_demo(config, progress=not quiet)
         click.echo("")
         click.echo(format_task_demo(result))
-        click.echo(f"\nwrote {out}/: model/, activations.h5, probes.csv, probes.png, interventions.h5, cliques/")
+        click.echo(f"\nwrote {out}/: model/, activations.h5, probes.csv, probes.png, interventions.h5, cliques/, report/index.html")
         return
 
     behavioral = BehavioralConfig(
@@ -490,9 +490,22 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, 
     click.echo(format_demo(result))
     click.echo(
         f"\nwrote {out}/: metrics.json, model/, challenge_model/, activations.h5, probes.csv, probes.png, "
-        "interventions.h5, cliques.json, graph.graphml, clique.png "
+        "interventions.h5, cliques.json, graph.graphml, clique.png, report/index.html "
         f"in {result.seconds:.0f} s"
     )
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path())
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for index.html (default: RUN_DIR/report).")
+def report(run_dir, out):
+    """One self-contained HTML page of a run folder: behavior, probe and IIA heatmaps, the clickable intervention graph, settings and hashes."""
+    from interp.jobs.report import ReportConfig, write_report
+    from interp.jobs.report.page import summary
+
+    page, data = write_report(ReportConfig(run_dir=run_dir, out_dir=out))
+    click.echo(summary(data))
+    click.echo(f"wrote {page} (open it in a browser; it needs no network)")
 
 
 @main.command()

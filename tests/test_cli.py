@@ -97,9 +97,11 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "activations.h5", "challenge_model", "clique.png", "cliques.json", "cliques.manifest.json", "graph.graphml",
-        "interventions.h5", "metrics.json", "model", "probe.manifest.json", "probes.csv", "probes.json", "probes.png",
+        "activations.h5", "activations.h5.manifest.json", "behavioral.manifest.json", "challenge_model", "clique.png",
+        "cliques.json", "cliques.manifest.json", "graph.graphml", "interventions.h5", "interventions.h5.manifest.json",
+        "metrics.json", "model", "probe.manifest.json", "probes.csv", "probes.json", "probes.png", "report",
     ]  # fmt: skip
+    assert (out / "report" / "index.html").stat().st_size > 1_000_000 and "report/index.html" in result.stdout
     with open(out / "probes.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 9 * 2 * 2  # 9 locations of a 2-block model x 2 targets x 2 probe kinds

@@ -208,16 +208,39 @@ class OutputSet:
             shutil.rmtree(self.staging, ignore_errors=True)
 
     def _commit(self) -> None:
-        from interp.core.checksums import sha256_of
-
         missing = [n for n in self.names if not (self.staging / n).is_file()]
         if missing:
             raise OutputError(f"{self.argument} {self.directory}: {missing[0]} was never written")
-        files = {n: {"bytes": (self.staging / n).stat().st_size, "sha256": sha256_of(self.staging / n)} for n in self.names}
+        record = manifest_record(self.command, [self.staging / n for n in self.names])
         ensure_writable_dir(self.directory, self.argument)
         try:
             for name in self.names:
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
             raise OutputError(f"{self.argument} {self.directory}: cannot move the outputs into place ({exc.strerror or exc})") from None
-        write_json_atomic(self.directory / MANIFEST.format(command=self.command), {"command": self.command, "files": files})
+        write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
+
+
+def manifest_record(command: str, paths: Iterable[Path]) -> dict:
+    """What a manifest holds: the command, and each file's name (relative to the manifest), size in bytes and SHA-256."""
+    from interp.core.checksums import sha256_of
+
+    return {"command": command, "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_of(p)} for p in paths}}
+
+
+def write_file_manifest(path: Path, command: str, *, if_missing: bool = False) -> Path:
+    """Write ``<path>.manifest.json`` for a command whose output is the one finished file ``path`` (a cache, an interventions file).
+
+    Its presence says ``path`` is complete; a report finds the run's outputs
+    through these manifests. Written atomically, after ``path``; with
+    ``if_missing``, only where there is none yet (a reused file made before
+    manifests were written).
+
+    Raises:
+        OutputError: the manifest cannot be written.
+    """
+    manifest = path.with_name(path.name + ".manifest.json")
+    if if_missing and manifest.is_file():
+        return manifest
+    write_json_atomic(manifest, manifest_record(command, [path]))
+    return manifest

@@ -3,6 +3,7 @@
 Layout (readable with plain h5py)::
 
     /example_ids, /split         str [n]
+    /text/premise, /text/hypothesis  str [n]  the sentences (files made before they were kept lack them)
     /label                       int8 [n]   gold label ids, in attrs["labels"] order of the file
     /words/<role>                str [n]    the task's word at each role (MoNLI: w_p, w_h); "" where absent
     /values/<variable>           int8 [n]   each example's value of every causal variable; attrs["names"]
@@ -24,6 +25,9 @@ from interp.core.errors import ConfigError
 from interp.core.hdf5 import ExampleFile, h5py
 from interp.tasks.base import VariableValues
 
+#: The example's two sentences, kept per example so a report can show them.
+TEXTS = ("premise", "hypothesis")
+
 
 def role_positions(encoded: Sequence, roles: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """The roles every encoded example has (in ``roles`` order) and int32 ``[n, len(those)]`` token indices."""
@@ -42,6 +46,8 @@ def write_examples(
     text = h5py().string_dtype()
     handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
     handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
+    for side in TEXTS:
+        handle.create_dataset(f"text/{side}", data=[str(getattr(e, side)) for e in examples], dtype=text)
     handle.create_dataset("label", data=np.array([list(labels).index(e.label) for e in examples], dtype=np.int8))
     for role in sorted({r for e in examples for r in e.words}):
         handle.create_dataset(f"words/{role}", data=[str(e.words.get(role, "")) for e in examples], dtype=text)
@@ -70,7 +76,7 @@ class PerExampleFile(ExampleFile):
             raise ConfigError(f"{self.path}: dataset example_ids is missing; the file was edited or is not interp's")
         n = self.handle["example_ids"].shape[0] if self.handle["example_ids"].ndim == 1 else -2
         expected = {"split": (n,), "label": (n,), "positions": (n, -1)}
-        for group in ("words", "values"):
+        for group in ("words", "values", "text"):
             if group in self.handle:
                 expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
         expected.update(shapes(n) if shapes is not None else {})
@@ -101,6 +107,13 @@ class PerExampleFile(ExampleFile):
             )
         data = self.handle[f"values/{variable}"]
         return VariableValues(variable, data[:], tuple(str(x) for x in data.attrs["names"]))
+
+    def texts(self, side: str) -> np.ndarray | None:
+        """str ``[n]``: each example's ``premise`` or ``hypothesis``; ``None`` in a file made before they were kept."""
+        if side not in TEXTS:
+            raise ValueError(f"side={side!r}: give one of {TEXTS}")
+        name = f"text/{side}"
+        return np.array(self.handle[name].asstr()[:]) if name in self.handle else None
 
     @property
     def word_roles(self) -> list[str]:

@@ -40,7 +40,7 @@ from interp.tasks.base import VariableValues
 FORMAT = "interp.interventions/3"
 OUTPUTS = "interchange"
 #: Names a variable may not take: they are the file's own datasets and groups.
-RESERVED = frozenset({"example_ids", "split", "label", "base_pred", "words", "values", "positions", OUTPUTS})
+RESERVED = frozenset({"example_ids", "split", "label", "base_pred", "words", "values", "positions", "text", OUTPUTS})
 
 
 def check_variable_names(variables: Sequence[str]) -> None:

@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from interp.core.outputs import ensure_writable_dir, write_json_atomic
+from interp.core.outputs import OutputSet, ensure_writable_dir, write_json_atomic
 from interp.models import TrainConfig, TrainResult, train
 from interp.models.loading import model_layers
 from interp.tasks.monli import SPLITS, resolve_data_dir
@@ -146,7 +146,8 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
             print(f"== training {directory}/ on {' + '.join(splits)}", flush=True)
         runs[name] = train(config.train_config(splits), out / directory, progress=progress, overwrite=True)
     result = BehavioralResult(config, runs["challenge"], runs["generalization"], time.perf_counter() - started)
-    write_json_atomic(out / "metrics.json", result.to_json())
+    with OutputSet(out, "behavioral") as outputs:
+        write_json_atomic(outputs.path("metrics.json"), result.to_json())
     return result
 
 

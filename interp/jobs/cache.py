@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
-from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space
+from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
 from interp.files.activations import FORMAT, initialise
 from interp.files.examples import role_positions
 from interp.hooks import hooked, n_layers
@@ -122,6 +122,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     if out.exists() and finished(out, meta, ids):
         if progress:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
+        write_file_manifest(out, "cache", if_missing=True)
         return out
     work = partial_path(out)
     already = work.stat().st_size if work.is_file() else 0
@@ -149,5 +150,6 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     finally:
         handle.close()
     os.replace(work, out)
+    write_file_manifest(out, "cache")
     return out
 

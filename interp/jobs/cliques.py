@@ -49,6 +49,7 @@ from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import Clique, search
 from interp.core.errors import ConfigError, OutputError
 from interp.core.outputs import OutputSet, partial_path, write_json_atomic
+from interp.files.examples import TEXTS
 from interp.files.interventions import open_interventions
 from interp.models.loading import model_sha256
 
@@ -144,23 +145,29 @@ GRAPH_FORMATS = {"graphml": "graph.graphml", "gexf": "graph.gexf", "json": "grap
 def clique_graph(graph: InterventionGraph, nodes: dict, membership: np.ndarray):
     """The intervention graph as a networkx ``Graph``, node id = example id.
 
-    Nodes carry the split, the word at each role, every stored variable's
-    value (as ``variable_<name>`` where the name is one of the node's own
-    attributes, e.g. MQNLI's variable ``label``), the gold label id, whether
-    the model gets it right, and the clique number (-1: none); edges carry
-    ``causal``.
+    Nodes carry the split, the premise and hypothesis (files made before
+    they were kept lack them), the word at each role, every stored
+    variable's value (as ``variable_<name>`` where the name is one of the
+    node's own attributes, e.g. MQNLI's variable ``label``), the gold label
+    id (``label``) and name (``gold``), the model's own ``prediction``,
+    whether it is ``correct``, and the clique number (-1: none); edges
+    carry ``causal``.
     """
     import networkx as nx
 
-    own = {"split", "label", "correct", "clique"}
+    own = {"split", "label", "gold", "prediction", "correct", "clique", *TEXTS}
+    labels = nodes["labels"]
     g = nx.Graph()
     for i, example_id in enumerate(nodes["example_ids"]):
         g.add_node(
             str(example_id),
             **{role: str(words[i]) for role, words in nodes["words"].items() if role not in own},
             **{(f"variable_{name}" if name in own else name): v.names[v.codes[i]] for name, v in nodes["stored"].items()},
+            **{side: str(nodes[side][i]) for side in TEXTS if nodes.get(side) is not None},
             split=str(nodes["split"][i]),
             label=int(nodes["label"][i]),
+            gold=labels[int(nodes["label"][i])],
+            prediction=labels[int(nodes["base_pred"][i])],
             correct=bool(nodes["base_pred"][i] == nodes["label"][i]),
             clique=int(membership[i]),
         )
@@ -226,6 +233,8 @@ def run_cliques(config: CliqueConfig) -> dict:
         nodes["words"] = {role: file.words(role) for role in file.word_roles}
         nodes["stored"] = {name: file.values(name) for name in file.stored_values}
         nodes["lexrel"] = nodes["stored"].get("lexrel")
+        nodes.update({side: file.texts(side) for side in TEXTS})
+        nodes["labels"] = [str(x) for x in file.meta["labels"]]
         nodes["values"], nodes["value_names"] = values.codes, values.names
         meta = dict(file.meta)
     out = Path(config.out_dir)

@@ -15,6 +15,7 @@
 5. Cliques (Appendix A.3): the intervention graph and its greedy disjoint
    cliques with chance baselines, ``cliques.json``, ``graph.graphml``,
    ``clique.png``.
+6. Report: ``report/index.html``, one page of all of it (:mod:`interp.jobs.report`).
 
 Every stage reuses what an earlier run already finished, so an interrupted
 demo, started again, continues where it stopped.
@@ -39,6 +40,7 @@ from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
+from interp.jobs.report import ReportConfig, write_report
 from interp.models.loading import model_layers
 
 
@@ -155,6 +157,10 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         print("== cliques", flush=True)
     report = run_cliques(CliqueConfig(interventions=str(interventions), out_dir=str(out), model=model, variable="lexrel"))
     lap("cliques")
+    page, _ = write_report(ReportConfig(run_dir=str(out)))
+    if progress:
+        print(f"== report: {page}", flush=True)
+    lap("report")
     return DemoResult(
         behavioral, rows, location, reason, summarize_all(interventions), report, time.perf_counter() - started, stages
     )

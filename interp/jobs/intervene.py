@@ -42,6 +42,7 @@ from interp.core.outputs import (
     ensure_writable_dir,
     require_free_space,
     write_bytes_atomic,
+    write_file_manifest,
 )
 from interp.core.subsets import seeded_subset
 from interp.engine.batched import (
@@ -249,6 +250,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         if reused:
             if progress:
                 tqdm.write(f"{out}: these interventions are already done, reusing them")
+            write_file_manifest(out, "intervene", if_missing=True)
             return out
         if not config.overwrite:
             raise OutputError(
@@ -349,5 +351,6 @@ def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, token
             (lambda i: checks[i].attrs()) if checks is not None else None,
         )  # fmt: skip
     write_bytes_atomic(out, buffer.getvalue())
+    write_file_manifest(out, "intervene")
     shards.remove()
 

@@ -22,6 +22,8 @@ task in general has no challenge set, so its demo is the rest of the path:
    above both nulls after the embeddings (``cliques.json``,
    ``graph.graphml``, ``clique.png``).
 
+6. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.jobs.report`).
+
 Every stage reuses what an earlier run finished.
 """
 
@@ -39,6 +41,7 @@ from interp.files.activations import open_cache
 from interp.hooks.locations import Location
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
+from interp.jobs.report import ReportConfig, write_report
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 from interp.models.training import TrainConfig, train
@@ -140,6 +143,7 @@ def run_task_demo(config: TaskDemoConfig, *, progress: bool = True) -> TaskDemoR
     best = best_alignment(summaries)
     report = run_cliques(CliqueConfig(interventions=str(path), out_dir=str(out / "cliques"), model=model,
                                       variable=best["variable"], location=best["location"]))  # fmt: skip
+    write_report(ReportConfig(run_dir=str(out)))
     return TaskDemoResult(
         {"n_train": result.n_train, "metrics": result.metrics, "epochs": result.epochs}, rows, skipped, summaries,
         best["location"], best["variable"], report, time.perf_counter() - started,

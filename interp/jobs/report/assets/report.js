@@ -1,0 +1,192 @@
+// The report page's own script: arranges the collected run data into plotly.js figures and handles clicks.
+// Data: the JSON in #report-data (interp/jobs/report/collect.py documents its sections).
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const main = document.getElementById("main");
+  const nav = document.getElementById("nav");
+  const PLOT_CONFIG = { displaylogo: false, responsive: true };
+  const PALETTE = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"];
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "onclick") node.addEventListener("click", v);
+      else node.setAttribute(k, v);
+    }
+    for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return node;
+  }
+  const unique = (xs) => [...new Set(xs)];
+  const fmt = (x, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? "" : Number(x).toFixed(digits));
+
+  function section(id, title) {
+    const s = el("section", { id: id }, el("h2", {}, title));
+    main.append(s);
+    nav.append(el("a", { href: "#" + id }, title));
+    return s;
+  }
+
+  function table(head, rows) {
+    return el("table", {}, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c) => (c instanceof Node ? c : el("td", {}, c)))))));
+  }
+
+  function select(label, options, onchange) {
+    const s = el("select", {}, ...options.map((o) => el("option", { value: o }, o)));
+    s.addEventListener("change", onchange);
+    return [el("label", {}, label + " ", s), s];
+  }
+
+  // A role × layer heatmap of `records` (each with role, layer), cells valued by `value` and described by `hover`.
+  function heatmap(div, records, value, hover, title, range) {
+    const roles = unique(records.map((r) => r.role));
+    const layers = unique(records.map((r) => r.layer)).sort((a, b) => a - b);
+    const at = (role, layer) => records.find((r) => r.role === role && r.layer === layer);
+    const z = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? value(r) : null; }));
+    const text = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? hover(r) : ""; }));
+    Plotly.react(div, [{
+      type: "heatmap", x: layers, y: roles, z: z, text: text, zmin: range[0], zmax: range[1], colorscale: "Viridis",
+      texttemplate: "%{z:.2f}", hovertemplate: "%{y}, layer %{x}<br>%{text}<extra></extra>",
+    }], {
+      title: { text: title }, height: 140 + 45 * roles.length, margin: { l: 90, r: 20, t: 50, b: 50 },
+      xaxis: { title: { text: "layer (0 = embeddings, r = output of block r − 1)" }, dtick: 1 }, yaxis: { title: { text: "role" } },
+    }, PLOT_CONFIG);
+  }
+
+  document.getElementById("run").textContent = "run folder " + data.run_dir + "; page written " + data.generated;
+
+  // Behavior: accuracy of each model on each split (Table 1 of Geiger et al. 2020 for the MoNLI demo).
+  if (data.behavioral.length) {
+    const s = section("behavioral", "Behavior");
+    for (const b of data.behavioral) {
+      s.append(el("p", { class: "note" }, "from " + b.source + " (accuracy, %)"));
+      s.append(table(["model", "trained on", ...b.splits],
+        b.rows.map((r) => [r.model, r.trained_on.join(" + "), ...b.splits.map((sp) => fmt(100 * r.accuracy[sp], 1))])));
+      for (const n of b.notes) s.append(el("p", { class: "note" }, n));
+    }
+  }
+
+  // Probes: role × layer heatmaps of held-out accuracy and selectivity (mean ± std over seeds).
+  data.probes.forEach((p, i) => {
+    const s = section("probes-" + i, data.probes.length > 1 ? "Probes: " + p.source.split("/").slice(-2).join("/") : "Probes");
+    s.append(el("p", { class: "note" }, "from " + p.source + "; selectivity = probe accuracy − control-task accuracy (Hewitt & Liang 2019)"));
+    const metrics = { "accuracy": "task_acc", "selectivity (type control)": "selectivity_type", "selectivity (shuffle control)": "selectivity_shuffle" };
+    const controls = el("div", { class: "controls" });
+    const div = el("div", { id: "probe-plot-" + i });
+    const [l1, target] = select("target", unique(p.records.map((r) => r.target)), draw);
+    const [l2, kind] = select("probe", unique(p.records.map((r) => r.probe)), draw);
+    const [l3, metric] = select("value", Object.keys(metrics), draw);
+    controls.append(l1, l2, l3);
+    s.append(controls, div);
+    function draw() {
+      const key = metrics[metric.value];
+      const rows = p.records.filter((r) => r.target === target.value && r.probe === kind.value);
+      heatmap(div, rows, (r) => r[key + "_mean"], (r) => `${metric.value} ${fmt(r[key + "_mean"])} ± ${fmt(r[key + "_std"])}<br>${r.location}`,
+        `${kind.value} probe for ${target.value}: ${metric.value}`, key === "task_acc" ? [0, 1] : [-0.5, 0.5]);
+    }
+    draw();
+  });
+
+  // Interchange interventions: IIA per variable and method, role × layer.
+  data.iia.forEach((source, i) => {
+    const s = section("iia-" + i, "IIA: " + source.source.split("/").slice(-2).join("/"));
+    s.append(el("p", { class: "note" }, "from " + source.source + "; IIA = share of pairs whose intervened output is the causal model's counterfactual"));
+    const controls = el("div", { class: "controls" });
+    const div = el("div", { id: "iia-plot-" + i });
+    const [l1, variable] = select("variable", unique(source.records.map((r) => r.variable)), draw);
+    const [l2, method] = select("method", unique(source.records.map((r) => r.method)), draw);
+    controls.append(l1, l2);
+    s.append(controls, div);
+    function draw() {
+      const rows = source.records.filter((r) => r.variable === variable.value && r.method === method.value);
+      heatmap(div, rows, (r) => r.iia, (r) => `IIA ${fmt(r.iia)}<br>${r.detail}<br>${r.location}`, `${method.value} interchange of ${variable.value}`, [0, 1]);
+    }
+    draw();
+  });
+
+  // The intervention graph with its cliques (Appendix A.3); clicking a node or a clique shows what it holds.
+  data.graphs.forEach((g, i) => {
+    const s = section("graph-" + i + "-section", "Cliques: " + g.variable + " at " + g.location);
+    const st = g.stats;
+    s.append(el("p", { class: "note" }, `${g.title}: ${st.nodes} examples, ${st.edges} edges (${st.causal_edges} causal), density ${fmt(st.density)}; ` +
+      `cliques of at least ${g.min_size} examples. Click a node for its example, a clique for its word pairs.`));
+    const plot = el("div", { id: "graph-" + i, class: "graph-plot" });
+    const side = el("div", { class: "graph-side" });
+    const detail = el("div", { class: "panel", id: "graph-" + i + "-detail" }, "Click a node or a clique.");
+    s.append(el("div", { class: "graph-wrap" }, plot, side));
+    side.append(detail);
+    const colour = (c) => (c < 0 ? "#b0b0b0" : PALETTE[c % PALETTE.length]);
+    const lines = (pick) => {
+      const x = [], y = [];
+      for (const [a, b] of g.edges.filter(pick)) { x.push(g.nodes[a].x, g.nodes[b].x, null); y.push(g.nodes[a].y, g.nodes[b].y, null); }
+      return { x, y };
+    };
+    const inClique = (e) => g.nodes[e[0]].clique >= 0 && g.nodes[e[0]].clique === g.nodes[e[1]].clique;
+    const background = lines((e) => !inClique(e));
+    const cliqueEdges = lines(inClique);
+    const baseSize = g.nodes.map((n) => (n.clique >= 0 ? 9 : 6));
+    const words = (n) => Object.entries(n.attributes).filter(([k]) => k.startsWith("w_")).map(([k, v]) => `${k} ${v}`).join(", ");
+    Plotly.newPlot(plot, [
+      { type: "scatter", mode: "lines", name: "edge", x: background.x, y: background.y, hoverinfo: "skip", line: { color: "rgba(90,90,90,0.05)", width: 1 } },
+      { type: "scatter", mode: "lines", name: "edge within a clique", x: cliqueEdges.x, y: cliqueEdges.y, hoverinfo: "skip", line: { color: "rgba(214,39,40,0.25)", width: 1 } },
+      {
+        type: "scatter", mode: "markers", name: "example", x: g.nodes.map((n) => n.x), y: g.nodes.map((n) => n.y),
+        customdata: g.nodes.map((_, k) => k), text: g.nodes.map((n) => `${n.id}<br>${words(n)}<br>clique ${n.clique < 0 ? "none" : n.clique}`),
+        hovertemplate: "%{text}<extra></extra>",
+        marker: { size: baseSize, color: g.nodes.map((n) => colour(n.clique)), symbol: g.nodes.map((n) => (n.correct ? "circle" : "x")), line: { width: 0.5, color: "#333" } },
+      },
+    ], {
+      height: 600, showlegend: false, hovermode: "closest", margin: { l: 10, r: 10, t: 10, b: 10 },
+      xaxis: { visible: false }, yaxis: { visible: false, scaleanchor: "x" },
+    }, PLOT_CONFIG);
+
+    function showNode(k) {
+      const n = g.nodes[k];
+      const rows = [["example", n.id], ["split", n.split], ["premise", n.premise], ["hypothesis", n.hypothesis], ["words", words(n)],
+        ["gold", n.gold], ["model's prediction", n.prediction + (n.correct ? " (right)" : " (wrong)")], ["clique", n.clique < 0 ? "none" : "#" + n.clique]];
+      for (const [key, value] of Object.entries(n.attributes)) if (!key.startsWith("w_")) rows.push([key, value]);
+      detail.replaceChildren(el("dl", {}, ...rows.flatMap(([a, b]) => [el("dt", {}, a), el("dd", {}, b)])));
+      if (n.clique >= 0) detail.append(el("button", { onclick: () => showClique(n.clique) }, "show clique #" + n.clique));
+    }
+    function showClique(c) {
+      const q = g.cliques[c];
+      const counts = Object.entries(q.value_counts).map(([v, k]) => `${k} ${v}`).join(" / ");
+      detail.replaceChildren(el("h3", {}, `clique #${c}: ${q.size} examples`),
+        el("p", { class: "note" }, `${g.variable}: ${counts}; ${q.causal_edges} causal edges; log10 E[# such cliques] in G(n, density) ${fmt(q.log10_expected, 1)}`),
+        el("p", { class: "note" }, "word pairs grouped by the more general word (the paper's Figure 5):"),
+        ...q.groups.map((gr) => el("div", { class: "group" }, el("b", {}, gr.general), gr.specific.join(", "))));
+      Plotly.restyle(plot, { "marker.size": [g.nodes.map((n, k) => (n.clique === c ? 14 : baseSize[k]))] }, [2]);
+      for (const row of side.querySelectorAll("tr.clique-row")) row.classList.toggle("selected", Number(row.dataset.clique) === c);
+    }
+    plot.on("plotly_click", (event) => {
+      const point = event.points.find((p) => p.curveNumber === 2);
+      if (point) showNode(point.customdata);
+    });
+    if (g.cliques.length) {
+      const rows = g.cliques.map((q) => {
+        const tr = el("tr", { class: "clique-row", "data-clique": q.number, onclick: () => showClique(q.number) },
+          el("td", {}, "#" + q.number), el("td", {}, q.size), el("td", {}, Object.entries(q.value_counts).map(([v, k]) => `${k} ${v}`).join(" / ")),
+          el("td", {}, q.causal_edges));
+        return tr;
+      });
+      side.append(el("table", {}, el("thead", {}, el("tr", {}, ...["clique", "size", g.variable, "causal edges"].map((h) => el("th", {}, h)))), el("tbody", {}, ...rows)));
+    } else {
+      side.append(el("p", { class: "note" }, "No clique reached the minimum size."));
+    }
+  });
+
+  // Settings and file hashes.
+  if (data.manifests.length || data.settings.length) {
+    const s = section("files", "Settings and files");
+    for (const st of data.settings) {
+      s.append(el("h3", {}, st.source));
+      s.append(table(["setting", "value"], Object.entries(st.settings).map(([k, v]) => [k, el("td", { class: "wrap" }, typeof v === "string" ? v : JSON.stringify(v))])));
+    }
+    const rows = [];
+    for (const m of data.manifests) for (const [name, f] of Object.entries(m.files)) rows.push([m.command, m.manifest, name, f.bytes, el("td", { class: "wrap" }, f.sha256)]);
+    s.append(el("h3", {}, "outputs, from the manifests"));
+    s.append(table(["command", "manifest", "file", "bytes", "SHA-256"], rows));
+  }
+  if (!main.children.length) main.append(el("p", {}, "This run folder holds nothing to show yet."));
+})();

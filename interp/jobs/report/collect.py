@@ -1,0 +1,282 @@
+"""What a run folder holds, read through its manifests, as one JSON-ready dict for the report page.
+
+A command that finished writes a manifest of its outputs
+(:mod:`interp.core.outputs`): ``<command>.manifest.json`` for a set of files
+(``probe``, ``cliques``, ``das``, ``behavioral``, ``location-sweep``) and
+``<file>.manifest.json`` for one file (``cache``, ``intervene``). A
+checkpoint's ``training.json`` is its own record, written last. The
+report reads these, never guessed file names, in ``RUN_DIR`` and the
+folders below it (two levels), so a section whose command never finished
+is left out rather than drawn from half a file.
+
+Sections (each a list, one entry per source, empty when absent):
+
+* ``behavioral``: models × splits accuracy (``metrics.json`` of ``interp
+  demo``, else each checkpoint's ``training.json``), with the paper's
+  figures where the run recorded them;
+* ``probes``: one record per location, target, probe kind:
+  role, layer, accuracy and both selectivities as mean and std over seeds
+  (Hewitt & Liang 2019 control tasks; Geiger et al. 2020 §6.1);
+* ``iia``: one record per variable, method and location: role, layer,
+  IIA and its interval or nulls (vanilla interchange from an
+  interventions file, §6.2; DAS, the best coordinate block and vanilla
+  from ``interp das``, Geiger et al. 2023);
+* ``graphs``: the intervention graph of a ``cliques`` run with a force
+  layout (networkx's Kamada-Kawai, :func:`layout`), each node's example
+  (id, premise, hypothesis, words, gold, prediction, clique) and each
+  clique's word pairs grouped by the general word (Appendix A.3, Figure 5);
+* ``manifests``: every manifest with its files' sizes and SHA-256, and
+  ``settings``: what each command recorded of its own settings.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from interp.core.errors import ConfigError
+from interp.hooks.locations import Location
+
+#: Manifests are looked for in RUN_DIR and this many folder levels below it.
+DEPTH = 2
+#: The commands whose manifests list a set of files, by the section they feed.
+SET_COMMANDS = ("behavioral", "probe", "cliques", "das", "location-sweep")
+
+
+def find_manifests(run_dir: Path) -> list[Path]:
+    """Every ``*.manifest.json`` in ``run_dir`` and up to :data:`DEPTH` levels below, the report's own folder excepted."""
+    found = []
+    for level in range(DEPTH + 1):
+        pattern = "/".join(["*"] * level + ["*.manifest.json"])
+        found += [p for p in sorted(run_dir.glob(pattern)) if "report" not in p.relative_to(run_dir).parts[:-1]]
+    return found
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not readable JSON ({exc})") from None
+
+
+def _read_csv(path: Path) -> list[dict]:
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except OSError as exc:
+        raise ConfigError(f"{path}: not readable ({exc.strerror or exc})") from None
+
+
+def _place(location: str) -> tuple[str, int]:
+    """A location's role (joined with +) and layer (0 = embeddings, r = output of block r − 1)."""
+    loc = Location.parse(location)
+    return "+".join(loc.roles), loc.hidden_index
+
+
+def behavioral_from_metrics(path: Path) -> dict:
+    """The demo's Table 1: both models' accuracy per split, the checks and the paper's BERT figures."""
+    data = _read_json(path)
+    models = [(name, data[name]) for name in ("challenge_model", "model") if name in data]
+    splits = list(dict.fromkeys(s for _, m in models for s in m["accuracy"]))
+    notes = [f"{name}: {'holds' if c['holds'] else 'FAILS'} ({json.dumps({k: v for k, v in c.items() if k != 'holds'})})" for name, c in data.get("checks", {}).items()]
+    if "paper_bert" in data:
+        notes.append("paper (BERT, Geiger et al. 2020 Table 1): " + json.dumps(data["paper_bert"], ensure_ascii=False))
+    return {
+        "source": str(path),
+        "splits": splits,
+        "rows": [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"]} for name, m in models],
+        "notes": notes,
+    }
+
+
+def behavioral_from_checkpoint(path: Path) -> dict:
+    """One checkpoint's accuracy per split from its ``training.json``."""
+    data = _read_json(path)
+    metrics = data.get("metrics", {})
+    return {
+        "source": str(path),
+        "splits": list(metrics),
+        "rows": [{"model": path.parent.name, "trained_on": data.get("config", {}).get("splits", []), "accuracy": {s: m["accuracy"] for s, m in metrics.items()}}],
+        "notes": [],
+    }
+
+
+def probe_records(path: Path) -> list[dict]:
+    """``probes.csv`` rows as role × layer cells: accuracy and both selectivities (mean, std over seeds)."""
+    records = []
+    for row in _read_csv(path):
+        role, layer = _place(row["location"])
+        records.append({
+            "location": row["location"], "role": role, "layer": layer, "target": row["target"], "probe": row["probe"],
+            **{f"{m}_{s}": float(row[f"{m}_{s}"]) for m in ("task_acc", "selectivity_type", "selectivity_shuffle") for s in ("mean", "std")},
+        })  # fmt: skip
+    return records
+
+
+def iia_from_interventions(path: Path) -> list[dict]:
+    """Vanilla interchange IIA on causal pairs per variable and location, with both nulls."""
+    from interp.analysis.iia import summarize_all
+
+    records = []
+    for s in summarize_all(path):
+        role, layer = _place(s["location"])
+        records.append({
+            "variable": s["variable"], "method": "vanilla", "location": s["location"], "role": role, "layer": layer,
+            "iia": s["iia_causal"], "detail": f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, "
+            f"copies source {s['copies_source_causal']:.3f}",
+        })  # fmt: skip
+    return records
+
+
+def iia_from_das(path: Path) -> list[dict]:
+    """``das_summary.csv``: DAS, the best coordinate block and vanilla per variable, location and k (mean and 95% interval)."""
+    records = []
+    for row in _read_csv(path):
+        role, layer = _place(row["location"])
+        for method in ("das", "block", "vanilla"):
+            name = f"{method} k={row['size']}" if method != "vanilla" else "vanilla"
+            records.append({
+                "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer,
+                "iia": float(row[f"{method}_iia"]),
+                "detail": f"95% interval {float(row[f'{method}_low']):.3f} to {float(row[f'{method}_high']):.3f} over {row['seeds']} seeds; chance {float(row['chance']):.3f}",
+            })  # fmt: skip
+    unique = {(r["variable"], r["method"], r["location"]): r for r in records}  # vanilla repeats once per k
+    return list(unique.values())
+
+
+def _read_graph(directory: Path, files: dict):
+    """The intervention graph a ``cliques`` run wrote, in the first format it has (node-link JSON, GraphML, GEXF)."""
+    import networkx as nx
+
+    for name, read in (
+        ("graph.json", lambda p: nx.node_link_graph(_read_json(p), edges="edges")),
+        ("graph.graphml", nx.read_graphml),
+        ("graph.gexf", nx.read_gexf),
+    ):
+        if name in files:
+            try:
+                return read(directory / name)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ConfigError(f"{directory / name}: not a readable graph ({exc})") from None
+    return None
+
+
+def _groups(clique: dict) -> list[dict]:
+    """A clique's word pairs grouped by the more general word (Figure 5), or each member's words where the task has no pairs."""
+    if "pairs" not in clique:
+        return [{"general": " ".join(w.values()), "specific": []} for w in clique["words"]]
+    groups: dict[str, list[str]] = {}
+    for premise_word, hypothesis_word, relation in clique["pairs"]:
+        general, specific = (hypothesis_word, premise_word) if relation == "⊏" else (premise_word, hypothesis_word)
+        groups.setdefault(general, []).append(specific)
+    return [{"general": g, "specific": sorted(set(s))} for g, s in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+
+
+#: Up to this many nodes the graph is laid out by Kamada-Kawai (O(n²) memory), beyond by Fruchterman-Reingold.
+KAMADA_KAWAI_NODES = 1000
+
+
+def layout(g, seed: int = 0) -> dict:
+    """A force-directed layout, node -> (x, y).
+
+    Kamada & Kawai (1989), spring energy over graph distances, up to
+    :data:`KAMADA_KAWAI_NODES` nodes: on the demo's dense graph (300 nodes,
+    density 0.44) it separates the blocks of ⊏ and ⊐ examples and the
+    clique within them, where Fruchterman-Reingold draws one blob with the
+    isolated nodes far out. Larger graphs: Fruchterman-Reingold, seeded.
+    """
+    import networkx as nx
+
+    if g.number_of_nodes() <= KAMADA_KAWAI_NODES:
+        return nx.kamada_kawai_layout(g, weight=None)
+    return nx.spring_layout(g, seed=seed, weight=None)
+
+
+def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
+    """The graph, its layout and its cliques for the page; ``None`` when the run wrote no graph file."""
+    import networkx as nx
+
+    g = _read_graph(directory, files)
+    if g is None:
+        return None
+    report = _read_json(directory / "cliques.json")
+    pos = layout(g, seed)
+    order = list(g.nodes)
+    index = {n: i for i, n in enumerate(order)}
+    known = {"clique", "correct", "label", "gold", "prediction", "premise", "hypothesis", "split"}
+    nodes = []
+    for n in order:
+        d = g.nodes[n]
+        nodes.append({
+            "id": str(n), "x": round(float(pos[n][0]), 4), "y": round(float(pos[n][1]), 4), "clique": int(d["clique"]),
+            "split": d.get("split", ""), "premise": d.get("premise", ""), "hypothesis": d.get("hypothesis", ""),
+            "gold": d.get("gold", str(d.get("label", ""))), "prediction": d.get("prediction", ""), "correct": bool(d.get("correct")),
+            "attributes": {k: str(v) for k, v in d.items() if k not in known},
+        })  # fmt: skip
+    edges = [[index[u], index[v], int(bool(d.get("causal")))] for u, v, d in g.edges(data=True)]
+    cliques = [
+        {"number": i, "size": c["size"], "value_counts": c["value_counts"], "causal_edges": c["causal_edges"],
+         "log10_expected": c["log10_expected_count_observed_density"], "groups": _groups(c)}
+        for i, c in enumerate(report["cliques"])
+    ]  # fmt: skip
+    return {
+        "source": str(directory / "cliques.json"),
+        "title": f"{report['variable']} at {report['location']} (α = {report['best_alpha']})",
+        "variable": report["variable"],
+        "location": report["location"],
+        "stats": report["graph"],
+        "min_size": report["min_size"],
+        "nodes": nodes,
+        "edges": edges,
+        "cliques": cliques,
+    }
+
+
+SETTINGS = {
+    "behavioral": ("metrics.json", lambda d: d.get("config", {})),
+    "probe": ("probes.json", lambda d: d.get("request", {})),
+    "cliques": ("cliques.json", lambda d: {k: d[k] for k in ("interventions", "location", "variable", "model", "task", "causal_model", "min_size", "min_size_rule", "best_alpha") if k in d}),
+}
+
+
+def collect_run(run_dir: str | Path) -> dict:
+    """Everything the report shows, from the manifests in ``run_dir`` (see the module docstring for the sections).
+
+    Raises:
+        ConfigError: ``run_dir`` is not a folder, holds no manifest and no
+            checkpoint, or a file a manifest lists is missing or unreadable
+            (naming it).
+    """
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise ConfigError(f"RUN_DIR {run}: not a folder")
+    data: dict = {"run_dir": str(run), "behavioral": [], "probes": [], "iia": [], "graphs": [], "manifests": [], "settings": []}
+    for manifest in find_manifests(run):
+        record = _read_json(manifest)
+        command, files, directory = record.get("command"), record.get("files", {}), manifest.parent
+        for name in files:
+            if not (directory / name).is_file():
+                raise ConfigError(f"{manifest}: lists {name}, which is missing; run {command!r} again")
+        data["manifests"].append({"manifest": str(manifest.relative_to(run)), "command": command, "files": files})
+        if command in SETTINGS and SETTINGS[command][0] in files:
+            name, pick = SETTINGS[command]
+            data["settings"].append({"source": str((directory / name).relative_to(run)), "settings": pick(_read_json(directory / name))})
+        if command == "behavioral" and "metrics.json" in files:
+            data["behavioral"].append(behavioral_from_metrics(directory / "metrics.json"))
+        elif command == "probe" and "probes.csv" in files:
+            data["probes"].append({"source": str(directory / "probes.csv"), "records": probe_records(directory / "probes.csv")})
+        elif command == "intervene":
+            for name in files:
+                data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
+        elif command == "das" and "das_summary.csv" in files:
+            data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
+        elif command == "cliques":
+            section = graph_section(directory, files)
+            if section is not None:
+                data["graphs"].append(section)
+    if not data["behavioral"]:
+        data["behavioral"] = [behavioral_from_checkpoint(p) for p in sorted(run.glob("*/training.json")) + sorted(run.glob("training.json"))]
+    if not data["manifests"] and not data["behavioral"]:
+        raise ConfigError(f"RUN_DIR {run}: no manifest (*.manifest.json) and no checkpoint here; nothing to report")
+    return data

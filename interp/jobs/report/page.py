@@ -1,0 +1,90 @@
+"""The report page: one self-contained HTML file (data, styles and scripts inline) that opens from disk with no network.
+
+Plots and the graph are drawn by plotly.js (MIT licence), the copy that the
+``plotly`` Python package ships (``plotly.offline.get_plotlyjs``), inlined,
+so nothing is fetched when the page opens; its SVG output lets a test count
+the nodes drawn. The page's own script (``assets/report.js``) only arranges
+the collected data (:mod:`interp.jobs.report.collect`) into plotly's
+figures and handles clicks.
+
+Usage::
+
+    from interp.jobs.report import ReportConfig, write_report
+    write_report(ReportConfig(run_dir="runs/demo"))   # -> runs/demo/report/index.html
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from interp.core.outputs import OutputSet, write_bytes_atomic
+from interp.jobs.report.collect import collect_run
+
+PAGE = "index.html"
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """Which run folder to report on, and where the page goes (``None``: ``<run_dir>/report``)."""
+
+    run_dir: str
+    out_dir: str | None = None
+
+    @property
+    def out(self) -> Path:
+        return Path(self.out_dir) if self.out_dir is not None else Path(self.run_dir) / "report"
+
+
+def _asset(name: str) -> str:
+    return resources.files("interp.jobs.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _inline_json(data: dict) -> str:
+    """JSON safe inside a ``<script>`` element: no ``</`` can close it early."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def render_page(data: dict) -> str:
+    """The whole page as one string: the template with the styles, plotly.js, the data and the page script inlined."""
+    from plotly.offline import get_plotlyjs
+
+    return (
+        _asset("template.html")
+        .replace("{{title}}", html.escape(f"interp report: {data['run_dir']}"))
+        .replace("{{style}}", _asset("report.css"))
+        .replace("{{plotly}}", get_plotlyjs().replace("</script", "<\\/script"))
+        .replace("{{data}}", _inline_json(data))
+        .replace("{{script}}", _asset("report.js"))
+    )
+
+
+def write_report(config: ReportConfig) -> tuple[Path, dict]:
+    """Collect ``config.run_dir`` and write ``index.html`` (with ``report.manifest.json``) into ``config.out``.
+
+    Sections whose files the run lacks are left out. Returns the page's
+    path and the data it shows.
+
+    Raises:
+        ConfigError: ``run_dir`` is not a run folder, or a manifest lists a missing or unreadable file.
+        OutputError: ``config.out`` cannot be written (nothing half-written is left).
+    """
+    data = collect_run(config.run_dir)
+    data["generated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    page = render_page(data)
+    with OutputSet(config.out, "report") as outputs:
+        write_bytes_atomic(outputs.path(PAGE), page.encode("utf-8"))
+    return config.out / PAGE, data
+
+
+def summary(data: dict) -> str:
+    """One line per section: what the page shows."""
+    graphs = ", ".join(f"{len(g['nodes'])} nodes / {len(g['cliques'])} cliques" for g in data["graphs"]) or "none"
+    return (
+        f"behavioral tables {len(data['behavioral'])}, probe cells {sum(len(p['records']) for p in data['probes'])}, "
+        f"IIA cells {sum(len(s['records']) for s in data['iia'])}, graphs: {graphs}; manifests {len(data['manifests'])}"
+    )

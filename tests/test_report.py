@@ -1,0 +1,190 @@
+"""`interp report`: the page collects a run through its manifests, leaves out what is absent, and works in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from interp.cli import main
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+N_EXAMPLES = 40
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def tiny_run(minilm_tokenizer, monli_dir, tmp_path_factory) -> Path:
+    """A demo-shaped run of a tiny model: a checkpoint, a cache, probes, interventions and cliques, each through the CLI.
+
+    The tiny BERT is initialized wide so that its outputs vary with the input and its graph has causal edges.
+    """
+    from conftest import _tiny_classifier
+
+    base = _tiny_classifier(tmp_path_factory.mktemp("tiny_wide"), minilm_tokenizer, ("entailment", "neutral"), seed=1, initializer_range=0.2)
+    out = tmp_path_factory.mktemp("report") / "run"
+    model = out / "model"
+    data = ("--data-dir", monli_dir)
+    steps = [
+        ("train", "--model", base, "--splits", "nmonli_test", "--max-examples", "32", "--epochs", "1",
+         "--eval-splits", "nmonli_test", "--out", model, "--quiet", *data),
+        ("cache", "--model", model, "--splits", "nmonli_test", "--out", out / "activations.h5", "--quiet", *data),
+        ("probe", "--cache", out / "activations.h5", "--model", model, "--out", out, "--seeds", "1", "--quiet",
+         "--locations", ",".join(f"blocks.{l}.hook_resid_post@{r}" for l in range(2) for r in ("w_h", "cls"))),
+        ("intervene", "--model", model, "--out", out / "interventions.h5", "--splits", "pmonli,nmonli_test",
+         "--max-examples", N_EXAMPLES, "--locations", "blocks.1.hook_resid_post@cls", "--quiet", *data),
+        ("cliques", "--interventions", out / "interventions.h5", "--out", out, "--min-size", "2", "--format", "graphml,json"),
+    ]  # fmt: skip
+    for step in steps:
+        result = run(*step)
+        assert result.exit_code == 0, (step[0], result.stderr)
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(tiny_run) -> Path:
+    result = run("report", tiny_run)
+    assert result.exit_code == 0, result.stderr
+    assert f"graphs: {N_EXAMPLES} nodes" in result.stdout
+    return tiny_run / "report" / "index.html"
+
+
+def page_data(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def test_every_section_comes_from_its_manifest(tiny_run, page):
+    import networkx as nx
+
+    from interp.analysis.iia import summarize_all
+
+    data = page_data(page)
+    assert {m["command"] for m in data["manifests"]} == {"cache", "probe", "intervene", "cliques"}
+    probe_rows = (tiny_run / "probes.csv").read_text().strip().splitlines()[1:]
+    assert len(data["probes"][0]["records"]) == len(probe_rows) == 4 * 2 * 2  # locations × targets × kinds
+    assert {(r["role"], r["layer"]) for r in data["probes"][0]["records"]} == {(r, l) for r in ("w_h", "cls") for l in (1, 2)}
+    expected = {(s["variable"], s["location"]): s["iia_causal"] for s in summarize_all(tiny_run / "interventions.h5")}
+    assert {(r["variable"], r["location"]): r["iia"] for r in data["iia"][0]["records"]} == expected
+    assert data["behavioral"][0]["rows"][0]["model"] == "model"  # no metrics.json: the checkpoint's own record
+    (graph,) = data["graphs"]
+    written = nx.read_graphml(tiny_run / "graph.graphml")
+    assert len(graph["nodes"]) == written.number_of_nodes() == N_EXAMPLES
+    assert len(graph["edges"]) == written.number_of_edges()
+    report = json.loads((tiny_run / "cliques.json").read_text())
+    assert [c["size"] for c in graph["cliques"]] == [c["size"] for c in report["cliques"]] and report["cliques"]
+    for node in graph["nodes"]:
+        d = written.nodes[node["id"]]
+        assert (node["premise"], node["hypothesis"], node["clique"]) == (d["premise"], d["hypothesis"], d["clique"])
+        assert node["premise"] and node["prediction"] in ("entailment", "neutral")
+
+
+def test_clique_pairs_are_grouped_by_the_general_word(tiny_run, page):
+    """Figure 5: under ⊏ (w_p below w_h) the hypothesis word is the general one; under ⊐ the premise word."""
+    report = json.loads((tiny_run / "cliques.json").read_text())
+    graph = page_data(page)["graphs"][0]
+    for described, shown in zip(report["cliques"], graph["cliques"]):
+        pairs = {(g["general"], s) for g in shown["groups"] for s in g["specific"]}
+        want = {(h, p) if rel == "⊏" else (p, h) for p, h, rel in described["pairs"]}
+        assert pairs == want
+
+
+def test_the_page_is_self_contained(page):
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text)
+    assert text.count('id="report-data"') == 1 and len(text) > 1_000_000  # plotly.js is inline
+
+
+def test_absent_sections_are_left_out(tiny_run, tmp_path):
+    only = tmp_path / "only_cliques"
+    only.mkdir()
+    for name in ("cliques.json", "graph.graphml", "cliques.manifest.json"):
+        shutil.copy(tiny_run / name, only / name)
+    manifest = json.loads((only / "cliques.manifest.json").read_text())
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if k in ("cliques.json", "graph.graphml")}
+    (only / "cliques.manifest.json").write_text(json.dumps(manifest))
+    result = run("report", only)
+    assert result.exit_code == 0, result.stderr
+    data = page_data(only / "report" / "index.html")
+    assert (data["probes"], data["iia"], data["behavioral"]) == ([], [], []) and len(data["graphs"]) == 1
+
+
+@pytest.mark.parametrize("case", ["empty", "missing", "not_a_folder"])
+def test_bad_run_folder_gives_one_line_and_exit_2(tiny_run, tmp_path, case):
+    target = tmp_path / "run"
+    if case == "empty":
+        target.mkdir()
+        want = "no manifest"
+    elif case == "missing":
+        target.mkdir()
+        (target / "probe.manifest.json").write_text(json.dumps({"command": "probe", "files": {"probes.csv": {}}}))
+        want = "lists probes.csv, which is missing"
+    else:
+        target.write_text("x")
+        want = "not a folder"
+    result = run("report", target)
+    assert result.exit_code == 2 and want in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (target / "report").exists() if target.is_dir() else True
+
+
+def _chromium():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    driver_path, browser = shutil.which("chromedriver"), shutil.which("chromium")
+    if driver_path is None or browser is None:
+        pytest.skip("chromium and chromium-driver are not installed (make test installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,2400"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The driver is named explicitly, so Selenium Manager never downloads one.
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+
+
+def test_the_page_works_in_a_real_browser(page):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    data = page_data(page)
+    driver = _chromium()
+    try:
+        driver.get(page.as_uri())
+        points = "#graph-0 .scatterlayer .trace:last-of-type path.point"
+        WebDriverWait(driver, 30).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, points)) > 0)
+        assert len(driver.find_elements(By.CSS_SELECTOR, points)) == N_EXAMPLES
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#probe-plot-0 .heatmaplayer .hm, #probe-plot-0 .heatmaplayer image")) >= 1
+        # Click the node farthest from any other (so no neighbour is nearer the pointer): the panel shows its example.
+        graph = data["graphs"][0]
+        xy = np.array([[n["x"], n["y"]] for n in graph["nodes"]])
+        gaps = np.linalg.norm(xy[:, None] - xy[None], axis=-1) + np.eye(len(xy)) * 1e9
+        k = int(gaps.min(axis=1).argmax())
+        node = driver.find_elements(By.CSS_SELECTOR, points)[k]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", node)
+        ActionChains(driver).move_to_element(node).click().perform()
+        detail = driver.find_element(By.ID, "graph-0-detail")
+        WebDriverWait(driver, 10).until(lambda d: graph["nodes"][k]["id"] in detail.text)
+        assert graph["nodes"][k]["premise"] in detail.text and graph["nodes"][k]["hypothesis"] in detail.text
+        # Click the first clique: its word pairs appear, grouped by the general word.
+        driver.find_element(By.CSS_SELECTOR, "tr.clique-row").click()
+        first = graph["cliques"][0]["groups"][0]
+        WebDriverWait(driver, 10).until(lambda d: "grouped by the more general word" in detail.text)
+        assert first["general"] in detail.text
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "report.png"))
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        driver.quit()

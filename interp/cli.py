@@ -307,12 +307,17 @@ def _fragment_table(table: dict, splits: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+def _numbers(value: str, option: str, kind: type = int) -> tuple:
+    """A comma-separated list of ``kind`` (int or float)."""
+    try:
+        return tuple(kind(v) for v in _splits(value, option))
+    except ValueError:
+        raise ConfigError(f"{option} takes comma-separated {'integers' if kind is int else 'numbers'}, got {value!r}") from None
+
+
 def _ints(value: str, option: str) -> tuple[int, ...]:
     """A comma-separated list of integers."""
-    try:
-        return tuple(int(v) for v in _splits(value, option))
-    except ValueError:
-        raise ConfigError(f"{option} takes comma-separated integers, got {value!r}") from None
+    return _numbers(value, option, int)
 
 
 @main.command()
@@ -493,6 +498,36 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, 
         "interventions.h5, cliques.json, graph.graphml, clique.png, report/index.html "
         f"in {result.seconds:.0f} s"
     )
+
+
+@main.command()
+@click.option("--model", required=True, help="The model trained on the original task (a checkpoint with its head).")
+@click.option("--original", required=True, help="TASK (its dev and test splits) or TASK:SPLIT (SPLIT halved by example id into dev and test), e.g. monli:pmonli_heldout.")
+@click.option("--challenge", required=True, help="TASK (k examples from its train split) or TASK:SPLIT, e.g. monli:nmonli_train or fragment:negation.")
+@click.option("--challenge-eval", default=None, help="A challenge split to halve into dev and test (default: the challenge task's dev and test splits), e.g. nmonli_test.")
+@click.option("--k", "ks", default="50,100,250,500,1000", show_default=True, help="Numbers of challenge examples, comma-separated.")
+@click.option("--lr", "lrs", default="1e-5,3e-5,1e-4", show_default=True, help="Learning rates of the grid.")
+@click.option("--epochs", default="3", show_default=True, help="Epoch counts of the grid.")
+@click.option("--seeds", default="0", show_default=True, help="Seeds of the grid (each also draws its own k examples).")
+@click.option("--batch-size", type=int, default=16, show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
+@click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds, batch_size, out, skip_checksums, quiet):
+    """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
+
+    MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
+    """
+    from interp.jobs.inoculate import InoculateConfig, format_inoculation, run_inoculation
+
+    config = InoculateConfig(
+        model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
+        lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=batch_size,
+        verify_checksums=not skip_checksums,
+    )  # fmt: skip
+    _, selected = run_inoculation(config, progress=not quiet)
+    click.echo(format_inoculation(selected))
+    click.echo(f"wrote {out}/inoculation.csv, {out}/selected.json, {out}/inoculation.png, {out}/models/")
 
 
 @main.command()

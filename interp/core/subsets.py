@@ -1,9 +1,14 @@
-"""One seeded subset, the same in every command: the same ``--seed`` and ``--max-examples`` pick the same examples."""
+"""One seeded subset, the same in every command: the same ``--seed`` and ``--max-examples`` pick the same examples.
+
+Also fixed splits by example (:func:`hashed_split`): a held-out part that
+depends only on each example's id.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import random
-from typing import Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -22,3 +27,30 @@ def seeded_subset(items: Sequence[T], k: int | None, seed: int) -> list[T]:
         return list(items)
     keep = sorted(random.Random(seed).sample(range(len(items)), k))
     return [items[i] for i in keep]
+
+
+def hashed_share(key: str, salt: str) -> float:
+    """A fixed number in [0, 1) for ``key``: the first 8 bytes of SHA-256(``salt``:``key``), scaled.
+
+    Splitting by it keeps an example on the same side whatever else is in
+    the set, in any order, on any machine (no seed, no list to store).
+
+    >>> round(hashed_share("pmonli:1", "x"), 6) == round(hashed_share("pmonli:1", "x"), 6)
+    True
+    >>> 0.0 <= hashed_share("a", "b") < 1.0
+    True
+    """
+    digest = hashlib.sha256(f"{salt}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def hashed_split(items: Sequence[T], key: Callable[[T], str], share: float, salt: str) -> tuple[list[T], list[T]]:
+    """``items`` split by example into (the share ``share`` whose :func:`hashed_share` is below it, the rest), order kept.
+
+    >>> low, high = hashed_split(list(range(1000)), str, 0.2, "demo")
+    >>> 150 < len(low) < 250 and len(low) + len(high) == 1000
+    True
+    """
+    low = [item for item in items if hashed_share(key(item), salt) < share]
+    chosen = {id(item) for item in low}
+    return low, [item for item in items if id(item) not in chosen]

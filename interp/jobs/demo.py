@@ -184,6 +184,7 @@ def format_probe_summary(rows: list[dict]) -> str:
 
 
 def format_demo(result: DemoResult) -> str:
+    """The terminal summary of a demo run: Table 1, the probe summary, the interventions, the cliques and the wall time per stage."""
     return "\n\n".join(
         [
             format_table(result.behavioral),

@@ -110,15 +110,39 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
         ModelError: the model cannot be loaded, has no head, or has labels the task cannot be scored with.
         DataError, ConfigError: as ``task.load``.
     """
-    from interp.models.loading import checkpoint_labels, load_classifier
+    from interp.models.loading import load_classifier
 
     model, tokenizer = load_classifier(spec, require_head=True)
+    gold_to_model(model, task, spec)  # refuse before loading the data
+    return score_task(model, tokenizer, task, task.load(tuple(splits)), batch_size, progress, spec)
+
+
+def gold_to_model(model, task, spec: str = "the model") -> dict[str, str]:
+    """How ``task``'s gold labels read as ``model``'s labels (:meth:`~interp.tasks.base.Task.scored_labels`).
+
+    Raises:
+        ModelError: the model's labels are neither the task's nor its mapping's image.
+    """
+    from interp.models.loading import checkpoint_labels
+
     have = checkpoint_labels(model.config)
     mapping = task.scored_labels(have)
     if mapping is None:
         wanted = " or ".join(str(tuple(dict.fromkeys(m))) for m in (task.labels, [task.label_mapping.get(x, x) for x in task.labels]) if m)
         raise ModelError(f"model {spec!r} has labels {have}; task {task.name!r} is scored with labels {wanted}")
-    examples = task.load(tuple(splits))
+    return mapping
+
+
+def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128, progress: bool = False, spec: str = "the model") -> dict[str, dict]:
+    """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, gold labels read by :func:`gold_to_model`.
+
+    Returns:
+        ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear.
+
+    Raises:
+        ModelError: the model's labels cannot score this task.
+    """
+    mapping = gold_to_model(model, task, spec)
     encoded = encode_for_classifier(examples, tokenizer, task.labels)
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]

@@ -49,6 +49,7 @@ from interp.models.loading import load_classifier, model_identity, quiet_transfo
 from interp.models.training_state import read_training_state, save_training_state
 from interp.tasks import Task, resolve_task
 from interp.tasks.monli import (
+    DERIVED_SPLITS,
     LABELS,
     SPLITS,
     Encoded,
@@ -155,7 +156,7 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
-        known = MQNLI_SPLITS if self.data_file else tuple(SPLITS) if self.task == "monli" else self.resolved_task().splits
+        known = MQNLI_SPLITS if self.data_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" else self.resolved_task().splits
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
                 raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")
@@ -231,9 +232,10 @@ def fit(
     (written after every epoch) ends with the same weights as an
     uninterrupted one.
 
-    ``extra_loss(batch indices, step)``, when given, is added to each
-    batch's cross-entropy (interchange intervention training's term,
-    :mod:`interp.jobs.iit`); its mean is logged as ``extra_loss``.
+    ``extra_loss(batch indices, step)``, when given, returns a scalar
+    tensor (shape ``[]``, nats) added to each batch's cross-entropy
+    (interchange intervention training's term, :mod:`interp.jobs.iit`); its
+    mean is logged as ``extra_loss``.
 
     Returns:
         One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,
@@ -382,17 +384,28 @@ def train(
         metrics=metrics,
         seconds=time.perf_counter() - started,
     )
-    checkpoint = work / "checkpoint"
-    if checkpoint.exists():
-        shutil.rmtree(checkpoint)
-    try:
-        with quiet_transformers():
-            model.save_pretrained(checkpoint, safe_serialization=True)
-            tokenizer.save_pretrained(checkpoint)
-    except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
-        shutil.rmtree(checkpoint, ignore_errors=True)
-        raise OutputError(f"--out {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
-    write_json_atomic(checkpoint / TRAINING_FILE, result.to_json())
-    replace_dir(checkpoint, out_dir)
+    save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint")
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path, argument: str = "--out") -> Path:
+    """Write the weights (safetensors), the tokenizer and ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out_dir``.
+
+    ``out_dir`` appears only complete, replacing what was there.
+
+    Raises:
+        OutputError: naming ``argument`` and ``out_dir``: the checkpoint cannot be written (a full disk included).
+    """
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:
+        with quiet_transformers():
+            model.save_pretrained(staging, safe_serialization=True)
+            tokenizer.save_pretrained(staging)
+    except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"{argument} {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
+    write_json_atomic(staging / TRAINING_FILE, record)
+    replace_dir(staging, out_dir)
+    return out_dir

@@ -96,6 +96,11 @@ def location_tokens(encoded: Sequence[Encoded], roles: Sequence[str], where: str
 
 
 def check_wordpiece_rule(wordpiece: str) -> str:
+    """``wordpiece`` itself if it names a rule of :data:`WORDPIECE_RULES` (which piece of a split word stands for it).
+
+    Raises:
+        ConfigError: any other name, naming ``--wordpiece``.
+    """
     if wordpiece not in WORDPIECE_RULES:
         raise ConfigError(f"--wordpiece must be one of {', '.join(WORDPIECE_RULES)}, got {wordpiece!r}")
     return wordpiece

@@ -14,6 +14,8 @@ Sections (each a list, one entry per source, empty when absent):
 * ``behavioral``: models × splits accuracy (``metrics.json`` of ``interp
   demo``, else each checkpoint's ``training.json``), with the paper's
   figures where the run recorded them;
+* ``inoculation``: each k's lossless choice of an ``interp inoculate`` run
+  with its dev and test accuracies (Richardson et al. 2020, Figure 6);
 * ``probes``: one record per location, target, probe kind:
   role, layer, accuracy and both selectivities as mean and std over seeds
   (Hewitt & Liang 2019 control tasks; Geiger et al. 2020 §6.1);
@@ -236,6 +238,7 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
 SETTINGS = {
     "behavioral": ("metrics.json", lambda d: d.get("config", {})),
     "probe": ("probes.json", lambda d: d.get("request", {})),
+    "inoculate": ("selected.json", lambda d: d.get("settings", {})),
     "cliques": ("cliques.json", lambda d: {k: d[k] for k in ("interventions", "location", "variable", "model", "task", "causal_model", "min_size", "min_size_rule", "best_alpha") if k in d}),
 }
 
@@ -251,7 +254,7 @@ def collect_run(run_dir: str | Path) -> dict:
     run = Path(run_dir)
     if not run.is_dir():
         raise ConfigError(f"RUN_DIR {run}: not a folder")
-    data: dict = {"run_dir": str(run), "behavioral": [], "probes": [], "iia": [], "graphs": [], "manifests": [], "settings": []}
+    data: dict = {"run_dir": str(run), "behavioral": [], "inoculation": [], "probes": [], "iia": [], "graphs": [], "manifests": [], "settings": []}
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files", {}), manifest.parent
@@ -271,6 +274,9 @@ def collect_run(run_dir: str | Path) -> dict:
                 data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
         elif command == "das" and "das_summary.csv" in files:
             data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
+        elif command == "inoculate" and "selected.json" in files:
+            chosen = _read_json(directory / "selected.json")
+            data["inoculation"].append({"source": str(directory / "selected.json"), **chosen})
         elif command == "cliques":
             section = graph_section(directory, files)
             if section is not None:

@@ -11,6 +11,7 @@ from interp.tasks.monli.align import (
     encode_pair,
 )
 from interp.tasks.monli.data import (
+    DERIVED_SPLITS,
     LABELS,
     SPLITS,
     Example,
@@ -34,6 +35,7 @@ CAUSAL_MODELS = {"infer": infer_for}
 
 __all__ = [
     "CAUSAL_MODELS",
+    "DERIVED_SPLITS",
     "LABELS",
     "LABEL_OF",
     "ROLES",

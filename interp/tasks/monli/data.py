@@ -19,7 +19,7 @@ files (``datasets/monli/SHA256SUMS`` in the repository lists the same sums).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Iterable
@@ -27,6 +27,7 @@ from typing import Iterable
 from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
 from interp.core.jsonlines import json_record
+from interp.core.subsets import hashed_split
 from interp.tasks.encoding import word_spans
 
 ENV_VAR = "INTERP_MONLI_DIR"
@@ -58,6 +59,14 @@ SPLITS: dict[str, SplitInfo] = {
         SplitInfo("nmonli_test", "f7bdb98d2e16b19aaa436b4d2165afab2420a776ed6f19f6ed12f14448be8ff3", 200, True),
     )
 }
+
+#: Splits carved from a released file by example id (:func:`interp.core.subsets.hashed_split`, salt
+#: ``pmonli-heldout``): ``pmonli_heldout`` is a fixed 20% of PMoNLI (about 295 examples) that a model trained on
+#: ``pmonli_train``, the other 80%, never sees: the original task's held-out score in MoNLI inoculation
+#: (Geiger et al. 2020, Appendix A.2, where SNLI plays that part). Not among :data:`SPLITS`, so "all of MoNLI"
+#: still means the three released files.
+DERIVED_SPLITS: dict[str, tuple[str, bool]] = {"pmonli_train": ("pmonli", False), "pmonli_heldout": ("pmonli", True)}
+HELD_OUT_SHARE = 0.2
 
 _HOW_TO_GET = (
     "MoNLI is published at github.com/atticusg/MoNLI (commit 5bf388ad); put "
@@ -136,8 +145,8 @@ def _check_split_names(splits: Iterable[str]) -> tuple[str, ...]:
     if not splits:
         raise DataError("no MoNLI split named; choose from " + ", ".join(SPLITS))
     for name in splits:
-        if name not in SPLITS:
-            raise DataError(f"unknown MoNLI split {name!r}; choose from " + ", ".join(SPLITS))
+        if name not in SPLITS and name not in DERIVED_SPLITS:
+            raise DataError(f"unknown MoNLI split {name!r}; choose from " + ", ".join([*SPLITS, *DERIVED_SPLITS]))
     return splits
 
 
@@ -220,7 +229,8 @@ def load_monli(
     Args:
         data_dir: directory holding the ``<split>.jsonl`` files; ``None``
             reads ``$INTERP_MONLI_DIR``.
-        splits: any of ``pmonli``, ``nmonli_train``, ``nmonli_test``.
+        splits: any of ``pmonli``, ``nmonli_train``, ``nmonli_test``, or of
+            :data:`DERIVED_SPLITS` (``pmonli_train``, ``pmonli_heldout``).
         verify_checksums: compare each file's SHA-256 with the released one
             before parsing (turn off only for a deliberately edited copy).
 
@@ -235,6 +245,11 @@ def load_monli(
     directory = resolve_data_dir(data_dir)
     examples: list[Example] = []
     for name in splits:
+        if name in DERIVED_SPLITS:
+            parent, held_out = DERIVED_SPLITS[name]
+            sides = hashed_split(load_monli(directory, (parent,), verify_checksums=verify_checksums), lambda e: e.id, HELD_OUT_SHARE, "pmonli-heldout")
+            examples.extend(replace(e, split=name) for e in sides[0 if held_out else 1])
+            continue
         info = SPLITS[name]
         path = directory / info.filename
         if not path.is_file():

@@ -111,6 +111,11 @@ def phrase_table() -> dict[tuple[Relation, Relation], Relation]:
 
 
 def quantifier_pair(premise_word: str, hypothesis_word: str) -> str:
+    """The value of a quantifier node: ``"premise/hypothesis"`` (e.g. ``"every/some"``).
+
+    Raises:
+        ConfigError: a word that is not one of MQNLI's quantifiers.
+    """
     for word in (premise_word, hypothesis_word):
         if word not in QUANTIFIERS:
             raise ConfigError(f"MQNLI: {word!r} is not a quantifier ({', '.join(QUANTIFIERS)})")
@@ -118,6 +123,11 @@ def quantifier_pair(premise_word: str, hypothesis_word: str) -> str:
 
 
 def negation_pair(premise_word: str, hypothesis_word: str) -> str:
+    """The value of a negation node: ``"not/ε"``, ``"ε/not"``, ``"not/not"`` or ``"ε/ε"``.
+
+    Raises:
+        ConfigError: a word other than the empty word or the negation word.
+    """
     for word in (premise_word, hypothesis_word):
         if word not in (EMPTY, NEGATION_WORD):
             raise ConfigError(f"MQNLI: Neg must be {EMPTY!r} or {NEGATION_WORD!r}, got {word!r}")
@@ -131,6 +141,11 @@ def apply_quantifier(pair: str, restrictor: Relation, scope: Relation) -> Relati
 
 
 def apply_negation(pair: str, relation: Relation) -> Relation:
+    """The relation after a negation node with value ``pair`` (:func:`negation_pair`) acts on ``relation``.
+
+    The projectivity signature of *not* (or of none) on each side, derived
+    from finite models by :func:`interp.natural_logic.semantics.negation_signature`.
+    """
     premise, hypothesis = (p == "not" for p in pair.split("/"))
     return _negation(premise, hypothesis)[relation]
 

@@ -67,6 +67,23 @@
     }
   }
 
+  // Inoculation: each k's lossless choice, original and challenge test accuracy against k (Richardson et al. 2020, Figure 6).
+  data.inoculation.forEach((inoc, i) => {
+    const s = section("inoculation-" + i, "Inoculation: " + inoc.settings.challenge);
+    s.append(el("p", { class: "note" }, `from ${inoc.source}; original ${inoc.settings.original}; challenge evaluated on ${inoc.settings.challenge_eval}; ` +
+      "each k keeps the setting with the best dev average (lossless inoculation); accuracies on test, %"));
+    const div = el("div", { id: "inoculation-plot-" + i });
+    s.append(div);
+    const ks = inoc.selected.map((r) => r.k);
+    Plotly.newPlot(div, [
+      { type: "scatter", mode: "lines+markers", name: "original (test)", x: ks, y: inoc.selected.map((r) => 100 * r.original_test) },
+      { type: "scatter", mode: "lines+markers", name: "challenge (test)", x: ks, y: inoc.selected.map((r) => 100 * r.challenge_test) },
+    ], { height: 360, margin: { l: 60, r: 20, t: 20, b: 50 }, xaxis: { title: { text: "k, challenge examples (0 = before)" } },
+      yaxis: { title: { text: "test accuracy (%)" }, range: [0, 100] } }, PLOT_CONFIG);
+    s.append(table(["k", "unit", "original dev", "challenge dev", "original test", "challenge test"],
+      inoc.selected.map((r) => [r.k, r.unit, fmt(100 * r.original_dev, 1), fmt(100 * r.challenge_dev, 1), fmt(100 * r.original_test, 1), fmt(100 * r.challenge_test, 1)])));
+  });
+
   // Probes: role × layer heatmaps of held-out accuracy and selectivity (mean ± std over seeds).
   data.probes.forEach((p, i) => {
     const s = section("probes-" + i, data.probes.length > 1 ? "Probes: " + p.source.split("/").slice(-2).join("/") : "Probes");

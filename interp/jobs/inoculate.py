@@ -1,0 +1,302 @@
+"""`interp inoculate`: lossless inoculation by fine-tuning (Liu et al. 2019; Richardson et al. 2020, §4; Geiger et al. 2020, Appendix A.2).
+
+A model trained on an *original* task is fine-tuned further on ``k``
+examples of a *challenge* task's training split, for every ``k`` and every
+setting of a small grid (learning rates × epochs × seeds). For each ``k``
+the *lossless* choice is the setting with the best average of the original
+and the challenge accuracy on held-out **dev** examples; the figures
+reported for it are on **test** examples, which selection never saw.
+``k = 0`` is the model as given.
+
+Held-out sets. ``--original TASK`` uses the task's ``dev`` and ``test``
+splits; ``--original TASK:SPLIT`` halves ``SPLIT`` by example id
+(:func:`interp.core.subsets.hashed_split`) into dev and test. The
+challenge's ``--challenge-eval`` works the same way (default: the task's
+``dev`` and ``test``). For MoNLI, ``monli:pmonli_heldout`` is the 20% of
+PMoNLI that a model trained on ``pmonli_train`` never saw
+(:data:`interp.tasks.monli.DERIVED_SPLITS`).
+
+Labels. A model whose labels are the challenge task's mapped labels (a
+two-label MoNLI model on a three-label fragment) trains on gold labels read
+through the task's declared mapping (contradiction as non-entailment) and is
+scored the same way (:func:`interp.models.evaluation.gold_to_model`).
+
+Usage::
+
+    from interp.jobs.inoculate import InoculateConfig, run_inoculation
+    rows, selected = run_inoculation(InoculateConfig(
+        model="runs/inoc/challenge_model", original="monli:pmonli_heldout",
+        challenge="monli:nmonli_train", challenge_eval="nmonli_test", out_dir="runs/inoc/monli"))
+
+Writes into ``out_dir``: ``units/<unit>.json`` (each fine-tuning's scores,
+resumable: a finished unit is never run again), ``models/k<k>/`` (the
+selected unit's checkpoint for each k; other units' weights are dropped),
+and together (:class:`interp.core.outputs.OutputSet`) ``inoculation.csv``
+(every unit), ``selected.json`` (each k's lossless choice with its dev and
+test scores) and ``inoculation.png`` (Richardson et al.'s Figure 6: original
+and challenge test accuracy of the selected model against k).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from interp.core.errors import ConfigError, InterpError
+from interp.core.outputs import OutputSet, partial_path, read_json, write_csv_atomic, write_json_atomic
+from interp.core.subsets import hashed_split, seeded_subset
+from interp.models.evaluation import gold_to_model, score_task
+from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
+from interp.models.training import TrainConfig, fit, save_checkpoint
+from interp.tasks.base import Task
+from interp.tasks.monli import encode_for_classifier
+from interp.tasks.registry import resolve_task
+
+#: Richardson et al.'s k values reach 3,000 (a fragment's whole training split); MoNLI's NMoNLI train has 1,002.
+DEFAULT_KS = (50, 100, 250, 500, 1000)
+#: Learning rates at the embedded model's scale (the paper's BERT-large runs used 2e-5, 1e-6 and 1e-7).
+DEFAULT_LRS = (1e-5, 3e-5, 1e-4)
+#: The salt of the dev/test halving of an evaluation split.
+HALVES_SALT = "inoculation-dev"
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One task's held-out examples: ``dev`` selects, ``test`` reports."""
+
+    task: Task
+    dev: list
+    test: list
+    described: str
+
+
+@dataclass(frozen=True)
+class InoculateConfig:
+    """The model, the two tasks, the grid, and where the units go."""
+
+    model: str
+    original: str  # TASK (its dev and test splits) or TASK:SPLIT (SPLIT halved)
+    challenge: str  # TASK (its train split) or TASK:SPLIT (the split k examples are drawn from)
+    out_dir: str
+    challenge_eval: str | None = None  # a challenge split to halve into dev/test; None: the task's dev and test
+    ks: tuple[int, ...] = DEFAULT_KS
+    lrs: tuple[float, ...] = DEFAULT_LRS
+    epochs: tuple[int, ...] = (3,)
+    seeds: tuple[int, ...] = (0,)
+    batch_size: int = 16
+    data_dir: str | None = None
+    verify_checksums: bool = True
+
+    def validate(self) -> "InoculateConfig":
+        if not self.ks:
+            raise ConfigError("--k names no value; give sizes like 50,100,500")
+        if min(self.ks) < 1 or len(set(self.ks)) != len(self.ks):
+            raise ConfigError(f"--k must name distinct sizes of at least 1, got {','.join(map(str, self.ks))}")
+        if not self.lrs or min(self.lrs) <= 0:
+            raise ConfigError(f"--lr must name positive learning rates, got {','.join(map(str, self.lrs)) or 'nothing'}")
+        if not self.epochs or min(self.epochs) < 1:
+            raise ConfigError(f"--epochs must name counts of at least 1, got {','.join(map(str, self.epochs)) or 'nothing'}")
+        if not self.seeds:
+            raise ConfigError("--seeds names no seed")
+        if self.batch_size < 1:
+            raise ConfigError(f"--batch-size must be at least 1, got {self.batch_size}")
+        return self
+
+    def grid(self) -> list[tuple[int, float, int, int]]:
+        """Every unit's (k, lr, epochs, seed), in order of k: small fine-tunings first."""
+        return [(k, lr, e, s) for k in sorted(self.ks) for lr in self.lrs for e in self.epochs for s in self.seeds]
+
+
+def unit_name(k: int, lr: float, epochs: int, seed: int) -> str:
+    """A unit's file name: ``k<k>-lr<lr>-e<epochs>-s<seed>`` (``k50-lr3e-05-e3-s0``)."""
+    return f"k{k}-lr{lr:g}-e{epochs}-s{seed}"
+
+
+def split_spec(spec: str, argument: str, **where) -> tuple[Task, str | None]:
+    """``TASK`` or ``TASK:SPLIT`` to the task and the split (``None`` without one).
+
+    The whole of ``spec`` is tried as a task first, so ``fragment:negation``
+    is a task and ``fragment:negation:test`` that task's split.
+
+    Raises:
+        ConfigError: neither reading names a task (naming ``argument``).
+    """
+    try:
+        return resolve_task(spec, argument=argument, **where), None
+    except ConfigError as whole:
+        if ":" not in spec:
+            raise
+        task_spec, split = spec.rsplit(":", 1)
+        try:
+            return resolve_task(task_spec, argument=argument, **where), split
+        except ConfigError:
+            raise whole from None
+
+
+def _load(task: Task, split: str, argument: str) -> list:
+    try:
+        examples = task.load((split,))
+    except InterpError as exc:
+        raise ConfigError(f"{argument}: task {task.name!r} has no split {split!r} ({exc})") from None
+    if not examples:
+        raise ConfigError(f"{argument}: split {split!r} of task {task.name!r} is empty")
+    return examples
+
+
+def held_out(task: Task, split: str | None, argument: str) -> HeldOut:
+    """The dev and test examples of ``task``: its own ``dev`` and ``test`` splits, or ``split`` halved by example id.
+
+    Raises:
+        ConfigError: naming ``argument``: no split given and the task lacks ``dev`` or ``test``; an unknown or empty split.
+    """
+    if split is None:
+        if not {"dev", "test"} <= set(task.splits):
+            raise ConfigError(f"{argument}: task {task.name!r} has no dev and test splits; name one to halve, as {task.name}:SPLIT")
+        return HeldOut(task, _load(task, "dev", argument), _load(task, "test", argument), f"{task.name} dev / test")
+    dev, test = hashed_split(_load(task, split, argument), lambda e: e.id, 0.5, HALVES_SALT)
+    if not dev or not test:
+        raise ConfigError(f"{argument}: split {split!r} of task {task.name!r} is too small to halve into dev and test")
+    return HeldOut(task, dev, test, f"{task.name} {split} halved by example id ({len(dev)} dev / {len(test)} test)")
+
+
+def _accuracy(model, tokenizer, task: Task, examples: list, batch_size: int) -> float:
+    scores = score_task(model, tokenizer, task, examples, batch_size)
+    return sum(s["correct"] for s in scores.values()) / sum(s["n"] for s in scores.values())
+
+
+def _scores(model, tokenizer, original: HeldOut, challenge: HeldOut) -> dict:
+    row = {
+        f"{name}_{part}": _accuracy(model, tokenizer, held.task, getattr(held, part), 128)
+        for name, held in (("original", original), ("challenge", challenge))
+        for part in ("dev", "test")
+    }
+    row["dev_average"] = (row["original_dev"] + row["challenge_dev"]) / 2
+    row["test_average"] = (row["original_test"] + row["challenge_test"]) / 2
+    return row
+
+
+def _best(records: list[dict]) -> dict:
+    """The lossless choice: the best dev average; ties go to the earlier unit of the grid."""
+    return max(records, key=lambda r: (round(r["dev_average"], 12), -r["order"]))
+
+
+def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[list[dict], list[dict]]:
+    """Run every unit not yet finished, select per k, write the outputs; returns (every unit's row, the selected rows).
+
+    Raises:
+        ConfigError: a bad grid, an unknown task or split, an empty split, a
+            k larger than the challenge's training split.
+        ModelError: the model cannot be loaded or cannot be scored on a task.
+        OutputError: ``out_dir`` cannot be written.
+    """
+    config.validate()
+    where = {"data_dir": config.data_dir, "verify_checksums": config.verify_checksums}
+    original_task, original_split = split_spec(config.original, "--original", **where)
+    challenge_task, train_split = split_spec(config.challenge, "--challenge", **where)
+    original = held_out(original_task, original_split, "--original")
+    challenge = held_out(challenge_task, config.challenge_eval, "--challenge-eval")
+    train_split = train_split or "train"
+    pool = _load(challenge_task, train_split, "--challenge")
+    too_big = [k for k in config.ks if k > len(pool)]
+    if too_big:
+        raise ConfigError(f"--k {max(too_big)} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
+    base, tokenizer = load_classifier(config.model, require_head=True)
+    gold_to_model(base, original_task, config.model)
+    mapping = gold_to_model(base, challenge_task, config.model)
+    model_labels = checkpoint_labels(base.config)
+    out = Path(config.out_dir)
+    units = out / "units"
+    units.mkdir(parents=True, exist_ok=True)
+    identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
+                "challenge_eval": challenge.described}  # fmt: skip
+
+    baseline_path = units / "k0.json"
+    baseline = read_json(baseline_path)
+    if baseline is None or baseline.get("identity") != identity:
+        baseline = {"unit": "k0", "k": 0, "lr": 0.0, "epochs": 0, "seed": 0, "order": -1, "seconds": 0.0,
+                    **_scores(base, tokenizer, original, challenge), "identity": identity}  # fmt: skip
+        write_json_atomic(baseline_path, baseline)
+    grid = config.grid()
+    records: dict[str, dict] = {}
+    for order, (k, lr, epochs, seed) in enumerate(grid):
+        found = read_json(units / f"{unit_name(k, lr, epochs, seed)}.json")
+        if found is not None and found.get("identity") == identity:
+            records[found["unit"]] = {**found, "order": order}
+    todo = [(order, unit) for order, unit in enumerate(grid) if unit_name(*unit) not in records]
+    bar = tqdm(total=len(grid), initial=len(grid) - len(todo), desc="inoculation units", unit="unit", disable=not progress)
+    try:
+        for order, (k, lr, epochs, seed) in todo:
+            name = unit_name(k, lr, epochs, seed)
+            bar.set_postfix_str(name)
+            started = time.perf_counter()
+            model, _ = load_classifier(config.model, require_head=True)
+            chosen = seeded_subset(pool, k, seed)
+            mapped = [e if mapping[e.label] == e.label else replace(e, label=mapping[e.label]) for e in chosen]
+            encoded = encode_for_classifier(mapped, tokenizer, model_labels)
+            settings = TrainConfig(model=config.model, epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)
+            log = fit(model, encoded, settings, tokenizer.pad_token_id, progress=False)
+            record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": log[-1]["loss"],
+                      **_scores(model, tokenizer, original, challenge), "identity": identity}  # fmt: skip
+            record["seconds"] = time.perf_counter() - started
+            same_k = [r for r in records.values() if r["k"] == k] + [{**record, "order": order}]
+            if _best(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
+                target = out / "models" / f"k{k}"
+                save_checkpoint(model, tokenizer, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target))
+            write_json_atomic(units / f"{name}.json", record)
+            records[name] = {**record, "order": order}
+            bar.update(1)
+    finally:
+        bar.close()
+    rows = [baseline] + sorted(records.values(), key=lambda r: r["order"])
+    selected = [baseline] + [_best([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
+    columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
+               "test_average", "train_loss", "seconds"]  # fmt: skip
+    with OutputSet(out, "inoculate") as outputs:
+        write_csv_atomic([{c: r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
+        write_json_atomic(outputs.path("selected.json"), {
+            "settings": {"model": config.model, "original": original.described, "challenge": identity["challenge"],
+                         "challenge_eval": challenge.described, "ks": list(config.ks), "lrs": list(config.lrs),
+                         "epochs": list(config.epochs), "seeds": list(config.seeds), "batch_size": config.batch_size,
+                         "label_mapping": {g: m for g, m in mapping.items() if g != m}},
+            "selected": [{**{c: r.get(c) for c in columns}, "model": str(out / "models" / f"k{r['k']}") if r["k"] else config.model}
+                         for r in selected],
+        })  # fmt: skip
+        plot_inoculation(selected, original.described, identity["challenge"], outputs.path("inoculation.png"))
+    return rows, selected
+
+
+def plot_inoculation(selected: list[dict], original: str, challenge: str, path: Path) -> None:
+    """Richardson et al.'s Figure 6: the selected model's original and challenge test accuracy (%) against k."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from interp.core.outputs import save_figure_atomic
+
+    ks = [r["k"] for r in selected]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.plot(ks, [100 * r["original_test"] for r in selected], "o-", label=f"original: {original}")
+    ax.plot(ks, [100 * r["challenge_test"] for r in selected], "s-", label=f"challenge: {challenge}")
+    ax.set_xlabel("k, challenge examples fine-tuned on (0 = before inoculation)")
+    ax.set_ylabel("test accuracy (%) of the lossless choice")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Lossless inoculation (best dev average per k)", fontsize=10)
+    save_figure_atomic(fig, path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def format_inoculation(selected: list[dict]) -> str:
+    """The selected unit per k, with its dev and test accuracies in percent."""
+    lines = [f"{'k':>6}  {'unit':24}{'orig dev':>9}{'chal dev':>9}{'orig test':>10}{'chal test':>10}{'test avg':>9}"]
+    for r in selected:
+        lines.append(
+            f"{r['k']:>6}  {r['unit']:24}{100 * r['original_dev']:>9.1f}{100 * r['challenge_dev']:>9.1f}"
+            f"{100 * r['original_test']:>10.1f}{100 * r['challenge_test']:>10.1f}{100 * r['test_average']:>9.1f}"
+        )
+    return "\n".join(lines)

@@ -17,7 +17,7 @@ from interp.models.training import TrainConfig
 
 _D = TrainConfig()  # the CLI's defaults are the library's
 
-_SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test"
+_SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test (or pmonli_train / pmonli_heldout, PMoNLI's fixed 80/20 split)"
 
 
 class _Group(click.Group):

@@ -47,6 +47,7 @@ def test_each_k_keeps_the_unit_with_the_best_dev_average_and_only_its_weights(mo
     out, _, stdout = monli_run
     rows = _rows(out)
     assert [r["unit"] for r in rows] == ["k0", "k8-lr0.001-e1-s0", "k8-lr0.0001-e1-s0", "k24-lr0.001-e1-s0", "k24-lr0.0001-e1-s0"]
+    assert [r["lr"] for r in rows] == ["0", "0.001", "0.0001", "0.001", "0.0001"]
     selected = json.loads((out / "selected.json").read_text())["selected"]
     assert [s["k"] for s in selected] == [0, 8, 24]
     for s in selected[1:]:

@@ -255,7 +255,8 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
                "test_average", "train_loss", "seconds"]  # fmt: skip
     with OutputSet(out, "inoculate") as outputs:
-        write_csv_atomic([{c: r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
+        # Learning rates as written (1e-05), not as the CSV writer's fixed four decimals would round them.
+        write_csv_atomic([{c: f"{r[c]:g}" if c == "lr" else r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
         write_json_atomic(outputs.path("selected.json"), {
             "settings": {"model": config.model, "original": original.described, "challenge": identity["challenge"],
                          "challenge_eval": challenge.described, "ks": list(config.ks), "lrs": list(config.lrs),
@@ -264,12 +265,15 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             "selected": [{**{c: r.get(c) for c in columns}, "model": str(out / "models" / f"k{r['k']}") if r["k"] else config.model}
                          for r in selected],
         })  # fmt: skip
-        plot_inoculation(selected, original.described, identity["challenge"], outputs.path("inoculation.png"))
+        plot_inoculation(selected, original.described, challenge.described, identity["challenge"], outputs.path("inoculation.png"))
     return rows, selected
 
 
-def plot_inoculation(selected: list[dict], original: str, challenge: str, path: Path) -> None:
-    """Richardson et al.'s Figure 6: the selected model's original and challenge test accuracy (%) against k."""
+def plot_inoculation(selected: list[dict], original: str, challenge: str, trained_on: str, path: Path) -> None:
+    """Richardson et al.'s Figure 6: the selected model's original and challenge test accuracy (%) against k.
+
+    ``original`` and ``challenge`` describe the held-out sets, ``trained_on`` the split the k examples come from.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -281,7 +285,7 @@ def plot_inoculation(selected: list[dict], original: str, challenge: str, path: 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     ax.plot(ks, [100 * r["original_test"] for r in selected], "o-", label=f"original: {original}")
     ax.plot(ks, [100 * r["challenge_test"] for r in selected], "s-", label=f"challenge: {challenge}")
-    ax.set_xlabel("k, challenge examples fine-tuned on (0 = before inoculation)")
+    ax.set_xlabel(f"k, examples of {trained_on} fine-tuned on (0 = before inoculation)")
     ax.set_ylabel("test accuracy (%) of the lossless choice")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)

@@ -21,7 +21,7 @@ def run(*args: str, env: dict | None = None):
 def test_unknown_split_exits_2(monli_dir, tmp_path):
     result = run("train", "--splits", "snli", "--out", str(tmp_path / "m"), "--data-dir", str(monli_dir))
     assert result.exit_code == 2
-    assert result.stderr == "interp: error: unknown split 'snli'; choose from pmonli, nmonli_train, nmonli_test\n"
+    assert result.stderr == "interp: error: unknown split 'snli'; choose from pmonli, nmonli_train, nmonli_test, pmonli_train, pmonli_heldout\n"
     assert list(tmp_path.iterdir()) == []
 
 

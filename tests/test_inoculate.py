@@ -117,6 +117,7 @@ def test_a_two_label_model_trains_on_a_three_label_fragment_through_its_mapping(
         ({"--original": "monli:pmonli_nope"}, "has no split 'pmonli_nope'"),
         ({"--original": "monli"}, "task 'monli' has no dev and test splits; name one to halve"),
         ({"--lr": "fast"}, "--lr takes comma-separated numbers"),
+        ({"--out": "/dev/null/o"}, "--out /dev/null/o/units: cannot create directory"),
     ],
 )
 def test_bad_input_gives_one_line_and_exit_2(tiny_classifier_dir, tmp_path, change, message):

@@ -119,6 +119,24 @@ def test_absent_sections_are_left_out(tiny_run, tmp_path):
     assert (data["probes"], data["iia"], data["behavioral"]) == ([], [], []) and len(data["graphs"]) == 1
 
 
+def test_das_summaries_become_one_cell_per_method_and_location(tmp_path):
+    """DAS and the best block once per k, vanilla (the same for every k) once."""
+    from interp.core.outputs import OutputSet, write_csv_atomic
+    from interp.jobs.report import collect_run
+
+    header = "variable,location,size,seeds,k,chance,das_iia,das_low,das_high,block_iia,block_low,block_high,vanilla_iia,vanilla_low,vanilla_high"
+    rows = [dict(zip(header.split(","), line.split(","))) for line in (
+        "lexrel,blocks.2.hook_resid_post@w_h,2,3,2,0.5,0.81,0.78,0.84,0.60,0.58,0.62,0.55,0.55,0.55",
+        "lexrel,blocks.2.hook_resid_post@w_h,8,3,8,0.5,0.93,0.90,0.96,0.70,0.69,0.71,0.55,0.55,0.55",
+    )]  # fmt: skip
+    with OutputSet(tmp_path / "das", "das") as outputs:
+        write_csv_atomic(rows, outputs.path("das_summary.csv"))
+    (cells,) = collect_run(tmp_path)["iia"]
+    found = {(c["method"], c["role"], c["layer"]): c["iia"] for c in cells["records"]}
+    assert found == {("das k=2", "w_h", 3): 0.81, ("block k=2", "w_h", 3): 0.60, ("das k=8", "w_h", 3): 0.93,
+                     ("block k=8", "w_h", 3): 0.70, ("vanilla", "w_h", 3): 0.55}  # fmt: skip
+
+
 @pytest.mark.parametrize("case", ["empty", "missing", "not_a_folder"])
 def test_bad_run_folder_gives_one_line_and_exit_2(tiny_run, tmp_path, case):
     target = tmp_path / "run"

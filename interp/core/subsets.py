@@ -51,6 +51,5 @@ def hashed_split(items: Sequence[T], key: Callable[[T], str], share: float, salt
     >>> 150 < len(low) < 250 and len(low) + len(high) == 1000
     True
     """
-    low = [item for item in items if hashed_share(key(item), salt) < share]
-    chosen = {id(item) for item in low}
-    return low, [item for item in items if id(item) not in chosen]
+    below = [hashed_share(key(item), salt) < share for item in items]
+    return [i for i, b in zip(items, below) if b], [i for i, b in zip(items, below) if not b]

@@ -46,7 +46,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError, InterpError
-from interp.core.outputs import OutputSet, partial_path, read_json, write_csv_atomic, write_json_atomic
+from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.models.evaluation import gold_to_model, score_task
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
@@ -209,7 +209,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     model_labels = checkpoint_labels(base.config)
     out = Path(config.out_dir)
     units = out / "units"
-    units.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(units, "--out")
     identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
                 "challenge_eval": challenge.described}  # fmt: skip
 

@@ -42,8 +42,6 @@ from interp.hooks.locations import Location
 
 #: Manifests are looked for in RUN_DIR and this many folder levels below it.
 DEPTH = 2
-#: The commands whose manifests list a set of files, by the section they feed.
-SET_COMMANDS = ("behavioral", "probe", "cliques", "das", "location-sweep")
 
 
 def find_manifests(run_dir: Path) -> list[Path]:

@@ -105,6 +105,18 @@ def test_the_page_is_self_contained(page):
     assert text.count('id="report-data"') == 1 and len(text) > 1_000_000  # plotly.js is inline
 
 
+def test_a_slot_name_in_the_data_stays_text():
+    """A premise that reads like a template slot is data, not a place to inline the script."""
+    from interp.jobs.report.page import render_page
+
+    data = {"run_dir": "{{script}}", "note": "{{plotly}} </script>"}
+    page = render_page(data)
+    assert page.count("function (") > 0 and page.count('id="report-data"') == 1
+    shown = page[page.index('id="report-data">') :]
+    shown = shown[: shown.index("</script>")]
+    assert json.loads(shown.split(">", 1)[1].replace("<\\/", "</")) == data
+
+
 def test_absent_sections_are_left_out(tiny_run, tmp_path):
     only = tmp_path / "only_cliques"
     only.mkdir()

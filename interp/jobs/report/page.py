@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -50,17 +51,22 @@ def _inline_json(data: dict) -> str:
 
 
 def render_page(data: dict) -> str:
-    """The whole page as one string: the template with the styles, plotly.js, the data and the page script inlined."""
+    """The whole page as one string: the template with the styles, plotly.js, the data and the page script inlined.
+
+    The template's ``{{name}}`` slots are filled in one pass over the
+    template alone, so a slot's name inside the data (a premise that reads
+    ``{{script}}``) or inside plotly.js is never taken for a slot.
+    """
     from plotly.offline import get_plotlyjs
 
-    return (
-        _asset("template.html")
-        .replace("{{title}}", html.escape(f"interp report: {data['run_dir']}"))
-        .replace("{{style}}", _asset("report.css"))
-        .replace("{{plotly}}", get_plotlyjs().replace("</script", "<\\/script"))
-        .replace("{{data}}", _inline_json(data))
-        .replace("{{script}}", _asset("report.js"))
-    )
+    parts = {
+        "title": html.escape(f"interp report: {data['run_dir']}"),
+        "style": _asset("report.css"),
+        "plotly": get_plotlyjs().replace("</script", "<\\/script"),
+        "data": _inline_json(data),
+        "script": _asset("report.js"),
+    }
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: parts[m.group(1)], _asset("template.html"))
 
 
 def write_report(config: ReportConfig) -> tuple[Path, dict]:

@@ -141,6 +141,15 @@ def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
+    if task == "monotonicity-fragment":  # three labels, scored through the fragments' label mapping
+        from interp.models.evaluation import evaluate_task
+        from interp.tasks import resolve_task
+
+        generated = resolve_task(task, data_file=data_file, argument="--task")
+        chosen = _splits(splits, "--splits") if splits is not None else ("test", "lexical_test")
+        table = {"generated": evaluate_task(model, generated, chosen, batch_size, progress=sys.stderr.isatty())}
+        click.echo(json.dumps(table, indent=2) if as_json else _fragment_table(table, chosen))
+        return
     if task == "fragments" or task.startswith("fragment:"):  # scored through the task's label mapping
         from interp.models.evaluation import evaluate_task
         from interp.tasks import resolve_task
@@ -298,12 +307,13 @@ def _fragment_table(table: dict, splits: tuple[str, ...]) -> str:
     """Accuracy (%) per fragment and split, with the logic and monotonicity averages of Richardson et al. (2020), Table 1."""
     from interp.tasks.fragments.data import LOGIC, MONOTONICITY
 
-    lines = [f"{'fragment':22}" + "".join(f"{s:>10}" for s in splits)]
+    width = max(10, *(len(s) + 2 for s in splits))
+    lines = [f"{'fragment':22}" + "".join(f"{s:>{width}}" for s in splits)]
     for name, metrics in table.items():
-        lines.append(f"{name:22}" + "".join(f"{100 * metrics[s]['accuracy']:10.1f}" for s in splits))
+        lines.append(f"{name:22}" + "".join(f"{100 * metrics[s]['accuracy']:{width}.1f}" for s in splits))
     for label, group in (("logic average", LOGIC), ("monotonicity average", MONOTONICITY)):
         if all(g in table for g in group):
-            lines.append(f"{label:22}" + "".join(f"{100 * sum(table[g][s]['accuracy'] for g in group) / len(group):10.1f}" for s in splits))
+            lines.append(f"{label:22}" + "".join(f"{100 * sum(table[g][s]['accuracy'] for g in group) / len(group):{width}.1f}" for s in splits))
     return "\n".join(lines)
 
 
@@ -541,6 +551,80 @@ def report(run_dir, out):
     page, data = write_report(ReportConfig(run_dir=run_dir, out_dir=out))
     click.echo(summary(data))
     click.echo(f"wrote {page} (open it in a browser; it needs no network)")
+
+
+@main.group()
+def fragments() -> None:
+    """The monotonicity fragment (Richardson et al. 2020, Appendix): generate it, check its labels in finite models, compare it with the released one."""
+
+
+@fragments.command("generate")
+@click.option("--setting", type=click.Choice(["simple", "hard"]), default="simple", show_default=True, help="simple: one relative clause, 5 determiners; hard: up to three, all 13.")
+@click.option("--n-train", type=int, default=3000, show_default=True, help="Training pairs (one of each label per premise).")
+@click.option("--n-dev", type=int, default=1000, show_default=True)
+@click.option("--n-test", type=int, default=1000, show_default=True)
+@click.option("--depth", type=int, default=None, help="Longest walk of substitutions [default: simple 2, hard 3].")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write (statistics go to <out stem>.stats.json); read it with --task monotonicity-fragment --data-file.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+def fragments_generate(setting, n_train, n_dev, n_test, depth, seed, out, overwrite):
+    """Generate labelled pairs from Figure 8's grammar, polarities and substitutions (seeded)."""
+    from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
+
+    config = GenerateConfig(setting=setting, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
+    try:
+        stats = generate_fragment(config, out, overwrite=overwrite)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("n_train=", "--n-train ").replace("n_dev=", "--n-dev ").replace("n_test=", "--n-test ").replace("depth=", "--depth ")) from None
+    for split in ("train", "dev", "test"):
+        if split in stats:
+            s = stats[split]
+            click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}; lexical {s['lexical']} {s['lexical_polarity_direction']}")
+    click.echo(f"wrote {out}")
+
+
+@fragments.command("check")
+@click.argument("data_file", type=click.Path(dir_okay=False))
+@click.option("--models", "per_size", type=int, default=1000, show_default=True, help="Sampled models per universe size (1 to 10), besides the exhaustive ones.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def fragments_check(data_file, per_size, seed):
+    """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
+    from interp.core.jsonlines import json_record
+    from interp.tasks.fragments.monotonicity.semantics import check_records
+
+    if per_size < 1:
+        raise ConfigError("--models must be at least 1")
+    if not os.path.isfile(data_file):
+        raise ConfigError(f"DATA_FILE {data_file}: file not found")
+    with open(data_file, encoding="utf-8") as handle:
+        records = [json_record(line, f"{data_file}:{i}") for i, line in enumerate(handle, start=1)]
+    result = check_records(records, per_size=per_size, seed=seed)
+    for key, c in result["counts"].items():
+        click.echo(f"{key:28} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
+    if result["unconfirmed"]:
+        click.echo(f"unconfirmed (no model of the kind the label needs was found): {', '.join(result['unconfirmed'][:20])}")
+    if result["refuted"]:
+        click.echo(f"refuted: {', '.join(result['refuted'])}", err=True)
+        sys.exit(1)
+
+
+@fragments.command("compare")
+@click.argument("data_file", type=click.Path(dir_okay=False))
+@click.option("--fragment", type=click.Choice(["monotonicity_simple", "monotonicity_hard"]), default=None, help="The released fragment [default: the file's setting's].")
+@click.option("--splits", default="train,dev,test", show_default=True, help="Splits of both to compare.")
+@_data_options
+def fragments_compare(data_file, fragment, splits, data_dir, skip_checksums):
+    """Set a generated file beside the released fragment: label balance, determiners, sentence length, vocabulary overlap."""
+    from interp.tasks.fragments.data import load_fragment
+    from interp.tasks.fragments.generated import read_generated
+    from interp.tasks.fragments.monotonicity.compare import compare, format_comparison
+
+    chosen = _splits(splits, "--splits")
+    generated = read_generated(data_file, chosen)
+    fragment = fragment or f"monotonicity_{generated[0].setting}"
+    released = load_fragment(fragment, chosen, data_dir=data_dir, verify_checksums=not skip_checksums)
+    rows = lambda pairs: [{"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs]  # noqa: E731
+    click.echo(format_comparison(compare(rows(generated), rows(released)), ("generated", fragment)))
 
 
 @main.command()

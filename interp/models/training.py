@@ -62,8 +62,8 @@ from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
 
 
 @functools.lru_cache(maxsize=8)
-def _task(spec: str, data_dir: str | None, verify_checksums: bool) -> Task:
-    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, argument="--task")
+def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: str | None = None) -> Task:
+    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="--task")
 
 
 TRAINING_FILE = "training.json"
@@ -106,35 +106,40 @@ class TrainConfig:
     iit_weight: float = 1.0
     iit_subspace: int | None = None
 
+    @property
+    def mqnli_file(self) -> bool:
+        """Whether ``data_file`` is an MQNLI file (with ``--task`` monli, the default, or mqnli); another task reads its own."""
+        return bool(self.data_file) and self.task in ("monli", "mqnli")
+
     def __post_init__(self) -> None:
-        if self.task != "monli" and not self.data_file:
+        if self.task != "monli" and not self.mqnli_file:
             task = self.resolved_task()
             if self.splits == TrainConfig.splits:
                 object.__setattr__(self, "splits", ("train",) if "train" in task.splits else task.splits)
             if self.eval_splits == TrainConfig.eval_splits:
                 object.__setattr__(self, "eval_splits", task.splits)
         # With a generated file, MoNLI's default splits mean its train split, scored on train and test.
-        if self.data_file and self.splits == TrainConfig.splits:
+        if self.mqnli_file and self.splits == TrainConfig.splits:
             object.__setattr__(self, "splits", ("train",))
-        if self.data_file and self.eval_splits == TrainConfig.eval_splits:
+        if self.mqnli_file and self.eval_splits == TrainConfig.eval_splits:
             object.__setattr__(self, "eval_splits", MQNLI_SPLITS)
 
     @property
     def labels(self) -> tuple[str, ...]:
         """The classifier's labels, in id order."""
-        if self.data_file:
+        if self.mqnli_file:
             return MQNLI_LABELS
         return LABELS if self.task == "monli" else self.resolved_task().labels
 
     def resolved_task(self) -> Task:
         """The ``task`` this config names (imported once per process)."""
-        return _task(self.task, self.data_dir, self.verify_checksums)
+        return _task(self.task, self.data_dir, self.verify_checksums, None if self.task == "monli" else self.data_file)
 
     def load(self, splits: Sequence[str]) -> list:
         """The examples of ``splits`` from MoNLI, ``data_file`` or the ``task``."""
         if not splits:
             return []
-        if self.data_file:
+        if self.mqnli_file:
             return read_mqnli(self.data_file, splits)
         if self.task != "monli":
             return self.resolved_task().load(tuple(splits))
@@ -156,7 +161,7 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
-        known = MQNLI_SPLITS if self.data_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" else self.resolved_task().splits
+        known = MQNLI_SPLITS if self.mqnli_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" else self.resolved_task().splits
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
                 raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")

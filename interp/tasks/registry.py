@@ -5,6 +5,7 @@ Usage::
     resolve_task("monli", data_dir="path/to/monli")
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
+    resolve_task("monotonicity-fragment", data_file="runs/mono.jsonl")  # written by `interp fragments generate`
     resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
     resolve_task("my_package.tasks:make_task")    # an importable module
 
@@ -22,11 +23,14 @@ from pathlib import Path
 
 from interp.core.errors import ConfigError
 from interp.tasks.base import Task
+from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
 from interp.tasks.fragments.task import FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli", *(f"{PREFIX}{name}" for name in FRAGMENTS))
+BUILT_IN = ("monli", "mqnli", GENERATED, *(f"{PREFIX}{name}" for name in FRAGMENTS))
+#: Tasks read from a generated file (--data-file).
+FILE_TASKS = ("mqnli", GENERATED)
 
 
 def _load_module(spec: str, argument: str):
@@ -59,22 +63,24 @@ def resolve_task(
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, ``mqnli``, ``fragment:NAME`` (a semantic fragment), or
+        spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
-        data_file: the generated file ``mqnli`` reads.
+        data_file: the generated file ``mqnli`` or ``monotonicity-fragment`` reads.
         argument: how messages name the setting (the CLI passes ``--task``).
 
     Raises:
-        ConfigError: an unknown name, ``mqnli`` without ``data_file`` (or another task with one), a file or module that does not import,
+        ConfigError: an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,
             no such function, or a function that fails or returns no ``Task``.
     """
-    if data_file and spec != "mqnli":
-        raise ConfigError(f"{argument} {spec!r}: a data file ({data_file}) is read by the mqnli task only")
+    if data_file and spec not in FILE_TASKS:
+        raise ConfigError(f"{argument} {spec!r}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
     if spec == "monli":
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":
         return mqnli_task(data_file)
+    if spec == GENERATED:
+        return generated_task(data_file)
     if spec.startswith(PREFIX):
         name = spec[len(PREFIX) :]
         if name not in FRAGMENTS:

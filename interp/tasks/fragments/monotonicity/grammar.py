@@ -38,6 +38,8 @@ from interp.tasks.fragments.monotonicity import lexicon as L
 SETTINGS: tuple[str, ...] = ("simple", "hard")
 #: Most relative clauses / PPs in a premise, by setting.
 MAX_CLAUSES = {"simple": 1, "hard": 3}
+#: How often an animate NP with room for one takes a relative clause or PP.
+MOD_RATE = {"simple": 0.5, "hard": 0.8}
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ def random_np(rng: random.Random, setting: str, animate: bool, budget: int) -> N
     if not animate:
         return NP(det, rng.choice(L.ADJ_INANIMATE) if rng.random() < 0.5 else None, rng.choice(L.NOUN_INANIMATE))
     adj = rng.choice(L.ADJ_ANIMATE) if rng.random() < 0.4 else None
-    mod = random_mod(rng, setting, budget) if budget > 0 and rng.random() < 0.5 else None
+    mod = random_mod(rng, setting, budget) if budget > 0 and rng.random() < MOD_RATE[setting] else None
     return NP(det, adj, rng.choice(L.NOUN_ANIMATE), mod)
 
 

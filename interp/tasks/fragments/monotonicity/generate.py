@@ -38,7 +38,6 @@ from interp.tasks.fragments.monotonicity.trees import to_json
 
 #: Longest walk of substitutions, by setting.
 DEPTH = {"simple": 2, "hard": 3}
-LABELS = ("entailment", "contradiction", "neutral")
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ class Step:
         return {"slot": ".".join(self.path), "kind": self.kind, "old": self.old, "new": self.new, "polarity": self.polarity, "direction": self.direction}
 
 
-def _category(path: Path, sentence: Sentence) -> str:
+def _category(path: Path) -> str:
     last = path[-1]
     if last == "det":
         return "det"
@@ -100,7 +100,7 @@ def word_steps(sentence: Sentence, setting: str, *, forward: bool, rng: random.R
             old = getattr(parent, last)
             if old is None:
                 continue
-            category = _category(path, sentence)
+            category = _category(path)
             general, special = L.greater(category, old), L.less(category, old)
             for new in sorted(general | special):
                 if category == "det" and new not in allowed:

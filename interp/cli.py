@@ -62,7 +62,7 @@ def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
-_DATA_FILE_HELP = "A generated MQNLI file (interp mqnli): what --task mqnli reads (train/evaluate: its splits and 3 labels instead of MoNLI's)."
+_DATA_FILE_HELP = "A generated file: what --task mqnli (interp mqnli) or --task monotonicity-fragment (interp fragments generate) reads; with the default task, an MQNLI file."
 
 
 def _task_option(function):
@@ -72,7 +72,7 @@ def _task_option(function):
         "--task",
         default="monli",
         show_default=True,
-        help="monli, mqnli (with --data-file), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
+        help="monli, mqnli or monotonicity-fragment (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
     )(function)
 
 

@@ -255,8 +255,11 @@ def check_label(premise: Sentence, hypothesis: Sentence, sampled: list[Models] |
     return Check(label, counted, tuple(exhaustive), (counter, both))
 
 
-def check_records(records, per_size: int = 1000, seed: int = 0) -> dict:
+def check_records(records, per_size: int = 1000, seed: int = 0, escalate: int = 10) -> dict:
     """Every record's label (from its stored trees) against finite models: verdict counts by setting and label, and the ids not confirmed.
+
+    A pair whose sample lacks a model its label needs is checked again on
+    ``escalate`` times as many fresh models (drawn once, only if needed).
 
     Raises:
         DataError: a record without readable ``premise_tree`` / ``hypothesis_tree``.
@@ -264,13 +267,17 @@ def check_records(records, per_size: int = 1000, seed: int = 0) -> dict:
     from interp.tasks.fragments.monotonicity.trees import from_json
 
     sampled = sample_models(per_size, seed)
+    more = None
     counts: dict = {}
     refuted, unconfirmed = [], []
     for r in records:
         where = r.get("id", "?")
-        c = check_label(from_json(r.get("premise_tree"), f"{where}: premise_tree"), from_json(r.get("hypothesis_tree"), f"{where}: hypothesis_tree"), sampled)
-        verdict = c.verdict(r["label"])
+        pair = from_json(r.get("premise_tree"), f"{where}: premise_tree"), from_json(r.get("hypothesis_tree"), f"{where}: hypothesis_tree")
+        verdict = check_label(*pair, sampled).verdict(r["label"])
+        if verdict == "unconfirmed" and escalate > 1:
+            more = more or sample_models(per_size * escalate, seed + 1)
+            verdict = check_label(*pair, more).verdict(r["label"])
         key = f"{r.get('setting', '?')}/{r['label']}"
         counts.setdefault(key, {"confirmed": 0, "unconfirmed": 0, "refuted": 0})[verdict] += 1
         (refuted if verdict == "refuted" else unconfirmed if verdict == "unconfirmed" else []).append(where)
-    return {"counts": dict(sorted(counts.items())), "refuted": refuted, "unconfirmed": unconfirmed, "models_per_size": per_size, "sizes": "1-10 sampled; 1-2 exhaustive where at most 2^16 models"}
+    return {"counts": dict(sorted(counts.items())), "refuted": refuted, "unconfirmed": unconfirmed, "models_per_size": per_size, "escalate": escalate, "sizes": "1-10 sampled; 1-2 exhaustive where at most 2^16 models"}

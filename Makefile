@@ -13,7 +13,7 @@ export INTERP_FRAGMENTS_DIR
 export HF_HUB_OFFLINE = 1
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup setup-test browser demo test docs clean
+.PHONY: setup setup-test browser wordnet demo test docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
-setup: $(VENV)/.installed
-setup-test: $(VENV)/.installed-test browser
+# WordNet 3.0 for `interp monli-generate`: Debian's database, read by NLTK's reader; nothing downloads at run time.
+wordnet:
+	@test -f /usr/share/wordnet/data.noun -a -f /usr/share/wordnet/index.sense -a -f /usr/share/man/man5/lexnames.5WN.gz || \
+		{ apt-get update -qq && apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; }
+
+setup: $(VENV)/.installed wordnet
+setup-test: $(VENV)/.installed-test browser wordnet
 
 demo: setup
 	$(VENV)/bin/interp demo --out $(DEMO_OUT)

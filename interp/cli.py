@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -644,6 +645,53 @@ def mqnli(out, n_train, n_test, split, ratio, vocab_size, seed, overwrite):
     stats = generate_mqnli(config, out, overwrite=overwrite)
     click.echo(format_stats(stats))
     click.echo(f"wrote {out}")
+
+
+
+@main.command("monli-generate")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="MoNLI-format JSONL to write (statistics and WordNet's agreement with MoNLI go to <out stem>.stats.json); read it with --task monli --data-file.")
+@click.option("--wordnet-dir", default=None, type=click.Path(file_okay=False), help="WordNet 3.0 database (default: $INTERP_WORDNET_DIR, else /usr/share/wordnet from Debian's wordnet-base).")
+@click.option("--corpus", "corpus_splits", default="pmonli,nmonli_train", show_default=True, help="MoNLI splits whose premises and marked nouns are substituted (negated ones give NMoNLI-style pairs).")
+@click.option("--per-sentence", type=int, default=2, show_default=True, help="Hypernyms, and as many hyponyms, substituted per sentence.")
+@click.option("--max-depth", type=int, default=2, show_default=True, help="Most WordNet steps between the two words.")
+@click.option("--min-count", type=int, default=1, show_default=True, help="Rare-lemma filter: least uses in WordNet's sense-tagged corpus (cntlist).")
+@click.option("--new-words-only", is_flag=True, help="Only substitutes that are none of MoNLI's substituted words.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+@_data_options
+def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min_count, new_words_only, seed, overwrite, data_dir, skip_checksums):
+    """MoNLI-style pairs by WordNet hypernym / hyponym substitution (Geiger et al. 2020, §3), lexrel and label through INFER."""
+    from interp.tasks.monli.data import SPLITS, load_monli
+    from interp.tasks.monli.generate import MonliGenerateConfig, corpus_from_monli, generate_monli, wordnet_agreement
+    from interp.tasks.monli.wordnet import open_wordnet
+
+    config = MonliGenerateConfig(per_sentence=per_sentence, max_depth=max_depth, min_count=min_count, new_words_only=new_words_only, seed=seed)
+    try:
+        config.validate()
+    except ConfigError as exc:
+        raise ConfigError("--" + str(exc).replace("_", "-", 2).replace("=", " ", 1)) from None
+    wn = open_wordnet(wordnet_dir)
+    monli = load_monli(data_dir, tuple(SPLITS), verify_checksums=not skip_checksums)
+    chosen = set(_splits(corpus_splits, "--corpus"))
+    corpus = corpus_from_monli([e for e in monli if e.split in chosen])
+    if not corpus:
+        raise ConfigError(f"--corpus {corpus_splits}: no MoNLI split of that name ({', '.join(SPLITS)})")
+    known = frozenset(w for e in monli for w in (e.w_p, e.w_h))
+    stats = generate_monli(config, out, corpus, wn, known, overwrite=overwrite)
+    agreement = wordnet_agreement(monli, wn)
+    from interp.core.outputs import write_json_atomic
+
+    stats_path = os.path.splitext(out)[0] + ".stats.json"
+    write_json_atomic(Path(stats_path), {**stats, "wordnet_agreement": agreement})
+    click.echo(f"{stats['pairs']} pairs from {stats['sentences']} sentences ({stats['negated']} negated); labels {stats['labels']}; "
+               f"{stats['substitutes']} substitute words, {stats['new_words']} not in MoNLI")
+    click.echo(f"WordNet vs MoNLI's lexrel: {agreement['both_in_wordnet']} of {agreement['pairs']} word pairs have both words in WordNet, "
+               f"{agreement['related_by_wordnet']} related there; agreement {100 * agreement['agreement_when_related']:.1f}% of those "
+               f"({100 * agreement['agreement_of_both']:.1f}% of all with both words); same distance {100 * agreement['same_distance_when_agreeing']:.1f}%; "
+               f"null: {100 * agreement['null_related_at_random']:.1f}% of randomly re-paired words are related at all")
+    for d in agreement["disagreements"][:10]:
+        click.echo(f"  disagrees: {d['w_p']} / {d['w_h']}: MoNLI {d['monli']}, WordNet {d['wordnet']} ({d['example']})")
+    click.echo(f"wrote {out} and {stats_path}")
 
 
 if __name__ == "__main__":

@@ -108,11 +108,15 @@ class TrainConfig:
 
     @property
     def mqnli_file(self) -> bool:
-        """Whether ``data_file`` is an MQNLI file (with ``--task`` monli, the default, or mqnli); another task reads its own."""
-        return bool(self.data_file) and self.task in ("monli", "mqnli")
+        """Whether ``data_file`` is an MQNLI file (``--task mqnli``, or the default monli with a file that is not MoNLI-format); another task reads its own."""
+        if not self.data_file or self.task not in ("monli", "mqnli"):
+            return False
+        from interp.tasks.monli.data import is_monli_file
+
+        return self.task == "mqnli" or not is_monli_file(self.data_file)
 
     def __post_init__(self) -> None:
-        if self.task != "monli" and not self.mqnli_file:
+        if (self.task != "monli" or self.data_file) and not self.mqnli_file:
             task = self.resolved_task()
             if self.splits == TrainConfig.splits:
                 object.__setattr__(self, "splits", ("train",) if "train" in task.splits else task.splits)
@@ -133,7 +137,7 @@ class TrainConfig:
 
     def resolved_task(self) -> Task:
         """The ``task`` this config names (imported once per process)."""
-        return _task(self.task, self.data_dir, self.verify_checksums, None if self.task == "monli" else self.data_file)
+        return _task(self.task, self.data_dir, self.verify_checksums, None if self.task == "monli" and self.mqnli_file else self.data_file)
 
     def load(self, splits: Sequence[str]) -> list:
         """The examples of ``splits`` from MoNLI, ``data_file`` or the ``task``."""
@@ -141,7 +145,7 @@ class TrainConfig:
             return []
         if self.mqnli_file:
             return read_mqnli(self.data_file, splits)
-        if self.task != "monli":
+        if self.task != "monli" or self.data_file:
             return self.resolved_task().load(tuple(splits))
         return load_monli(self.data_dir, splits, verify_checksums=self.verify_checksums)
 
@@ -161,7 +165,7 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
-        known = MQNLI_SPLITS if self.mqnli_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" else self.resolved_task().splits
+        known = MQNLI_SPLITS if self.mqnli_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" and not self.data_file else self.resolved_task().splits
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
                 raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")

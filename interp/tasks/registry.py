@@ -29,7 +29,7 @@ from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
 BUILT_IN = ("monli", "mqnli", GENERATED, *(f"{PREFIX}{name}" for name in FRAGMENTS))
-#: Tasks read from a generated file (--data-file).
+#: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
 FILE_TASKS = ("mqnli", GENERATED)
 
 
@@ -66,13 +66,19 @@ def resolve_task(
         spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
-        data_file: the generated file ``mqnli`` or ``monotonicity-fragment`` reads.
+        data_file: the generated file ``mqnli``, ``monotonicity-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
         argument: how messages name the setting (the CLI passes ``--task``).
 
     Raises:
         ConfigError: an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,
             no such function, or a function that fails or returns no ``Task``.
     """
+    if data_file and spec == "monli":
+        from interp.tasks.monli.data import is_monli_file
+
+        if not is_monli_file(data_file):
+            raise ConfigError(f"{argument} monli: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes --task mqnli")
+        return monli_task(data_dir, verify_checksums, data_file)
     if data_file and spec not in FILE_TASKS:
         raise ConfigError(f"{argument} {spec!r}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
     if spec == "monli":

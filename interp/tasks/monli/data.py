@@ -218,6 +218,53 @@ def read_split(path: str | os.PathLike, split: str) -> list[Example]:
     return [_parse_line(line, path, i, info) for i, line in enumerate(lines, start=1)]
 
 
+#: The splits of a generated MoNLI-format file (``interp monli-generate``): its positive and its negated lines.
+GENERATED_SPLITS: tuple[str, ...] = ("pmonli", "nmonli")
+
+
+def is_monli_file(path: str | os.PathLike) -> bool:
+    """Whether ``path``'s first line is a MoNLI-format record (``sentence1`` ...), not an MQNLI one."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return '"sentence1"' in first and '"premise_words"' not in first
+
+
+def read_generated(path: str | os.PathLike, splits: Iterable[str] = GENERATED_SPLITS) -> list[Example]:
+    """The lines of a generated MoNLI-format file (each with a boolean ``negated``), as splits ``pmonli`` / ``nmonli``.
+
+    No checksum is checked (the file is the user's). Ids are ``<file stem>:<line>``.
+
+    Raises:
+        DataError: an unknown split, a missing or empty file, or a malformed line (as :func:`read_split`,
+            and a missing or non-boolean ``negated``), naming ``file:line``.
+    """
+    splits = tuple(splits)
+    unknown = [s for s in splits if s not in GENERATED_SPLITS]
+    if unknown or not splits:
+        raise DataError(f"unknown split {(unknown or [''])[0]!r} of a generated MoNLI file; choose from {', '.join(GENERATED_SPLITS)}")
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found; write one with `interp monli-generate --out {path}`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({exc})") from None
+    if not lines:
+        raise DataError(f"{path}: empty file, no examples")
+    out: list[Example] = []
+    for lineno, line in enumerate(lines, start=1):
+        negated = json_record(line, f"{path}:{lineno}").get("negated")
+        if not isinstance(negated, bool):
+            raise DataError(f"{path}:{lineno}: field 'negated' must be true or false, got {negated!r}")
+        name = GENERATED_SPLITS[negated]
+        example = _parse_line(line, path, lineno, SplitInfo(name, "", 0, negated))
+        out.append(replace(example, id=f"{path.stem}:{lineno}"))
+    return [e for s in splits for e in out if e.split == s]
+
+
 def load_monli(
     data_dir: str | os.PathLike | None = None,
     splits: Iterable[str] = tuple(SPLITS),

@@ -17,14 +17,30 @@ from __future__ import annotations
 
 from interp.tasks.base import Task
 from interp.tasks.monli.align import ROLES
-from interp.tasks.monli.data import LABELS, SPLITS, load_monli
+from interp.tasks.monli.data import GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
 
 ALIGNMENT = {"lexrel": ("w_h",), "negated": ("cls",), "output": ("cls",)}
 
 
-def monli_task(data_dir: str | None = None, verify_checksums: bool = True) -> Task:
-    """The MoNLI task reading the released files from ``data_dir`` (else ``$INTERP_MONLI_DIR``)."""
+def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None) -> Task:
+    """The MoNLI task reading the released files from ``data_dir`` (else ``$INTERP_MONLI_DIR``), or a generated ``data_file``.
+
+    A generated file (``interp monli-generate``) has the splits ``pmonli`` and
+    ``nmonli`` (its positive and negated lines) and no checksum.
+    """
+    if data_file:
+        return Task(
+            name="monli",
+            labels=LABELS,
+            splits=GENERATED_SPLITS,
+            load=lambda splits: read_generated(data_file, tuple(splits)),
+            roles=ROLES,
+            default_splits=("nmonli",),
+            causal_model=infer_for,
+            inputs=monli_inputs,
+            alignment=ALIGNMENT,
+        )
     return Task(
         name="monli",
         labels=LABELS,

@@ -27,13 +27,13 @@ Usage::
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
 from interp.causal.base import CausalModel, Mechanism
 from interp.core.errors import ConfigError, DataError
+from interp.core.jsonlines import json_record, read_lines
 from interp.tasks.base import Task
 from interp.tasks.fragments.data import LABELS
 from interp.tasks.fragments.task import LABEL_MAPPING
@@ -136,19 +136,8 @@ def read_generated(path: str | Path, splits: Sequence[str] = BASE_SPLITS) -> lis
     if unknown or not splits:
         raise DataError(f"unknown split {(unknown or [''])[0]!r} of a generated fragment; choose from {', '.join(SPLITS)}")
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found; write one with `interp fragments generate --out {path}`")
-    pairs = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{where}: not JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{where}: not a JSON object")
-            pairs.append(_pair(record, where))
+    lines = read_lines(path, f"interp fragments generate --out {path}")
+    pairs = [_pair(json_record(line, f"{path}:{i}"), f"{path}:{i}") for i, line in enumerate(lines, start=1)]
     out = [p for s in splits for p in pairs if p.split == s]
     out += [replace(p, split=s) for s in splits for p in pairs if s == f"lexical_{p.split}" and p.lexical]
     if not out:

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
-from interp.core.jsonlines import json_record
+from interp.core.jsonlines import json_record, read_lines
 from interp.core.subsets import hashed_split
 from interp.tasks.encoding import word_spans
 
@@ -246,14 +246,7 @@ def read_generated(path: str | os.PathLike, splits: Iterable[str] = GENERATED_SP
     if unknown or not splits:
         raise DataError(f"unknown split {(unknown or [''])[0]!r} of a generated MoNLI file; choose from {', '.join(GENERATED_SPLITS)}")
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found; write one with `interp monli-generate --out {path}`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    if not lines:
-        raise DataError(f"{path}: empty file, no examples")
+    lines = read_lines(path, f"interp monli-generate --out {path}")
     out: list[Example] = []
     for lineno, line in enumerate(lines, start=1):
         negated = json_record(line, f"{path}:{lineno}").get("negated")

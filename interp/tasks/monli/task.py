@@ -30,24 +30,18 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
     ``nmonli`` (its positive and negated lines) and no checksum.
     """
     if data_file:
-        return Task(
-            name="monli",
-            labels=LABELS,
-            splits=GENERATED_SPLITS,
-            load=lambda splits: read_generated(data_file, tuple(splits)),
-            roles=ROLES,
-            default_splits=("nmonli",),
-            causal_model=infer_for,
-            inputs=monli_inputs,
-            alignment=ALIGNMENT,
-        )
+        splits, default = GENERATED_SPLITS, ("nmonli",)
+        load = lambda chosen: read_generated(data_file, tuple(chosen))  # noqa: E731
+    else:
+        splits, default = tuple(SPLITS), ("nmonli_test",)
+        load = lambda chosen: load_monli(data_dir, tuple(chosen), verify_checksums=verify_checksums)  # noqa: E731
     return Task(
         name="monli",
         labels=LABELS,
-        splits=tuple(SPLITS),
-        load=lambda splits: load_monli(data_dir, tuple(splits), verify_checksums=verify_checksums),
+        splits=splits,
+        load=load,
         roles=ROLES,
-        default_splits=("nmonli_test",),
+        default_splits=default,
         causal_model=infer_for,
         inputs=monli_inputs,
         alignment=ALIGNMENT,

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from interp.causal.base import run_forward
 from interp.core.errors import ConfigError, DataError
+from interp.core.jsonlines import read_lines
 from interp.tasks.mqnli.causal_model import NODES, POSITIONS, inputs_of, mqnli_causal_model
 
 #: MQNLI's labels in a classifier's label-id order.
@@ -68,14 +69,7 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
             the natural-logic tree does not give (names ``file:line``).
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found (generate one with `interp mqnli --out FILE`)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    if not lines:
-        raise DataError(f"{path}: empty file, no examples")
+    lines = read_lines(path, "interp mqnli --out FILE")
     model = mqnli_causal_model()
     examples = []
     for lineno, text in enumerate(lines, start=1):

@@ -58,8 +58,8 @@ def wordnet_dir(path: str | os.PathLike | None = None) -> Path:
 def lexnames_from_man_page(text: str) -> str:
     """The ``lexnames`` file (``NN<TAB>name<TAB>category``, 45 lines) from the lexnames(5WN) man page's table.
 
-    >>> lexnames_from_man_page("00\\tadj.all\\tall adjective clusters\\n03\\tnoun.Tops\\tunique beginner")
-    '00\\tadj.all\\t3\\n03\\tnoun.Tops\\t1\\n'
+    >>> lexnames_from_man_page("00\\tadj.all\\tall adjective clusters\\n01\\tnoun.Tops\\tunique beginner")
+    '00\\tadj.all\\t3\\n01\\tnoun.Tops\\t1\\n'
 
     Raises:
         DataError: the table's numbers are not 00, 01, ... in order.

@@ -63,7 +63,7 @@ def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
-_DATA_FILE_HELP = "A generated file: what --task mqnli (interp mqnli) or --task monotonicity-fragment (interp fragments generate) reads; with the default task, an MQNLI file."
+_DATA_FILE_HELP = "A generated file: what --task mqnli (interp mqnli), monotonicity-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file."
 
 
 def _task_option(function):
@@ -73,7 +73,7 @@ def _task_option(function):
         "--task",
         default="monli",
         show_default=True,
-        help="monli, mqnli or monotonicity-fragment (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
+        help="monli, mqnli, monotonicity-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
     )(function)
 
 
@@ -646,6 +646,60 @@ def mqnli(out, n_train, n_test, split, ratio, vocab_size, seed, overwrite):
     click.echo(format_stats(stats))
     click.echo(f"wrote {out}")
 
+
+
+@main.group()
+def monotonicity() -> None:
+    """Systematicity of monotonicity (Yanaka et al. 2020): generate a protocol's train and test sets, check their labels."""
+
+
+@monotonicity.command("generate")
+@click.option("--protocol", type=click.Choice(["predicate", "quantifier", "productivity", "localism"]), required=True, help="predicate / quantifier replacements' systematicity, productivity or localism (§2.2).")
+@click.option("--step", type=int, default=1, show_default=True, help="The protocol's step i (1-3); for localism the training depth d (3-5).")
+@click.option("--n-train", type=int, default=6000, show_default=True, help="Training pairs (split evenly over the protocol's training components).")
+@click.option("--n-test", type=int, default=1000, show_default=True, help="Pairs per test set.")
+@click.option("--quantifier", default="some", show_default=True, help="predicate: the quantifier q seen with every replacement.")
+@click.option("--replacement", default="hyponym", show_default=True, help="predicate: the replacement r seen with every quantifier.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL to write (statistics beside the paper's Table 1 go to <out stem>.stats.json).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+def monotonicity_generate(protocol, step, n_train, n_test, quantifier, replacement, seed, out, overwrite):
+    """Pairs with depth, quantifiers, replacement, position and polarity, labelled by polarity and replacement direction."""
+    from interp.tasks.systematicity.protocols import ProtocolConfig, write_protocol
+
+    config = ProtocolConfig(protocol=protocol, step=step, n_train=n_train, n_test=n_test, quantifier=quantifier, replacement=replacement, seed=seed)
+    try:
+        stats = write_protocol(config, out, overwrite=overwrite)
+    except ConfigError as exc:
+        message = str(exc)
+        for field, flag in (("step=", "--step "), ("n_train=", "--n-train "), ("n_test=", "--n-test "), ("quantifier=", "--quantifier "), ("replacement=", "--replacement ")):
+            message = message.replace(field, flag)
+        raise ConfigError(message) from None
+    for split, s in stats["splits"].items():
+        click.echo(f"{split:17} {s['pairs']:6} pairs  labels {s['labels']}  polarity {s['polarity']}  depths {s['depths']}")
+    for depth, s in stats["length_by_depth"].items():
+        paper = f"{s['paper']:.1f}" if s["paper"] else "-"
+        click.echo(f"depth {depth}: mean sentence length {s['mean_words']:.1f} words (paper, Table 1: {paper})")
+    click.echo(f"wrote {out}")
+
+
+@monotonicity.command("check")
+@click.argument("data_file", type=click.Path(dir_okay=False))
+@click.option("--models", "per_size", type=int, default=500, show_default=True, help="Sampled models per universe size (1 to 10).")
+def monotonicity_check(data_file, per_size):
+    """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
+    from interp.core.jsonlines import json_record, read_lines
+    from interp.tasks.systematicity.semantics import check_records
+
+    if per_size < 1:
+        raise ConfigError("--models must be at least 1")
+    lines = read_lines(data_file, "interp monotonicity generate --out FILE")
+    result = check_records([json_record(line, f"{data_file}:{i}") for i, line in enumerate(lines, start=1)], per_size)
+    for key, c in result["counts"].items():
+        click.echo(f"{key:24} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
+    if result["refuted"]:
+        click.echo(f"refuted: {', '.join(result['refuted'][:20])}", err=True)
+        sys.exit(1)
 
 
 @main.command("monli-generate")

@@ -6,6 +6,7 @@ Usage::
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
     resolve_task("monotonicity-fragment", data_file="runs/mono.jsonl")  # written by `interp fragments generate`
+    resolve_task("monotonicity", data_file="runs/sys/productivity1.jsonl")  # written by `interp monotonicity generate`
     resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
     resolve_task("my_package.tasks:make_task")    # an importable module
 
@@ -25,12 +26,13 @@ from interp.core.errors import ConfigError
 from interp.tasks.base import Task
 from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
 from interp.tasks.fragments.task import FRAGMENTS, PREFIX, fragment_task
+from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli", GENERATED, *(f"{PREFIX}{name}" for name in FRAGMENTS))
+BUILT_IN = ("monli", "mqnli", GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
 #: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
-FILE_TASKS = ("mqnli", GENERATED)
+FILE_TASKS = ("mqnli", GENERATED, SYSTEMATICITY)
 
 
 def _load_module(spec: str, argument: str):
@@ -87,6 +89,8 @@ def resolve_task(
         return mqnli_task(data_file)
     if spec == GENERATED:
         return generated_task(data_file)
+    if spec == SYSTEMATICITY:
+        return systematicity_task(data_file)
     if spec.startswith(PREFIX):
         name = spec[len(PREFIX) :]
         if name not in FRAGMENTS:

@@ -16,7 +16,7 @@ from interp.tasks import resolve_task
 from interp.tasks.systematicity import grammar as G
 from interp.tasks.systematicity.generate import from_tree, polarity_at, sample_pairs
 from interp.tasks.systematicity.protocols import ProtocolConfig, protocol_records
-from interp.tasks.systematicity.semantics import COUNTS, check_records, entailed, sample_models
+from interp.tasks.systematicity.semantics import COUNTS, check_records, sample_models
 from interp.tasks.systematicity.task import read_systematicity, systematicity_causal_model
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -715,28 +714,18 @@ def monotonicity_check(data_file, per_size):
 @_data_options
 def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min_count, new_words_only, seed, overwrite, data_dir, skip_checksums):
     """MoNLI-style pairs by WordNet hypernym / hyponym substitution (Geiger et al. 2020, §3), lexrel and label through INFER."""
-    from interp.tasks.monli.data import SPLITS, load_monli
-    from interp.tasks.monli.generate import MonliGenerateConfig, corpus_from_monli, generate_monli, wordnet_agreement
-    from interp.tasks.monli.wordnet import open_wordnet
+    from interp.tasks.monli.generate import MonliGenerateConfig, generate_monli
 
-    config = MonliGenerateConfig(per_sentence=per_sentence, max_depth=max_depth, min_count=min_count, new_words_only=new_words_only, seed=seed)
+    config = MonliGenerateConfig(per_sentence=per_sentence, max_depth=max_depth, min_count=min_count, new_words_only=new_words_only, seed=seed,
+                                 corpus=_splits(corpus_splits, "--corpus"), data_dir=data_dir, verify_checksums=not skip_checksums, wordnet_dir=wordnet_dir)
     try:
-        config.validate()
+        stats = generate_monli(config, out, overwrite=overwrite)
     except ConfigError as exc:
-        raise ConfigError("--" + str(exc).replace("_", "-", 2).replace("=", " ", 1)) from None
-    wn = open_wordnet(wordnet_dir)
-    monli = load_monli(data_dir, tuple(SPLITS), verify_checksums=not skip_checksums)
-    chosen = set(_splits(corpus_splits, "--corpus"))
-    corpus = corpus_from_monli([e for e in monli if e.split in chosen])
-    if not corpus:
-        raise ConfigError(f"--corpus {corpus_splits}: no MoNLI split of that name ({', '.join(SPLITS)})")
-    known = frozenset(w for e in monli for w in (e.w_p, e.w_h))
-    stats = generate_monli(config, out, corpus, wn, known, overwrite=overwrite)
-    agreement = wordnet_agreement(monli, wn)
-    from interp.core.outputs import write_json_atomic
-
-    stats_path = os.path.splitext(out)[0] + ".stats.json"
-    write_json_atomic(Path(stats_path), {**stats, "wordnet_agreement": agreement})
+        message = str(exc)
+        for field in ("per_sentence", "max_depth", "min_count", "corpus"):
+            message = message.replace(f"{field}=", f"--{field.replace('_', '-')} ", 1)
+        raise ConfigError(message) from None
+    agreement = stats["wordnet_agreement"]
     click.echo(f"{stats['pairs']} pairs from {stats['sentences']} sentences ({stats['negated']} negated); labels {stats['labels']}; "
                f"{stats['substitutes']} substitute words, {stats['new_words']} not in MoNLI")
     click.echo(f"WordNet vs MoNLI's lexrel: {agreement['both_in_wordnet']} of {agreement['pairs']} word pairs have both words in WordNet, "
@@ -745,7 +734,7 @@ def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min
                f"null: {100 * agreement['null_related_at_random']:.1f}% of randomly re-paired words are related at all")
     for d in agreement["disagreements"][:10]:
         click.echo(f"  disagrees: {d['w_p']} / {d['w_h']}: MoNLI {d['monli']}, WordNet {d['wordnet']} ({d['example']})")
-    click.echo(f"wrote {out} and {stats_path}")
+    click.echo(f"wrote {out} and {os.path.splitext(out)[0]}.stats.json")
 
 
 if __name__ == "__main__":

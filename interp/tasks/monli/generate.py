@@ -15,8 +15,8 @@ positive sentence or ⊐ in a negated one. Lines carry ``negated``, so
 
 Usage::
 
-    records, stats = generate_monli_records(MonliGenerateConfig(per_sentence=1), corpus, wn)
-    report = wordnet_agreement(load_monli(), wn)   # agreement rate and the disagreeing pairs
+    stats = generate_monli(MonliGenerateConfig(corpus=("nmonli_test",), new_words_only=True), "runs/wn/new.jsonl")
+    stats["wordnet_agreement"]["agreement_of_both"]   # WordNet's relation against MoNLI's lexrel
 """
 
 from __future__ import annotations
@@ -35,16 +35,26 @@ from interp.tasks.monli.wordnet import neighbours, noun_relation
 
 @dataclass(frozen=True)
 class MonliGenerateConfig:
-    """How many substitutes per sentence and direction, how far in WordNet, how rare a lemma may be, new words only, seed."""
+    """How many substitutes per sentence and direction, how far in WordNet, how rare a lemma may be, new words only, seed;
+    and where the corpus (MoNLI splits in ``data_dir``) and WordNet (``wordnet_dir``) lie, for :func:`generate_monli`."""
 
     per_sentence: int = 2
     max_depth: int = 2
     min_count: int = 1
     new_words_only: bool = False
     seed: int = 0
+    corpus: tuple[str, ...] = ("pmonli", "nmonli_train")
+    data_dir: str | None = None
+    verify_checksums: bool = True
+    wordnet_dir: str | None = None
 
     def validate(self) -> None:
         """Raises ConfigError naming the bad field."""
+        from interp.tasks.monli.data import SPLITS
+
+        unknown = [c for c in self.corpus if c not in SPLITS]
+        if unknown or not self.corpus:
+            raise ConfigError(f"corpus={','.join(self.corpus)}: name MoNLI splits ({', '.join(SPLITS)})")
         if self.per_sentence < 1:
             raise ConfigError(f"per_sentence={self.per_sentence}: at least 1")
         if self.max_depth < 1:
@@ -167,18 +177,31 @@ def wordnet_agreement(examples, wn) -> dict:
     }
 
 
-def generate_monli(config: MonliGenerateConfig, out: str | Path, corpus, wn, known_words=frozenset(), *, overwrite: bool = False) -> dict:
-    """Write the records to ``out`` (JSONL) and the statistics to ``<out stem>.stats.json``; returns the statistics.
+def generate_monli(config: MonliGenerateConfig, out: str | Path, *, overwrite: bool = False) -> dict:
+    """Generate from the configured corpus and WordNet into ``out`` (JSONL); write the statistics, with WordNet's agreement with MoNLI, to ``<out stem>.stats.json``.
+
+    Returns:
+        The statistics, ``wordnet_agreement`` included.
 
     Raises:
-        ConfigError: as :func:`generate_monli_records`.
+        ConfigError: as :func:`generate_monli_records`, or an unknown corpus split.
+        DataError: MoNLI or WordNet missing.
         OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
     """
+    from interp.tasks.monli.data import SPLITS, load_monli
+    from interp.tasks.monli.wordnet import open_wordnet
+
+    config.validate()
     out = Path(out)
     if out.exists() and not overwrite:
         raise OutputError(f"--out {out} already exists; choose another path or pass --overwrite")
     ensure_writable_dir(out.parent)
-    records, stats = generate_monli_records(config, corpus, wn, known_words)
+    wn = open_wordnet(config.wordnet_dir)
+    monli = load_monli(config.data_dir, tuple(SPLITS), verify_checksums=config.verify_checksums)
+    corpus = corpus_from_monli([e for e in monli if e.split in config.corpus])
+    known = frozenset(w for e in monli for w in (e.w_p, e.w_h))
+    records, stats = generate_monli_records(config, corpus, wn, known)
+    stats["wordnet_agreement"] = wordnet_agreement(monli, wn)
     write_jsonl_atomic(out, records)
     write_json_atomic(out.with_name(out.stem + ".stats.json"), stats)
     return stats

@@ -38,6 +38,27 @@ def ensure_writable_dir(path: Path, argument: str = "--out") -> Path:
     return path
 
 
+def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "--out") -> Path:
+    """``out`` as a path a generator may write: refused if it exists (unless ``overwrite``), its folder created.
+
+    Raises:
+        OutputError: naming ``argument``: it exists, or its folder cannot be made or written.
+    """
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise OutputError(f"{argument} {out} already exists; choose another path or pass --overwrite")
+    ensure_writable_dir(out.parent, argument)
+    return out
+
+
+def write_generated(out: Path, records: Iterable[Any], stats: dict) -> Path:
+    """A generated file: ``records`` as JSON lines at ``out`` and ``stats`` at ``<out stem>.stats.json``, each atomic; returns the stats path."""
+    write_jsonl_atomic(out, records)
+    stats_path = out.with_name(out.stem + ".stats.json")
+    write_json_atomic(stats_path, stats)
+    return stats_path
+
+
 @contextmanager
 def atomic_text(path: Path, newline: str | None = None) -> Iterator[TextIO]:
     """Open a UTF-8 text handle on ``<path>.partial``; on success move it to ``path``.

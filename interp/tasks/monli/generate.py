@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
-from interp.core.errors import ConfigError, OutputError
-from interp.core.outputs import ensure_writable_dir, write_json_atomic, write_jsonl_atomic
+from interp.core.errors import ConfigError
+from interp.core.outputs import new_output, write_generated
 from interp.tasks.encoding import word_spans
 from interp.tasks.monli.wordnet import neighbours, noun_relation
 
@@ -192,16 +192,12 @@ def generate_monli(config: MonliGenerateConfig, out: str | Path, *, overwrite: b
     from interp.tasks.monli.wordnet import open_wordnet
 
     config.validate()
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise OutputError(f"--out {out} already exists; choose another path or pass --overwrite")
-    ensure_writable_dir(out.parent)
+    out = new_output(out, overwrite)
     wn = open_wordnet(config.wordnet_dir)
     monli = load_monli(config.data_dir, tuple(SPLITS), verify_checksums=config.verify_checksums)
     corpus = corpus_from_monli([e for e in monli if e.split in config.corpus])
     known = frozenset(w for e in monli for w in (e.w_p, e.w_h))
     records, stats = generate_monli_records(config, corpus, wn, known)
     stats["wordnet_agreement"] = wordnet_agreement(monli, wn)
-    write_jsonl_atomic(out, records)
-    write_json_atomic(out.with_name(out.stem + ".stats.json"), stats)
+    write_generated(out, records, stats)
     return stats

@@ -141,17 +141,10 @@ def write_protocol(config: ProtocolConfig, out, *, overwrite: bool = False) -> d
         ConfigError: as :func:`protocol_records`.
         OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
     """
-    from pathlib import Path
+    from interp.core.outputs import new_output, write_generated
 
-    from interp.core.errors import OutputError
-    from interp.core.outputs import ensure_writable_dir, write_json_atomic, write_jsonl_atomic
-
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise OutputError(f"--out {out} already exists; choose another path or pass --overwrite")
-    ensure_writable_dir(out.parent)
+    out = new_output(out, overwrite)
     records = protocol_records(config)
     stats = statistics(records, config)
-    write_jsonl_atomic(out, records)
-    write_json_atomic(out.with_name(out.stem + ".stats.json"), stats)
+    write_generated(out, records, stats)
     return stats

@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from interp.core.errors import ConfigError, OutputError
-from interp.core.outputs import ensure_writable_dir, write_json_atomic, write_jsonl_atomic
+from interp.core.errors import ConfigError
+from interp.core.outputs import new_output, write_generated
 from interp.tasks.fragments.monotonicity.grammar import SETTINGS, Sentence, clauses, random_sentence, render, span
 from interp.tasks.fragments.monotonicity.polarity import marked
 from interp.tasks.fragments.monotonicity.substitution import allowed, contradiction_steps, word_steps
@@ -183,12 +183,8 @@ def generate_fragment(config: GenerateConfig, out: str | Path, *, overwrite: boo
         OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
     """
     config.validate()
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise OutputError(f"--out {out} already exists; choose another path or pass --overwrite")
-    ensure_writable_dir(out.parent)
+    out = new_output(out, overwrite)
     records = generate_records(config)
     stats = {"config": asdict(config), "depth": config.depth or DEPTH[config.setting], **statistics(records)}
-    write_jsonl_atomic(out, records)
-    write_json_atomic(out.with_name(out.stem + ".stats.json"), stats)
+    write_generated(out, records, stats)
     return stats

@@ -5,6 +5,7 @@
 * :mod:`~interp.natural_logic.composition`: composition trees, Algorithms 1 and 2, fairness.
 * :mod:`~interp.natural_logic.fair_generation`: Algorithm 3, fair training sets with a ratio.
 * :mod:`~interp.natural_logic.propositional`: the 2019 paper's propositional toy task.
+* :mod:`~interp.natural_logic.polarity`: polarity composition of the monotonicity calculus (the monotonicity tasks).
 
 The MQNLI tree built from these is :mod:`interp.tasks.mqnli.causal_model`; its
 generator is :mod:`interp.tasks.mqnli.generate`.

@@ -34,6 +34,7 @@ from typing import Sequence
 from interp.causal.base import CausalModel, Mechanism
 from interp.core.errors import ConfigError, DataError
 from interp.core.jsonlines import json_record, read_lines
+from interp.natural_logic.polarity import entailment_label
 from interp.tasks.base import Task
 from interp.tasks.fragments.data import LABELS
 from interp.tasks.fragments.task import LABEL_MAPPING
@@ -69,15 +70,6 @@ class GeneratedPair:
         """``sub.p`` / ``sub.h`` -> the substituted words (lexical pairs)."""
         text = {"sub.p": self.premise, "sub.h": self.hypothesis}
         return {role: text[role][a:b] for role, (a, b) in self.spans.items()}
-
-
-def entailment_label(polarity: str, direction: str) -> str:
-    """The monotonicity rule: entailment when the substitution goes the position's way, else neutral.
-
-    >>> entailment_label("down", "down"), entailment_label("up", "down")
-    ('entailment', 'neutral')
-    """
-    return "entailment" if polarity == direction else "neutral"
 
 
 def polarity_causal_model(examples: Sequence = ()) -> CausalModel:

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from interp.core.errors import ConfigError
+from interp.natural_logic.polarity import compose_all
 from interp.tasks.systematicity import grammar as G
 
 
@@ -40,8 +41,7 @@ def polarity_at(quantifiers: Sequence[str]) -> str:
     >>> polarity_at(["no", "some"]), polarity_at(["no", "few"])
     ('down', 'up')
     """
-    downs = sum(direction_of(q) == "down" for q in quantifiers)
-    return "up" if downs % 2 == 0 else "down"
+    return compose_all(map(direction_of, quantifiers))
 
 
 def _distinct(rng: random.Random, pool: Sequence[str], k: int) -> list[str]:

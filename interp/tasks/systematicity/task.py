@@ -28,6 +28,7 @@ from typing import Sequence
 from interp.causal.base import CausalModel, Mechanism
 from interp.core.errors import ConfigError, DataError
 from interp.core.jsonlines import json_record, read_lines
+from interp.natural_logic.polarity import compose, compose_all, entailment_label
 from interp.tasks.base import Task
 from interp.tasks.systematicity import grammar as G
 from interp.tasks.systematicity.generate import direction_of, from_tree
@@ -63,20 +64,12 @@ def _target_word(tree: dict, position: str) -> str:
     return G.plural(np_.noun)
 
 
-def compose(context: str, monotonicity: str) -> str:
-    """The polarity of a position: ↑∘m = m, ↓∘↑ = ↓, ↓∘↓ = ↑."""
-    return monotonicity if context == "up" else ("down" if monotonicity == "up" else "up")
-
-
 def causal_inputs(record: dict) -> tuple[str, str]:
     """(monotonicity, context) of a record's replaced position, from its quantifiers."""
     qs = record["quantifiers"]
     governing = qs[0] if record["position"] == "verb" else qs[-1]
     above = [] if record["position"] == "verb" else qs[:-1]
-    context = "up"
-    for q in above:
-        context = compose(context, direction_of(q))
-    return direction_of(governing), context
+    return direction_of(governing), compose_all(map(direction_of, above))
 
 
 def read_systematicity(path: str | Path, splits: Sequence[str]) -> list[SystematicityPair]:
@@ -102,17 +95,12 @@ def read_systematicity(path: str | Path, splits: Sequence[str]) -> list[Systemat
             raise DataError(f"{where}: not a systematicity record ({type(exc).__name__}: {exc})") from None
         if r.get("label") not in LABELS or direction not in DIRECTIONS:
             raise DataError(f"{where}: label {r.get('label')!r} / direction {direction!r} not one of {LABELS} / {DIRECTIONS}")
-        if r["label"] != label_of(compose(context, monotonicity), direction):
+        if r["label"] != entailment_label(compose(context, monotonicity), direction):
             raise DataError(f"{where}: label {r['label']!r} disagrees with its quantifiers {r['quantifiers']} and direction {direction}")
         out.append(SystematicityPair(r.get("id", where), r["premise"], r["hypothesis"], r["label"], r["split"], monotonicity, context, direction, words))
     if not out:
         raise DataError(f"{path}: no pairs in split(s) {', '.join(splits)}")
     return out
-
-
-def label_of(polarity: str, direction: str) -> str:
-    """Entailment when the replacement goes the position's way."""
-    return "entailment" if polarity == direction else "neutral"
 
 
 def systematicity_causal_model(examples: Sequence = ()) -> CausalModel:
@@ -122,7 +110,7 @@ def systematicity_causal_model(examples: Sequence = ()) -> CausalModel:
         inputs=("monotonicity", "context", "direction"),
         mechanisms={
             "polarity": Mechanism(("context", "monotonicity"), compose),
-            "label": Mechanism(("polarity", "direction"), label_of),
+            "label": Mechanism(("polarity", "direction"), entailment_label),
         },
         output="label",
         values={"monotonicity": DIRECTIONS, "context": DIRECTIONS, "direction": DIRECTIONS, "polarity": DIRECTIONS, "label": LABELS},

@@ -8,7 +8,7 @@ scope the composition with the second; intersective modifiers (adjective,
 relative clause, PP "with") keep the polarity, "without" and "did not" /
 "not" flip it; a transitive verb is in its object determiner's scope; a
 determiner itself has the polarity of the clause it heads. Composition:
-↑∘m = m, ↓∘↑ = ↓, ↓∘↓ = ↑, anything with = is =.
+:func:`interp.natural_logic.polarity.compose`.
 
 Usage::
 
@@ -20,23 +20,12 @@ Usage::
 
 from __future__ import annotations
 
+from interp.natural_logic.polarity import compose, flip
 from interp.tasks.fragments.monotonicity.grammar import NP, ORC, PP, SRC, VP, Path, Sentence
 from interp.tasks.fragments.monotonicity.lexicon import DETERMINERS
 
 POLARITIES: tuple[str, ...] = ("up", "down", "none")
 ARROW = {"up": "↑", "down": "↓", "none": "="}
-
-
-def compose(outer: str, inner: str) -> str:
-    """The polarity of a position of monotonicity ``inner`` inside a context of polarity ``outer``."""
-    if "none" in (outer, inner):
-        return "none"
-    return "up" if outer == inner else "down"
-
-
-def flip(polarity: str) -> str:
-    """Polarity under negation."""
-    return {"up": "down", "down": "up", "none": "none"}[polarity]
 
 
 def _np(np: NP, path: Path, context: str, out: dict) -> None:

@@ -118,7 +118,7 @@ def test_bad_requests(setup):
     with pytest.raises(ConfigError, match="out of range for a model with 2 blocks"):
         with hooked(model, positions, read=[Location(5, "cls")]):
             pass
-    with pytest.raises(ConfigError, match=r"vectors must be \[batch=12, tokens × d_model=32\]"):
+    with pytest.raises(ConfigError, match=r"vectors must be \[batch=12, tokens × width=32\]"):
         with hooked(model, positions, write={Location(1, "cls"): torch.zeros(3, 32)}):
             pass
     with pytest.raises(ConfigError, match="token role 'n_s.p' has no positions here"):

@@ -38,12 +38,13 @@ def test_paper_naming():
         ("blocks.6.hook_resid_post@cls", "layer 6 is out of range for a model with 6 blocks"),
         ("blocks.1.hook_resid_post@9lives", "is not of the form"),
         ("layer3@w_h", "is not of the form"),
-        ("blocks.1.hook_attn_out@w_h", "is not of the form"),
+        ("blocks.1.hook_attn_in@w_h", "is not of the form"),
+        ("blocks.1.attn.hook_z.h12@w_h", "head 12 is out of range for a model with 12 heads"),
     ],
 )
 def test_bad_locations(text, message):
     with pytest.raises(ConfigError, match=message):
-        Location.parse(text, n_layers=6)
+        Location.parse(text, n_layers=6, n_heads=12)
 
 
 def test_all_locations_of_a_six_block_model():

@@ -12,6 +12,10 @@ pair (:func:`interp.engine.naive.naive_interchange`). Here:
 
 * each source's vector at L is computed once (or read from the fp32 cache);
 * each base's ``hidden_states[L.hidden_index]`` (the prefix) is computed once;
+* at a component site of block l (a head's ``hook_z``, ``hook_attn_out``,
+  ``hook_resid_mid``, ``hook_mlp_out``) the rest of block l runs per pair
+  at the intervened tokens only (:mod:`interp.engine.components`), and the
+  suffix starts at block l's output;
 * the blocks after L (the suffix) run on a batch of rows, each a copy of a
   base's prefix with the source's vectors written at the base's tokens of
   the location (one per role; every piece under ``--wordpiece all``), the
@@ -42,6 +46,7 @@ import torch
 from torch import Tensor
 
 from interp.core.errors import ConfigError
+from interp.engine.components import BlockRest, gather
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
@@ -119,7 +124,10 @@ def _chunks(items: Sequence[int], size: int) -> list[Sequence[int]]:
 
 @torch.no_grad()
 def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> Tensor:
-    """Each example's vector at ``location``: float32 ``[len(encoded), tokens × d_model]`` on the model's device.
+    """Each example's vector at ``location``: float32 ``[len(encoded), tokens × width]`` on the model's device.
+
+    ``width`` is d_model, or d_head at one head's ``attn.hook_z``; a
+    component site of block l runs the blocks up to l's output.
 
     Unpadded batches of equal-length examples, so each vector equals a
     batch-1 forward pass's.
@@ -130,7 +138,7 @@ def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_
     """
     device = next(model.parameters()).device
     tokens = location_tokens(encoded, location.roles, f"location {location}")
-    width = len(tokens[0]) * model.config.hidden_size if tokens else 0
+    width = len(tokens[0]) * location.token_width(model.config) if tokens else 0
     out = torch.empty(len(encoded), width, dtype=torch.float32, device=device)
     for group in length_groups(encoded):
         for chunk in _chunks(group, batch_size):
@@ -142,17 +150,18 @@ def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_
     return out
 
 
-def _first_block_context(shares: Sequence[BaseAttention], source_qkv: Tensor, start: int, stop: int, out: Tensor) -> Tensor:
-    """The first suffix block's attention context for pairs ``start .. stop - 1`` (pair = base × n_sources + source).
+def _first_block_context(shares: Sequence[BaseAttention], pair_qkv: Tensor, n_sources: int, start: int, out: Tensor) -> Tensor:
+    """The first suffix block's attention context for pairs ``start .. start + len(pair_qkv) - 1`` (pair = base × n_sources + source).
 
-    ``out``: float ``[stop - start, seq, d_model]``, filled and returned; each
-    base's run of pairs takes a contiguous slice of the sources.
+    ``pair_qkv``: float ``[pairs, tokens, 3 d_model]``, each pair's vectors at
+    the location through the block's Q/K/V projection; ``out``: float
+    ``[pairs, seq, d_model]``, filled and returned. Each base's run of pairs
+    is one call of :func:`interchange_context`.
     """
-    n_sources = source_qkv.shape[0]
+    stop = start + len(pair_qkv)
     for base in range(start // n_sources, (stop - 1) // n_sources + 1):
         lo, hi = max(start, base * n_sources), min(stop, (base + 1) * n_sources)
-        offset = base * n_sources
-        interchange_context(shares[base], source_qkv[lo - offset : hi - offset], out=out[lo - start : hi - start])
+        interchange_context(shares[base], pair_qkv[lo - start : hi - start], out=out[lo - start : hi - start])
     return out
 
 
@@ -171,9 +180,13 @@ def interchange_logits(
     Args:
         model: a BERT-family classifier in eval mode.
         bases: the encoded base inputs.
-        sources: float ``[n_sources, tokens × d_model]``, the source vectors at ``location``
-            (:func:`source_vectors`, or the activation cache).
+        sources: float ``[n_sources, tokens × width]``, the source vectors at ``location``
+            (:func:`source_vectors`, or the activation cache); ``width`` is
+            d_model, or d_head at one head's ``attn.hook_z``.
         location: where to intervene; the base's tokens at ``location.roles`` are replaced.
+            At a component site the rest of its block runs per pair at those
+            tokens only (:mod:`interp.engine.components`), then the suffix as
+            from the block's output.
         batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
             A pass that runs out of memory is retried with half as many rows.
         on_rows: called with the number of pairs after each suffix pass (progress).
@@ -185,32 +198,35 @@ def interchange_logits(
 
     Raises:
         ConfigError: a base lacks one of the location's roles, its token
-            count there is not the sources' (:func:`location_tokens`).
+            count there is not the sources', or the model lacks the site
+            (:func:`location_tokens`, :func:`~interp.hooks.site_module`).
     """
     device = next(model.parameters()).device
-    d_model = model.config.hidden_size
+    d_model, width = model.config.hidden_size, location.token_width(model.config)
     tokens = location_tokens(bases, location.roles, f"location {location}")
     n_tokens = len(tokens[0]) if tokens else 0
-    if sources.dim() != 2 or sources.shape[1] != n_tokens * d_model:
+    if sources.dim() != 2 or sources.shape[1] != n_tokens * width:
         raise ConfigError(
-            f"location {location}: sources must be [n_sources, tokens × d_model = {n_tokens} × {d_model}], got {tuple(sources.shape)}"
+            f"location {location}: sources must be [n_sources, tokens × width = {n_tokens} × {width}], got {tuple(sources.shape)}"
         )
-    sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, d_model)
+    sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, width)
     n_sources = sources.shape[0]
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
-    fast = fast_suffix(model, location.hidden_index)
-    source_qkv = None if fast is None else fast.project(sources.reshape(-1, d_model)).view(n_sources, n_tokens, -1)
+    rest = None if location.is_residual else BlockRest(model, location)
+    index = location.hidden_index  # the suffix starts here: after the block of a component
+    fast = fast_suffix(model, index)
+    source_qkv = None if fast is None or rest is not None else fast.project(sources)  # [n_sources, tokens, 3 d_model]
     first = None if fast is None else fast.layers[0]
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
         size = batch_size or auto_batch_size(model, ids.shape[1])
-        prefix = torch.cat(
-            [
-                run_prefix(model, ids[k : k + size], types[k : k + size], location.hidden_index)
-                for k in range(0, len(group), size)
-            ]
-        )
         where = torch.tensor([tokens[i] for i in group], device=device)  # [bases, tokens]
+        if rest is None:
+            prefix = torch.cat([run_prefix(model, ids[k : k + size], types[k : k + size], index) for k in range(0, len(group), size)])
+        else:
+            pieces = [rest.prefix(ids[k : k + size], types[k : k + size], where[k : k + size]) for k in range(0, len(group), size)]
+            prefix = torch.cat([hidden for hidden, _ in pieces])
+            parts = {name: torch.cat([p[name] for _, p in pieces]) for name in pieces[0][1]}
         if fast is not None:  # each base's share of the first suffix block's attention, once
             shares = [base_attention(qkv, tuple(p), first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
         total = len(group) * n_sources
@@ -220,16 +236,18 @@ def interchange_logits(
             b, s = rows // n_sources, rows % n_sources
             at = (torch.arange(len(rows), device=device)[:, None], where[b])
             try:
+                vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
                 hidden = prefix.index_select(0, b)
-                hidden[at] = sources[s]
+                hidden[at] = vectors
                 context = None
                 if fast is not None:
-                    context = _first_block_context(shares, source_qkv, done, done + len(rows), torch.empty_like(hidden))
-                logits = run_suffix(model, hidden, location.hidden_index, ids[b], types[b], fast, context)
+                    pair_qkv = source_qkv[s] if rest is None else fast.project(vectors)
+                    context = _first_block_context(shares, pair_qkv, n_sources, done, torch.empty_like(hidden))
+                logits = run_suffix(model, hidden, index, ids[b], types[b], fast, context)
             except torch.OutOfMemoryError:
                 if size == 1:
                     raise
-                hidden = context = None
+                hidden = context = vectors = None
                 if fast is not None:
                     fast.clear()
                 size //= 2  # the same rows again, in smaller passes

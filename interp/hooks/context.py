@@ -12,7 +12,11 @@ Usage::
 
 Hooks are PyTorch forward hooks on ``base_model.embeddings`` (the embedding
 output, ``hidden_states[0]``) and ``base_model.encoder.layer[l]`` (block l's
-output, ``hidden_states[l + 1]``); they are removed in ``finally`` whatever
+output, ``hidden_states[l + 1]``); component sites (:mod:`interp.hooks.locations`)
+hook modules inside block l: ``attention.output.dense`` (its input is
+``attn.hook_z``, its output ``hook_attn_out``), ``attention.output.LayerNorm``
+(its input is ``hook_resid_mid``) and ``output.dense`` (its output is
+``hook_mlp_out``), inputs through forward pre-hooks. They are removed in ``finally`` whatever
 happens inside the block, as TransformerLens ``hooks()`` and baukit
 ``TraceDict`` do. A write replaces the vectors at the location's tokens (each
 of its roles, at that example's position; one token per role, or every
@@ -75,12 +79,47 @@ def token_columns(positions: Mapping[str, Tensor], location: Location) -> Tensor
     return torch.cat([positions[r].reshape(len(positions[r]), -1) for r in location.roles], dim=1)
 
 
-def _check(model, locations: Sequence[Location]) -> list[torch.nn.Module]:
+# Where each component site is: (module path inside a block, whether the vector is the module's input).
+COMPONENT_MODULES = {
+    "attn.hook_z": ("attention.output.dense", True),
+    "hook_attn_out": ("attention.output.dense", False),
+    "hook_resid_mid": ("attention.output.LayerNorm", True),
+    "hook_mlp_out": ("output.dense", False),
+}
+
+
+def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
+    """The module whose output (or, when the flag is true, first input) holds ``location``'s site.
+
+    Raises:
+        ConfigError: a location out of range for the model, a head out of
+            range, or a component site the model's blocks lack (not BERT's layout).
+    """
     modules = site_modules(model)
-    for loc in locations:
-        if loc.hidden_index >= len(modules):
-            raise ConfigError(f"location {loc} is out of range for a model with {len(modules) - 1} blocks")
-    return modules
+    if location.hidden_index >= len(modules):
+        raise ConfigError(f"location {location} is out of range for a model with {len(modules) - 1} blocks")
+    if location.is_residual:
+        return modules[location.hidden_index], False
+    heads = model.config.num_attention_heads
+    if location.head >= heads:
+        raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
+    path, is_input = COMPONENT_MODULES[location.component]
+    module = modules[location.hidden_index]
+    for name in path.split("."):
+        module = getattr(module, name, None)
+    if not isinstance(module, torch.nn.Module):
+        raise ConfigError(
+            f"location {location}: {type(model).__name__}'s blocks have no {path} (not BERT's layout), so it lacks site {location.site}"
+        )
+    return module, is_input
+
+
+def feature_slice(model, location: Location) -> slice:
+    """The columns of the hooked tensor's last dimension that ``location`` reads: one head's for ``attn.hook_z.h{H}``, else all."""
+    if location.head < 0:
+        return slice(None)
+    d_head = model.config.hidden_size // model.config.num_attention_heads
+    return slice(location.head * d_head, (location.head + 1) * d_head)
 
 
 @contextmanager
@@ -109,51 +148,68 @@ def hooked(
             intervention training reads a source's vectors with gradients).
 
     Raises:
-        ConfigError: a location out of range for the model, a location whose
-            role ``positions`` lacks, or a write whose shape is not ``[batch, tokens × d_model]``.
+        ConfigError: a location out of range for the model (a block, a head),
+            a component site the model lacks, a location whose role
+            ``positions`` lacks, or a write whose shape is not ``[batch, tokens × width]``.
     """
     write = dict(write or {})
-    modules = _check(model, [*read, *write])
+    where = {loc: site_module(model, loc) for loc in [*read, *write]}
     columns = {loc: token_columns(positions, loc) for loc in [*read, *write]}
+    features = {loc: feature_slice(model, loc) for loc in [*read, *write]}
     batch = len(next(iter(positions.values()))) if positions else 0
     rows = torch.arange(batch)[:, None]
     trace: dict[Location, Tensor] = {}
-    by_site: dict[int, dict[str, list]] = defaultdict(lambda: {"read": [], "write": []})
+    by_site: dict[tuple[int, bool], dict] = defaultdict(lambda: {"read": [], "write": []})
     for loc in read:
-        by_site[loc.hidden_index]["read"].append(loc)
+        module, is_input = where[loc]
+        by_site[id(module), is_input].update(module=module)
+        by_site[id(module), is_input]["read"].append(loc)
     for loc, vectors in write.items():
-        width = columns[loc].shape[1] * model.config.hidden_size
-        if callable(vectors):
-            by_site[loc.hidden_index]["write"].append(loc)
-            continue
-        if vectors.dim() != 2 or vectors.shape[0] != batch or vectors.shape[1] != width:
-            raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, tokens × d_model={width}], got {tuple(vectors.shape)}")
-        by_site[loc.hidden_index]["write"].append(loc)
+        width = columns[loc].shape[1] * loc.token_width(model.config)
+        module, is_input = where[loc]
+        by_site[id(module), is_input].update(module=module)
+        if not callable(vectors) and (vectors.dim() != 2 or vectors.shape[0] != batch or vectors.shape[1] != width):
+            raise ConfigError(f"write at {loc}: vectors must be [batch={batch}, tokens × width={width}], got {tuple(vectors.shape)}")
+        by_site[id(module), is_input]["write"].append(loc)
 
-    def make_hook(todo):
+    def visit(todo, hidden: Tensor) -> Tensor | None:
+        """Write then read ``todo``'s locations in ``hidden`` ``[batch, seq, width]``; the new tensor if anything was written."""
+        at = rows.to(hidden.device)
+        if todo["write"]:
+            hidden = hidden.clone()
+            for loc in todo["write"]:
+                cols, f = columns[loc].to(hidden.device), features[loc]
+                new = write[loc](hidden[at, cols, f].reshape(batch, -1)) if callable(write[loc]) else write[loc]
+                hidden[at, cols, f] = new.to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
+        for loc in todo["read"]:
+            cols = columns[loc].to(hidden.device)
+            vectors = hidden[at, cols, features[loc]].reshape(batch, -1)
+            trace[loc] = vectors if keep_grad else vectors.detach()
+        return hidden if todo["write"] else None
+
+    def output_hook(todo):
         def hook(module, args, output):
-            hidden = output[0] if isinstance(output, tuple) else output
-            at = rows.to(hidden.device)
-            if todo["write"]:
-                hidden = hidden.clone()
-                for loc in todo["write"]:
-                    cols = columns[loc].to(hidden.device)
-                    new = write[loc](hidden[at, cols].reshape(batch, -1)) if callable(write[loc]) else write[loc]
-                    hidden[at, cols] = new.to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
-            for loc in todo["read"]:
-                cols = columns[loc].to(hidden.device)
-                vectors = hidden[at, cols].reshape(batch, -1)
-                trace[loc] = vectors if keep_grad else vectors.detach()
-            if not todo["write"]:
+            new = visit(todo, output[0] if isinstance(output, tuple) else output)
+            if new is None:
                 return None
-            return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+            return (new, *output[1:]) if isinstance(output, tuple) else new
+
+        return hook
+
+    def input_hook(todo):
+        def hook(module, args):
+            new = visit(todo, args[0])
+            return None if new is None else (new, *args[1:])
 
         return hook
 
     handles = []
     try:
-        for index, todo in by_site.items():
-            handles.append(modules[index].register_forward_hook(make_hook(todo)))
+        for (_, is_input), todo in by_site.items():
+            if is_input:
+                handles.append(todo["module"].register_forward_pre_hook(input_hook(todo)))
+            else:
+                handles.append(todo["module"].register_forward_hook(output_hook(todo)))
         yield trace
     finally:
         for handle in handles:

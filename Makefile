@@ -24,8 +24,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
+# The test set-up takes the optional TransformerLens backend too (its tests compare it with the engine).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,tl]'
 	touch $@
 
 # The report's browser test drives Debian's Chromium through its driver; nothing downloads a browser.

@@ -1,6 +1,7 @@
 """Interchange-intervention speed: the batched engine against the naive per-pair hooked forward pass.
 
     .venv/bin/python benchmarks/interventions.py --model runs/demo/model --location blocks.0.hook_resid_post@w_h
+    .venv/bin/python benchmarks/interventions.py --model runs/demo/model --location blocks.2.attn.hook_z.h5@w_h   # a head
     .venv/bin/python benchmarks/interventions.py --task mqnli --data-file runs/mqnli/iid50k.jsonl \
         --model runs/mqnli/model_iid50k --location blocks.2.hook_resid_post@adj_s.p+n_s.p+adj_s.h+n_s.h
 
@@ -35,6 +36,14 @@ in full with the model's own modules (the engine of issue #4), the last
 block for [CLS] only with the model's own modules, and as `interp
 intervene` runs it (fused blocks with reused buffers and the first suffix
 block's Q/K/V taken from the base, :mod:`interp.engine.blocks`).
+
+At a component site (a head's ``attn.hook_z.h{H}``, ``hook_mlp_out``, ...;
+:mod:`interp.hooks.locations`) the pyvene arm is skipped and a
+TransformerLens arm runs instead (when transformer-lens is installed, the
+``tl`` extra): ``TransformerBridge.run_with_hooks`` patching the site's
+bridge hook, one full forward pass per pair, rows batched 64 at a time
+(:class:`interp.backends.tl_bridge.BridgeBackend`), on the same bases as
+the naive loop.
 """
 
 from __future__ import annotations
@@ -147,6 +156,19 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
     return out, time.perf_counter() - started
 
 
+def tl_arm(model, tokenizer, encoded, loc: Location, n_bases: int):
+    """Logits ``[n_bases, n_sources, n_labels]`` and seconds of TransformerLens ``run_with_hooks`` patching, or None without it."""
+    try:
+        from interp.backends.tl_bridge import BridgeBackend
+    except ImportError:
+        return None
+    backend = BridgeBackend(model, tokenizer)
+    vectors = backend.source_vectors(encoded, loc)
+    started = time.perf_counter()
+    logits = backend.interchange_logits(encoded[:n_bases], vectors, loc)
+    return logits, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/demo/model")
@@ -172,15 +194,18 @@ def main() -> None:
     naive = naive_interchange(model, encoded[: args.naive_bases], encoded, loc, tokenizer.pad_token_id)
     naive_rate = naive.shape[0] * naive.shape[1] / (time.perf_counter() - started)
 
-    pv = pyvene_arm(model, encoded, loc, args.naive_bases)
-    if pv is not None:
-        pv_logits, pv_seconds = pv
-        pv_rate = pv_logits.shape[0] * pv_logits.shape[1] / pv_seconds
-        print(f"{'pyvene':26} {pv_logits.shape[0] * pv_logits.shape[1]:6} pairs  {pv_rate:7.1f} pairs/s  "
-              f"(labels agree with naive: {torch.equal(pv_logits.argmax(-1), naive.argmax(-1))}, "
-              f"max |Δ logit| {(pv_logits - naive).abs().max().item():.1e})")
+    # a peer library on the same pairs: pyvene at a block output, TransformerLens's run_with_hooks at a component
+    name, peer = ("pyvene", pyvene_arm(model, encoded, loc, args.naive_bases)) if loc.is_residual else \
+        ("TransformerLens", tl_arm(model, tokenizer, encoded, loc, args.naive_bases))
+    if peer is not None:
+        peer_logits, peer_seconds = peer
+        peer_rate = peer_logits.shape[0] * peer_logits.shape[1] / peer_seconds
+        print(f"{name:26} {peer_logits.shape[0] * peer_logits.shape[1]:6} pairs  {peer_rate:7.1f} pairs/s  "
+              f"(labels agree with naive: {torch.equal(peer_logits.argmax(-1), naive.argmax(-1))}, "
+              f"max |Δ logit| {(peer_logits - naive).abs().max().item():.1e})")
     else:
-        print("pyvene not installed (pip install --no-deps pyvene): its arm is skipped")
+        extra = "pip install --no-deps pyvene" if loc.is_residual else "pip install 'interp[tl]'"
+        print(f"{name} not installed ({extra}): its arm is skipped")
     print(f"{'naive':26} {naive.shape[0] * naive.shape[1]:6} pairs  {naive_rate:7.1f} pairs/s")
 
     peak_before = matmul_peak()
@@ -207,7 +232,7 @@ def main() -> None:
         rate = fast_logits.shape[0] * fast_logits.shape[1] / seconds
         same = torch.equal(fast_logits[: args.naive_bases].argmax(-1), naive.argmax(-1))
         diff = (fast_logits[: args.naive_bases] - naive).abs().max().item()
-        versus = f", {rate / pv_rate:.1f}x pyvene" if pv is not None else ""
+        versus = f", {rate / peer_rate:.1f}x {name}" if peer is not None else ""
         print(f"{name:26} {fast_logits.shape[0] * fast_logits.shape[1]:6} pairs  {rate:7.1f} pairs/s  ({rate / naive_rate:.1f}x naive{versus}; "
               f"labels agree on the shared pairs: {same}, max |Δ logit| {diff:.1e}; "
               f"executes {flops / seconds / 1e9:.1f} GFLOP/s)")

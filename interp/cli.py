@@ -76,6 +76,16 @@ def _task_option(function):
     )(function)
 
 
+def _backend_option(function):
+    """--backend, shared by the commands that run the model to read or intervene."""
+    return click.option(
+        "--backend",
+        default="hf",
+        show_default=True,
+        help="hf (interp's engine on the Hugging Face model) or transformer-lens (the same through a TransformerBridge's hook points; pip install 'interp[tl]').",
+    )(function)
+
+
 def _wordpiece_option(rules: str = "first or last"):
     return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
@@ -191,9 +201,11 @@ def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip
 @click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@click.option("--components", is_flag=True, help="Also cache every block's attn.hook_z (all heads; a head is its slice), hook_attn_out, hook_resid_mid and hook_mlp_out.")
+@_backend_option
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, device, quiet, data_dir, skip_checksums):
+def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, device, components, backend, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
     from interp.tasks.encoding import check_wordpiece_rule
@@ -210,6 +222,8 @@ def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, dev
         device=device,
         data_dir=data_dir,
         verify_checksums=not skip_checksums,
+        components=components,
+        backend=backend,
     )
     path = build_cache(config, progress=not quiet)
     click.echo(f"wrote {path}")
@@ -219,7 +233,7 @@ def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, dev
 @click.option("--cache", "cache_path", required=True, type=click.Path(dir_okay=False), help="Activation cache (interp cache).")
 @click.option("--model", default=None, help="Check the cache was made with this model's weights.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
-@click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer).")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer); with a cache made with --components also heads or components (@ROLE for one role) and component sites such as blocks.2.attn.hook_z.h3@w_h.")
 @click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: lexrel,infer on MoNLI; every variable and label otherwise; with aligned: every aligned variable].")
 @click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
 @click.option("--folds", type=int, default=5, show_default=True)
@@ -246,7 +260,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @main.command()
 @click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
-@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h or SITE@r1+r2 (several tokens at once); all (every site at every role); aligned (every site at the variables' aligned roles); a site without @ROLE means the variables' aligned roles.")
+@click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h or SITE@r1+r2 (several tokens at once); components inside a block: blocks.2.attn.hook_z.h3@w_h (a head), blocks.2.attn.hook_z, hook_attn_out, hook_resid_mid, hook_mlp_out; all (every residual site at every role); aligned (every residual site at the variables' aligned roles); heads or components (every head's hook_z, or every attn/resid_mid/mlp output; @ROLE for one role); a site without @ROLE means the variables' aligned roles.")
 @_task_option
 @click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
@@ -261,9 +275,10 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16.")
 @click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
+@_backend_option
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_data_options
-def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, quiet, data_dir, skip_checksums):
+def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, backend, quiet, data_dir, skip_checksums):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -291,6 +306,7 @@ def intervene(model, out, locations, task, data_file, splits, max_examples, max_
         verify_checksums=not skip_checksums,
         overwrite=overwrite,
         data_file=data_file,
+        backend=backend,
     )
     path = run_interventions(config, progress=not quiet)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
@@ -425,6 +441,45 @@ def location_sweep(model, out, examples, task, data_file, variable, splits, seed
     rows = run_location_sweep(config, progress=not quiet)
     click.echo(format_ranking(rows))
     click.echo(f"wrote {out}/sweep.h5, {out}/locations.csv, {out}/locations.png")
+
+
+@main.command("head-sweep")
+@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for heads.h5, heads.csv, heads.png.")
+@_task_option
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
+@click.option("--roles", default="w_h,cls", show_default=True, help="Token roles to intervene at, comma-separated.")
+@click.option("--splits", default="pmonli,nmonli_test", show_default=True, help="Comma-separated splits the mixed sample draws from.")
+@click.option("--max-per-split", type=int, default=50, show_default=True, help="A seeded sample of this many examples of each split; all pairs among them.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
+@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@_backend_option
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@_data_options
+def head_sweep(model, out, task, data_file, variable, roles, splits, max_per_split, seed, batch_size, device, backend, quiet, data_dir, skip_checksums):
+    """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
+    from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
+
+    config = HeadSweepConfig(
+        model=model,
+        out_dir=out,
+        task=task,
+        variable=variable,
+        roles=_splits(roles, "--roles"),
+        splits=_splits(splits, "--splits"),
+        max_per_split=max_per_split,
+        seed=seed,
+        batch_size=batch_size,
+        device=device,
+        backend=backend,
+        data_dir=data_dir,
+        verify_checksums=not skip_checksums,
+        data_file=data_file,
+    )
+    rows = run_head_sweep(config, progress=not quiet)
+    click.echo(format_heads(rows))
+    click.echo(f"wrote {out}/heads.h5, {out}/heads.csv, {out}/heads.png")
 
 
 @main.command()

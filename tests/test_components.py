@@ -149,3 +149,31 @@ def test_engine_is_exact_on_a_thousand_pairs(model, encoded, site):
     assert torch.equal(naive.argmax(-1), fast.argmax(-1))
     assert torch.allclose(naive, fast, atol=1e-5, rtol=0)
     assert (naive - naive[:, :1]).abs().amax() > 1e-2  # the source moves the logits 1,000× the tolerance: the check could fail
+
+
+def test_head_sweep_command(tiny_classifier_dir, monli_dir, tmp_path):
+    """`interp head-sweep` on the tiny model: a row per head, component and residual site at each role, a heatmap, the table."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    out = tmp_path / "heads"
+    args = ["head-sweep", "--model", tiny_classifier_dir, "--out", out, "--max-per-split", "5", "--data-dir", monli_dir, "--quiet"]
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((out / "heads.csv").open()))
+    sites = {(r["role"], r["site"], r["layer"], r["head"]) for r in rows}
+    assert len(rows) == len(sites) == 2 * (2 * 2 + 2 * 3 + 3)  # roles × (layers × heads + layers × 3 components + 3 residual)
+    assert ("cls", "attn.hook_z", "1", "1") in sites and ("w_h", "resid", "-1", "-1") in sites
+    assert all(int(r["pairs"]) == 100 for r in rows)  # 5 + 5 examples, all pairs
+    assert (out / "heads.png").stat().st_size > 10_000
+    assert "w_h: best heads by IIA on causal pairs" in result.output
+
+
+def test_trained_interventions_refuse_a_component_site(model, encoded):
+    from interp.engine.pair_suffix import PairSuffix
+
+    with pytest.raises(ConfigError, match="component site; trained interventions"):
+        PairSuffix(model, encoded[:4], Location.parse("blocks.0.hook_mlp_out@w_h"))

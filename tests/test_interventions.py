@@ -9,7 +9,7 @@ import torch
 from click.testing import CliRunner
 from transformers import AutoModelForSequenceClassification
 
-import interp.jobs.intervene as run_module
+import interp.backends.base as backend_module
 from interp.causal import interchange_table
 from interp.cli import main
 from interp.engine import interchange_logits, naive_interchange, source_vectors
@@ -172,7 +172,7 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
     again = tmp_path / "again.h5"
     args = [again if a == out else a for a in args]
     calls = {"n": 0}
-    real = run_module.interchange_logits
+    real = backend_module.interchange_logits
 
     def counting(*a, **k):
         calls["n"] += 1
@@ -180,7 +180,7 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(run_module, "interchange_logits", counting)
+    monkeypatch.setattr(backend_module, "interchange_logits", counting)
     result = run(*args)
     assert result.exit_code == 130 and "run the same command again to resume" in result.stderr
     assert not again.exists() and not (tmp_path / "again.h5.partial").exists()

@@ -202,7 +202,7 @@ def interchange_logits(
             (:func:`location_tokens`, :func:`~interp.hooks.site_module`).
     """
     device = next(model.parameters()).device
-    d_model, width = model.config.hidden_size, location.token_width(model.config)
+    width = location.token_width(model.config)
     tokens = location_tokens(bases, location.roles, f"location {location}")
     n_tokens = len(tokens[0]) if tokens else 0
     if sources.dim() != 2 or sources.shape[1] != n_tokens * width:

@@ -32,6 +32,7 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from interp.core.errors import ConfigError
 from interp.engine.batched import _inputs, auto_batch_size, length_groups
 from interp.engine.interventions import Intervention
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix, run_suffix_masked
@@ -70,11 +71,17 @@ class PairSuffix:
     zero-padded to the longest example, with its attention mask.
 
     Raises:
-        ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`).
+        ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`),
+            or the location is a component site (training takes residual-stream locations).
         ValueError: the model is in training mode.
     """
 
     def __init__(self, model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> None:
+        if not location.is_residual:
+            raise ConfigError(
+                f"location {location} is a component site; trained interventions (DAS, IIT) take residual-stream "
+                "locations (blocks.<l>.hook_resid_post or blocks.0.hook_resid_pre)"
+            )
         if model.training:
             raise ValueError("model is in training mode: call model.eval() (dropout would make the outputs random)")
         self.model, self.location = model, location

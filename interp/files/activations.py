@@ -10,7 +10,9 @@ location at several roles reads the roles it names and concatenates their
 vectors in its order. File attributes ``format``,
 ``task``, ``labels``, ``model``, ``model_sha256``, ``wordpiece``,
 ``locations``, ``n_layers``, ``d_model``, ``dtype``, ``alignment`` (JSON:
-each variable's default roles), ``complete``.
+each variable's default roles), ``complete``; ``n_heads`` when component
+sites are cached. A head's location (``blocks.{l}.attn.hook_z.h{H}``) is
+read as its d_head columns of the ``blocks.{l}.attn.hook_z`` dataset.
 :mod:`interp.jobs.cache` writes it.
 
 Usage::
@@ -65,21 +67,38 @@ class Cache(PerExampleFile):
         """Each variable's default roles, as the task aligned them (empty for a cache made before format 3)."""
         return {k: tuple(v) for k, v in json.loads(str(self.meta.get("alignment", "{}"))).items()}
 
+    def _parse(self, location: str | Location) -> Location:
+        heads = self.meta.get("n_heads")
+        return location if isinstance(location, Location) else Location.parse(location, self.meta["n_layers"], heads and int(heads))
+
+    @staticmethod
+    def _stored(loc: Location, role: str) -> str:
+        """The dataset holding ``loc`` at ``role``: a head's is its layer's all-heads ``attn.hook_z``."""
+        return str(Location(loc.hidden_index, role, loc.component))
+
     def has(self, location: str | Location) -> bool:
         """Whether the cache holds every role of ``location`` at its site."""
-        loc = location if isinstance(location, Location) else Location.parse(location, self.meta["n_layers"])
-        return all(str(loc.at(r)) in self.handle for r in loc.roles)
+        loc = self._parse(location)
+        if loc.head >= 0 and loc.head >= int(self.meta.get("n_heads", 0)):
+            return False
+        return all(self._stored(loc, r) in self.handle for r in loc.roles)
 
     def vectors(self, location: str | Location) -> np.ndarray:
-        """float32 ``[n_examples, len(roles) × d_model]`` at ``location``, its roles' vectors concatenated in its order.
+        """float32 ``[n_examples, len(roles) × width]`` at ``location``, its roles' vectors concatenated in its order.
+
+        ``width`` is d_model, or d_head for one head's ``attn.hook_z``.
 
         Raises:
             ConfigError: a role of the location is not in the cache.
         """
-        loc = location if isinstance(location, Location) else Location.parse(location, self.meta["n_layers"])
+        loc = self._parse(location)
         if not self.has(loc):
             raise ConfigError(f"location {loc} is not in the cache {self.path} (it has {', '.join(self.meta['locations'])})")
-        return np.concatenate([self.handle[str(loc.at(r))][:].astype(np.float32) for r in loc.roles], axis=1)
+        columns = slice(None)
+        if loc.head >= 0:
+            d_head = int(self.meta["d_model"]) // int(self.meta["n_heads"])
+            columns = slice(loc.head * d_head, (loc.head + 1) * d_head)
+        return np.concatenate([self.handle[self._stored(loc, r)][:, columns].astype(np.float32) for r in loc.roles], axis=1)
 
 
 @contextmanager

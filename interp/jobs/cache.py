@@ -9,7 +9,11 @@ Usage::
         X = cache.vectors("blocks.2.hook_resid_post@w_h")   # float32 [n_examples, d_model]
         cache.example_ids, cache.meta["wordpiece"]
 
-The layout is in :mod:`interp.files.activations`.
+The layout is in :mod:`interp.files.activations`. With ``components=True``
+every block's ``attn.hook_z`` (all heads; a head's vector is its slice),
+``hook_attn_out``, ``hook_resid_mid`` and ``hook_mlp_out`` are cached too
+(:mod:`interp.hooks.locations`); ``backend="transformer-lens"`` reads them
+all through a TransformerBridge's hook points (:mod:`interp.backends`).
 
 The file is written at ``<out>.partial`` with a per-batch ``batches_done``
 mask and moved into place when complete: an interrupted run resumes at the
@@ -33,8 +37,9 @@ from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
 from interp.files.activations import FORMAT, initialise
 from interp.files.examples import role_positions
-from interp.hooks import hooked, n_layers
-from interp.hooks.locations import all_locations
+from interp.backends import check_backend_name, get_backend
+from interp.hooks import n_layers
+from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import resolve_task
 from interp.tasks.encoding import check_wordpiece_rule
@@ -58,9 +63,12 @@ class CacheConfig:
     data_dir: str | None = None
     verify_checksums: bool = True
     data_file: str | None = None
+    components: bool = False  # also every block's attn.hook_z, hook_attn_out, hook_resid_mid, hook_mlp_out
+    backend: str = "hf"  # or transformer-lens
 
     def validate(self) -> "CacheConfig":
         check_wordpiece_rule(self.wordpiece)
+        check_backend_name(self.backend)
         if self.wordpiece == "all":
             raise ConfigError(
                 "--wordpiece all: the cache keeps one vector per site × role; cache with first or last "
@@ -101,7 +109,11 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     device = pick_device(config.device)
     model.to(device)
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
-    locations = all_locations(n_layers(model), role_positions(encoded, task.roles)[0])
+    roles = role_positions(encoded, task.roles)[0]
+    locations = all_locations(n_layers(model), roles)
+    if config.components:
+        locations += component_locations(n_layers(model), roles, (Z, ATTN_OUT, RESID_MID, MLP_OUT))
+    backend = get_backend(config.backend, model, tokenizer)
     n, d = len(examples), model.config.hidden_size
     n_batches = -(-n // config.batch_size)
     meta = {
@@ -117,6 +129,10 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "dtype": config.dtype,
         "alignment": json.dumps({v: list(task.alignment[v]) for v in task.variables}),
     }
+    if config.components:
+        meta["n_heads"] = model.config.num_attention_heads
+    if config.backend != "hf":
+        meta["backend"] = config.backend
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     ids = np.array([e.id for e in examples], dtype=object)
     if out.exists() and finished(out, meta, ids):
@@ -140,8 +156,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
                 start, stop = b * config.batch_size, min((b + 1) * config.batch_size, n)
                 batch = collate(encoded[start:stop], tokenizer.pad_token_id)
                 inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
-                with hooked(model, batch["positions"], read=locations) as trace:
-                    model(**inputs)
+                trace = backend.read(inputs, batch["positions"], locations)
                 for loc in locations:
                     handle[str(loc)][start:stop] = trace[loc].float().cpu().numpy().astype(config.dtype)
                 done[b] = True

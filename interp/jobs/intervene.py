@@ -45,12 +45,8 @@ from interp.core.outputs import (
     write_file_manifest,
 )
 from interp.core.subsets import seeded_subset
-from interp.engine.batched import (
-    PRECISIONS,
-    interchange_logits,
-    precision,
-    source_vectors,
-)
+from interp.backends import Backend, check_backend_name, get_backend
+from interp.engine.batched import PRECISIONS, precision, source_vectors
 from interp.files.activations import open_cache
 from interp.files.interventions import (
     FORMAT,
@@ -103,11 +99,15 @@ class InterventionConfig:
     verify_checksums: bool = True
     overwrite: bool = False
     data_file: str | None = None
+    backend: str = "hf"  # or transformer-lens: the same interventions through a TransformerBridge's hooks
 
     def validate(self) -> "InterventionConfig":
         check_wordpiece_rule(self.wordpiece)
+        check_backend_name(self.backend)
         if self.precision not in PRECISIONS:
             raise ConfigError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.backend != "hf" and self.precision != "fp32":
+            raise ConfigError(f"--precision {self.precision} runs on the hf backend only; --backend {self.backend} runs fp32")
         for name, value in (("--batch-size", self.batch_size or 1), ("--unit-size", self.unit_size)):
             if value < 1:
                 raise ConfigError(f"{name} must be at least 1")
@@ -215,8 +215,10 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
     device = pick_device(rank_device(config.device))
     model.to(device)
-    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables))
+    heads = model.config.num_attention_heads
+    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables), heads)
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    backend = get_backend(config.backend, model, tokenizer)
     for loc in locations:  # every example has the location's roles, with the same token count each
         location_tokens(encoded, loc.roles, f"location {loc}")
     ids = [e.id for e in examples]
@@ -229,6 +231,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         "locations": [str(loc) for loc in locations],
         "unit_size": config.unit_size,
         "precision": config.precision,
+        **({"backend": config.backend} if config.backend != "hf" else {}),
     }
     meta = {
         "format": FORMAT,
@@ -263,7 +266,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         team.barrier()
         with precision(model, config.precision):
             ran = sum(
-                _run_location(config, shards, index, model, encoded, rows, loc, team, progress and team.leader)
+                _run_location(config, shards, index, backend, encoded, rows, loc, team, progress and team.leader)
                 for index, loc in enumerate(locations)
             )
         if progress and team.world > 1:
@@ -277,7 +280,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     return out
 
 
-def _run_location(config, shards: Shards, index: int, model, encoded, cache_rows, loc: Location, team: Workers, progress: bool) -> int:
+def _run_location(config, shards: Shards, index: int, backend: Backend, encoded, cache_rows, loc: Location, team: Workers, progress: bool) -> int:
     """Run this worker's unfinished units at one location; returns how many it ran."""
     n, size = len(encoded), config.unit_size
     units = team.mine(range(-(-n // size)))
@@ -287,14 +290,14 @@ def _run_location(config, shards: Shards, index: int, model, encoded, cache_rows
     if cache_rows is not None:
         sources = _cached_vectors(config.cache, cache_rows, loc)
     else:
-        sources = source_vectors(model, encoded, loc)
+        sources = backend.source_vectors(encoded, loc)
     total = sum(min(size, n - u * size) for u in units) * n
     remaining = sum(min(size, n - u * size) for u in todo) * n
     bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
     try:
         for u in todo:
             start, stop = u * size, min((u + 1) * size, n)
-            logits = interchange_logits(model, encoded[start:stop], sources, loc, batch_size=config.batch_size, on_rows=bar.update)
+            logits = backend.interchange_logits(encoded[start:stop], sources, loc, batch_size=config.batch_size, on_rows=bar.update)
             shards.write(index, u, logits.numpy())
     finally:
         bar.close()

@@ -169,7 +169,8 @@ def sweep_location(
             for (seed, _, label_set), a in zip(specs, held_out):
                 acc.setdefault((label_set, seed), []).append(float(a))
             per_seed = {ls: np.array([np.mean(acc[(ls, s)]) for s in range(config.seeds)]) for ls in LABEL_SETS}
-            row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": "+".join(loc.roles), "target": target, "probe": kind}
+            row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": "+".join(loc.roles), "site": _site_kind(loc),
+                   "target": target, "probe": kind}  # fmt: skip
             for ls in LABEL_SETS:
                 row[f"{ls}_acc_mean"], row[f"{ls}_acc_std"] = per_seed[ls].mean(), per_seed[ls].std()
             for control in ("type", "shuffle"):
@@ -181,6 +182,11 @@ def sweep_location(
     return rows
 
 
+def _site_kind(loc: Location) -> str:
+    """``resid`` for the residual stream, else the component's hook name (``hook_mlp_out``, ``attn.hook_z.h3``): a probe figure's panel."""
+    return "resid" if loc.is_residual else loc.hook
+
+
 def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tuple[Location, tuple[str, ...]]]:
     """(location, targets probed there): every target at every location, or with ``aligned`` each at its own roles.
 
@@ -189,7 +195,8 @@ def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tup
     """
     n_layers = cache.meta["n_layers"]
     if config.locations.strip() != "aligned":
-        return [(loc, targets) for loc in parse_locations(config.locations, n_layers, cache.roles)]
+        heads = cache.meta.get("n_heads")
+        return [(loc, targets) for loc in parse_locations(config.locations, n_layers, cache.roles, cache.roles, heads and int(heads))]
     alignment = cache.alignment
     missing = [t for t in targets if t not in alignment]
     if missing:

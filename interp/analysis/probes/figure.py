@@ -14,7 +14,7 @@ _STYLE = {
 
 
 def plot_probes(rows: list[dict], path: Path) -> None:
-    """One panel per (target, token roles) probed; x = layer (0 = embeddings, r = BERT^r), y = held-out accuracy
+    """One panel per (target, token roles, site kind) probed (component sites, :mod:`interp.hooks.locations`, get their own); x = layer (0 = embeddings, r = BERT^r), y = held-out accuracy
     and selectivity, one colour per probe kind, error bars = standard deviation over seeds; the dash-dot line
     is chance (the majority class's share). Written as PNG.
 
@@ -29,16 +29,18 @@ def plot_probes(rows: list[dict], path: Path) -> None:
     targets = list(dict.fromkeys(r["target"] for r in rows))
     roles = list(dict.fromkeys(r["role"] for r in rows))
     kinds = list(dict.fromkeys(r["probe"] for r in rows))
-    panels = list(dict.fromkeys((r["target"], r["role"]) for r in rows))
-    columns = len(roles) if len(panels) == len(targets) * len(roles) else min(4, len(panels))
+    panels = list(dict.fromkeys((r["target"], r["role"], r.get("site", "resid")) for r in rows))
+    sites = list(dict.fromkeys(p[2] for p in panels))
+    columns = len(roles) if len(panels) == len(targets) * len(roles) * len(sites) else min(4, len(panels))
     n_rows = -(-len(panels) // columns)
     low = min(r[f"{key}_mean"] - r[f"{key}_std"] for r in rows for key in _STYLE)
     fig, axes = plt.subplots(n_rows, columns, figsize=(4 * columns, 3.2 * n_rows), squeeze=False, sharey=True)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    for (target, role), ax in zip(panels, axes.flat):
+    for (target, role, site), ax in zip(panels, axes.flat):
         for k, kind in enumerate(kinds):
-            sel = sorted((r for r in rows if (r["target"], r["role"], r["probe"]) == (target, role, kind)), key=lambda r: r["hidden_index"])
+            mine = (r for r in rows if (r["target"], r["role"], r.get("site", "resid"), r["probe"]) == (target, role, site, kind))
+            sel = sorted(mine, key=lambda r: r["hidden_index"])
             x = [r["hidden_index"] for r in sel]
             for key, (label, line) in _STYLE.items():
                 ax.errorbar(
@@ -48,7 +50,7 @@ def plot_probes(rows: list[dict], path: Path) -> None:
                 )  # fmt: skip
         chance = next((float(r["chance"]) for r in rows if (r["target"], r["role"]) == (target, role) and "chance" in r), 0.5)
         ax.axhline(chance, color="grey", linewidth=0.6, linestyle="-.")
-        ax.set_title(f"{target} at {role}")
+        ax.set_title(f"{target} at {role}" + ("" if site == "resid" else f", {site}"))
         ax.set_xlabel("layer (0 = embeddings)")
         ax.set_ylim(min(-0.1, low - 0.05), 1.05)
         ax.grid(alpha=0.3)

@@ -1,0 +1,217 @@
+"""The TransformerLens backend: a BERT classifier behind a ``TransformerBridge``, read and patched through its hook points.
+
+TransformerLens 4.x wraps Hugging Face models in a ``TransformerBridge``
+(the old ``HookedEncoder`` is gone) and lists ``BertForSequenceClassification``
+as unsupported. :class:`BertClassifierAdapter` covers it: TransformerLens's
+own BERT adapter with the masked-LM head and its LayerNorm dropped and
+``unembed`` mapped to the classifier; :func:`register_adapter` registers it
+in the adapter factory and in ``SUPPORTED_ARCHITECTURES`` (both are
+consulted when a bridge boots). It is written to be upstreamable as it stands.
+
+Each site of :mod:`interp.hooks.locations` is read at the bridge hook the
+table there names (:func:`bridge_hook`): ``blocks.{l}.hook_out``,
+``blocks.{l}.attn.hook_z`` (``[batch, seq, heads, d_head]``; a head is one
+slice), ``blocks.{l}.attn.o.hook_out``, ``blocks.{l}.ln1.hook_in``,
+``blocks.{l}.mlp.out.hook_out``. An interchange intervention is one
+``run_with_hooks`` pass per (base, source) pair, rows batched: the
+TransformerLens way, with no prefix shared. The tests check both backends
+give the same vectors and outcomes at every site.
+
+Usage::
+
+    backend = BridgeBackend(model, tokenizer)          # wraps a copy; ``model`` is not touched
+    backend.bridge.hook_dict["blocks.0.attn.hook_z"]   # TransformerLens's own hook point
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Mapping, Sequence
+
+import torch
+from torch import Tensor
+from transformer_lens.factories import architecture_adapter_factory as factory
+from transformer_lens.model_bridge import TransformerBridge
+from transformer_lens.model_bridge.generalized_components import UnembeddingBridge
+from transformer_lens.model_bridge.supported_architectures.bert import BertArchitectureAdapter
+
+from interp.core.errors import ConfigError
+from interp.engine.batched import length_groups
+from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
+from interp.tasks.encoding import Encoded, location_tokens
+
+ARCHITECTURE = "BertForSequenceClassification"
+
+
+class BertClassifierAdapter(BertArchitectureAdapter):
+    """TransformerLens's BERT adapter for ``BertForSequenceClassification``: no MLM head, ``unembed`` is the classifier.
+
+    The pooler stays a component (``pooler``, as the BERT adapter's
+    ``prepare_model`` adds it); ``unembed`` wraps the classification layer,
+    so the bridge's output is the classifier's logits.
+    """
+
+    def __init__(self, cfg) -> None:
+        super().__init__(cfg)
+        for name in ("mlm_head", "ln_final"):
+            self.component_mapping.pop(name, None)
+        self.component_mapping["unembed"] = UnembeddingBridge(name="classifier")
+
+
+def register_adapter() -> None:
+    """Register :class:`BertClassifierAdapter` for ``BertForSequenceClassification`` (idempotent)."""
+    factory.SUPPORTED_ARCHITECTURES[ARCHITECTURE] = BertClassifierAdapter
+    factory.ArchitectureAdapterFactory.register_adapter(ARCHITECTURE, BertClassifierAdapter)
+
+
+def wrap(model, tokenizer) -> TransformerBridge:
+    """A ``TransformerBridge`` over a copy of ``model`` (a ``BertForSequenceClassification``), on its device, in eval mode.
+
+    The copy is what the bridge switches to eager attention; ``model`` is
+    left as it is. Nothing is downloaded: the weights and the tokenizer are the ones given.
+
+    Raises:
+        ConfigError: ``model`` is not a ``BertForSequenceClassification``.
+    """
+    if type(model).__name__ != ARCHITECTURE:
+        raise ConfigError(f"--backend transformer-lens: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
+    register_adapter()
+    device = next(model.parameters()).device
+    bridge = TransformerBridge.boot_transformers(
+        "interp-local-model",
+        hf_model=copy.deepcopy(model).eval(),
+        tokenizer=copy.deepcopy(tokenizer),
+        device=str(device),
+        hf_config_overrides={"architectures": [ARCHITECTURE]},
+    )
+    return bridge.eval()
+
+
+def bridge_hook(location: Location) -> str:
+    """The bridge's hook name for ``location``'s site (its vector there: :func:`select`)."""
+    l = location.layer
+    if location.is_residual:
+        return "blocks.0.hook_in" if location.hidden_index == 0 else f"blocks.{l}.hook_out"
+    return {
+        Z: f"blocks.{l}.attn.hook_z",
+        ATTN_OUT: f"blocks.{l}.attn.o.hook_out",
+        RESID_MID: f"blocks.{l}.ln1.hook_in",
+        MLP_OUT: f"blocks.{l}.mlp.out.hook_out",
+    }[location.component]
+
+
+def _view(location: Location, activation: Tensor) -> Tensor:
+    """The hook's tensor as ``[batch, seq, width]`` (a view): one head of ``hook_z``'s ``[batch, seq, heads, d_head]``, or its heads flattened."""
+    if location.component == Z:
+        return activation[:, :, location.head] if location.head >= 0 else activation.flatten(2)
+    return activation
+
+
+class BridgeBackend:
+    """Reads and interchange interventions through a TransformerBridge's hook points (see the module docstring).
+
+    Args:
+        model: a Hugging Face ``BertForSequenceClassification`` (a copy is wrapped).
+        tokenizer: its tokenizer.
+        argument: the option named in errors.
+
+    Raises:
+        ConfigError: a model the adapter does not cover, or no tokenizer.
+    """
+
+    name = "transformer-lens"
+
+    def __init__(self, model, tokenizer, argument: str = "--backend") -> None:
+        if tokenizer is None:
+            raise ConfigError(f"{argument} transformer-lens needs the model's tokenizer")
+        self.config = model.config
+        self.bridge = wrap(model, tokenizer)
+        self.device = next(model.parameters()).device
+
+    def _check(self, location: Location) -> None:
+        heads = self.config.num_attention_heads
+        if location.head >= heads:
+            raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
+        if bridge_hook(location) not in self.bridge.hook_dict:
+            raise ConfigError(f"location {location}: the bridge has no hook {bridge_hook(location)}")
+
+    @torch.no_grad()
+    def read(self, inputs: Mapping[str, Tensor], positions: Mapping[str, Tensor], locations: Sequence[Location]) -> dict[Location, Tensor]:
+        """Each location's float ``[batch, tokens × width]`` from one ``run_with_cache`` pass of a padded batch."""
+        for loc in locations:
+            self._check(loc)
+        names = {bridge_hook(loc) for loc in locations}
+        _, cache = self.bridge.run_with_cache(
+            inputs["input_ids"], token_type_ids=inputs["token_type_ids"], attention_mask=inputs["attention_mask"],
+            names_filter=lambda name: name in names,
+        )  # fmt: skip
+        out = {}
+        for loc in locations:
+            columns = torch.cat([positions[r].reshape(len(positions[r]), -1) for r in loc.roles], dim=1).to(self.device)
+            view = _view(loc, cache[bridge_hook(loc)])
+            out[loc] = view[torch.arange(len(columns), device=self.device)[:, None], columns].reshape(len(columns), -1)
+        return out
+
+    def _ids(self, encoded: Sequence[Encoded], indices) -> tuple[Tensor, Tensor]:
+        ids = torch.tensor([encoded[i].input_ids for i in indices], dtype=torch.long, device=self.device)
+        types = torch.tensor([encoded[i].token_type_ids for i in indices], dtype=torch.long, device=self.device)
+        return ids, types
+
+    @torch.no_grad()
+    def source_vectors(self, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> Tensor:
+        """float32 ``[len(encoded), tokens × width]`` through ``run_with_cache`` on unpadded batches of equal length."""
+        self._check(location)
+        tokens = location_tokens(encoded, location.roles, f"location {location}")
+        width = len(tokens[0]) * location.token_width(self.config) if tokens else 0
+        out = torch.empty(len(encoded), width, dtype=torch.float32, device=self.device)
+        for group in length_groups(encoded):
+            for k in range(0, len(group), batch_size):
+                chunk = group[k : k + batch_size]
+                ids, types = self._ids(encoded, chunk)
+                columns = torch.tensor([tokens[i] for i in chunk], device=self.device)
+                positions = {"at": columns}
+                inputs = {"input_ids": ids, "token_type_ids": types, "attention_mask": torch.ones_like(ids)}
+                vectors = self.read(inputs, positions, [Location(location.hidden_index, "at", location.component, location.head)])
+                out[torch.tensor(chunk, device=self.device)] = next(iter(vectors.values())).float()
+        return out
+
+    @torch.no_grad()
+    def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *,
+                           batch_size: int | None = None, on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
+        """float32 ``[len(bases), n_sources, n_labels]``: one ``run_with_hooks`` forward per pair, ``batch_size`` pairs per pass (default 64).
+
+        The hook at :func:`bridge_hook` writes each pair's source vectors at its base's tokens of ``location``.
+
+        Raises:
+            ConfigError: a base lacks a role of the location, the sources' width is wrong, or a head is out of range.
+        """
+        self._check(location)
+        tokens = location_tokens(bases, location.roles, f"location {location}")
+        n_tokens = len(tokens[0]) if tokens else 0
+        width = location.token_width(self.config)
+        if sources.dim() != 2 or sources.shape[1] != n_tokens * width:
+            raise ConfigError(f"location {location}: sources must be [n_sources, tokens × width = {n_tokens} × {width}], got {tuple(sources.shape)}")
+        sources = sources.to(self.device, torch.float32).view(-1, n_tokens, width)
+        n_sources, size = sources.shape[0], batch_size or 64
+        out = torch.empty(len(bases), n_sources, self.config.num_labels, dtype=torch.float32)
+        name = bridge_hook(location)
+        for group in length_groups(bases):
+            pairs = [(b, s) for b in group for s in range(n_sources)]
+            for k in range(0, len(pairs), size):
+                chunk = pairs[k : k + size]
+                b = [p[0] for p in chunk]
+                s = torch.tensor([p[1] for p in chunk], device=self.device)
+                ids, types = self._ids(bases, b)
+                columns = torch.tensor([tokens[i] for i in b], device=self.device)
+                rows = torch.arange(len(chunk), device=self.device)[:, None]
+
+                def patch(activation, hook, columns=columns, rows=rows, s=s):
+                    activation = activation.clone()
+                    _view(location, activation)[rows, columns] = sources[s].to(activation.dtype)
+                    return activation
+
+                logits = self.bridge.run_with_hooks(ids, token_type_ids=types, attention_mask=torch.ones_like(ids), fwd_hooks=[(name, patch)])
+                out[torch.tensor(b), s.cpu()] = logits.float().cpu()
+                if on_rows is not None:
+                    on_rows(len(chunk))
+        return out

@@ -1,0 +1,181 @@
+"""The TransformerLens backend against interp's own: the same vectors and interchange outcomes at every site, and through the commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+from interp.backends import get_backend
+from interp.cli import main
+from interp.hooks.locations import Location, all_locations, component_locations
+from interp.tasks.monli import encode_examples, load_monli
+
+pytest.importorskip("transformer_lens")
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def wide_classifier_dir(tmp_path_factory, minilm_tokenizer):
+    """A random 2-block, 2-head BERT classifier initialized wide (0.2), so its outputs move with every site; saved with the tokenizer."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(4)
+    labels = {0: "entailment", 1: "neutral"}
+    config = BertConfig(vocab_size=minilm_tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=128, num_labels=2, initializer_range=0.2,
+                        id2label=labels, label2id={v: k for k, v in labels.items()})  # fmt: skip
+    path = tmp_path_factory.mktemp("wide_classifier")
+    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
+    minilm_tokenizer.save_pretrained(path)
+    return path
+
+
+def _every_site(model) -> list[Location]:
+    layers, heads = model.config.num_hidden_layers, model.config.num_attention_heads
+    return all_locations(layers, ["cls", "w_h"]) + component_locations(layers, ["cls", "w_h"], n_heads=heads) + component_locations(layers, ["w_h"])
+
+
+@pytest.mark.parametrize("which", ["tiny", "embedded"])
+def test_every_site_agrees_across_backends(which, wide_classifier_dir, monli_dir):
+    """Vectors within 1e-4 and the same labels (logits within 1e-4) through both backends, at every site of each model."""
+    from interp.models.loading import load_classifier
+
+    spec = str(wide_classifier_dir) if which == "tiny" else "minilm"
+    model, tokenizer = load_classifier(spec, labels=("entailment", "neutral"), seed=0)
+    encoded = encode_examples(load_monli(monli_dir, ("nmonli_test",))[:12], tokenizer)
+    hf, tl = get_backend("hf", model), get_backend("transformer-lens", model, tokenizer)
+    sites = _every_site(model)
+    if which == "embedded":  # 6 blocks × 12 heads: one block of each kind, and the residual stream at three depths
+        sites = [loc for loc in sites if loc.layer in (0, 3) and (loc.head in (-1, 0, 11))]
+    moved = 0
+    for loc in sites:
+        a, b = hf.source_vectors(encoded, loc), tl.source_vectors(encoded, loc)
+        assert a.shape == b.shape == (12, loc.token_width(model.config)), loc
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-4), (loc, (a - b).abs().max())
+        logits_hf = hf.interchange_logits(encoded[:4], a[4:], loc)
+        logits_tl = tl.interchange_logits(encoded[:4], b[4:], loc, batch_size=5)
+        assert torch.equal(logits_hf.argmax(-1), logits_tl.argmax(-1)), loc
+        assert torch.allclose(logits_hf, logits_tl, atol=1e-4, rtol=0), (loc, (logits_hf - logits_tl).abs().max())
+        moved += bool((logits_hf - logits_hf[:, :1]).abs().amax() > 1e-3)
+    assert moved > len(sites) // 3  # the interventions do move the outputs, so agreement could have failed
+
+
+def test_the_bridge_wraps_a_copy(wide_classifier_dir):
+    from interp.models.loading import load_classifier
+
+    model, tokenizer = load_classifier(str(wide_classifier_dir))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    implementation = model.config._attn_implementation
+    backend = get_backend("transformer-lens", model, tokenizer)
+    assert "blocks.1.attn.hook_z" in backend.bridge.hook_dict
+    assert model.config._attn_implementation == implementation
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    from transformer_lens.factories.architecture_adapter_factory import SUPPORTED_ARCHITECTURES, ArchitectureAdapterFactory
+
+    assert "BertForSequenceClassification" in SUPPORTED_ARCHITECTURES
+    assert "BertForSequenceClassification" in ArchitectureAdapterFactory._adapters
+
+
+def test_cache_probe_intervene_and_cliques_through_both_backends(wide_classifier_dir, monli_dir, tmp_path):
+    """The commands at component sites: the caches agree, the probes and interventions agree, the cliques are the same."""
+    common = ["--model", wide_classifier_dir, "--data-dir", monli_dir, "--quiet"]
+    sites = "blocks.0.attn.hook_z.h1@w_h,blocks.1.hook_mlp_out@cls,blocks.0.hook_attn_out@w_h"
+    files = {}
+    for backend in ("hf", "transformer-lens"):
+        where = tmp_path / backend
+        cache = where / "cache.h5"
+        result = run("cache", *common, "--splits", "nmonli_test", "--components", "--backend", backend, "--out", cache)
+        assert result.exit_code == 0, result.output
+        result = run("probe", "--cache", cache, "--out", where / "probes", "--locations", "heads@w_h,blocks.1.hook_mlp_out@cls",
+                     "--targets", "lexrel", "--probes", "linear", "--seeds", "1", "--folds", "3", "--quiet")  # fmt: skip
+        assert result.exit_code == 0, result.output
+        out = where / "iv.h5"
+        result = run("intervene", *common, "--splits", "nmonli_test", "--max-examples", "30", "--locations", sites, "--backend", backend, "--out", out)
+        assert result.exit_code == 0, result.output
+        result = run("cliques", "--interventions", out, "--out", where / "cliques", "--location", "blocks.0.attn.hook_z.h1@w_h", "--alphas", "1-3")
+        assert result.exit_code == 0, result.output
+        files[backend] = where
+    with h5py.File(files["hf"] / "cache.h5") as a, h5py.File(files["transformer-lens"] / "cache.h5") as b:
+        names = [n for n in json.loads(json.dumps(list(a.attrs["locations"])))]
+        assert "blocks.1.attn.hook_z@w_h" in names and "blocks.1.hook_resid_mid@cls" in names
+        for name in names:
+            assert np.allclose(a[name][:], b[name][:], atol=1e-4), name
+        assert b.attrs["backend"] == "transformer-lens" and "backend" not in a.attrs
+    probes = {k: json.loads((v / "probes" / "probes.json").read_text())["rows"] for k, v in files.items()}
+    assert [r["location"] for r in probes["hf"]] == [r["location"] for r in probes["transformer-lens"]]
+    assert {r["location"] for r in probes["hf"]} == {"blocks.0.attn.hook_z.h0@w_h", "blocks.0.attn.hook_z.h1@w_h",
+                                                     "blocks.1.attn.hook_z.h0@w_h", "blocks.1.attn.hook_z.h1@w_h",
+                                                     "blocks.1.hook_mlp_out@cls"}  # fmt: skip
+    for r, s in zip(probes["hf"], probes["transformer-lens"]):
+        assert abs(r["task_acc_mean"] - s["task_acc_mean"]) <= 0.05, r["location"]
+    with h5py.File(files["hf"] / "iv.h5") as a, h5py.File(files["transformer-lens"] / "iv.h5") as b:
+        for site in sites.split(","):
+            key = f"lexrel/{site}"
+            assert np.array_equal(a[key]["model_pred"][:], b[key]["model_pred"][:]), site
+    cliques = {k: json.loads((v / "cliques" / "cliques.json").read_text()) for k, v in files.items()}
+    assert cliques["hf"]["cliques"] == cliques["transformer-lens"]["cliques"]
+    assert cliques["hf"]["graph"] == cliques["transformer-lens"]["graph"]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--locations", "blocks.0.attn.hook_z.h2@w_h"], "head 2 is out of range for a model with 2 heads"),
+        (["--locations", "blocks.0.hook_mlp_out@w_h", "--backend", "pytorch"], "--backend must be one of hf, transformer-lens"),
+        (["--locations", "blocks.3.hook_mlp_out@w_h"], "layer 3 is out of range"),
+    ],
+)
+def test_bad_component_input_is_one_line_and_exit_2(extra, message, wide_classifier_dir, monli_dir, tmp_path):
+    out = tmp_path / "iv.h5"
+    result = run("intervene", "--model", wide_classifier_dir, "--data-dir", monli_dir, "--out", out, "--quiet", *extra)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_missing_transformer_lens_is_one_line_and_exit_2(wide_classifier_dir, monli_dir, tmp_path):
+    """In a process where transformer_lens cannot be imported, --backend transformer-lens says how to install it."""
+    code = (
+        "import sys; sys.modules['transformer_lens'] = None\n"
+        "import importlib.util; importlib.util.find_spec = (lambda f: lambda name, *a: None if name == 'transformer_lens' else f(name, *a))(importlib.util.find_spec)\n"
+        "from interp.cli import main; main()\n"
+    )
+    args = ["intervene", "--model", str(wide_classifier_dir), "--data-dir", str(monli_dir), "--out", str(tmp_path / "x.h5"),
+            "--locations", "blocks.0.hook_mlp_out@w_h", "--backend", "transformer-lens", "--quiet"]  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "transformer-lens package is not installed; pip install 'interp[tl]'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_engine_import_path_is_free_of_transformer_lens():
+    code = "import sys, interp.engine, interp.backends, interp.jobs.intervene, interp.jobs.cache, interp.cli; print('transformer_lens' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_a_model_the_bridge_adapter_lacks_is_one_line_and_exit_2(minilm_tokenizer, monli_dir, tmp_path):
+    """The bridge's classifier adapter covers BERT: a RoBERTa classifier through --backend transformer-lens is refused by name."""
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    torch.manual_seed(2)
+    config = RobertaConfig(vocab_size=minilm_tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=37, max_position_embeddings=130, pad_token_id=0, num_labels=2,
+                           id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1})  # fmt: skip
+    RobertaForSequenceClassification(config).save_pretrained(tmp_path / "roberta", safe_serialization=True)
+    minilm_tokenizer.save_pretrained(tmp_path / "roberta")
+    out = tmp_path / "iv.h5"
+    result = run("intervene", "--model", tmp_path / "roberta", "--data-dir", monli_dir, "--out", out, "--quiet",
+                 "--locations", "blocks.0.attn.hook_z.h1@w_h", "--backend", "transformer-lens")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "covers BertForSequenceClassification, not RobertaForSequenceClassification" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()

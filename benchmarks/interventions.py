@@ -195,17 +195,17 @@ def main() -> None:
     naive_rate = naive.shape[0] * naive.shape[1] / (time.perf_counter() - started)
 
     # a peer library on the same pairs: pyvene at a block output, TransformerLens's run_with_hooks at a component
-    name, peer = ("pyvene", pyvene_arm(model, encoded, loc, args.naive_bases)) if loc.is_residual else \
+    peer_name, peer = ("pyvene", pyvene_arm(model, encoded, loc, args.naive_bases)) if loc.is_residual else \
         ("TransformerLens", tl_arm(model, tokenizer, encoded, loc, args.naive_bases))
     if peer is not None:
         peer_logits, peer_seconds = peer
         peer_rate = peer_logits.shape[0] * peer_logits.shape[1] / peer_seconds
-        print(f"{name:26} {peer_logits.shape[0] * peer_logits.shape[1]:6} pairs  {peer_rate:7.1f} pairs/s  "
+        print(f"{peer_name:26} {peer_logits.shape[0] * peer_logits.shape[1]:6} pairs  {peer_rate:7.1f} pairs/s  "
               f"(labels agree with naive: {torch.equal(peer_logits.argmax(-1), naive.argmax(-1))}, "
               f"max |Δ logit| {(peer_logits - naive).abs().max().item():.1e})")
     else:
         extra = "pip install --no-deps pyvene" if loc.is_residual else "pip install 'interp[tl]'"
-        print(f"{name} not installed ({extra}): its arm is skipped")
+        print(f"{peer_name} not installed ({extra}): its arm is skipped")
     print(f"{'naive':26} {naive.shape[0] * naive.shape[1]:6} pairs  {naive_rate:7.1f} pairs/s")
 
     peak_before = matmul_peak()
@@ -232,7 +232,7 @@ def main() -> None:
         rate = fast_logits.shape[0] * fast_logits.shape[1] / seconds
         same = torch.equal(fast_logits[: args.naive_bases].argmax(-1), naive.argmax(-1))
         diff = (fast_logits[: args.naive_bases] - naive).abs().max().item()
-        versus = f", {rate / peer_rate:.1f}x {name}" if peer is not None else ""
+        versus = f", {rate / peer_rate:.1f}x {peer_name}" if peer is not None else ""
         print(f"{name:26} {fast_logits.shape[0] * fast_logits.shape[1]:6} pairs  {rate:7.1f} pairs/s  ({rate / naive_rate:.1f}x naive{versus}; "
               f"labels agree on the shared pairs: {same}, max |Δ logit| {diff:.1e}; "
               f"executes {flops / seconds / 1e9:.1f} GFLOP/s)")

@@ -88,7 +88,11 @@ def wrap(model, tokenizer) -> TransformerBridge:
 
 
 def bridge_hook(location: Location) -> str:
-    """The bridge's hook name for ``location``'s site (its vector there: :func:`select`)."""
+    """The bridge's hook name for ``location``'s site (a head is a slice of ``attn.hook_z``'s head axis).
+
+    >>> bridge_hook(Location.parse("blocks.2.hook_resid_mid@w_h")), bridge_hook(Location.parse("blocks.0.hook_resid_pre@cls"))
+    ('blocks.2.ln1.hook_in', 'blocks.0.hook_in')
+    """
     l = location.layer
     if location.is_residual:
         return "blocks.0.hook_in" if location.hidden_index == 0 else f"blocks.{l}.hook_out"

@@ -56,10 +56,7 @@ and its ``hook_resid_mid`` is ``ln1.hook_in`` (the module Hugging Face calls
 
 A component site of block l sorts with ``hidden_index = l + 1`` (the block
 it belongs to): it is computed after ``hidden_states[l]`` and before
-``hidden_states[l + 1]``::
-
-    Location.parse("blocks.1.attn.hook_z.h3@w_h").head      # 3
-    Location.parse("blocks.1.hook_mlp_out@cls").component   # 'hook_mlp_out'
+``hidden_states[l + 1]`` (:meth:`Location.parse` shows it).
 """
 
 from __future__ import annotations
@@ -180,6 +177,12 @@ class Location:
             ConfigError: malformed text, unknown role, a layer out of range
                 for a model of ``n_layers`` blocks, or a head out of range for
                 ``n_heads`` heads.
+
+        >>> loc = Location.parse("blocks.1.attn.hook_z.h3@w_h")
+        >>> loc.component, loc.head, loc.layer, loc.hidden_index
+        ('attn.hook_z', 3, 1, 2)
+        >>> Location.parse("blocks.1.hook_out@cls") == Location.parse("blocks.1.hook_resid_post@cls")
+        True
         """
         match = _PATTERN.fullmatch(text.strip())
         if not match:
@@ -216,6 +219,9 @@ def component_locations(n_layers: int, roles: Sequence[str | Sequence[str]], kin
     ``attn.hook_z`` with ``n_heads`` gives one location per head
     (``attn.hook_z.h0`` ...), without it the concatenated heads.
     Ordered by block, then kind, then head, then role.
+
+    >>> [str(loc) for loc in component_locations(1, ["cls"], ("attn.hook_z", "hook_mlp_out"), n_heads=2)]
+    ['blocks.0.attn.hook_z.h0@cls', 'blocks.0.attn.hook_z.h1@cls', 'blocks.0.hook_mlp_out@cls']
     """
     sets = [(r,) if isinstance(r, str) else tuple(r) for r in roles]
     found = []

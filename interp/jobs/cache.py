@@ -113,7 +113,6 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     locations = all_locations(n_layers(model), roles)
     if config.components:
         locations += component_locations(n_layers(model), roles, (Z, ATTN_OUT, RESID_MID, MLP_OUT))
-    backend = get_backend(config.backend, model, tokenizer)
     n, d = len(examples), model.config.hidden_size
     n_batches = -(-n // config.batch_size)
     meta = {
@@ -140,6 +139,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
         write_file_manifest(out, "cache", if_missing=True)
         return out
+    backend = get_backend(config.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
     work = partial_path(out)
     already = work.stat().st_size if work.is_file() else 0
     needed = n * d * len(locations) * np.dtype(config.dtype).itemsize + 300 * n + (1 << 20)

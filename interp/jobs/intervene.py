@@ -218,7 +218,6 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     heads = model.config.num_attention_heads
     locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables), heads)
     encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
-    backend = get_backend(config.backend, model, tokenizer)
     for loc in locations:  # every example has the location's roles, with the same token count each
         location_tokens(encoded, loc.roles, f"location {loc}")
     ids = [e.id for e in examples]
@@ -260,6 +259,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
                 f"--out {out} holds other interventions (another model, example set, location or setting); "
                 "pass --overwrite to replace it or choose another --out"
             )
+    backend = get_backend(config.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
     with workers(device) as team:
         if team.leader:
             shards.prepare()

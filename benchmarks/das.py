@@ -44,7 +44,7 @@ from interp.hooks.locations import Location
 from interp.jobs.das import HELD_OUT_SEED_OFFSET, DasConfig, _as_tensors
 from interp.jobs.intervene import select_examples
 from interp.models import load_classifier
-from interp.tasks.encoding import collate, encode_examples
+from interp.hooks.encoding import collate, encode_examples
 
 
 def pyvene_model(model, loc: Location, k: int, rotation: torch.Tensor):

@@ -61,7 +61,7 @@ from interp.engine import interchange_logits, naive_interchange, slicing, source
 from interp.hooks.locations import Location
 from interp.models import load_classifier
 from interp.tasks import resolve_task
-from interp.tasks.encoding import encode_examples, location_tokens
+from interp.hooks.encoding import encode_examples, location_tokens
 
 
 def matmul_peak(size: int = 1536, repeats: int = 20) -> float:

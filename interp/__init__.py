@@ -1,18 +1,99 @@
-"""interp: mechanistic interpretability of NLI models.
+"""interp: mechanistic interpretability of NLI models, from one import.
 
-Implements the method of Geiger, Richardson & Potts (2020), "Neural Natural
-Language Inference Models Partially Embed Theories of Lexical Entailment and
-Negation": MoNLI, behavioral evaluation, probes, interchange interventions
-and clique search. Importing this package loads no model and reads no file.
+Does a model get the right answers *the way a symbolic algorithm does*?
+``interp`` caches activations, probes them with controlled selectivity, runs
+interchange interventions and distributed alignment search (DAS) against a
+causal model, and searches the intervention graph for cliques (Geiger,
+Richardson & Potts 2020; Geiger et al. 2024).
+
+Usage::
+
+    import interp
+    lab = interp.IntervenableModel("runs/demo/model", "monli")          # a model and a task, bound once
+    examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=50)
+    X = lab.vectors("blocks.2.hook_resid_post@w_h", examples)           # float32 [n, tokens, d_model]
+    res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
+    res.iia("lexrel"), res.summary("lexrel"), res.cliques("lexrel"), res.to_frame()
+    res.save("iv.h5"); interp.load_interventions("iv.h5")
+    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)
+    interp.Probe(hidden=0).fit(X[:, 0].numpy(), y)                     # scikit-learn's contract
+
+The design. The public face is this module, and it has no logic of its own:
+each name below is one object of a layer beneath (``interp.api`` binds them).
+Strings (a model name, a task name, a location) are resolved into objects
+once, by :func:`load_model`, :func:`load_task` and
+:meth:`IntervenableModel.location`; every other call takes the objects (and
+the string only as a convenience). Results are objects with named fields
+(tensors, arrays) and a pandas view; writing a file is their ``save``
+method. The command line (``interp --help``) runs the same calls unit by
+unit, persisting and resuming. Names are the field's: base and source,
+location, interchange intervention, IIA, causal model, variable, probe,
+control task, selectivity, subspace (pyvene's ``IntervenableModel`` is the
+model of the bound object).
+
+Importing this package loads no model, reads no file, and imports neither
+torch nor transformers: each name is imported on first use.
 """
 
-from interp.core.errors import (
-    ConfigError,
-    DataError,
-    InterpError,
-    ModelError,
-    OutputError,
-)
+from __future__ import annotations
+
+import importlib
+
+from interp.core.errors import ConfigError, DataError, InterpError, ModelError, OutputError
 
 __version__ = "0.1.0"
-__all__ = ["ConfigError", "DataError", "InterpError", "ModelError", "OutputError", "__version__"]
+
+#: Public name -> the module that defines it (imported on first access, PEP 562).
+_EXPORTS = {
+    # loading and binding
+    "load_model": "interp.api.loading",
+    "load_task": "interp.api.loading",
+    "Classifier": "interp.api.loading",
+    "IntervenableModel": "interp.api.intervenable",
+    "InterchangeResult": "interp.api.results",
+    "load_interventions": "interp.api.results",
+    # tasks and causal models
+    "Task": "interp.tasks.base",
+    "VariableValues": "interp.causal.values",
+    "CausalModel": "interp.causal.base",
+    "Mechanism": "interp.causal.base",
+    "run_forward": "interp.causal.base",
+    "run_interchange": "interp.causal.base",
+    # where vectors live
+    "Location": "interp.hooks.locations",
+    "hooked": "interp.hooks.context",
+    # intervention modules: forward(base, source)
+    "Intervention": "interp.engine.interventions",
+    "Interchange": "interp.engine.interventions",
+    "CoordinateBlock": "interp.engine.interventions",
+    "RotatedSubspace": "interp.engine.interventions",
+    "LowRankSubspace": "interp.engine.interventions",
+    "BoundlessSubspace": "interp.engine.interventions",
+    # probes and their control tasks
+    "Probe": "interp.analysis.probes.estimators",
+    "TypeControl": "interp.analysis.probes.controls",
+    "ShuffleControl": "interp.analysis.probes.controls",
+    # the intervention graph and its cliques
+    "InterventionGraph": "interp.analysis.cliques.graph",
+    "build_graph": "interp.analysis.cliques.graph",
+    "search_cliques": ("interp.analysis.cliques.search", "search"),
+    # saving and loading trained interventions
+    "save_intervention": "interp.files.subspaces",
+    "load_intervention": "interp.files.subspaces",
+}
+
+__all__ = sorted([*_EXPORTS, "ConfigError", "DataError", "InterpError", "ModelError", "OutputError", "__version__"])
+
+
+def __getattr__(name: str):
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'interp' has no attribute {name!r}")
+    module, attribute = target if isinstance(target, tuple) else (target, name)
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

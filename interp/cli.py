@@ -13,7 +13,7 @@ import sys
 import click
 
 from interp.core.errors import ConfigError, InterpError
-from interp.models.training import TrainConfig
+from interp.jobs.train import TrainConfig
 
 _D = TrainConfig()  # the CLI's defaults are the library's
 
@@ -111,7 +111,7 @@ def _wordpiece_option(rules: str = "first or last"):
 def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite, quiet, data_dir, skip_checksums):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
-    from interp.models import train as train_model
+    from interp.jobs.train import train as train_model
 
     config = TrainConfig(
         model=model,
@@ -208,7 +208,7 @@ def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip
 def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, device, components, backend, quiet, data_dir, skip_checksums):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
-    from interp.tasks.encoding import check_wordpiece_rule
+    from interp.hooks.encoding import check_wordpiece_rule
 
     config = CacheConfig(
         model=model,

@@ -17,7 +17,7 @@ from interp.engine.pair_suffix import PairSuffix, frozen_weights
 from interp.hooks import hooked
 from interp.hooks.locations import Location
 from interp.tasks import resolve_task
-from interp.tasks.encoding import collate, encode_examples
+from interp.hooks.encoding import collate, encode_examples
 
 
 @pytest.fixture(scope="module")

@@ -67,18 +67,18 @@ def test_the_kept_model_scores_what_its_unit_recorded_on_the_test_halves(monli_r
     from interp.core.subsets import hashed_split
     from interp.jobs.inoculate import HALVES_SALT
     from interp.models import evaluate, load_classifier
-    from interp.tasks.monli import load_monli
+    from interp.tasks.monli import LABELS, load_monli
 
     out, _, _ = monli_run
     chosen = json.loads((out / "selected.json").read_text())["selected"][1]
     model, tokenizer = load_classifier(chosen["model"], require_head=True)
     original_test = hashed_split(load_monli(monli_dir, ("pmonli_heldout",)), lambda e: e.id, 0.5, HALVES_SALT)[1]
     challenge_test = hashed_split(load_monli(monli_dir, ("nmonli_test",)), lambda e: e.id, 0.5, HALVES_SALT)[1]
-    assert evaluate(model, tokenizer, original_test)["pmonli_heldout"]["accuracy"] == pytest.approx(chosen["original_test"], abs=1e-9)
-    assert evaluate(model, tokenizer, challenge_test)["nmonli_test"]["accuracy"] == pytest.approx(chosen["challenge_test"], abs=1e-9)
+    assert evaluate(model, tokenizer, original_test, labels=LABELS)["pmonli_heldout"]["accuracy"] == pytest.approx(chosen["original_test"], abs=1e-9)
+    assert evaluate(model, tokenizer, challenge_test, labels=LABELS)["nmonli_test"]["accuracy"] == pytest.approx(chosen["challenge_test"], abs=1e-9)
     before, _ = load_classifier(json.loads((out / "selected.json").read_text())["settings"]["model"], require_head=True)
     k0 = json.loads((out / "selected.json").read_text())["selected"][0]
-    assert evaluate(before, tokenizer, original_test)["pmonli_heldout"]["accuracy"] == pytest.approx(k0["original_test"], abs=1e-9)
+    assert evaluate(before, tokenizer, original_test, labels=LABELS)["pmonli_heldout"]["accuracy"] == pytest.approx(k0["original_test"], abs=1e-9)
 
 
 def test_a_rerun_redoes_only_the_missing_unit_and_ends_the_same(monli_run):

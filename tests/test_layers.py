@@ -8,15 +8,15 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "interp"
 
 #: Lowest first. A module may import from its own layer or any layer before it.
-LAYERS = ("core", "causal", "natural_logic", "tasks", "models", "hooks", "engine", "backends", "files", "analysis", "jobs", "cli")
+LAYERS = ("core", "causal", "natural_logic", "hooks", "models", "engine", "backends", "files", "analysis", "tasks", "api", "face", "jobs", "cli")
 
 
 def layer_of(module: str) -> int:
     parts = module.split(".")
     if parts[0] != "interp":
         raise ValueError(module)
-    if len(parts) == 1:  # interp/__init__.py re-exports the errors only
-        return 0
+    if len(parts) == 1:  # interp/__init__.py: the public face, above everything it re-exports
+        return LAYERS.index("face")
     return LAYERS.index(parts[1])
 
 
@@ -34,7 +34,7 @@ def imports(source: Path) -> list[tuple[int, str]]:
 def test_every_module_lives_in_a_layer():
     stray = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if p.parent == PACKAGE and p.stem not in ("__init__", "cli")]
     assert stray == []
-    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(set(LAYERS) - {"cli"})
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(set(LAYERS) - {"cli", "face"})
 
 
 def test_imports_run_only_downward():
@@ -55,14 +55,31 @@ def test_the_check_would_catch_an_upward_import(tmp_path):
     assert [layer_of(t) for _, t in imports(source)] == [LAYERS.index("jobs")] and LAYERS.index("jobs") > LAYERS.index("engine")
 
 
+#: Layers that know no task: they import nothing from ``interp.tasks`` at all (it sits above them).
+GENERIC = ("core", "causal", "natural_logic", "hooks", "models", "engine", "backends", "files", "analysis")
+
+
 def test_generic_layers_know_no_task():
-    """Nothing in core, causal, hooks, engine, files or analysis imports a task's own folder (DESIGN: generic pieces know nothing of MoNLI)."""
-    generic = ("core", "causal", "hooks", "engine", "backends", "files", "analysis")
+    """Nothing in the generic layers imports from ``interp.tasks`` (DESIGN: generic pieces know nothing of MoNLI; tasks sit above them)."""
     found = []
     for source in sorted(PACKAGE.rglob("*.py")):
-        if source.relative_to(PACKAGE).parts[0] not in generic:
+        if source.relative_to(PACKAGE).parts[0] not in GENERIC:
             continue
         for line, target in imports(source):
-            if target.startswith(("interp.tasks.monli", "interp.tasks.mqnli")):
+            if target == "interp.tasks" or target.startswith("interp.tasks."):
                 found.append(f"{source.relative_to(PACKAGE.parent)}:{line} imports {target}")
     assert found == []
+
+
+def face_targets() -> list[str]:
+    """The modules ``interp/__init__.py`` imports, eagerly or through its lazy ``_EXPORTS`` table."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    table = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "_EXPORTS")
+    lazy = [v if isinstance(v, str) else v[0] for v in ast.literal_eval(table).values()]
+    return [t for _, t in imports(PACKAGE / "__init__.py")] + lazy
+
+
+def test_the_face_imports_nothing_from_jobs():
+    """``import interp`` is the library: it re-exports the layers below the jobs, never a job or the CLI."""
+    targets = face_targets()
+    assert "interp.api.intervenable" in targets and not [t for t in targets if t.startswith(("interp.jobs", "interp.cli"))]

@@ -238,7 +238,8 @@ def test_every_variable_is_named_and_has_values():
 
 
 def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp_path):
-    from interp.models import TrainConfig, load_classifier, train
+    from interp.jobs.train import TrainConfig, train
+    from interp.models import load_classifier
 
     data, _ = generated
     config = TrainConfig(model=str(tiny_encoder_dir), data_file=str(data), epochs=1, batch_size=32, max_examples=96)

@@ -11,7 +11,7 @@ from interp.engine import interchange_logits, naive_interchange, source_vectors
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import Location, parse_locations
 from interp.tasks import resolve_task
-from interp.tasks.encoding import collate, encode_examples, location_tokens
+from interp.hooks.encoding import collate, encode_examples, location_tokens
 
 
 @pytest.fixture(scope="module")

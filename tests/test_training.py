@@ -9,14 +9,13 @@ import pytest
 import torch
 
 from interp.core.errors import OutputError
+from interp.jobs.train import TrainConfig, train
 from interp.models import (
-    TrainConfig,
     evaluate,
     finished_run,
     fit,
     load_classifier,
     predict_logits,
-    train,
 )
 from interp.models.training import length_grouped_batches
 from interp.models.training_state import read_training_state
@@ -119,7 +118,7 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
     # The checkpoint on disk is the model that was scored.
     model, tokenizer = load_classifier(str(out), require_head=True)
     test = load_monli(monli_dir, ("nmonli_test",))
-    assert evaluate(model, tokenizer, test) == info["metrics"]
+    assert evaluate(model, tokenizer, test, labels=LABELS) == info["metrics"]
 
     again = train(config, out, progress=False)
     assert again.reused and again.metrics == result.metrics

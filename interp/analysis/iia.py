@@ -42,13 +42,17 @@ def summarize_matrices(
     values: np.ndarray,
     label: np.ndarray,
     base_pred: np.ndarray,
+    source_values: np.ndarray | None = None,
+    source_pred: np.ndarray | None = None,
 ) -> dict:
-    """IIA and its nulls from one location's int8 ``[n, n]`` matrices (row = base) and the ``[n]`` columns.
+    """IIA and its nulls from one location's int8 ``[n_bases, n_sources]`` matrices (row = base) and the per-example columns.
 
     Args:
-        values: each example's value code of ``variable``: pairs whose codes
-            differ are the ``causal`` pair set.
-        label, base_pred: gold and the model's own label ids.
+        values: each base's value code of ``variable``: pairs whose codes
+            differ from the source's are the ``causal`` pair set.
+        label, base_pred: the bases' gold and the model's own label ids.
+        source_values, source_pred: the same for the sources; ``None`` when
+            the sources are the bases (a square file).
 
     Returns:
         ``location``, ``variable``, ``pairs``, ``causal_pairs``, and for each
@@ -57,12 +61,14 @@ def summarize_matrices(
         ``stays_base``) and ``base_accuracy``.
     """
     run = model_pred >= 0
-    sets = {"": run, "_causal": (values[:, None] != values[None, :]) & run}
+    source_values = values if source_values is None else source_values
+    source_pred = base_pred if source_pred is None else source_pred
+    sets = {"": run, "_causal": (values[:, None] != source_values[None, :]) & run}
     summary: dict = {"location": location, "variable": variable, "pairs": int(run.sum()), "causal_pairs": int(sets["_causal"].sum())}
     checks = {
         "iia": model_pred == causal_pred,
         "stays_base": model_pred == base_pred[:, None],
-        "copies_source": model_pred == base_pred[None, :],
+        "copies_source": model_pred == source_pred[None, :],
     }
     for suffix, pairs in sets.items():
         for name, hit in checks.items():

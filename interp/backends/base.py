@@ -12,7 +12,7 @@ from interp.core.errors import ConfigError
 from interp.engine import interchange_logits, source_vectors
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded
+from interp.hooks.encoding import Encoded
 
 #: Names ``--backend`` takes.
 BACKENDS = ("hf", "transformer-lens")

@@ -38,7 +38,7 @@ from transformer_lens.model_bridge.supported_architectures.bert import BertArchi
 from interp.core.errors import ConfigError
 from interp.engine.batched import length_groups
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
-from interp.tasks.encoding import Encoded, location_tokens
+from interp.hooks.encoding import Encoded, location_tokens
 
 ARCHITECTURE = "BertForSequenceClassification"
 

@@ -51,7 +51,7 @@ from interp.engine.reuse import BaseAttention, base_attention, interchange_conte
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded, location_tokens
+from interp.hooks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
 CPU_BATCH_SIZE = 256

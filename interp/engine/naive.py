@@ -16,7 +16,7 @@ from torch import Tensor
 
 from interp.hooks import hooked
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded, collate
+from interp.hooks.encoding import Encoded, collate
 
 
 def _forward(model, example: Encoded, pad_token_id: int, **hooks) -> tuple[Tensor, dict]:
@@ -49,4 +49,24 @@ def naive_interchange(
     for i, base in enumerate(bases):
         for j, vector in enumerate(vectors):
             out[i, j], _ = _forward(model, base, pad_token_id, write={location: vector[None]})
+    return out
+
+
+@torch.no_grad()
+def naive_intervene(
+    model, bases: Sequence[Encoded], sources: Sequence[Encoded], location: Location, intervention, pad_token_id: int = 0
+) -> Tensor:
+    """Logits float32 ``[len(bases), len(sources), n_labels]`` with ``intervention(base vector, source vector)`` written at ``location``.
+
+    The reference for any intervention module (:mod:`interp.engine.interventions`):
+    every vector from its own batch-1 pass, one hooked base pass per pair.
+    With :class:`~interp.engine.interventions.Interchange` it is :func:`naive_interchange`.
+    """
+    base_vectors = [naive_vector(model, b, location, pad_token_id) for b in bases]
+    source_vectors = [naive_vector(model, s, location, pad_token_id) for s in sources]
+    out = torch.empty(len(bases), len(sources), model.config.num_labels)
+    for i, (base, vector) in enumerate(zip(bases, base_vectors)):
+        for j, source in enumerate(source_vectors):
+            new = intervention(vector[None].to(source.dtype), source[None])
+            out[i, j], _ = _forward(model, base, pad_token_id, write={location: new})
     return out

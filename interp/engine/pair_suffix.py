@@ -37,7 +37,7 @@ from interp.engine.batched import _inputs, auto_batch_size, length_groups
 from interp.engine.interventions import Intervention
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix, run_suffix_masked
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded, location_tokens
+from interp.hooks.encoding import Encoded, location_tokens
 
 
 @contextmanager

@@ -23,7 +23,7 @@ import numpy as np
 
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import ExampleFile, h5py
-from interp.tasks.base import VariableValues
+from interp.causal.values import VariableValues
 
 #: The example's two sentences, kept per example so a report can show them.
 TEXTS = ("premise", "hypothesis")

@@ -35,7 +35,7 @@ from interp.core.errors import ConfigError
 from interp.core.hdf5 import open_finished, strings
 from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
-from interp.tasks.base import VariableValues
+from interp.causal.values import VariableValues
 
 FORMAT = "interp.interventions/3"
 OUTPUTS = "interchange"

@@ -136,7 +136,7 @@ def hooked(
         model: a Hugging Face BERT-family model (``BertForSequenceClassification``, ``BertModel``, ...).
         positions: role -> int64 ``[batch]``, each example's token index of that role (a task's
             roles: MoNLI's cls, w_p, w_h; any other task's own), or ``[batch, k]`` for a role
-            covering k tokens (:func:`interp.tasks.encoding.collate` gives both).
+            covering k tokens (:func:`interp.hooks.encoding.collate` gives both).
         read: locations whose vectors to record; the yielded dict maps each to
             float ``[batch, tokens × d_model]`` (from the last forward pass;
             detached unless ``keep_grad``).

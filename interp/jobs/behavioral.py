@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from interp.core.outputs import OutputSet, ensure_writable_dir, write_json_atomic
-from interp.models import TrainConfig, TrainResult, train
+from interp.jobs.train import TrainConfig, TrainResult, train
 from interp.models.loading import model_layers
 from interp.tasks.monli import SPLITS, resolve_data_dir
 

@@ -58,7 +58,7 @@ from interp.jobs.intervene import checked_task, default_roles, select_examples
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task
-from interp.tasks.encoding import check_wordpiece_rule, encode_examples, location_tokens
+from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
 
 KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"

@@ -20,7 +20,7 @@ from torch import Tensor
 from interp.engine.batched import interchange_logits
 from interp.files.interventions import Fp32Check
 from interp.hooks.locations import Location
-from interp.tasks.encoding import Encoded
+from interp.hooks.encoding import Encoded
 
 CHECK_BASES = 16
 CHECK_SOURCES = 256

@@ -3,7 +3,7 @@
 Usage::
 
     from interp.jobs.iit import train_iit
-    from interp.models import TrainConfig
+    from interp.jobs.train import TrainConfig
     train_iit(TrainConfig(splits=("pmonli", "nmonli_train"), iit="lexrel@blocks.2.hook_resid_post@w_h"), "runs/iit")
 
 IIT trains a network so that a chosen location implements a chosen
@@ -19,7 +19,7 @@ rotation held fixed): only a k-dimensional subspace of the location is
 trained to carry the variable. The loss is weighted by ``iit_weight``.
 
 Everything else (seeding, resuming after each epoch, the checkpoint and
-``training.json``) is :func:`interp.models.training.train`'s.
+``training.json``) is :func:`interp.jobs.train.train`'s.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import Location, parse_locations
 from interp.models.loading import model_layers, model_width
-from interp.models.training import TrainConfig, TrainResult, train
+from interp.jobs.train import TrainConfig, TrainResult, train
 from interp.tasks import Task, resolve_task
-from interp.tasks.encoding import collate, encode_examples, location_tokens
+from interp.hooks.encoding import collate, encode_examples, location_tokens
 
 
 def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
@@ -58,7 +58,7 @@ def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
 
 
 def iit_objective(config: TrainConfig, task: Task):
-    """The ``objective`` :func:`interp.models.training.train` takes: builds the IIT loss for a model and its training examples."""
+    """The ``objective`` :func:`interp.jobs.train.train` takes: builds the IIT loss for a model and its training examples."""
 
     def build(model, tokenizer, examples: Sequence):
         variable, location = parse_iit(config.iit, task, n_layers(model))
@@ -100,11 +100,11 @@ def iit_objective(config: TrainConfig, task: Task):
 
 
 def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, overwrite: bool = False) -> TrainResult:
-    """Fine-tune with the task loss plus the IIT loss of ``config.iit``; as :func:`interp.models.training.train` otherwise.
+    """Fine-tune with the task loss plus the IIT loss of ``config.iit``; as :func:`interp.jobs.train.train` otherwise.
 
     Raises:
         ConfigError: ``config.iit`` missing or malformed, a variable or role the task lacks, a subspace wider than the location.
-        and as :func:`interp.models.training.train`.
+        and as :func:`interp.jobs.train.train`.
     """
     if not config.iit:
         raise ConfigError("--iit names no VARIABLE@LOCATION")

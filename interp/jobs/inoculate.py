@@ -50,7 +50,8 @@ from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, re
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.models.evaluation import gold_to_model, score_task
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
-from interp.models.training import TrainConfig, fit, save_checkpoint
+from interp.jobs.train import TrainConfig
+from interp.models.training import fit, save_checkpoint
 from interp.tasks.base import Task
 from interp.tasks.monli import encode_for_classifier
 from interp.tasks.registry import resolve_task

@@ -44,7 +44,6 @@ from interp.core.outputs import (
     write_bytes_atomic,
     write_file_manifest,
 )
-from interp.core.subsets import seeded_subset
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.engine.batched import PRECISIONS, precision, source_vectors
 from interp.files.activations import open_cache
@@ -62,7 +61,7 @@ from interp.jobs.shards import Shards, parts_dir
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
-from interp.tasks.encoding import check_wordpiece_rule, location_tokens
+from interp.hooks.encoding import check_wordpiece_rule, location_tokens
 from interp.tasks.monli import encode_examples
 
 
@@ -141,30 +140,14 @@ def checked_task(config) -> Task:
 
 
 def select_examples(config: InterventionConfig, task: Task | None = None) -> list:
-    """The example set: the named splits (else the task's default), or a seeded subset of them in file order.
-
-    ``max_per_split`` first keeps at most that many of each split (so
-    ``pmonli,nmonli_test`` with 150 gives a set half negated), then
-    ``max_examples`` draws from what is left; both with ``seed``
-    (:func:`interp.core.subsets.seeded_subset`).
-    """
+    """The example set of ``config``: :meth:`~interp.tasks.base.Task.examples` with its splits, ``max_per_split``, ``max_examples`` and ``seed``."""
     task = task or config.resolve_task()
-    examples = task.load(config.splits or task.default_splits or task.splits)
-    if config.max_per_split is not None:
-        splits = list(dict.fromkeys(e.split for e in examples))
-        kept = {id(e) for name in splits for e in seeded_subset([e for e in examples if e.split == name], config.max_per_split, config.seed)}
-        examples = [e for e in examples if id(e) in kept]
-    return seeded_subset(examples, config.max_examples, config.seed)
+    return task.examples(config.splits, n=config.max_examples, per_split=config.max_per_split, seed=config.seed)
 
 
 def default_roles(task: Task, variables) -> tuple[tuple[str, ...], ...]:
-    """The role sets the variables are aligned to, each once, in the task's role order: what a bare site stands for.
-
-    A variable aligned to several roles (an MQNLI node over several words)
-    gives one set: a bare site is then one location at all of them.
-    """
-    sets = dict.fromkeys(tuple(task.alignment[v]) for v in variables)
-    return tuple(sorted(sets, key=lambda roles: task.roles.index(roles[0])))
+    """:meth:`~interp.tasks.base.Task.default_roles`: what a bare site stands for."""
+    return task.default_roles(variables)
 
 
 def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Location]) -> list[int]:

@@ -44,7 +44,7 @@ from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.report import ReportConfig, write_report
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
-from interp.models.training import TrainConfig, train
+from interp.jobs.train import TrainConfig, train
 from interp.tasks import resolve_task
 
 

@@ -1,4 +1,4 @@
-"""Models: resolving names into BERT-family classifiers, fine-tuning and evaluation."""
+"""Models: resolving names into BERT-family classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task."""
 
 from interp.models.evaluation import evaluate, predict_logits, predicted_labels
 from interp.models.loading import (
@@ -8,13 +8,11 @@ from interp.models.loading import (
     load_classifier,
     resolve_model,
 )
-from interp.models.training import TrainConfig, TrainResult, finished_run, fit, train
+from interp.models.training import finished_run, fit, save_checkpoint
 
 __all__ = [
     "EMBEDDED",
     "SUPPORTED_MODEL_TYPES",
-    "TrainConfig",
-    "TrainResult",
     "embedded_model_dir",
     "evaluate",
     "finished_run",
@@ -23,5 +21,5 @@ __all__ = [
     "predict_logits",
     "predicted_labels",
     "resolve_model",
-    "train",
+    "save_checkpoint",
 ]

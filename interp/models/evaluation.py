@@ -1,10 +1,13 @@
-"""Predictions and accuracy of a sequence classifier on MoNLI (or generated MQNLI) examples.
+"""Predictions and accuracy of a sequence classifier on any NLI pairs, given the dataset's label names.
 
 Usage::
 
     model, tokenizer = load_classifier("runs/demo/model", require_head=True)
-    evaluate(model, tokenizer, load_monli(splits=("nmonli_test",)))
+    evaluate(model, tokenizer, examples, labels=("entailment", "neutral"))
     # {'nmonli_test': {'accuracy': 0.89, 'correct': 178, 'n': 200}}
+
+An example is any object with ``id``, ``premise``, ``hypothesis``, ``label``
+and ``split``; nothing here knows a task.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.errors import ModelError
-from interp.tasks.monli import LABELS, Encoded, collate, encode_for_classifier
+from interp.hooks.encoding import Encoded, collate, encode_pair
 
 #: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
 _NON_ENTAILMENT = {"contradiction": "neutral", "not_entailment": "neutral", "non-entailment": "neutral"}
@@ -50,7 +53,7 @@ def predict_logits(
     return out
 
 
-def predicted_labels(model, logits: torch.Tensor, labels: Sequence[str] = LABELS) -> list[str]:
+def predicted_labels(model, logits: torch.Tensor, labels: Sequence[str]) -> list[str]:
     """Label names of the dataset (``labels``) for ``logits`` ``[n, num_labels]``, via the model's ``id2label``.
 
     For MoNLI's two labels, a three-way NLI model's ``contradiction`` is read
@@ -74,18 +77,18 @@ def evaluate(
     examples: Sequence,
     batch_size: int = 128,
     progress: bool = False,
-    labels: Sequence[str] = LABELS,
+    *,
+    labels: Sequence[str],
 ) -> dict[str, dict[str, float | int]]:
-    """Accuracy per split of MoNLI examples, or of any pairs with ``split`` and ``label`` (MQNLI).
+    """Accuracy per split of any NLI pairs with ``split`` and ``label``.
 
-    ``labels`` is the dataset's label set (MoNLI's two by default; pass
-    ``interp.tasks.mqnli.files.MQNLI_LABELS`` for MQNLI).
+    ``labels`` is the dataset's label set in the classifier's id order (a task's ``labels``).
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
         in the order splits first appear in ``examples``.
     """
-    encoded = encode_for_classifier(examples, tokenizer, labels)
+    encoded = [encode_pair(e, tokenizer, labels) for e in examples]
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     predictions = predicted_labels(model, logits, labels)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -143,7 +146,7 @@ def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128
         ModelError: the model's labels cannot score this task.
     """
     mapping = gold_to_model(model, task, spec)
-    encoded = encode_for_classifier(examples, tokenizer, task.labels)
+    encoded = [encode_pair(e, tokenizer, task.labels) for e in examples]
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])

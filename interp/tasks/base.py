@@ -27,32 +27,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from interp.causal import CausalModel, run_forward
+from interp.causal.values import VariableValues, value_name
 from interp.core.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class VariableValues:
-    """Each example's value of one causal variable, as ``codes`` (int8 ``[n]``) into ``names``."""
-
-    variable: str
-    codes: np.ndarray
-    names: tuple[str, ...]
-
-
-def value_name(value: Any) -> str:
-    """How a variable's value is written in files and tables: a relation's symbol, an enum's value, else ``str``."""
-    symbol = getattr(value, "symbol", None)
-    if isinstance(symbol, str):
-        return symbol
-    if isinstance(value, Enum):
-        return str(value.value)
-    return str(value)
+from interp.core.subsets import seeded_subset
 
 
 @dataclass(frozen=True)
@@ -176,3 +158,36 @@ class Task:
             raise ConfigError(f"variable={variable!r} takes {len(names)} values; interp stores at most 127")
         codes = np.array([names.index(value_name(v)) for v in raw], dtype=np.int8)
         return VariableValues(variable, codes, names)
+
+    def examples(
+        self, splits: Sequence[str] = (), *, n: int | None = None, per_split: int | None = None, seed: int = 0
+    ) -> list:
+        """An example set: the named ``splits`` (else :attr:`default_splits`, else all), or a seeded subset of them in file order.
+
+        ``per_split`` first keeps at most that many of each split (so
+        MoNLI's ``("pmonli", "nmonli_test")`` with 150 gives a set half
+        negated), then ``n`` draws from what is left; both seeded by
+        ``seed`` (:func:`interp.core.subsets.seeded_subset`).
+
+        Raises:
+            ConfigError: naming ``splits=``, a split the task lacks.
+            DataError: as :attr:`load`.
+        """
+        unknown = [s for s in splits if s not in self.splits]
+        if unknown:
+            raise ConfigError(f"splits={unknown[0]!r}: task {self.name!r} has {', '.join(self.splits)}")
+        examples = self.load(tuple(splits) or self.default_splits or self.splits)
+        if per_split is not None:
+            names = list(dict.fromkeys(e.split for e in examples))
+            kept = {id(e) for name in names for e in seeded_subset([e for e in examples if e.split == name], per_split, seed)}
+            examples = [e for e in examples if id(e) in kept]
+        return seeded_subset(examples, n, seed)
+
+    def default_roles(self, variables: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+        """The role sets ``variables`` are aligned to, each once, in the task's role order: what a bare site stands for.
+
+        A variable aligned to several roles (an MQNLI node over several words)
+        gives one set: a bare site is then one location at all of them.
+        """
+        sets = dict.fromkeys(tuple(self.alignment[v]) for v in variables)
+        return tuple(sorted(sets, key=lambda roles: self.roles.index(roles[0])))

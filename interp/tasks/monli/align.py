@@ -1,4 +1,4 @@
-"""MoNLI's token roles, and encoding for training: generic alignment lives in :mod:`interp.tasks.encoding`.
+"""MoNLI's token roles, and encoding for training: generic alignment lives in :mod:`interp.hooks.encoding`.
 
 The roles are ``cls`` ([CLS]), ``w_p`` (the substituted word in the
 premise) and ``w_h`` (its replacement in the hypothesis).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from interp.tasks.encoding import (
+from interp.hooks.encoding import (
     WORDPIECE_RULES,
     Encoded,
     check_wordpiece_rule,

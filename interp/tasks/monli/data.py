@@ -28,7 +28,7 @@ from interp.core.checksums import dataset_dir, sha256_of
 from interp.core.errors import DataError
 from interp.core.jsonlines import json_record, read_lines
 from interp.core.subsets import hashed_split
-from interp.tasks.encoding import word_spans
+from interp.hooks.encoding import word_spans
 
 ENV_VAR = "INTERP_MONLI_DIR"
 

@@ -29,7 +29,7 @@ from typing import Sequence
 
 from interp.core.errors import ConfigError
 from interp.core.outputs import new_output, write_generated
-from interp.tasks.encoding import word_spans
+from interp.hooks.encoding import word_spans
 from interp.tasks.monli.wordnet import neighbours, noun_relation
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from interp.tasks.encoding import encode_examples, collate
+    from interp.hooks.encoding import encode_examples, collate
     encoded = encode_examples(examples, tokenizer, wordpiece="first", labels=task.labels)
     batch = collate(encoded[:32], pad_token_id=tokenizer.pad_token_id)
     batch["positions"]["w_h"]                 # int64 [32]: each example's token index of w_h

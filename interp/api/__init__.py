@@ -1,0 +1,7 @@
+"""The objects behind ``import interp``: a model and a task resolved once, bound in an :class:`IntervenableModel`, results in memory."""
+
+from interp.api.intervenable import IntervenableModel
+from interp.api.loading import Classifier, load_model, load_task
+from interp.api.results import InterchangeResult, load_interventions
+
+__all__ = ["Classifier", "InterchangeResult", "IntervenableModel", "load_interventions", "load_model", "load_task"]

@@ -1,0 +1,285 @@
+"""``IntervenableModel``: a classifier, its tokenizer and a task, bound once; vectors, interventions and DAS in memory.
+
+Usage::
+
+    import interp
+    lab = interp.IntervenableModel("runs/demo/model", "monli")        # or load_model(...) / a module + tokenizer, and a Task
+    examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=50, seed=0)
+    X = lab.vectors("blocks.2.hook_resid_post@w_h", examples)          # float32 [n, tokens, d_model]
+    res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
+    res.iia("lexrel"), res.cliques("lexrel"), res.to_frame()
+    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)    # a trained RotatedSubspace
+    lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h", intervention=das).iia("lexrel")
+
+The design, in the words of pyvene's ``IntervenableModel`` and
+TransformerLens' ``run_with_cache``: strings (a model, a task, a location)
+are resolved into objects once, here; the results are objects with named
+fields that hold tensors and arrays (:class:`~interp.api.results.InterchangeResult`),
+and writing a file is a method of the result, not the only way to see it.
+Behind every call sits the fast engine (:mod:`interp.engine.batched`, and
+:mod:`interp.engine.pair_suffix` for trained interventions) or, with
+``naive=True``, the reference of one hooked pass per pair
+(:mod:`interp.engine.naive`); the tests hold the two equal. Hooks are
+removed in ``finally`` and the model's weights are never changed: DAS trains
+the intervention only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+from interp.analysis.das import FitSettings, fit_intervention
+from interp.api.loading import Classifier, load_model, load_task
+from interp.api.results import InterchangeResult
+from interp.causal import interchange_table
+from interp.causal.pairs import counterfactual_pairs
+from interp.core.devices import pick_device
+from interp.core.errors import ConfigError, ModelError
+from interp.core.hdf5 import h5py
+from interp.core.outputs import write_bytes_atomic
+from interp.engine.batched import interchange_logits, source_vectors
+from interp.engine.interventions import Interchange, Intervention, make_intervention
+from interp.engine.naive import naive_interchange, naive_intervene
+from interp.engine.pair_suffix import PairSuffix
+from interp.files.interventions import FORMAT, check_variable_names, write_interventions
+from interp.hooks.encoding import Encoded, check_wordpiece_rule, encode_examples, location_tokens
+from interp.hooks.locations import Location, parse_locations
+from interp.models.evaluation import predict_logits
+from interp.tasks import Task
+
+
+class IntervenableModel:
+    """A model bound to a task: the vectors at a location, interchange interventions with any intervention module, DAS.
+
+    Args:
+        model: a :class:`~interp.api.loading.Classifier`, a spec (``"minilm"``, a checkpoint directory), or a
+            ``...ForSequenceClassification`` module with ``tokenizer``.
+        task: a :class:`~interp.tasks.base.Task` or its name (``"monli"``, ...; ``data_dir`` / ``data_file`` as :func:`load_task`).
+        wordpiece: which WordPiece token stands for a split word: ``first``, ``last`` or ``all``.
+        device: ``"cpu"``, ``"cuda"``, ``"auto"``; ``None`` leaves the model where it is.
+        batch_size: pairs per suffix pass; ``None``: 256 on CPU, from free memory on a GPU.
+
+    Raises:
+        ModelError: the model's labels are not the task's (in any order, by name).
+        ConfigError: an unknown ``wordpiece`` rule or ``device``.
+    """
+
+    def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
+                 batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None) -> None:  # fmt: skip
+        self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
+        self.model: Classifier = load_model(model, tokenizer, labels=self.task.labels)
+        if self.model.labels != tuple(self.task.labels):
+            raise ModelError(
+                f"model=: {self.model.name} is a classifier for labels {self.model.labels}; task {self.task.name!r} has labels {self.task.labels}"
+            )
+        self.wordpiece = check_wordpiece_rule(wordpiece)
+        self.batch_size = batch_size
+        if device is not None:
+            self.model.to(pick_device(device))
+        self._encoded: dict[str, Encoded] = {}
+
+    def __repr__(self) -> str:
+        return f"IntervenableModel(model={self.model.name!r}, task={self.task.name!r}, wordpiece={self.wordpiece!r})"
+
+    # -- inputs ------------------------------------------------------------------------------------------------
+
+    def encode(self, examples: Sequence) -> list[Encoded]:
+        """The examples tokenized with every role's token positions (:func:`interp.hooks.encoding.encode_examples`), cached by id."""
+        todo = [e for e in examples if e.id not in self._encoded]
+        for e, enc in zip(todo, encode_examples(todo, self.model.tokenizer, self.wordpiece, self.task.labels)):
+            self._encoded[e.id] = enc
+        return [self._encoded[e.id] for e in examples]
+
+    def location(self, location: str | Location, variables: Sequence[str] = ()) -> Location:
+        """One :class:`~interp.hooks.locations.Location`; a bare site (no ``@ROLE``) stands for ``variables``' aligned roles.
+
+        Raises:
+            ConfigError: naming ``location=``: malformed, out of range for the model, a role the task lacks, or several locations.
+        """
+        if isinstance(location, Location):
+            return location
+        found = parse_locations(location, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
+        if len(found) != 1:
+            raise ConfigError(f"location={location!r} names {len(found)} locations; give one (e.g. blocks.2.hook_resid_post@w_h)")
+        return found[0]
+
+    # -- reading ---------------------------------------------------------------------------------------------------
+
+    def predict(self, examples: Sequence) -> Float[Tensor, "n labels"]:
+        """The model's logits on each example, float32 ``[n, n_labels]`` on CPU (no intervention)."""
+        return predict_logits(self.model.module, self.encode(examples), self.model.tokenizer.pad_token_id)
+
+    def vectors(self, location: str | Location, examples: Sequence) -> Float[Tensor, "n tokens width"]:
+        """Each example's vectors at ``location``: float32 ``[n, tokens, width]`` on CPU.
+
+        ``tokens`` is the number of tokens the location covers (one per role;
+        every piece under ``wordpiece="all"``), ``width`` is d_model, or
+        d_head at one head's ``attn.hook_z``. The same vectors as
+        :func:`interp.engine.naive.naive_vector`'s batch-1 pass.
+        """
+        loc = self.location(location)
+        encoded = self.encode(examples)
+        flat = source_vectors(self.model.module, encoded, loc).cpu()
+        return flat.view(len(encoded), -1, loc.token_width(self.model.module.config))
+
+    # -- interventions ---------------------------------------------------------------------------------------
+
+    def interchange(
+        self,
+        bases: Sequence,
+        sources: Sequence | None = None,
+        location: str | Location = "",
+        *,
+        variables: Sequence[str] | None = None,
+        intervention: Intervention | None = None,
+        naive: bool = False,
+    ) -> InterchangeResult:
+        """Run the model on every base with the vectors at ``location`` replaced, for every source.
+
+        The interchange intervention (Geiger, Richardson & Potts 2020, §6.2)
+        by default; with ``intervention`` any module of
+        :mod:`interp.engine.interventions` writes ``intervention(base vector,
+        source vector)`` instead (a trained DAS subspace: Geiger et al. 2024, §3).
+
+        Args:
+            bases, sources: the task's examples (``sources`` ``None``: the bases).
+            location: where (one location; a bare site stands for ``variables``' roles).
+            variables: whose counterfactuals to compute (``None``: every variable of the task).
+            naive: use the one-pass-per-pair reference instead of the engine.
+
+        Returns:
+            An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_labels]``.
+
+        Raises:
+            ConfigError: a variable the task lacks, a location an example lacks, an intervention
+                of another width, a trained intervention at a component site.
+        """
+        sources = list(bases) if sources is None else list(sources)
+        bases = list(bases)
+        if not bases or not sources:
+            raise ConfigError("bases=, sources=: give at least one example each")
+        variables = tuple(self.task.variables if variables is None else variables)
+        for variable in variables:
+            self.task.check_variable(variable, "variables")
+        check_variable_names(variables)
+        loc = self.location(location, variables)
+        model = self.model.module
+        base_enc, source_enc = self.encode(bases), self.encode(sources)
+        for side, encoded in (("bases", base_enc), ("sources", source_enc)):
+            location_tokens(encoded, loc.roles, f"{side}= at location {loc}")
+        vanilla = intervention is None or isinstance(intervention, Interchange)
+        pad = self.model.tokenizer.pad_token_id
+        if naive:
+            logits = (naive_interchange(model, base_enc, source_enc, loc, pad) if vanilla
+                      else naive_intervene(model, base_enc, source_enc, loc, intervention, pad))  # fmt: skip
+        elif vanilla:
+            logits = interchange_logits(model, base_enc, source_vectors(model, source_enc, loc), loc, batch_size=self.batch_size)
+        else:
+            runner = PairSuffix(model, base_enc + source_enc, loc)
+            if intervention.width != runner.width:
+                raise ConfigError(f"intervention=: its width {intervention.width} is not location {loc}'s {runner.width}")
+            rows = torch.arange(len(bases)).repeat_interleave(len(sources))
+            cols = torch.arange(len(sources)).repeat(len(bases)) + len(bases)
+            intervention.to(runner.vectors.device).eval()
+            with torch.no_grad():
+                logits = runner.logits(rows, cols, intervention, self.batch_size).float().cpu().view(len(bases), len(sources), -1)
+        return self._result(bases, sources, base_enc, source_enc, loc, variables, logits.float().cpu())
+
+    def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:
+        task = self.task
+        every = list({e.id: e for e in [*bases, *sources]}.values())
+        causal = task.build_causal_model(every)
+        labels = tuple(task.labels)
+        base_inputs, source_inputs = [task.inputs(e) for e in bases], [task.inputs(e) for e in sources]
+        to_id = np.vectorize(labels.index, otypes=[np.int8])
+        causal_pred = {v: to_id(interchange_table(causal, base_inputs, source_inputs, v)) for v in variables}
+        own = self.predict(every).argmax(-1).numpy().astype(np.int8)
+        row = {e.id: i for i, e in enumerate(every)}
+        base_pred = own[[row[e.id] for e in bases]]
+        source_pred = own[[row[e.id] for e in sources]]
+        values = {v: task.values(causal, bases, v) for v in task.variables}
+        source_values = {v: task.values(causal, sources, v) for v in task.variables}
+        meta = {
+            "format": FORMAT, "task": task.name, "causal_model": causal.name, "variables": list(variables),
+            "alignment": json.dumps({v: list(task.alignment[v]) for v in variables}), "model": self.model.name,
+            "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(labels),
+            "locations": [str(loc)], "unit_size": len(bases), "precision": "fp32",
+        }  # fmt: skip
+        result = InterchangeResult(
+            location=loc, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources),
+            logits=logits, base_pred=base_pred, source_pred=source_pred,
+            base_label=np.array([labels.index(e.label) for e in bases], dtype=np.int8),
+            causal_pred=causal_pred, values=values, source_values=source_values, meta=meta,
+        )  # fmt: skip
+
+        def write(path: Path) -> None:
+            import io
+
+            buffer = io.BytesIO()
+            with h5py().File(buffer, "w") as handle:
+                write_interventions(
+                    handle, meta, bases, base_enc, task.roles, base_pred, list(values.values()), causal_pred, [loc],
+                    lambda index, _: logits.numpy(),
+                )  # fmt: skip
+            write_bytes_atomic(path, buffer.getvalue())
+
+        result._writer = write
+        return result
+
+    # -- distributed alignment search ------------------------------------------------------------------------
+
+    def train_das(
+        self,
+        variable: str,
+        location: str | Location,
+        examples: Sequence,
+        *,
+        k: int | None = None,
+        kind: str = "rotated",
+        n_pairs: int = 1000,
+        epochs: int = 2,
+        lr: float = 1e-3,
+        batch_size: int = 64,
+        seed: int = 0,
+    ) -> Intervention:
+        """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``.
+
+        Distributed alignment search (Geiger, Wu, Potts, Icard & Goodman 2024,
+        §3; ``kind="boundless"``: Wu et al. 2023, §3): ``n_pairs`` balanced
+        counterfactual pairs among ``examples`` (:func:`interp.causal.pairs.counterfactual_pairs`,
+        half of them changing the output, seeded), the model frozen, the
+        intervention's parameters trained with Adam on cross-entropy.
+
+        Args:
+            k: dimensions of the subspace (``rotated``, ``lowrank``); ignored by ``boundless``.
+            kind: ``rotated`` (DAS), ``lowrank`` (the same function, width × k parameters) or ``boundless``.
+
+        Returns:
+            The trained module (:class:`~interp.engine.interventions.RotatedSubspace`, ...) in eval mode;
+            pass it to :meth:`interchange` as ``intervention=`` to score it on held-out examples.
+
+        Raises:
+            ConfigError: naming ``variable=``, ``location=`` (component sites are refused), ``k=`` or ``kind=``.
+        """
+        self.task.check_variable(variable, "variable")
+        loc = self.location(location, (variable,))
+        examples = list(examples)
+        causal = self.task.build_causal_model(examples)
+        inputs = [self.task.inputs(e) for e in examples]
+        pairs = counterfactual_pairs(causal, inputs, variable, range(len(examples)), n_pairs, seed)
+        runner = PairSuffix(self.model.module, self.encode(examples), loc)
+        try:
+            intervention = make_intervention(kind, runner.width, k, seed)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"kind={kind!r}, k={k!r}: {exc}") from None
+        targets = torch.tensor([self.task.labels.index(v) for v in pairs.counterfactual], dtype=torch.long)
+        settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        fit_intervention(runner, intervention, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, settings)
+        return intervention.cpu()

@@ -1,0 +1,137 @@
+"""Strings into objects, once: a model (a name, a path, or a model object with its tokenizer) and a task (a name, a path, or a ``Task``).
+
+Usage::
+
+    import interp
+    model = interp.load_model("runs/demo/model")          # a checkpoint directory, "minilm", or a hub name in the local cache
+    model = interp.load_model(hf_model, tokenizer)         # a model built or edited in memory
+    task = interp.load_task("monli")                       # "mqnli" with data_file=, "fragment:NAME", "my_tasks.py:make_task", or a Task
+
+A :class:`Classifier` is the model, its fast tokenizer and where it came
+from; everything above takes it (or, as a convenience, the string it is
+loaded from). Nothing here reads a file the caller did not name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from interp.core.errors import ConfigError, ModelError
+from interp.hooks import n_layers
+from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
+from interp.tasks import Task, resolve_task
+
+
+@dataclass(eq=False)
+class Classifier:
+    """A sequence classifier in eval mode, its fast tokenizer, and its provenance.
+
+    Attributes:
+        module: the Hugging Face ``...ForSequenceClassification`` model (never mutated by ``interp``'s hooks).
+        tokenizer: its fast tokenizer (character offsets are needed to find a role's tokens).
+        name: the spec it was loaded from (``minilm``, a path, a hub name), or ``"<in memory>"``.
+    """
+
+    module: Any
+    tokenizer: Any
+    name: str = "<in memory>"
+    _sha256: str | None = field(default=None, repr=False)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The classifier's label names in id order, lower-cased."""
+        return checkpoint_labels(self.module.config)
+
+    @property
+    def n_layers(self) -> int:
+        """Transformer blocks."""
+        return n_layers(self.module)
+
+    @property
+    def n_heads(self) -> int:
+        """Attention heads per block."""
+        return int(self.module.config.num_attention_heads)
+
+    @property
+    def d_model(self) -> int:
+        """Width of the residual stream."""
+        return int(self.module.config.hidden_size)
+
+    @property
+    def device(self):
+        return next(self.module.parameters()).device
+
+    @property
+    def sha256(self) -> str:
+        """What identifies the weights in files: the checkpoint's ``model.safetensors`` SHA-256, else a hash of the tensors in memory."""
+        if self._sha256 is None:
+            self._sha256 = model_sha256(self.name) if self.name != "<in memory>" else _state_sha256(self.module)
+        return self._sha256
+
+    def to(self, device) -> "Classifier":
+        """Move the model to ``device`` (``"cpu"``, ``"cuda"``, a ``torch.device``); returns self."""
+        self.module.to(device)
+        return self
+
+
+def _state_sha256(module) -> str:
+    import torch
+
+    digest = hashlib.sha256()
+    for key, value in sorted(module.state_dict().items()):
+        digest.update(key.encode())
+        digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, seed: int | None = None) -> Classifier:
+    """A :class:`Classifier` from a spec or from objects already in memory.
+
+    Args:
+        model: ``"minilm"`` (the embedded model), a checkpoint directory, a hub
+            name in the local cache, a :class:`Classifier` (returned as is), or a
+            ``...ForSequenceClassification`` module (then ``tokenizer`` is required).
+        tokenizer: the fast tokenizer of an in-memory ``model``.
+        labels: for an encoder checkpoint without a classification head, the labels of a new,
+            randomly initialised head (seeded by ``seed``); a checkpoint with a head keeps its own.
+
+    Raises:
+        ModelError: as :func:`interp.models.loading.load_classifier` (safetensors only, BERT family,
+            a fast tokenizer); an in-memory module without a tokenizer or without a head.
+    """
+    if isinstance(model, Classifier):
+        return model
+    if isinstance(model, str):
+        module, tok = load_classifier(model, labels=labels, seed=seed)
+        return Classifier(module, tok, model)
+    if tokenizer is None:
+        raise ModelError(f"model=: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
+    config = getattr(model, "config", None)
+    if config is None or not (has_classifier_head(config) or hasattr(model, "classifier")):
+        raise ModelError(f"model=: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError("tokenizer=: token roles need a fast (Rust) tokenizer with character offsets")
+    model.eval()
+    return Classifier(model, tokenizer)
+
+
+def load_task(task, *, data_dir: str | None = None, data_file: str | None = None, verify_checksums: bool = True) -> Task:
+    """A :class:`~interp.tasks.base.Task` from a name, a ``file.py:function`` / ``module:function``, or a ``Task`` (returned as is).
+
+    Args:
+        task: ``monli``, ``mqnli``, ``fragment:NAME``, ``monotonicity-fragment``, ``monotonicity``, a user's function, or a ``Task``.
+        data_dir: where MoNLI's (or the fragments') released files lie (else ``$INTERP_MONLI_DIR`` / ``$INTERP_FRAGMENTS_DIR``).
+        data_file: the generated file a file task reads (``mqnli``, ``monotonicity-fragment``, ``monotonicity``).
+        verify_checksums: check the released files' SHA-256.
+
+    Raises:
+        ConfigError: naming ``task=``: an unknown name, a function that fails or returns no ``Task``.
+        DataError: the data are missing or spoiled (when the task loads them).
+    """
+    if isinstance(task, Task):
+        return task
+    if not isinstance(task, str):
+        raise ConfigError(f"task=: give a task name, a 'file.py:function', or a Task, not a {type(task).__name__}")
+    return resolve_task(task, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task=")

@@ -1,0 +1,212 @@
+"""What an interchange intervention returns, in memory: outcome matrices, IIA with its nulls, the graph, its cliques, a pandas view.
+
+Usage::
+
+    res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
+    res.model_pred                 # int8 [n_bases, n_sources]: the intervened model's label ids
+    res.causal_pred["lexrel"]      # int8 [n_bases, n_sources]: the causal model's counterfactual label ids
+    res.iia("lexrel")              # share of causal pairs where they agree (0..1)
+    res.summary("lexrel")          # IIA on all and on causal pairs, each with both nulls
+    res.cliques("lexrel").cliques  # greedy disjoint cliques of the intervention graph (square results)
+    res.to_frame()                 # one row per (base, source, variable)
+    res.save("iv.h5"); interp.load_interventions("iv.h5")   # today's HDF5 format, and the same object back
+
+IIA, its pair sets and its nulls are defined once, in :mod:`interp.analysis.iia`
+(Geiger, Richardson & Potts 2020, §6.2); the graph and the clique search in
+:mod:`interp.analysis.cliques` (their Appendix A.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+from interp.analysis.cliques.graph import InterventionGraph, build_graph
+from interp.analysis.cliques.search import SearchResult, search
+from interp.analysis.iia import summarize_matrices
+from interp.causal.values import VariableValues
+from interp.core.errors import ConfigError
+from interp.core.outputs import write_bytes_atomic
+from interp.files.interventions import open_interventions
+from interp.hooks.locations import Location
+
+PAIR_SETS = ("causal", "all")
+
+
+@dataclass(eq=False)
+class InterchangeResult:
+    """Interchange interventions of bases × sources at one location, and the causal model's counterfactuals beside them.
+
+    Attributes:
+        location: where the vectors were replaced.
+        labels: label names in id order (the task's, which are the model's).
+        base_ids, source_ids: example ids, the rows and the columns.
+        logits: float32 ``[n_bases, n_sources, n_labels]``, the intervened model's output.
+        base_pred, source_pred: int8 ``[n_bases]`` / ``[n_sources]``, the model's own label on each example.
+        base_label: int8 ``[n_bases]``, the bases' gold label ids.
+        causal_pred: variable -> int8 ``[n_bases, n_sources]``, the counterfactual label ids.
+        values, source_values: variable -> each base's / source's value of every task variable.
+        meta: the file attributes of :mod:`interp.files.interventions` (task, model, ...).
+    """
+
+    location: Location
+    labels: tuple[str, ...]
+    base_ids: tuple[str, ...]
+    source_ids: tuple[str, ...]
+    logits: Float[Tensor, "bases sources labels"]
+    base_pred: np.ndarray
+    source_pred: np.ndarray
+    base_label: np.ndarray
+    causal_pred: dict[str, np.ndarray]
+    values: dict[str, VariableValues]
+    source_values: dict[str, VariableValues]
+    meta: dict = field(default_factory=dict)
+    _writer: Callable[[Path], None] | None = field(default=None, repr=False)
+
+    @property
+    def model_pred(self) -> np.ndarray:
+        """int8 ``[n_bases, n_sources]``: the intervened model's label id on each pair."""
+        return self.logits.argmax(-1).numpy().astype(np.int8)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The variables whose counterfactuals are held."""
+        return tuple(self.causal_pred)
+
+    @property
+    def square(self) -> bool:
+        """Whether the sources are the bases (what the graph, the cliques and the file format need)."""
+        return self.base_ids == self.source_ids
+
+    def _variable(self, variable: str | None) -> str:
+        if variable is None:
+            if len(self.causal_pred) != 1:
+                raise ConfigError(f"variable=: this result holds {', '.join(self.causal_pred)}; name one")
+            return next(iter(self.causal_pred))
+        if variable not in self.causal_pred:
+            raise ConfigError(f"variable={variable!r}: this result holds {', '.join(self.causal_pred) or 'no variable'}")
+        return variable
+
+    def summary(self, variable: str | None = None) -> dict:
+        """IIA on all and on causal pairs, each beside ``stays_base`` and ``copies_source`` (:func:`interp.analysis.iia.summarize_matrices`)."""
+        name = self._variable(variable)
+        return summarize_matrices(
+            str(self.location), name, self.model_pred, self.causal_pred[name], self.values[name].codes, self.base_label,
+            self.base_pred, self.source_values[name].codes, self.source_pred,
+        )  # fmt: skip
+
+    def summaries(self) -> list[dict]:
+        """:meth:`summary` for every variable held."""
+        return [self.summary(v) for v in self.causal_pred]
+
+    def iia(self, variable: str | None = None, pairs: str = "causal") -> float:
+        """Interchange-intervention accuracy, 0..1, on the ``causal`` pairs (base and source differ in the variable) or ``all``.
+
+        Raises:
+            ConfigError: naming ``pairs=`` or ``variable=``.
+        """
+        if pairs not in PAIR_SETS:
+            raise ConfigError(f"pairs={pairs!r}: choose from {', '.join(PAIR_SETS)}")
+        return self.summary(variable)["iia_causal" if pairs == "causal" else "iia"]
+
+    def graph(self, variable: str | None = None) -> InterventionGraph:
+        """The intervention graph (Appendix A.3): an edge where the model agrees with the causal model both ways and on both self-interchanges.
+
+        Raises:
+            ConfigError: the sources are not the bases.
+        """
+        if not self.square:
+            raise ConfigError("the intervention graph needs the sources to be the bases (interchange(examples, examples, ...))")
+        name = self._variable(variable)
+        return build_graph(self.model_pred, self.causal_pred[name], self.values[name].codes)
+
+    def cliques(self, variable: str | None = None, alphas=range(1, 11), min_size: int | None = None) -> SearchResult:
+        """The greedy disjoint cliques of :meth:`graph` for every α (:func:`interp.analysis.cliques.search.search`)."""
+        return search(self.graph(variable), alphas, min_size)
+
+    def to_frame(self):
+        """A long-format ``pandas.DataFrame``: one row per (base, source, variable).
+
+        Columns: ``base``, ``source``, ``location``, ``variable``, ``causal``
+        (base and source differ in the variable), ``model_pred``,
+        ``causal_pred``, ``base_pred``, ``source_pred`` (label names) and
+        ``agrees`` (model_pred == causal_pred).
+        """
+        import pandas as pd
+
+        n_b, n_s = len(self.base_ids), len(self.source_ids)
+        names = np.array(self.labels, dtype=object)
+        frames = []
+        for variable, table in self.causal_pred.items():
+            model_pred = self.model_pred
+            frames.append(pd.DataFrame({
+                "base": np.repeat(np.array(self.base_ids, dtype=object), n_s),
+                "source": np.tile(np.array(self.source_ids, dtype=object), n_b),
+                "location": str(self.location),
+                "variable": variable,
+                "causal": (self.values[variable].codes[:, None] != self.source_values[variable].codes[None, :]).reshape(-1),
+                "model_pred": names[model_pred.reshape(-1)],
+                "causal_pred": names[table.reshape(-1)],
+                "base_pred": np.repeat(names[self.base_pred], n_s),
+                "source_pred": np.tile(names[self.source_pred], n_b),
+                "agrees": (model_pred == table).reshape(-1),
+            }))  # fmt: skip
+        return pd.concat(frames, ignore_index=True)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically.
+
+        Raises:
+            ConfigError: the sources are not the bases (the format holds square matrices).
+            OutputError: the file cannot be written.
+        """
+        if not self.square:
+            raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
+        path = Path(path)
+        self._writer(path)
+        return path
+
+
+def load_interventions(path: str | Path, location: str | None = None) -> InterchangeResult:
+    """The :class:`InterchangeResult` of one location of a finished interventions file (``None``: its only location).
+
+    Raises:
+        ConfigError: a missing, foreign or unfinished file, or a location it lacks.
+    """
+    source = Path(path)
+    with open_interventions(source) as file:
+        name = file.location(location)
+        ids = tuple(file.example_ids)
+        every = {v: file.values(v) for v in file.stored_values}
+        several = len(file.locations) > 1
+        logits = torch.from_numpy(file.matrix("logits", name))
+        base_pred = file.column("base_pred").astype(np.int8)
+        result = InterchangeResult(
+            location=Location.parse(name), labels=tuple(strings_of(file.meta["labels"])), base_ids=ids, source_ids=ids,
+            logits=logits, base_pred=base_pred, source_pred=base_pred, base_label=file.column("label").astype(np.int8),
+            causal_pred={v: file.matrix("causal_pred", name, v) for v in file.variables}, values=every, source_values=every,
+            meta={k: file.meta[k] for k in file.meta},
+        )  # fmt: skip
+    whole = None if several else source.read_bytes()
+
+    def write(target: Path) -> None:
+        if whole is None:
+            raise ConfigError(f"save: {source} holds several locations; copy the file instead")
+        write_bytes_atomic(target, whole)
+
+    result._writer = write
+    return result
+
+
+def strings_of(values) -> list[str]:
+    """HDF5 string attributes (bytes or str) as Python strings."""
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+
+
+__all__ = ["InterchangeResult", "load_interventions"]

@@ -1,0 +1,267 @@
+"""`interp train`: fine-tune a BERT-family model into a classifier for a task (MoNLI by default, or any task's examples).
+
+Usage::
+
+    from interp.jobs.train import TrainConfig, train
+    result = train(TrainConfig(splits=("pmonli", "nmonli_train"), epochs=3), "runs/my_model")
+    result.metrics["nmonli_test"]["accuracy"]
+    # a generated MQNLI file (interp mqnli): train on its train split, score both
+    train(TrainConfig(data_file="runs/mqnli.jsonl", splits=("train",), eval_splits=("train", "test")), "runs/mq")
+
+The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
+2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
+data. Training is seeded (data order, dropout and the new head), shows a
+progress bar, and keeps a resumable state after every epoch in
+``<out>.partial/state.safetensors`` (weights and optimizer tensors, the rest
+as JSON in its header; nothing is ever unpickled): an interrupted run, started again with the same
+settings, continues after the last finished epoch. The finished checkpoint
+(``model.safetensors``, ``config.json``, the tokenizer, and
+``training.json`` with settings, losses and accuracies) appears at ``<out>``
+only when complete.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from interp.core.errors import ConfigError, OutputError
+from interp.core.outputs import ensure_writable_dir, partial_path, read_json
+from interp.core.subsets import seeded_subset
+from interp.hooks.encoding import encode_pair
+from interp.models.evaluation import evaluate
+from interp.models.loading import load_classifier, model_identity
+from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
+from interp.tasks import Task, resolve_task
+from interp.tasks.monli import DERIVED_SPLITS, LABELS, SPLITS, Example, load_monli
+from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
+
+
+@functools.lru_cache(maxsize=8)
+def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: str | None = None) -> Task:
+    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="--task")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of one fine-tuning run (defaults: the paper's systematic-generalization set-up).
+
+    ``max_examples`` keeps a seeded random subset of the training examples
+    (for quick runs); ``eval_splits`` are scored after training. With
+    ``data_file`` (a file written by ``interp mqnli``) the splits are that
+    file's ``train``/``test`` and the classifier gets MQNLI's three labels.
+    With ``task`` (a user's ``file.py:function``, see
+    :func:`interp.tasks.resolve_task`) the examples, splits and labels are
+    the task's: by default it trains on its ``train`` split (else on all of
+    them) and scores every split. With ``curve`` the ``eval_splits`` are also
+    scored after every epoch (the learning curve, in ``training.json``'s
+    ``epochs``; it does not change the weights).
+    """
+
+    model: str = "minilm"
+    splits: tuple[str, ...] = ("pmonli", "nmonli_train")
+    epochs: int = 3
+    lr: float = 1e-4
+    batch_size: int = 32
+    seed: int = 0
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    max_examples: int | None = None
+    eval_splits: tuple[str, ...] = tuple(SPLITS)
+    data_dir: str | None = None
+    verify_checksums: bool = True
+    data_file: str | None = None
+    task: str = "monli"
+    curve: bool = False
+    iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit) adds its loss
+    iit_weight: float = 1.0
+    iit_subspace: int | None = None
+
+    @property
+    def mqnli_file(self) -> bool:
+        """Whether ``data_file`` is an MQNLI file (``--task mqnli``, or the default monli with a file that is not MoNLI-format); another task reads its own."""
+        if not self.data_file or self.task not in ("monli", "mqnli"):
+            return False
+        from interp.tasks.monli.data import is_monli_file
+
+        return self.task == "mqnli" or not is_monli_file(self.data_file)
+
+    def __post_init__(self) -> None:
+        if (self.task != "monli" or self.data_file) and not self.mqnli_file:
+            task = self.resolved_task()
+            if self.splits == TrainConfig.splits:
+                object.__setattr__(self, "splits", ("train",) if "train" in task.splits else task.splits)
+            if self.eval_splits == TrainConfig.eval_splits:
+                object.__setattr__(self, "eval_splits", task.splits)
+        # With a generated file, MoNLI's default splits mean its train split, scored on train and test.
+        if self.mqnli_file and self.splits == TrainConfig.splits:
+            object.__setattr__(self, "splits", ("train",))
+        if self.mqnli_file and self.eval_splits == TrainConfig.eval_splits:
+            object.__setattr__(self, "eval_splits", MQNLI_SPLITS)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The classifier's labels, in id order."""
+        if self.mqnli_file:
+            return MQNLI_LABELS
+        return LABELS if self.task == "monli" else self.resolved_task().labels
+
+    def resolved_task(self) -> Task:
+        """The ``task`` this config names (imported once per process)."""
+        return _task(self.task, self.data_dir, self.verify_checksums, None if self.task == "monli" and self.mqnli_file else self.data_file)
+
+    def load(self, splits: Sequence[str]) -> list:
+        """The examples of ``splits`` from MoNLI, ``data_file`` or the ``task``."""
+        if not splits:
+            return []
+        if self.mqnli_file:
+            return read_mqnli(self.data_file, splits)
+        if self.task != "monli" or self.data_file:
+            return self.resolved_task().load(tuple(splits))
+        return load_monli(self.data_dir, splits, verify_checksums=self.verify_checksums)
+
+    def validate(self) -> "TrainConfig":
+        """Raise :class:`ConfigError` naming the first invalid setting."""
+        checks = [
+            (self.epochs >= 1, "--epochs must be at least 1"),
+            (self.lr > 0, "--lr must be positive"),
+            (self.batch_size >= 1, "--batch-size must be at least 1"),
+            (0 <= self.warmup_ratio < 1, "--warmup-ratio must be in [0, 1)"),
+            (self.weight_decay >= 0, "--weight-decay must be non-negative"),
+            (self.max_examples is None or self.max_examples >= 1, "--max-examples must be at least 1"),
+            (len(self.splits) > 0, "--splits names no split"),
+            (self.iit_weight > 0, "--iit-weight must be positive"),
+            (self.iit_subspace is None or self.iit_subspace >= 1, "--iit-subspace must be at least 1"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+        known = MQNLI_SPLITS if self.mqnli_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" and not self.data_file else self.resolved_task().splits
+        for name in (*self.splits, *self.eval_splits):
+            if name not in known:
+                raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")
+        return self
+
+    def fingerprint(self, train_ids: Sequence[str]) -> str:
+        """A hash of everything that determines the trained weights (not where the data lies)."""
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve")
+        settings = {k: v for k, v in asdict(self).items() if k not in ignored}
+        settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
+        if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
+            for key in ("iit", "iit_weight", "iit_subspace"):
+                del settings[key]
+        if settings["task"] == "monli":
+            del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
+        blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced: its directory, losses and accuracies."""
+
+    out_dir: Path
+    config: dict
+    fingerprint: str
+    n_train: int
+    epochs: list[dict] = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    reused: bool = False
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["out_dir"] = str(self.out_dir)
+        data.pop("reused")
+        return data
+
+
+def train(
+    config: TrainConfig,
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+    overwrite: bool = False,
+    objective: Callable | None = None,
+) -> TrainResult:
+    """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out_dir``.
+
+    ``objective(model, tokenizer, train_examples)``, when given, returns the
+    ``extra_loss`` of :func:`fit` (how :mod:`interp.jobs.iit` adds interchange
+    intervention training without this layer knowing of hooks).
+
+    If ``out_dir`` already holds a finished run with the same settings and
+    training examples, it is reused (``result.reused``) and nothing is
+    trained; ``overwrite`` allows replacing a *different* run.
+
+    Raises:
+        ConfigError: an invalid setting; ``config.iit`` without an ``objective``.
+        DataError: MoNLI (or ``data_file``) missing or spoiled.
+        ModelError: the model cannot be loaded (see :func:`load_classifier`).
+        OutputError: ``out_dir`` cannot be written, or holds a different run
+            and ``overwrite`` is false.
+    """
+    config.validate()
+    if config.iit and objective is None:
+        raise ConfigError("--iit: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
+    out_dir = Path(out_dir)
+    train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
+    eval_examples = config.load(config.eval_splits)
+    # MoNLI ids name a released line; a generated file's ids do not, so its content is fingerprinted.
+    keys = [e.id if isinstance(e, Example) else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]
+    fingerprint = config.fingerprint(keys)
+    previous = finished_run(out_dir) if out_dir.exists() else None
+    if previous is not None and previous.get("fingerprint") == fingerprint:
+        if progress:
+            tqdm.write(f"{out_dir}: already trained with these settings, reusing it")
+        return TrainResult(**{**previous, "out_dir": out_dir, "reused": True})
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"--out {out_dir} is a file; give a directory for the checkpoint")
+    if out_dir.exists() and not overwrite:
+        raise OutputError(
+            f"--out {out_dir} already exists and holds another run; choose another path or pass --overwrite"
+        )
+    if out_dir.exists() and any(out_dir.iterdir()) and read_json(out_dir / TRAINING_FILE) is None:
+        raise OutputError(
+            f"--out {out_dir} is a directory that interp did not write (no {TRAINING_FILE}); --overwrite replaces only a checkpoint"
+        )
+    started = time.perf_counter()
+    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
+    work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
+    encoded = [encode_pair(e, tokenizer, config.labels) for e in train_examples]
+    try:
+        def curve() -> dict:
+            return {"accuracy": evaluate(model, tokenizer, eval_examples, labels=config.labels)}
+
+        log = fit(
+            model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
+            progress=progress, after_epoch=curve if config.curve and eval_examples else None,
+            extra_loss=objective(model, tokenizer, train_examples) if objective is not None else None,
+        )
+    except Exception:
+        if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
+            shutil.rmtree(work, ignore_errors=True)
+        raise
+    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, labels=config.labels) if eval_examples else {}
+    result = TrainResult(
+        out_dir=out_dir,
+        config=asdict(config),
+        fingerprint=fingerprint,
+        n_train=len(train_examples),
+        epochs=log,
+        metrics=metrics,
+        seconds=time.perf_counter() - started,
+    )
+    save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint")
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+

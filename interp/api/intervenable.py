@@ -74,7 +74,7 @@ class IntervenableModel:
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
-        self.model: Classifier = load_model(model, tokenizer, labels=self.task.labels)
+        self.model: Classifier = load_model(model, tokenizer)
         if self.model.labels != tuple(self.task.labels):
             raise ModelError(
                 f"model=: {self.model.name} is a classifier for labels {self.model.labels}; task {self.task.name!r} has labels {self.task.labels}"

@@ -1,0 +1,134 @@
+"""The public face: one `import interp`, objects in memory, the same numbers as the jobs' files, the naive reference behind every fast path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import interp
+from interp.analysis.iia import summarize
+from interp.engine.naive import naive_vector
+from interp.jobs.intervene import InterventionConfig, run_interventions
+
+LOCATION = "blocks.0.hook_resid_post@w_h"
+
+
+@pytest.fixture(scope="module")
+def lab(tiny_classifier_dir, monli_dir):
+    return interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir))
+
+
+@pytest.fixture(scope="module")
+def examples(lab):
+    return lab.task.examples(("pmonli", "nmonli_test"), per_split=12, seed=3)
+
+
+def test_import_interp_loads_no_heavy_module_and_every_name_resolves():
+    code = "import sys, interp; assert 'torch' not in sys.modules and 'transformers' not in sys.modules; print(len(interp.__all__))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) == len(interp.__all__)
+    missing = [name for name in interp.__all__ if getattr(interp, name, None) is None]
+    assert missing == []
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        interp.nope  # noqa: B018
+
+
+def test_objects_and_strings_give_the_same_binding(tiny_classifier_dir, monli_dir, lab, examples):
+    """A model loaded in a cell (module + tokenizer) and a Task built there are taken as they are."""
+    model = interp.load_model(str(tiny_classifier_dir))
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    again = interp.IntervenableModel(model.module, task, tokenizer=model.tokenizer)
+    assert again.task is task and again.model.module is model.module and again.model.name == "<in memory>"
+    assert torch.equal(again.vectors(LOCATION, examples), lab.vectors(LOCATION, examples))
+
+
+def test_vectors_are_the_naive_batch_one_vectors(lab, examples):
+    X = lab.vectors("blocks.1.hook_resid_post@w_p+w_h", examples)
+    assert X.shape == (len(examples), 2, lab.model.d_model)
+    loc = lab.location("blocks.1.hook_resid_post@w_p+w_h")
+    for i, encoded in enumerate(lab.encode(examples)):
+        assert torch.allclose(X[i].reshape(-1), naive_vector(lab.model.module, encoded, loc, lab.model.tokenizer.pad_token_id), atol=1e-5)
+
+
+@pytest.mark.parametrize("location", [LOCATION, "blocks.1.hook_resid_post@cls", "blocks.0.attn.hook_z.h1@w_h", "blocks.1.hook_mlp_out@w_p"])
+def test_interchange_engine_equals_the_naive_reference(lab, examples, location):
+    fast = lab.interchange(examples, examples, location)
+    naive = lab.interchange(examples, examples, location, naive=True)
+    assert fast.logits.shape == (len(examples), len(examples), 2)
+    assert np.array_equal(fast.model_pred, naive.model_pred)
+    assert torch.allclose(fast.logits, naive.logits, atol=1e-5)
+
+
+def test_a_trained_style_intervention_equals_the_naive_reference_on_other_sources(lab, examples):
+    """Any module with forward(base, source) runs on bases × sources of other examples, fast and naive alike."""
+    rotated = interp.RotatedSubspace(lab.model.d_model, k=8, seed=1)
+    bases, sources = examples[:7], examples[7:16]
+    fast = lab.interchange(bases, sources, LOCATION, intervention=rotated)
+    naive = lab.interchange(bases, sources, LOCATION, intervention=rotated, naive=True)
+    assert fast.logits.shape == (7, 9, 2) and fast.source_ids == tuple(e.id for e in sources)
+    assert torch.allclose(fast.logits, naive.logits, atol=1e-5)
+    # The whole subspace is the vanilla interchange.
+    whole = lab.interchange(bases, sources, LOCATION, intervention=interp.RotatedSubspace(lab.model.d_model, k=lab.model.d_model))
+    assert torch.allclose(whole.logits, lab.interchange(bases, sources, LOCATION).logits, atol=1e-4)
+
+
+def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monli_dir, tmp_path):
+    """`interp intervene`'s file and the in-memory result hold the same numbers; save() writes that format and load gives it back."""
+    config = InterventionConfig(
+        model=str(tiny_classifier_dir), out=str(tmp_path / "job.h5"), locations=LOCATION, variables=("lexrel", "negated"),
+        splits=("pmonli", "nmonli_test"), max_per_split=12, seed=3, data_dir=str(monli_dir),
+    )  # fmt: skip
+    path = run_interventions(config, progress=False)
+    res = lab.interchange(examples, examples, LOCATION, variables=("lexrel", "negated"))
+    from_file = interp.load_interventions(path)
+    assert from_file.base_ids == res.base_ids
+    assert torch.allclose(from_file.logits, res.logits, atol=1e-6) and np.array_equal(from_file.model_pred, res.model_pred)
+    for variable in ("lexrel", "negated"):
+        assert np.array_equal(from_file.causal_pred[variable], res.causal_pred[variable])
+        file_summary = {k: v for k, v in summarize(path, variable=variable).items() if k != "fp32_check"}
+        assert res.summary(variable) == pytest.approx(file_summary)
+    saved = interp.load_interventions(res.save(tmp_path / "mem.h5"))
+    assert torch.equal(saved.logits, res.logits) and saved.summaries() == res.summaries()
+    assert saved.cliques("lexrel").cliques == res.cliques("lexrel").cliques == from_file.cliques("lexrel").cliques
+
+
+def test_iia_nulls_frame_and_graph_agree(lab, examples):
+    res = lab.interchange(examples, examples, "blocks.1.hook_resid_post@cls", variables=("lexrel",))
+    frame = res.to_frame()
+    assert len(frame) == len(examples) ** 2
+    causal = frame[frame.causal]
+    assert causal.agrees.mean() == pytest.approx(res.iia("lexrel")) and frame.agrees.mean() == pytest.approx(res.iia("lexrel", "all"))
+    assert (causal.model_pred == causal.base_pred).mean() == pytest.approx(res.summary("lexrel")["stays_base_causal"])
+    graph = res.graph("lexrel")
+    i, j = np.argwhere(graph.edges)[0] if graph.n_edges else (0, 0)
+    if graph.n_edges:
+        assert res.model_pred[i, j] == res.causal_pred["lexrel"][i, j] and res.model_pred[j, i] == res.causal_pred["lexrel"][j, i]
+
+
+def test_train_das_trains_the_intervention_not_the_model(lab, examples):
+    before = {k: v.clone() for k, v in lab.model.module.state_dict().items()}
+    das = lab.train_das("lexrel", LOCATION, examples, k=4, n_pairs=64, epochs=1, seed=2)
+    assert isinstance(das, interp.RotatedSubspace) and das.k == 4 and not das.training
+    assert all(torch.equal(v, lab.model.module.state_dict()[k]) for k, v in before.items())
+    assert not torch.allclose(das.matrix, interp.RotatedSubspace(lab.model.d_model, k=4, seed=2).matrix)  # it moved
+    assert lab.interchange(examples[:4], examples[4:8], LOCATION, intervention=das).logits.shape == (4, 4, 2)
+
+
+def test_bad_input_names_the_parameter(lab, examples, tiny_mqnli_classifier_dir, monli_dir, tmp_path):
+    with pytest.raises(interp.ModelError, match="model=.*labels"):
+        interp.IntervenableModel(str(tiny_mqnli_classifier_dir), "monli", data_dir=str(monli_dir))
+    with pytest.raises(interp.ConfigError, match=r"location='all' names 9 locations"):
+        lab.location("all")
+    with pytest.raises(interp.ConfigError, match="variables='nope'"):
+        lab.interchange(examples, examples, LOCATION, variables=("nope",))
+    with pytest.raises(interp.ConfigError, match="save: .*square"):
+        lab.interchange(examples[:2], examples[2:4], LOCATION).save(tmp_path / "x.h5")
+    with pytest.raises(interp.ConfigError, match="intervention=.*width 7"):
+        lab.interchange(examples[:2], examples[:2], LOCATION, intervention=interp.RotatedSubspace(7, k=2))
+    with pytest.raises(interp.ConfigError, match="task=.*not a int"):
+        interp.load_task(3)
+    assert not (tmp_path / "x.h5").exists()

@@ -52,6 +52,8 @@ _EXPORTS = {
     "IntervenableModel": "interp.api.intervenable",
     "InterchangeResult": "interp.api.results",
     "load_interventions": "interp.api.results",
+    "fine_tune": "interp.api.training",
+    "FineTuneSettings": "interp.api.training",
     # tasks and causal models
     "Task": "interp.tasks.base",
     "VariableValues": "interp.causal.values",
@@ -78,6 +80,9 @@ _EXPORTS = {
     "build_graph": "interp.analysis.cliques.graph",
     "search_cliques": ("interp.analysis.cliques.search", "search"),
     # saving and loading trained interventions
+    # the report page of a run folder
+    "write_report": "interp.analysis.report.page",
+    "ReportConfig": "interp.analysis.report.page",
     "save_intervention": "interp.files.subspaces",
     "load_intervention": "interp.files.subspaces",
 }

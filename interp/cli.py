@@ -600,8 +600,8 @@ def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for index.html (default: RUN_DIR/report).")
 def report(run_dir, out):
     """One self-contained HTML page of a run folder: behavior, probe and IIA heatmaps, the clickable intervention graph, settings and hashes."""
-    from interp.jobs.report import ReportConfig, write_report
-    from interp.jobs.report.page import summary
+    from interp.analysis.report import ReportConfig, write_report
+    from interp.analysis.report.page import summary
 
     page, data = write_report(ReportConfig(run_dir=run_dir, out_dir=out))
     click.echo(summary(data))

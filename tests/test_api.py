@@ -132,3 +132,25 @@ def test_bad_input_names_the_parameter(lab, examples, tiny_mqnli_classifier_dir,
     with pytest.raises(interp.ConfigError, match="task=.*not a int"):
         interp.load_task(3)
     assert not (tmp_path / "x.h5").exists()
+
+
+def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_dir, monli_dir, tmp_path):
+    """The same settings and examples: the checkpoint `interp train` writes and the in-memory classifier are equal, tensor for tensor."""
+    from safetensors.torch import load_file
+
+    from interp.jobs.train import TrainConfig, train
+
+    settings = dict(epochs=2, lr=1e-3, batch_size=16, seed=4)
+    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), max_examples=48, eval_splits=(), data_dir=str(monli_dir), **settings)
+    train(config, tmp_path / "model", progress=False)
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    trained = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **settings)
+    saved = load_file(tmp_path / "model" / "model.safetensors")
+    state = trained.module.state_dict()
+    assert [r["epoch"] for r in trained.history] == [1, 2]
+    assert all(torch.equal(state[k], v) for k, v in saved.items())
+    again = interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8, seed=0), epochs=1)
+    assert not torch.equal(again.module.classifier.weight, trained.module.classifier.weight)  # a copy was trained
+    assert torch.equal(trained.module.classifier.weight, state["classifier.weight"])  # the argument is unchanged
+    with pytest.raises(interp.ConfigError, match="epochs=0"):
+        interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8), epochs=0)

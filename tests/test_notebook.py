@@ -1,4 +1,7 @@
-"""`examples/tour.ipynb` runs top to bottom (its last cells assert a non-empty clique and write the report), and is stored without outputs."""
+"""The notebooks run top to bottom on the public face (one `import interp`) and are stored without outputs.
+
+`examples/tour.ipynb` ends in a non-empty clique and the report page; `examples/das.ipynb` trains DAS on a model held in memory.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +9,48 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "tour.ipynb"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+NOTEBOOK = EXAMPLES / "tour.ipynb"
+NOTEBOOKS = (NOTEBOOK, EXAMPLES / "das.ipynb")
 
 
-def test_the_notebook_is_stored_without_outputs():
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_notebooks_are_stored_without_outputs_and_import_interp_once(path):
     import nbformat
 
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code and all(c.outputs == [] and c.execution_count is None for c in code)
+    imports = [line for c in code for line in c.source.splitlines() if "interp" in line and line.lstrip().startswith(("import ", "from "))]
+    assert imports == ["import interp"]
 
 
-def test_the_tour_runs_to_a_clique_and_a_report(monli_dir, tmp_path, monkeypatch):
+def execute(path: Path, tmp_path: Path, monli_dir: Path, monkeypatch):
     import nbclient
     import nbformat
 
     monkeypatch.setenv("INTERP_MONLI_DIR", str(monli_dir))
     monkeypatch.setenv("INTERP_TOUR_OUT", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     try:
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(str(exc)[-3000:])
+    return nb
+
+
+def test_the_tour_runs_to_a_clique_and_a_report(monli_dir, tmp_path, monkeypatch):
+    nb = execute(NOTEBOOK, tmp_path, monli_dir, monkeypatch)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "NMoNLI test accuracy" in text and "Cliques (Appendix A.3)" in text
     assert any(o.output_type == "display_data" and "image/png" in o.data for c in nb.cells for o in c.get("outputs", []))
-    assert (tmp_path / "report" / "index.html").is_file() and (tmp_path / "cliques.json").is_file()
+    assert (tmp_path / "report" / "index.html").is_file() and (tmp_path / "interventions.h5.manifest.json").is_file()
+
+
+def test_the_das_notebook_trains_a_subspace_in_memory_and_draws_its_iia(monli_dir, tmp_path, monkeypatch):
+    nb = execute(EXAMPLES / "das.ipynb", tmp_path, monli_dir, monkeypatch)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "DAS k=" in text and "vanilla interchange" in text
+    assert any(o.output_type == "display_data" and "image/png" in o.data for c in nb.cells for o in c.get("outputs", []))

@@ -107,7 +107,7 @@ def test_the_page_is_self_contained(page):
 
 def test_a_slot_name_in_the_data_stays_text():
     """A premise that reads like a template slot is data, not a place to inline the script."""
-    from interp.jobs.report.page import render_page
+    from interp.analysis.report.page import render_page
 
     data = {"run_dir": "{{script}}", "note": "{{plotly}} </script>"}
     page = render_page(data)
@@ -134,7 +134,7 @@ def test_absent_sections_are_left_out(tiny_run, tmp_path):
 def test_das_summaries_become_one_cell_per_method_and_location(tmp_path):
     """DAS and the best block once per k, vanilla (the same for every k) once."""
     from interp.core.outputs import OutputSet, write_csv_atomic
-    from interp.jobs.report import collect_run
+    from interp.analysis.report import collect_run
 
     header = "variable,location,size,seeds,k,chance,das_iia,das_low,das_high,block_iia,block_low,block_high,vanilla_iia,vanilla_low,vanilla_high"
     rows = [dict(zip(header.split(","), line.split(","))) for line in (

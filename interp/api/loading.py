@@ -32,11 +32,13 @@ class Classifier:
         module: the Hugging Face ``...ForSequenceClassification`` model (never mutated by ``interp``'s hooks).
         tokenizer: its fast tokenizer (character offsets are needed to find a role's tokens).
         name: the spec it was loaded from (``minilm``, a path, a hub name), or ``"<in memory>"``.
+        history: after :func:`interp.api.training.fine_tune`, one record per epoch (``loss``, nats).
     """
 
     module: Any
     tokenizer: Any
     name: str = "<in memory>"
+    history: list = field(default_factory=list)
     _sha256: str | None = field(default=None, repr=False)
 
     @property

@@ -32,7 +32,7 @@ from interp.analysis.cliques.search import SearchResult, search
 from interp.analysis.iia import summarize_matrices
 from interp.causal.values import VariableValues
 from interp.core.errors import ConfigError
-from interp.core.outputs import write_bytes_atomic
+from interp.core.outputs import write_bytes_atomic, write_file_manifest
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
 
@@ -160,7 +160,9 @@ class InterchangeResult:
         return pd.concat(frames, ignore_index=True)
 
     def save(self, path: str | Path) -> Path:
-        """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically.
+        """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically, and its manifest.
+
+        The manifest (``<path>.manifest.json``) is what ``interp report`` finds a run's files by.
 
         Raises:
             ConfigError: the sources are not the bases (the format holds square matrices).
@@ -170,6 +172,7 @@ class InterchangeResult:
             raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
         path = Path(path)
         self._writer(path)
+        write_file_manifest(path, "intervene")
         return path
 
 

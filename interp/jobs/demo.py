@@ -15,7 +15,7 @@
 5. Cliques (Appendix A.3): the intervention graph and its greedy disjoint
    cliques with chance baselines, ``cliques.json``, ``graph.graphml``,
    ``clique.png``.
-6. Report: ``report/index.html``, one page of all of it (:mod:`interp.jobs.report`).
+6. Report: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
 
 Every stage reuses what an earlier run already finished, so an interrupted
 demo, started again, continues where it stopped.
@@ -40,7 +40,7 @@ from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
-from interp.jobs.report import ReportConfig, write_report
+from interp.analysis.report import ReportConfig, write_report
 from interp.models.loading import model_layers
 
 

@@ -22,7 +22,7 @@ task in general has no challenge set, so its demo is the rest of the path:
    above both nulls after the embeddings (``cliques.json``,
    ``graph.graphml``, ``clique.png``).
 
-6. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.jobs.report`).
+6. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
 
 Every stage reuses what an earlier run finished.
 """
@@ -41,7 +41,7 @@ from interp.files.activations import open_cache
 from interp.hooks.locations import Location
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
-from interp.jobs.report import ReportConfig, write_report
+from interp.analysis.report import ReportConfig, write_report
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 from interp.jobs.train import TrainConfig, train

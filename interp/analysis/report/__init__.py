@@ -1,6 +1,6 @@
 """`interp report RUN_DIR`: one self-contained HTML page of a run folder (:mod:`.collect` gathers, :mod:`.page` writes)."""
 
-from interp.jobs.report.collect import collect_run
-from interp.jobs.report.page import ReportConfig, write_report
+from interp.analysis.report.collect import collect_run
+from interp.analysis.report.page import ReportConfig, write_report
 
 __all__ = ["ReportConfig", "collect_run", "write_report"]

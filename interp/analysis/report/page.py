@@ -4,12 +4,12 @@ Plots and the graph are drawn by plotly.js (MIT licence), the copy that the
 ``plotly`` Python package ships (``plotly.offline.get_plotlyjs``), inlined,
 so nothing is fetched when the page opens; its SVG output lets a test count
 the nodes drawn. The page's own script (``assets/report.js``) only arranges
-the collected data (:mod:`interp.jobs.report.collect`) into plotly's
+the collected data (:mod:`interp.analysis.report.collect`) into plotly's
 figures and handles clicks.
 
 Usage::
 
-    from interp.jobs.report import ReportConfig, write_report
+    from interp.analysis.report import ReportConfig, write_report
     write_report(ReportConfig(run_dir="runs/demo"))   # -> runs/demo/report/index.html
 """
 
@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from interp.core.outputs import OutputSet, write_bytes_atomic
-from interp.jobs.report.collect import collect_run
+from interp.analysis.report.collect import collect_run
 
 PAGE = "index.html"
 
@@ -42,7 +42,7 @@ class ReportConfig:
 
 
 def _asset(name: str) -> str:
-    return resources.files("interp.jobs.report").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("interp.analysis.report").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _inline_json(data: dict) -> str:

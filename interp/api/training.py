@@ -1,0 +1,87 @@
+"""Fine-tuning in memory: a classifier for a task's labels, trained on a list of its examples, nothing written to disk.
+
+Usage::
+
+    import interp
+    task = interp.load_task("monli")
+    train = task.examples(("pmonli", "nmonli_train"), n=640, seed=0)
+    model = interp.fine_tune("minilm", task, train, epochs=2, lr=2e-4)     # a Classifier; model.history holds the losses
+    interp.IntervenableModel(model, task)
+
+The same optimisation as ``interp train`` (:func:`interp.models.training.fit`:
+AdamW, linear warm-up and decay, length-grouped seeded batches, dropout
+reseeded each epoch), so the same settings and examples give the same
+weights; the command adds the checkpoint, resuming and reuse. The paper
+fine-tunes on NMoNLI after SNLI (Geiger, Richardson & Potts 2020, §5.2).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Sequence
+
+from interp.api.loading import Classifier, load_model, load_task
+from interp.core.errors import ConfigError, ModelError
+from interp.hooks.encoding import encode_pair
+from interp.models.training import fit
+
+
+@dataclass(frozen=True)
+class FineTuneSettings:
+    """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed."""
+
+    epochs: int = 3
+    lr: float = 1e-4
+    batch_size: int = 32
+    seed: int = 0
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.epochs >= 1, f"epochs={self.epochs}: must be at least 1"),
+            (self.lr > 0, f"lr={self.lr}: must be positive"),
+            (self.batch_size >= 1, f"batch_size={self.batch_size}: must be at least 1"),
+            (0 <= self.warmup_ratio < 1, f"warmup_ratio={self.warmup_ratio}: must be in [0, 1)"),
+            (self.weight_decay >= 0, f"weight_decay={self.weight_decay}: must be non-negative"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+
+
+def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, **settings) -> Classifier:
+    """A fine-tuned copy of ``model`` (the argument is left as it was), as a :class:`~interp.api.loading.Classifier`.
+
+    Args:
+        model: a spec (``"minilm"``: an encoder gets a new head for the task's labels, seeded by ``seed``),
+            a :class:`Classifier`, or a module with ``tokenizer``.
+        task: a :class:`~interp.tasks.base.Task` or its name; its ``labels`` are the classifier's.
+        examples: the training examples (``task.examples(...)``).
+        settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ...).
+
+    Returns:
+        The trained classifier in eval mode; ``history`` holds one record per epoch (``loss``: mean cross-entropy, nats).
+
+    Raises:
+        ConfigError: naming a setting out of range, or ``examples=`` when empty.
+        ModelError: the model's labels are not the task's.
+    """
+    task = load_task(task)
+    config = FineTuneSettings(**settings)
+    examples = list(examples)
+    if not examples:
+        raise ConfigError("examples=: nothing to train on")
+    if isinstance(model, str):
+        loaded = load_model(model, labels=task.labels, seed=config.seed)
+    else:
+        given = load_model(model, tokenizer)
+        loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
+    if loaded.labels != tuple(task.labels):
+        raise ModelError(f"model=: {loaded.name} is a classifier for labels {loaded.labels}; task {task.name!r} has labels {task.labels}")
+    encoded = [encode_pair(e, loaded.tokenizer, task.labels) for e in examples]
+    history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
+    trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
+    trained.history = history
+    return trained

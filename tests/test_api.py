@@ -154,3 +154,21 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     assert torch.equal(trained.module.classifier.weight, state["classifier.weight"])  # the argument is unchanged
     with pytest.raises(interp.ConfigError, match="epochs=0"):
         interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8), epochs=0)
+
+
+def test_the_readme_notebook_block_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    """README's "From a notebook" runs as written, on the tiny model and the real MoNLI (the model and data paths swapped)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## From a notebook") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert block.count("import") == 1 and "import interp" in block
+    code = block.replace('"runs/demo/model"', repr(str(tiny_classifier_dir))).replace('"../shared/datasets/monli"', repr(str(monli_dir)))
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md (From a notebook)", "exec"), scope)  # noqa: S102 - our own README
+    assert scope["res"].model_pred.shape == (100, 100) and (tmp_path / "runs" / "iv.h5").is_file()
+    assert isinstance(scope["das"], interp.RotatedSubspace)

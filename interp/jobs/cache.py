@@ -42,8 +42,7 @@ from interp.hooks import n_layers
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import resolve_task
-from interp.hooks.encoding import check_wordpiece_rule
-from interp.tasks.monli import collate, encode_examples
+from interp.hooks.encoding import check_wordpiece_rule, collate, encode_examples
 
 DTYPES = ("float32", "float16")
 

@@ -61,8 +61,7 @@ from interp.jobs.shards import Shards, parts_dir
 from interp.models.evaluation import predict_logits
 from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
-from interp.hooks.encoding import check_wordpiece_rule, location_tokens
-from interp.tasks.monli import encode_examples
+from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
 
 
 @dataclass(frozen=True)

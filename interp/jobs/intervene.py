@@ -235,6 +235,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
             if progress:
                 tqdm.write(f"{out}: these interventions are already done, reusing them")
             write_file_manifest(out, "intervene", if_missing=True)
+            if shards.directory.is_dir():  # a run killed after its file landed, before it dropped its units
+                shards.remove()
             return out
         if not config.overwrite:
             raise OutputError(

@@ -15,7 +15,7 @@ import click
 from interp.core.errors import ConfigError, InterpError
 from interp.jobs.train import TrainConfig
 
-_D = TrainConfig()  # the CLI's defaults are the library's
+_D = TrainConfig  # the CLI's defaults are the library's (class attributes: no task is resolved at import)
 
 _SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test (or pmonli_train / pmonli_heldout, PMoNLI's fixed 80/20 split)"
 
@@ -93,7 +93,7 @@ def _wordpiece_option(rules: str = "first or last"):
 @main.command()
 @click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
 @_task_option
-@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: {','.join(_D.splits)}; with --data-file: train; another task: its train split, else all]")
+@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: the task's training splits: pmonli,nmonli_train for MoNLI; with --data-file: train; another task: its train split, else all]")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
 @click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)

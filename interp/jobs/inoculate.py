@@ -48,12 +48,12 @@ from tqdm.auto import tqdm
 from interp.core.errors import ConfigError, InterpError
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
+from interp.api.training import FineTuneSettings
+from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import gold_to_model, score_task
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
-from interp.jobs.train import TrainConfig
 from interp.models.training import fit, save_checkpoint
 from interp.tasks.base import Task
-from interp.tasks.monli import encode_for_classifier
 from interp.tasks.registry import resolve_task
 
 #: Richardson et al.'s k values reach 3,000 (a fragment's whole training split); MoNLI's NMoNLI train has 1,002.
@@ -236,8 +236,8 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             model, _ = load_classifier(config.model, require_head=True)
             chosen = seeded_subset(pool, k, seed)
             mapped = [e if mapping[e.label] == e.label else replace(e, label=mapping[e.label]) for e in chosen]
-            encoded = encode_for_classifier(mapped, tokenizer, model_labels)
-            settings = TrainConfig(model=config.model, epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)
+            encoded = [encode_pair(e, tokenizer, model_labels) for e in mapped]
+            settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)
             log = fit(model, encoded, settings, tokenizer.pad_token_id, progress=False)
             record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": log[-1]["loss"],
                       **_scores(model, tokenizer, original, challenge), "identity": identity}  # fmt: skip

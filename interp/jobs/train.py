@@ -40,9 +40,7 @@ from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
-from interp.tasks import Task, resolve_task
-from interp.tasks.monli import DERIVED_SPLITS, LABELS, SPLITS, Example, load_monli
-from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS, read_mqnli
+from interp.tasks import Task, resolve_task, task_for_file
 
 
 @functools.lru_cache(maxsize=8)
@@ -67,7 +65,7 @@ class TrainConfig:
     """
 
     model: str = "minilm"
-    splits: tuple[str, ...] = ("pmonli", "nmonli_train")
+    splits: tuple[str, ...] = ()  # (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
     epochs: int = 3
     lr: float = 1e-4
     batch_size: int = 32
@@ -75,7 +73,7 @@ class TrainConfig:
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
     max_examples: int | None = None
-    eval_splits: tuple[str, ...] = tuple(SPLITS)
+    eval_splits: tuple[str, ...] | None = None  # None: every split of the task
     data_dir: str | None = None
     verify_checksums: bool = True
     data_file: str | None = None
@@ -85,48 +83,25 @@ class TrainConfig:
     iit_weight: float = 1.0
     iit_subspace: int | None = None
 
-    @property
-    def mqnli_file(self) -> bool:
-        """Whether ``data_file`` is an MQNLI file (``--task mqnli``, or the default monli with a file that is not MoNLI-format); another task reads its own."""
-        if not self.data_file or self.task not in ("monli", "mqnli"):
-            return False
-        from interp.tasks.monli.data import is_monli_file
-
-        return self.task == "mqnli" or not is_monli_file(self.data_file)
-
     def __post_init__(self) -> None:
-        if (self.task != "monli" or self.data_file) and not self.mqnli_file:
-            task = self.resolved_task()
-            if self.splits == TrainConfig.splits:
-                object.__setattr__(self, "splits", ("train",) if "train" in task.splits else task.splits)
-            if self.eval_splits == TrainConfig.eval_splits:
-                object.__setattr__(self, "eval_splits", task.splits)
-        # With a generated file, MoNLI's default splits mean its train split, scored on train and test.
-        if self.mqnli_file and self.splits == TrainConfig.splits:
-            object.__setattr__(self, "splits", ("train",))
-        if self.mqnli_file and self.eval_splits == TrainConfig.eval_splits:
-            object.__setattr__(self, "eval_splits", MQNLI_SPLITS)
+        task = self.resolved_task()
+        if not self.splits:
+            object.__setattr__(self, "splits", task.training_splits)
+        if self.eval_splits is None:
+            object.__setattr__(self, "eval_splits", task.splits)
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The classifier's labels, in id order."""
-        if self.mqnli_file:
-            return MQNLI_LABELS
-        return LABELS if self.task == "monli" else self.resolved_task().labels
+        """The classifier's labels, in id order (the task's)."""
+        return self.resolved_task().labels
 
     def resolved_task(self) -> Task:
-        """The ``task`` this config names (imported once per process)."""
-        return _task(self.task, self.data_dir, self.verify_checksums, None if self.task == "monli" and self.mqnli_file else self.data_file)
+        """The ``task`` this config names, reading ``data_file`` (:func:`interp.tasks.task_for_file`); imported once per process."""
+        return _task(task_for_file(self.task, self.data_file), self.data_dir, self.verify_checksums, self.data_file)
 
     def load(self, splits: Sequence[str]) -> list:
-        """The examples of ``splits`` from MoNLI, ``data_file`` or the ``task``."""
-        if not splits:
-            return []
-        if self.mqnli_file:
-            return read_mqnli(self.data_file, splits)
-        if self.task != "monli" or self.data_file:
-            return self.resolved_task().load(tuple(splits))
-        return load_monli(self.data_dir, splits, verify_checksums=self.verify_checksums)
+        """The examples of ``splits`` from the task."""
+        return self.resolved_task().load(tuple(splits)) if splits else []
 
     def validate(self) -> "TrainConfig":
         """Raise :class:`ConfigError` naming the first invalid setting."""
@@ -144,7 +119,8 @@ class TrainConfig:
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
-        known = MQNLI_SPLITS if self.mqnli_file else (*SPLITS, *DERIVED_SPLITS) if self.task == "monli" and not self.data_file else self.resolved_task().splits
+        task = self.resolved_task()
+        known = (*task.splits, *task.extra_splits)
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
                 raise ConfigError(f"unknown split {name!r}; choose from {', '.join(known)}")
@@ -215,8 +191,9 @@ def train(
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = config.load(config.eval_splits)
-    # MoNLI ids name a released line; a generated file's ids do not, so its content is fingerprinted.
-    keys = [e.id if isinstance(e, Example) else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]
+    # MoNLI ids name a line of its file; other tasks' ids need not, so their content is fingerprinted.
+    stable = config.resolved_task().stable_ids
+    keys = [e.id if stable else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]
     fingerprint = config.fingerprint(keys)
     previous = finished_run(out_dir) if out_dir.exists() else None
     if previous is not None and previous.get("fingerprint") == fingerprint:

@@ -56,6 +56,10 @@ class Task:
         label_mapping: gold label -> the label a classifier without it is scored
             against (the semantic fragments' ``{"contradiction": "neutral"}`` lets
             a two-label MoNLI model be scored on three-label data; see :meth:`scored_labels`).
+        train_splits: what ``interp train`` fine-tunes on by default (empty: ``train`` where the task has it, else every split).
+        extra_splits: further names ``load`` accepts that are never a default (MoNLI's fixed PMoNLI halves).
+        stable_ids: an example's id names its released line, so a training run is fingerprinted by ids
+            alone (else by each example's text and label too).
     """
 
     name: str
@@ -68,6 +72,9 @@ class Task:
     inputs: Callable[[Any], dict] | None = None
     alignment: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     label_mapping: Mapping[str, str] = field(default_factory=dict)
+    train_splits: tuple[str, ...] = ()
+    extra_splits: tuple[str, ...] = ()
+    stable_ids: bool = False
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -99,6 +106,11 @@ class Task:
             return {label: label for label in self.labels}
         mapped = {label: self.label_mapping.get(label, label) for label in self.labels}
         return mapped if self.label_mapping and set(mapped.values()) == set(model_labels) else None
+
+    @property
+    def training_splits(self) -> tuple[str, ...]:
+        """The splits a classifier is fine-tuned on by default: :attr:`train_splits`, else ``train``, else every split."""
+        return self.train_splits or (("train",) if "train" in self.splits else self.splits)
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -173,9 +185,9 @@ class Task:
             ConfigError: naming ``splits=``, a split the task lacks.
             DataError: as :attr:`load`.
         """
-        unknown = [s for s in splits if s not in self.splits]
+        unknown = [s for s in splits if s not in (*self.splits, *self.extra_splits)]
         if unknown:
-            raise ConfigError(f"splits={unknown[0]!r}: task {self.name!r} has {', '.join(self.splits)}")
+            raise ConfigError(f"splits={unknown[0]!r}: task {self.name!r} has {', '.join((*self.splits, *self.extra_splits))}")
         examples = self.load(tuple(splits) or self.default_splits or self.splits)
         if per_split is not None:
             names = list(dict.fromkeys(e.split for e in examples))

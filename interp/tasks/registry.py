@@ -59,6 +59,16 @@ def _load_module(spec: str, argument: str):
         raise ConfigError(f"{argument} {spec!r}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
 
 
+def task_for_file(spec: str, data_file: str | None) -> str:
+    """The task that reads ``data_file`` under ``spec``: ``mqnli`` for the default ``monli`` given a file that is not MoNLI-format
+    (``interp train --data-file runs/mqnli.jsonl``, as before tasks existed), else ``spec``."""
+    if spec == "monli" and data_file:
+        from interp.tasks.monli.data import is_monli_file
+
+        return spec if is_monli_file(data_file) else "mqnli"
+    return spec
+
+
 def resolve_task(
     spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None, argument: str = "task="
 ) -> Task:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from interp.tasks.base import Task
 from interp.tasks.monli.align import ROLES
-from interp.tasks.monli.data import GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
+from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
 
 ALIGNMENT = {"lexrel": ("w_h",), "negated": ("cls",), "output": ("cls",)}
@@ -45,4 +45,7 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
         causal_model=infer_for,
         inputs=monli_inputs,
         alignment=ALIGNMENT,
+        train_splits=() if data_file else ("pmonli", "nmonli_train"),  # the paper's systematic-generalization set-up
+        extra_splits=() if data_file else tuple(DERIVED_SPLITS),
+        stable_ids=True,
     )

@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError, OutputError
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
+from interp.api.training import FineTuneSettings
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import evaluate
@@ -49,8 +50,9 @@ def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: st
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Settings of one fine-tuning run (defaults: the paper's systematic-generalization set-up).
+class TrainConfig(FineTuneSettings):
+    """Settings of one fine-tuning run: :class:`~interp.api.training.FineTuneSettings` (epochs, lr, batch size, seed,
+    warm-up, weight decay) plus the model, the task and its splits (defaults: the paper's systematic-generalization set-up).
 
     ``max_examples`` keeps a seeded random subset of the training examples
     (for quick runs); ``eval_splits`` are scored after training. With
@@ -66,12 +68,6 @@ class TrainConfig:
 
     model: str = "minilm"
     splits: tuple[str, ...] = ()  # (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
-    epochs: int = 3
-    lr: float = 1e-4
-    batch_size: int = 32
-    seed: int = 0
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
     max_examples: int | None = None
     eval_splits: tuple[str, ...] | None = None  # None: every split of the task
     data_dir: str | None = None
@@ -83,7 +79,7 @@ class TrainConfig:
     iit_weight: float = 1.0
     iit_subspace: int | None = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         task = self.resolved_task()
         if not self.splits:
             object.__setattr__(self, "splits", task.training_splits)

@@ -16,7 +16,8 @@ Usage::
     res.iia("lexrel"), res.summary("lexrel"), res.cliques("lexrel"), res.to_frame()
     res.save("iv.h5"); interp.load_interventions("iv.h5")
     das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)
-    interp.Probe(hidden=0).fit(X[:, 0].numpy(), y)                     # scikit-learn's contract
+    y = lab.task.values(lab.task.build_causal_model(examples), examples, "lexrel").codes
+    interp.Probe(hidden_units=4).fit(X[:, 0].numpy(), y)                # scikit-learn's contract
 
 The design. The public face is this module, and it has no logic of its own:
 each name below is one object of a layer beneath (``interp.api`` binds them).
@@ -79,10 +80,10 @@ _EXPORTS = {
     "InterventionGraph": "interp.analysis.cliques.graph",
     "build_graph": "interp.analysis.cliques.graph",
     "search_cliques": ("interp.analysis.cliques.search", "search"),
-    # saving and loading trained interventions
     # the report page of a run folder
     "write_report": "interp.analysis.report.page",
     "ReportConfig": "interp.analysis.report.page",
+    # saving and loading trained interventions
     "save_intervention": "interp.files.subspaces",
     "load_intervention": "interp.files.subspaces",
 }

@@ -104,9 +104,10 @@ def test_iia_nulls_frame_and_graph_agree(lab, examples):
     assert causal.agrees.mean() == pytest.approx(res.iia("lexrel")) and frame.agrees.mean() == pytest.approx(res.iia("lexrel", "all"))
     assert (causal.model_pred == causal.base_pred).mean() == pytest.approx(res.summary("lexrel")["stays_base_causal"])
     graph = res.graph("lexrel")
-    i, j = np.argwhere(graph.edges)[0] if graph.n_edges else (0, 0)
-    if graph.n_edges:
-        assert res.model_pred[i, j] == res.causal_pred["lexrel"][i, j] and res.model_pred[j, i] == res.causal_pred["lexrel"][j, i]
+    agree = res.model_pred == res.causal_pred["lexrel"]
+    both_ways = agree & agree.T & np.diagonal(agree)[:, None] & np.diagonal(agree)[None, :]
+    np.fill_diagonal(both_ways, False)
+    assert np.array_equal(graph.edges, both_ways)
 
 
 def test_train_das_trains_the_intervention_not_the_model(lab, examples):
@@ -127,8 +128,9 @@ def test_bad_input_names_the_parameter(lab, examples, tiny_mqnli_classifier_dir,
         lab.interchange(examples, examples, LOCATION, variables=("nope",))
     with pytest.raises(interp.ConfigError, match="save: .*square"):
         lab.interchange(examples[:2], examples[2:4], LOCATION).save(tmp_path / "x.h5")
-    with pytest.raises(interp.ConfigError, match="intervention=.*width 7"):
-        lab.interchange(examples[:2], examples[:2], LOCATION, intervention=interp.RotatedSubspace(7, k=2))
+    for naive in (False, True):
+        with pytest.raises(interp.ConfigError, match="intervention=.*width 7"):
+            lab.interchange(examples[:2], examples[:2], LOCATION, intervention=interp.RotatedSubspace(7, k=2), naive=naive)
     with pytest.raises(interp.ConfigError, match="task=.*not a int"):
         interp.load_task(3)
     assert not (tmp_path / "x.h5").exists()

@@ -134,8 +134,8 @@ class IntervenableModel:
     def interchange(
         self,
         bases: Sequence,
-        sources: Sequence | None = None,
-        location: str | Location = "",
+        sources: Sequence,
+        location: str | Location,
         *,
         variables: Sequence[str] | None = None,
         intervention: Intervention | None = None,
@@ -149,7 +149,7 @@ class IntervenableModel:
         source vector)`` instead (a trained DAS subspace: Geiger et al. 2024, §3).
 
         Args:
-            bases, sources: the task's examples (``sources`` ``None``: the bases).
+            bases, sources: the task's examples (the same list twice for the square set the graph and files need).
             location: where (one location; a bare site stands for ``variables``' roles).
             variables: whose counterfactuals to compute (``None``: every variable of the task).
             naive: use the one-pass-per-pair reference instead of the engine.
@@ -161,8 +161,7 @@ class IntervenableModel:
             ConfigError: a variable the task lacks, a location an example lacks, an intervention
                 of another width, a trained intervention at a component site.
         """
-        sources = list(bases) if sources is None else list(sources)
-        bases = list(bases)
+        bases, sources = list(bases), list(sources)
         if not bases or not sources:
             raise ConfigError("bases=, sources=: give at least one example each")
         variables = tuple(self.task.variables if variables is None else variables)
@@ -172,9 +171,11 @@ class IntervenableModel:
         loc = self.location(location, variables)
         model = self.model.module
         base_enc, source_enc = self.encode(bases), self.encode(sources)
-        for side, encoded in (("bases", base_enc), ("sources", source_enc)):
-            location_tokens(encoded, loc.roles, f"{side}= at location {loc}")
+        tokens = location_tokens(base_enc + source_enc, loc.roles, f"bases=, sources= at location {loc}")  # one token count for all
         vanilla = intervention is None or isinstance(intervention, Interchange)
+        width = len(tokens[0]) * loc.token_width(self.model.module.config)
+        if not vanilla and intervention.width != width:
+            raise ConfigError(f"intervention=: its width {intervention.width} is not location {loc}'s {width}")
         pad = self.model.tokenizer.pad_token_id
         if naive:
             logits = (naive_interchange(model, base_enc, source_enc, loc, pad) if vanilla
@@ -183,13 +184,11 @@ class IntervenableModel:
             logits = interchange_logits(model, base_enc, source_vectors(model, source_enc, loc), loc, batch_size=self.batch_size)
         else:
             runner = PairSuffix(model, base_enc + source_enc, loc)
-            if intervention.width != runner.width:
-                raise ConfigError(f"intervention=: its width {intervention.width} is not location {loc}'s {runner.width}")
             rows = torch.arange(len(bases)).repeat_interleave(len(sources))
             cols = torch.arange(len(sources)).repeat(len(bases)) + len(bases)
             intervention.to(runner.vectors.device).eval()
             with torch.no_grad():
-                logits = runner.logits(rows, cols, intervention, self.batch_size).float().cpu().view(len(bases), len(sources), -1)
+                logits = runner.logits(rows, cols, intervention, self.batch_size).view(len(bases), len(sources), -1)
         return self._result(bases, sources, base_enc, source_enc, loc, variables, logits.float().cpu())
 
     def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:

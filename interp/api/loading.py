@@ -63,6 +63,7 @@ class Classifier:
 
     @property
     def device(self):
+        """Where the weights are (a ``torch.device``)."""
         return next(self.module.parameters()).device
 
     @property

@@ -142,9 +142,9 @@ class InterchangeResult:
 
         n_b, n_s = len(self.base_ids), len(self.source_ids)
         names = np.array(self.labels, dtype=object)
+        model_pred = self.model_pred
         frames = []
         for variable, table in self.causal_pred.items():
-            model_pred = self.model_pred
             frames.append(pd.DataFrame({
                 "base": np.repeat(np.array(self.base_ids, dtype=object), n_s),
                 "source": np.tile(np.array(self.source_ids, dtype=object), n_b),
@@ -191,10 +191,10 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
         logits = torch.from_numpy(file.matrix("logits", name))
         base_pred = file.column("base_pred").astype(np.int8)
         result = InterchangeResult(
-            location=Location.parse(name), labels=tuple(strings_of(file.meta["labels"])), base_ids=ids, source_ids=ids,
+            location=Location.parse(name), labels=tuple(str(x) for x in file.meta["labels"]), base_ids=ids, source_ids=ids,
             logits=logits, base_pred=base_pred, source_pred=base_pred, base_label=file.column("label").astype(np.int8),
             causal_pred={v: file.matrix("causal_pred", name, v) for v in file.variables}, values=every, source_values=every,
-            meta={k: file.meta[k] for k in file.meta},
+            meta=dict(file.meta),
         )  # fmt: skip
     whole = None if several else source.read_bytes()
 
@@ -205,11 +205,6 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
 
     result._writer = write
     return result
-
-
-def strings_of(values) -> list[str]:
-    """HDF5 string attributes (bytes or str) as Python strings."""
-    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
 
 
 __all__ = ["InterchangeResult", "load_interventions"]

@@ -6,8 +6,8 @@ Usage::
     log = fit(model, encoded, settings, tokenizer.pad_token_id, state_path=Path("out.partial/state.safetensors"))
 
 ``settings`` is any object with ``epochs``, ``lr``, ``batch_size``, ``seed``,
-``warmup_ratio`` and ``weight_decay`` (:class:`interp.jobs.train.TrainConfig`
-is one). Training is seeded (data order, dropout), shows a progress bar,
+``warmup_ratio`` and ``weight_decay`` (:class:`interp.api.training.FineTuneSettings`
+and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
 and keeps a resumable state after every epoch at ``state_path``
 (safetensors: weights and optimizer tensors, the rest as JSON in its header;
 nothing is ever unpickled). Which examples and labels to train on is the

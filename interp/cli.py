@@ -20,12 +20,36 @@ _D = TrainConfig  # the CLI's defaults are the library's (class attributes: no t
 _SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test (or pmonli_train / pmonli_heldout, PMoNLI's fixed 80/20 split)"
 
 
+#: The one table from a library parameter, as the library's errors name it, to this CLI's flag.
+#: A parameter not listed is its name with dashes (``batch_size`` is ``--batch-size``); a
+#: switch the message asks to turn on (``overwrite=True``) is its flag alone.
+_FLAGS: dict[str | tuple[str, str], str] = {
+    ("verify_checksums", "False"): "--skip-checksums",
+    "out_dir": "--out",
+    "variables": "--variable",
+    "subspaces": "--subspace",
+    "ks": "--k",
+    "lrs": "--lr",
+    "formats": "--format",
+    "intervention_location": "--location",
+    "per_size": "--models",
+}
+
+
+def _flag(param: str, value: str) -> str:
+    """How the CLI writes a parameter a library message names (see :mod:`interp.core.errors`)."""
+    if (param, value) in _FLAGS:
+        return _FLAGS[param, value]
+    flag = _FLAGS.get(param, "--" + param.replace("_", "-"))
+    return flag if value in ("", "True") else f"{flag} {value}"
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except InterpError as exc:
-            click.echo(f"interp: error: {exc}", err=True)
+            click.echo(f"interp: error: {exc.render(_flag)}", err=True)
             ctx.exit(2)
         except click.UsageError as exc:  # a flag click itself refuses: one line too, naming the command's help
             where = f"; see interp {exc.ctx.info_name} --help" if exc.ctx is not None and exc.ctx.info_name else ""
@@ -627,10 +651,7 @@ def fragments_generate(setting, n_train, n_dev, n_test, depth, seed, out, overwr
     from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
 
     config = GenerateConfig(setting=setting, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
-    try:
-        stats = generate_fragment(config, out, overwrite=overwrite)
-    except ConfigError as exc:
-        raise ConfigError(str(exc).replace("n_train=", "--n-train ").replace("n_dev=", "--n-dev ").replace("n_test=", "--n-test ").replace("depth=", "--depth ")) from None
+    stats = generate_fragment(config, out, overwrite=overwrite)
     for split in ("train", "dev", "test"):
         if split in stats:
             s = stats[split]
@@ -722,13 +743,7 @@ def monotonicity_generate(protocol, step, n_train, n_test, quantifier, replaceme
     from interp.tasks.systematicity.protocols import ProtocolConfig, write_protocol
 
     config = ProtocolConfig(protocol=protocol, step=step, n_train=n_train, n_test=n_test, quantifier=quantifier, replacement=replacement, seed=seed)
-    try:
-        stats = write_protocol(config, out, overwrite=overwrite)
-    except ConfigError as exc:
-        message = str(exc)
-        for field, flag in (("step=", "--step "), ("n_train=", "--n-train "), ("n_test=", "--n-test "), ("quantifier=", "--quantifier "), ("replacement=", "--replacement ")):
-            message = message.replace(field, flag)
-        raise ConfigError(message) from None
+    stats = write_protocol(config, out, overwrite=overwrite)
     for split, s in stats["splits"].items():
         click.echo(f"{split:17} {s['pairs']:6} pairs  labels {s['labels']}  polarity {s['polarity']}  depths {s['depths']}")
     for depth, s in stats["length_by_depth"].items():
@@ -747,7 +762,7 @@ def monotonicity_check(data_file, per_size):
 
     if per_size < 1:
         raise ConfigError("--models must be at least 1")
-    lines = read_lines(data_file, "interp monotonicity generate --out FILE")
+    lines = read_lines(data_file, "interp monotonicity generate")
     result = check_records([json_record(line, f"{data_file}:{i}") for i, line in enumerate(lines, start=1)], per_size)
     for key, c in result["counts"].items():
         click.echo(f"{key:24} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
@@ -773,13 +788,7 @@ def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min
 
     config = MonliGenerateConfig(per_sentence=per_sentence, max_depth=max_depth, min_count=min_count, new_words_only=new_words_only, seed=seed,
                                  corpus=_splits(corpus_splits, "--corpus"), data_dir=data_dir, verify_checksums=not skip_checksums, wordnet_dir=wordnet_dir)
-    try:
-        stats = generate_monli(config, out, overwrite=overwrite)
-    except ConfigError as exc:
-        message = str(exc)
-        for field in ("per_sentence", "max_depth", "min_count", "corpus"):
-            message = message.replace(f"{field}=", f"--{field.replace('_', '-')} ", 1)
-        raise ConfigError(message) from None
+    stats = generate_monli(config, out, overwrite=overwrite)
     agreement = stats["wordnet_agreement"]
     click.echo(f"{stats['pairs']} pairs from {stats['sentences']} sentences ({stats['negated']} negated); labels {stats['labels']}; "
                f"{stats['substitutes']} substitute words, {stats['new_words']} not in MoNLI")

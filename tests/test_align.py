@@ -68,7 +68,7 @@ def test_truncated_word_fails_loudly(minilm_tokenizer):
 
 
 def test_unknown_wordpiece_rule(minilm_tokenizer):
-    with pytest.raises(ConfigError, match="--wordpiece must be one of first, last, all"):
+    with pytest.raises(ConfigError, match="wordpiece= must be one of first, last, all"):
         encode_example(_example("a dog", "a mammal", "dog", "mammal"), minilm_tokenizer, "middle")
 
 

@@ -117,7 +117,7 @@ def test_bad_cache_files(built, tmp_path):
 
 
 def test_bad_settings():
-    with pytest.raises(ConfigError, match="--dtype must be one of float32, float16"):
+    with pytest.raises(ConfigError, match="dtype= must be one of float32, float16"):
         CacheConfig(model="m", out="o", dtype="int8").validate()
 
 

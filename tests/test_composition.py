@@ -106,7 +106,7 @@ def test_fair_generation_is_fair_at_every_ratio_and_grows_to_the_whole_space():
     assert sizes[0] == 4 and sizes[0] <= sizes[1] <= sizes[2] == 8
     classes = generate_inputs(C, 0.0, 0)
     assert all(compose(C, "C2", x) is value for value, xs in classes.items() for x in xs)
-    with pytest.raises(ConfigError, match="--ratio"):
+    with pytest.raises(ConfigError, match="ratio="):
         generate_inputs(C, 1.5)
 
 

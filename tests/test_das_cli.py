@@ -73,7 +73,7 @@ def test_das_bad_input_is_one_line_and_exit_2(tiny_run, tiny_classifier_dir, tin
         "--subspace 33: k must be at most the width of location blocks.1.hook_resid_post@w_h, 32": ["--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "33"],
         "--subspace 'x'": ["--subspace", "x"],
         "unknown token role 'not'": ["--locations", "blocks.1.hook_resid_post@not"],
-        "--variable='polarity'": ["--variable", "polarity"],
+        "--variable 'polarity'": ["--variable", "polarity"],
         "--seeds takes comma-separated integers": ["--seeds", "a"],
         "--kind must be one of rotated, lowrank": ["--kind", "sparse"],
     }

@@ -120,7 +120,7 @@ def test_iit_bad_input_is_one_line_and_exit_2(tmp_path, tiny_classifier_dir, mon
     common = ["train", "--model", str(tiny_classifier_dir), "--data-dir", str(monli_dir), "--max-examples", "8", "--quiet", "--out", str(tmp_path / "m")]
     cases = {
         "--iit 'lexrel': write VARIABLE@LOCATION": ["--iit", "lexrel"],
-        "--iit='polarity': task 'monli' has no such variable": ["--iit", "polarity@blocks.0.hook_resid_post@cls"],
+        "--iit 'polarity': task 'monli' has no such variable": ["--iit", "polarity@blocks.0.hook_resid_post@cls"],
         "unknown token role 'not'": ["--iit", "lexrel@blocks.0.hook_resid_post@not"],
         "--iit-subspace 99: at most the location's width 32": ["--iit", "lexrel@blocks.0.hook_resid_post@w_h", "--iit-subspace", "99"],
     }

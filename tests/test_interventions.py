@@ -220,7 +220,7 @@ def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classif
     check(["--locations", "blocks.1.hook_resid_post@w_z"], "unknown token role 'w_z' in location blocks.1.hook_resid_post@w_z; the roles here are cls, w_p, w_h")
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--task", "mqnli-ish"], "--task 'mqnli-ish': not a built-in task")
     check(["--locations", "blocks.1.hook_resid_post@w_h", "--variable", "colour"],
-          "--variable='colour': task 'monli' has no such variable; it has lexrel, negated, output")  # fmt: skip
+          "--variable 'colour': task 'monli' has no such variable; it has lexrel, negated, output")  # fmt: skip
     check(["--locations", "blocks.1.hook_resid_post", "--variable", "negated,lexrel", "--cache", tmp_path / "none.h5"],
           "activation cache")  # a bare site expands to the aligned roles before the cache is checked  # fmt: skip
     result = run("intervene", *common, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h")

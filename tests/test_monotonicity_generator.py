@@ -157,7 +157,7 @@ def test_the_task_reads_lexical_splits_and_its_causal_model_fits(generated_file)
     every = task.load(("test",))
     with pytest.raises(ConfigError, match="is not a one-word substitution"):
         task.build_causal_model(every)
-    with pytest.raises(ConfigError, match="needs --data-file"):
+    with pytest.raises(ConfigError, match="needs data_file="):
         resolve_task("monotonicity-fragment")
 
 

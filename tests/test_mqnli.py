@@ -203,9 +203,9 @@ def test_spoiled_files_name_the_line(generated, tmp_path):
 
 
 def test_bad_settings_and_existing_output(tmp_path, generated):
-    with pytest.raises(ConfigError, match="--ratio"):
+    with pytest.raises(ConfigError, match="ratio="):
         MQNLIConfig(ratio=-0.1).validate()
-    with pytest.raises(ConfigError, match="--split"):
+    with pytest.raises(ConfigError, match="split="):
         MQNLIConfig(split="fancy").validate()
     with pytest.raises(ConfigError, match="below the"):
         generate_mqnli(MQNLIConfig(n_train=10, n_test=0), tmp_path / "small.jsonl")

@@ -41,7 +41,7 @@ from interp.api.results import InterchangeResult
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, ModelError
+from interp.core.errors import ConfigError, ModelError, named
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
 from interp.engine.batched import interchange_logits, source_vectors
@@ -107,7 +107,7 @@ class IntervenableModel:
             return location
         found = parse_locations(location, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
         if len(found) != 1:
-            raise ConfigError(f"location={location!r} names {len(found)} locations; give one (e.g. blocks.2.hook_resid_post@w_h)")
+            raise ConfigError(f"{named('location', repr(location))} names {len(found)} locations; give one (e.g. blocks.2.hook_resid_post@w_h)")
         return found[0]
 
     # -- reading ---------------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class IntervenableModel:
         """
         bases, sources = list(bases), list(sources)
         if not bases or not sources:
-            raise ConfigError("bases=, sources=: give at least one example each")
+            raise ConfigError("`bases=`, `sources=`: give at least one example each")
         variables = tuple(self.task.variables if variables is None else variables)
         for variable in variables:
             self.task.check_variable(variable, "variables")
@@ -175,7 +175,7 @@ class IntervenableModel:
         vanilla = intervention is None or isinstance(intervention, Interchange)
         width = len(tokens[0]) * loc.token_width(self.model.module.config)
         if not vanilla and intervention.width != width:
-            raise ConfigError(f"intervention=: its width {intervention.width} is not location {loc}'s {width}")
+            raise ConfigError(f"`intervention=`: its width {intervention.width} is not location {loc}'s {width}")
         pad = self.model.tokenizer.pad_token_id
         if naive:
             logits = (naive_interchange(model, base_enc, source_enc, loc, pad) if vanilla
@@ -277,7 +277,7 @@ class IntervenableModel:
         try:
             intervention = make_intervention(kind, runner.width, k, seed)
         except (ValueError, TypeError) as exc:
-            raise ConfigError(f"kind={kind!r}, k={k!r}: {exc}") from None
+            raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(k))}: {exc}") from None
         targets = torch.tensor([self.task.labels.index(v) for v in pairs.counterfactual], dtype=torch.long)
         settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
         fit_intervention(runner, intervention, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, settings)

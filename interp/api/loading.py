@@ -110,12 +110,12 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         module, tok = load_classifier(model, labels=labels, seed=seed)
         return Classifier(module, tok, model)
     if tokenizer is None:
-        raise ModelError(f"model=: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
+        raise ModelError(f"`model=`: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
     config = getattr(model, "config", None)
     if config is None or not (has_classifier_head(config) or hasattr(model, "classifier")):
-        raise ModelError(f"model=: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
+        raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
     if not getattr(tokenizer, "is_fast", False):
-        raise ModelError("tokenizer=: token roles need a fast (Rust) tokenizer with character offsets")
+        raise ModelError("`tokenizer=`: token roles need a fast (Rust) tokenizer with character offsets")
     model.eval()
     return Classifier(model, tokenizer)
 
@@ -136,5 +136,5 @@ def load_task(task, *, data_dir: str | None = None, data_file: str | None = None
     if isinstance(task, Task):
         return task
     if not isinstance(task, str):
-        raise ConfigError(f"task=: give a task name, a 'file.py:function', or a Task, not a {type(task).__name__}")
-    return resolve_task(task, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task=")
+        raise ConfigError(f"`task=`: give a task name, a 'file.py:function', or a Task, not a {type(task).__name__}")
+    return resolve_task(task, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task")

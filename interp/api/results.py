@@ -31,7 +31,7 @@ from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import SearchResult, search
 from interp.analysis.iia import summarize_matrices
 from interp.causal.values import VariableValues
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.outputs import write_bytes_atomic, write_file_manifest
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
@@ -87,10 +87,10 @@ class InterchangeResult:
     def _variable(self, variable: str | None) -> str:
         if variable is None:
             if len(self.causal_pred) != 1:
-                raise ConfigError(f"variable=: this result holds {', '.join(self.causal_pred)}; name one")
+                raise ConfigError(f"`variable=`: this result holds {', '.join(self.causal_pred)}; name one")
             return next(iter(self.causal_pred))
         if variable not in self.causal_pred:
-            raise ConfigError(f"variable={variable!r}: this result holds {', '.join(self.causal_pred) or 'no variable'}")
+            raise ConfigError(f"{named('variable', repr(variable))}: this result holds {', '.join(self.causal_pred) or 'no variable'}")
         return variable
 
     def summary(self, variable: str | None = None) -> dict:
@@ -112,7 +112,7 @@ class InterchangeResult:
             ConfigError: naming ``pairs=`` or ``variable=``.
         """
         if pairs not in PAIR_SETS:
-            raise ConfigError(f"pairs={pairs!r}: choose from {', '.join(PAIR_SETS)}")
+            raise ConfigError(f"{named('pairs', repr(pairs))}: choose from {', '.join(PAIR_SETS)}")
         return self.summary(variable)["iia_causal" if pairs == "causal" else "iia"]
 
     def graph(self, variable: str | None = None) -> InterventionGraph:

@@ -72,14 +72,14 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     config = FineTuneSettings(**settings)
     examples = list(examples)
     if not examples:
-        raise ConfigError("examples=: nothing to train on")
+        raise ConfigError("`examples=`: nothing to train on")
     if isinstance(model, str):
         loaded = load_model(model, labels=task.labels, seed=config.seed)
     else:
         given = load_model(model, tokenizer)
         loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
     if loaded.labels != tuple(task.labels):
-        raise ModelError(f"model=: {loaded.name} is a classifier for labels {loaded.labels}; task {task.name!r} has labels {task.labels}")
+        raise ModelError(f"`model=`: {loaded.name} is a classifier for labels {loaded.labels}; task {task.name!r} has labels {task.labels}")
     encoded = [encode_pair(e, loaded.tokenizer, task.labels) for e in examples]
     history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")

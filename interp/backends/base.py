@@ -8,7 +8,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 import torch
 from torch import Tensor
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.engine import interchange_logits, source_vectors
 from interp.hooks import hooked
 from interp.hooks.locations import Location
@@ -59,20 +59,20 @@ class HFBackend:
         return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows)
 
 
-def check_backend_name(name: str, argument: str = "--backend") -> str:
+def check_backend_name(name: str, argument: str = "backend") -> str:
     """``name`` if it is one of :data:`BACKENDS` and, for ``transformer-lens``, the package is installed.
 
     Raises:
         ConfigError: naming ``argument``: an unknown backend, or transformer-lens not installed.
     """
     if name not in BACKENDS:
-        raise ConfigError(f"{argument} must be one of {', '.join(BACKENDS)}, got {name!r}")
+        raise ConfigError(f"{named(argument)} must be one of {', '.join(BACKENDS)}, got {name!r}")
     if name == "transformer-lens" and importlib.util.find_spec("transformer_lens") is None:
-        raise ConfigError(f"{argument} transformer-lens: the transformer-lens package is not installed; pip install 'interp[tl]'")
+        raise ConfigError(f"{named(argument)} transformer-lens: the transformer-lens package is not installed; pip install 'interp[tl]'")
     return name
 
 
-def get_backend(name: str, model, tokenizer=None, argument: str = "--backend") -> Backend:
+def get_backend(name: str, model, tokenizer=None, argument: str = "backend") -> Backend:
     """The backend ``name`` on ``model`` (a Hugging Face classifier in eval mode).
 
     ``transformer-lens`` wraps a copy of ``model`` in a TransformerBridge

@@ -35,7 +35,7 @@ from transformer_lens.model_bridge import TransformerBridge
 from transformer_lens.model_bridge.generalized_components import UnembeddingBridge
 from transformer_lens.model_bridge.supported_architectures.bert import BertArchitectureAdapter
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.engine.batched import length_groups
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
 from interp.hooks.encoding import Encoded, location_tokens
@@ -74,7 +74,7 @@ def wrap(model, tokenizer) -> TransformerBridge:
         ConfigError: ``model`` is not a ``BertForSequenceClassification``.
     """
     if type(model).__name__ != ARCHITECTURE:
-        raise ConfigError(f"--backend transformer-lens: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
+        raise ConfigError(f"`backend=` transformer-lens: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
     register_adapter()
     device = next(model.parameters()).device
     bridge = TransformerBridge.boot_transformers(
@@ -125,9 +125,9 @@ class BridgeBackend:
 
     name = "transformer-lens"
 
-    def __init__(self, model, tokenizer, argument: str = "--backend") -> None:
+    def __init__(self, model, tokenizer, argument: str = "backend") -> None:
         if tokenizer is None:
-            raise ConfigError(f"{argument} transformer-lens needs the model's tokenizer")
+            raise ConfigError(f"{named(argument)} transformer-lens needs the model's tokenizer")
         self.config = model.config
         self.bridge = wrap(model, tokenizer)
         self.device = next(model.parameters()).device

@@ -95,7 +95,7 @@ def counterfactual_pairs(
         which = "changes" if not len(kinds[0]) else "leaves"
         raise ConfigError(
             f"variable={variable!r}: no pair of these {len(indices)} examples {which} the output under the interchange, "
-            "so no balanced pair set exists (is the variable constant on them? mix splits, e.g. --max-per-split)"
+            "so no balanced pair set exists (is the variable constant on them? mix splits, e.g. `max_per_split=`)"
         )
     half = min(n_pairs // 2, *(len(k) for k in kinds))
     rng = np.random.default_rng(seed)

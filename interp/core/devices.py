@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 
 
 def pick_device(device: str) -> torch.device:
@@ -12,5 +12,5 @@ def pick_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {device}: no CUDA device is available")
+        raise ConfigError(f"{named('device', device)}: no CUDA device is available")
     return torch.device(device)

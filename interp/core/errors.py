@@ -1,15 +1,69 @@
-"""The library's one exception hierarchy.
+"""The library's one exception hierarchy, and how its messages name parameters.
 
 Every error that bad input can cause is an :class:`InterpError`; the CLI turns
 it into a one-line message and exit code 2. Subclasses say which kind of input
 was wrong, so a notebook can catch just that kind.
+
+A message names a parameter as the library spells it, marked with backticks:
+`` `batch_size=` ``, or with the value to pass, `` `overwrite=True` ``.
+``str(error)`` writes the mark as Python's keyword (``batch_size=``); the CLI
+writes the same message with its flags (``--batch-size``), from one table in
+``interp/cli.py``. No library message names a CLI flag (``tests/test_errors.py``
+checks every string in the library against the CLI's flags).
+
+>>> error = ConfigError("`batch_size=` must be at least 1, got 0; or pass `overwrite=True`")
+>>> str(error)
+'batch_size= must be at least 1, got 0; or pass overwrite=True'
+>>> error.params
+('batch_size', 'overwrite')
+>>> error.render(lambda param, value: "--" + param.replace("_", "-"))
+'--batch-size must be at least 1, got 0; or pass --overwrite'
 """
 
 from __future__ import annotations
 
+import re
+from typing import Callable
+
+#: A parameter named in a message: `` `name=` `` or `` `name=value` `` (a value without spaces).
+PARAM_MARK = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)=([^`\s]*)`")
+
+
+def named(param: str, value: object = "") -> str:
+    """The mark by which a message names ``param``, with the value given or to pass, if any.
+
+    A value with a space in it follows the mark.
+
+    >>> named("out"), named("overwrite", True), named("variable", repr("lexrel")), named("task", repr("a b"))
+    ('`out=`', '`overwrite=True`', "`variable='lexrel'`", "`task=` 'a b'")
+    """
+    text = str(value)
+    return f"`{param}={text}`" if not re.search(r"[`\s]", text) else f"`{param}=` {text}"
+
 
 class InterpError(Exception):
-    """Base of every error `interp` raises on bad input or a bad environment."""
+    """Base of every error `interp` raises on bad input or a bad environment.
+
+    ``params`` are the parameters its message names, in order of first mention;
+    :meth:`render` writes the message with another spelling of them.
+    """
+
+    @property
+    def message(self) -> str:
+        """The message with its parameter marks, as raised."""
+        return str(self.args[0]) if self.args else ""
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.group(1) for m in PARAM_MARK.finditer(self.message)))
+
+    def render(self, spell: Callable[[str, str], str] | None = None) -> str:
+        """The message with every marked parameter written as ``spell(param, value)`` (default ``param=value``)."""
+        spell = spell or (lambda param, value: f"{param}={value}")
+        return PARAM_MARK.sub(lambda m: spell(m.group(1), m.group(2)), self.message)
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class DataError(InterpError):

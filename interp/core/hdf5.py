@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 
 
 def h5py():
@@ -60,7 +60,7 @@ def finished(path: Path, meta: dict, ids) -> bool:
         return False
 
 
-def open_partial(work: Path, meta: dict, ids, argument: str = "--out"):
+def open_partial(work: Path, meta: dict, ids, argument: str = "out"):
     """Open ``work`` to resume it if it is an intact file of the same request; else start it afresh.
 
     Raises:
@@ -79,7 +79,7 @@ def open_partial(work: Path, meta: dict, ids, argument: str = "--out"):
     try:
         return module.File(work, "w")
     except OSError as exc:
-        raise OutputError(f"{argument} {work}: cannot create ({exc})") from None
+        raise OutputError(f"{named(argument)} {work}: cannot create ({exc})") from None
 
 
 def open_finished(path: Path, fmt: str, what: str, make_with: str, check: Callable[[dict], None] | None = None):
@@ -130,7 +130,7 @@ class ExampleFile:
         return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]
 
 
-def check_replaceable(path: Path, fmt: str, argument: str = "--out") -> None:
+def check_replaceable(path: Path, fmt: str, argument: str = "out") -> None:
     """Refuse to write over ``path`` unless it is absent or an interp file of ``fmt``'s kind (any version).
 
     Raises:
@@ -139,7 +139,7 @@ def check_replaceable(path: Path, fmt: str, argument: str = "--out") -> None:
     if not path.exists():
         return
     if path.is_dir():
-        raise OutputError(f"{argument} {path} is a directory; give a file path")
+        raise OutputError(f"{named(argument)} {path} is a directory; give a file path")
     kind = fmt.split("/")[0]
     try:
         with h5py().File(path, "r") as handle:
@@ -147,4 +147,4 @@ def check_replaceable(path: Path, fmt: str, argument: str = "--out") -> None:
     except (OSError, ValueError):
         found = None
     if not (isinstance(found, str) and found.split("/")[0] == kind):
-        raise OutputError(f"{argument} {path} exists and is not an interp file of this kind ({kind}); interp will not replace it")
+        raise OutputError(f"{named(argument)} {path} exists and is not an interp file of this kind ({kind}); interp will not replace it")

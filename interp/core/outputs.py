@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
 
-from interp.core.errors import OutputError
+from interp.core.errors import OutputError, named
 
 
 def partial_path(path: Path) -> Path:
@@ -27,18 +27,18 @@ def partial_path(path: Path) -> Path:
     return path.with_name(path.name + ".partial")
 
 
-def ensure_writable_dir(path: Path, argument: str = "--out") -> Path:
+def ensure_writable_dir(path: Path, argument: str = "out") -> Path:
     """Create ``path`` (and parents) or raise :class:`OutputError` naming ``argument``."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{argument} {path}: cannot create directory ({exc.strerror or exc})") from None
+        raise OutputError(f"{named(argument)} {path}: cannot create directory ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise OutputError(f"{argument} {path}: directory is not writable")
+        raise OutputError(f"{named(argument)} {path}: directory is not writable")
     return path
 
 
-def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "--out") -> Path:
+def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "out") -> Path:
     """``out`` as a path a generator may write: refused if it exists (unless ``overwrite``), its folder created.
 
     Raises:
@@ -46,7 +46,7 @@ def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "--out")
     """
     out = Path(out)
     if out.exists() and not overwrite:
-        raise OutputError(f"{argument} {out} already exists; choose another path or pass --overwrite")
+        raise OutputError(f"{named(argument)} {out} already exists; choose another path or pass `overwrite=True`")
     ensure_writable_dir(out.parent, argument)
     return out
 
@@ -99,7 +99,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
-def require_free_space(path: Path, needed: int, argument: str = "--out") -> None:
+def require_free_space(path: Path, needed: int, argument: str = "out") -> None:
     """Refuse to start writing ``needed`` bytes at ``path`` when its disk has less free.
 
     HDF5 files are written in place as a run proceeds, and h5py can crash
@@ -115,7 +115,7 @@ def require_free_space(path: Path, needed: int, argument: str = "--out") -> None
     free = shutil.disk_usage(directory).free
     if free < needed:
         raise OutputError(
-            f"{argument} {path}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
+            f"{named(argument)} {path}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
         )
 
 
@@ -199,7 +199,7 @@ class OutputSet:
             ``argument``), including a full disk.
     """
 
-    def __init__(self, directory: Path, command: str, argument: str = "--out"):
+    def __init__(self, directory: Path, command: str, argument: str = "out"):
         self.directory = Path(directory)
         self.command = command
         self.argument = argument
@@ -214,7 +214,7 @@ class OutputSet:
 
     def __enter__(self) -> "OutputSet":
         if self.directory.exists() and not self.directory.is_dir():
-            raise OutputError(f"{self.argument} {self.directory} is a file; give a directory")
+            raise OutputError(f"{named(self.argument)} {self.directory} is a file; give a directory")
         shutil.rmtree(self.staging, ignore_errors=True)  # a killed run's leftovers: ours by name
         ensure_writable_dir(self.staging, self.argument)
         return self
@@ -231,14 +231,14 @@ class OutputSet:
     def _commit(self) -> None:
         missing = [n for n in self.names if not (self.staging / n).is_file()]
         if missing:
-            raise OutputError(f"{self.argument} {self.directory}: {missing[0]} was never written")
+            raise OutputError(f"{named(self.argument)} {self.directory}: {missing[0]} was never written")
         record = manifest_record(self.command, [self.staging / n for n in self.names])
         ensure_writable_dir(self.directory, self.argument)
         try:
             for name in self.names:
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
-            raise OutputError(f"{self.argument} {self.directory}: cannot move the outputs into place ({exc.strerror or exc})") from None
+            raise OutputError(f"{named(self.argument)} {self.directory}: cannot move the outputs into place ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
 
 

@@ -31,7 +31,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.hdf5 import open_finished, strings
 from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
@@ -47,7 +47,7 @@ def check_variable_names(variables: Sequence[str]) -> None:
     """Raise :class:`ConfigError` (naming ``variables=``) for a variable the file layout cannot hold."""
     clash = [v for v in variables if v in RESERVED or "/" in v]
     if clash:
-        raise ConfigError(f"variables={clash[0]!r}: the interventions file cannot hold a variable of that name")
+        raise ConfigError(f"{named('variables', repr(clash[0]))}: the interventions file cannot hold a variable of that name")
 
 
 def write_interventions(
@@ -127,7 +127,7 @@ class Interventions(PerExampleFile):
         """
         if location is None:
             if len(self.locations) != 1:
-                raise ConfigError(f"{self.path} holds {len(self.locations)} locations ({', '.join(self.locations)}): name one with --location")
+                raise ConfigError(f"{self.path} holds {len(self.locations)} locations ({', '.join(self.locations)}): name one with `location=`")
             return self.locations[0]
         name = str(Location.parse(location))
         if name not in self.locations:
@@ -142,7 +142,7 @@ class Interventions(PerExampleFile):
         """
         if variable is None:
             if len(self.variables) != 1:
-                raise ConfigError(f"{self.path} holds {len(self.variables)} variables ({', '.join(self.variables)}): name one with --variable")
+                raise ConfigError(f"{self.path} holds {len(self.variables)} variables ({', '.join(self.variables)}): name one with `variable=`")
             return self.variables[0]
         if variable not in self.variables:
             raise ConfigError(

@@ -86,7 +86,7 @@ def location_tokens(encoded: Sequence[Encoded], roles: Sequence[str], where: str
                 raise ConfigError(
                     f"{where}: role {role!r} covers {first[0]} WordPiece token(s) in example {first[1]} but "
                     f"{len(covered)} in example {e.example_id}; an interchange needs the same count in every "
-                    "example (use --wordpiece first or last)"
+                    "example (use `wordpiece=` first or last)"
                 )
             tokens += covered
         if len(set(tokens)) != len(tokens):
@@ -102,7 +102,7 @@ def check_wordpiece_rule(wordpiece: str) -> str:
         ConfigError: any other name, naming ``--wordpiece``.
     """
     if wordpiece not in WORDPIECE_RULES:
-        raise ConfigError(f"--wordpiece must be one of {', '.join(WORDPIECE_RULES)}, got {wordpiece!r}")
+        raise ConfigError(f"`wordpiece=` must be one of {', '.join(WORDPIECE_RULES)}, got {wordpiece!r}")
     return wordpiece
 
 

@@ -65,7 +65,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 
 RESID_PRE = "hook_resid_pre"
 RESID_POST = "hook_resid_post"
@@ -260,18 +260,18 @@ def parse_locations(
         return all_locations(n_layers, roles)
     if items == ["aligned"]:
         if not sets:
-            raise ConfigError("locations='aligned': no variable with a default alignment is known here")
+            raise ConfigError("`locations='aligned'`: no variable with a default alignment is known here")
         return [Location(index, s) for s in sets for index in range(n_layers + 1)]
     if not items:
-        raise ConfigError("locations=: no location given")
+        raise ConfigError("`locations=`: no location given")
     found: list[Location] = []
     for item in items:
         name, _, at = item.partition("@")
         if name in ("heads", "components"):
             if name == "heads" and n_heads is None:
-                raise ConfigError("locations='heads': the number of attention heads is not known here")
+                raise ConfigError("`locations='heads'`: the number of attention heads is not known here")
             if not at and not sets:
-                raise ConfigError(f"locations={item!r} names no token role; write {name}@ROLE")
+                raise ConfigError(f"{named('locations', repr(item))} names no token role; write {name}@ROLE")
             kinds = (Z,) if name == "heads" else (ATTN_OUT, RESID_MID, MLP_OUT)
             found += component_locations(n_layers, [tuple(at.split("+"))] if at else sets, kinds, n_heads)
             continue
@@ -279,7 +279,7 @@ def parse_locations(
             found.append(Location.parse(item, n_layers, n_heads))
             continue
         if not sets:
-            raise ConfigError(f"locations={item!r} names no token role; write {item}@ROLE")
+            raise ConfigError(f"{named('locations', repr(item))} names no token role; write {item}@ROLE")
         found += [Location.parse(f"{item}@{'+'.join(s)}", n_layers, n_heads) for s in sets]
     unknown = [(loc, r) for loc in found for r in loc.roles if r not in roles]
     if unknown:

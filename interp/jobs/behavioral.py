@@ -135,7 +135,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     for splits in (CHALLENGE_SPLITS, GENERALIZATION_SPLITS):
         config.train_config(splits)
     model_layers(config.model)
-    out = ensure_writable_dir(Path(config.out_dir))
+    out = ensure_writable_dir(Path(config.out_dir), "out_dir")
     started = time.perf_counter()
     runs = {}
     for name, directory, splits in (
@@ -146,7 +146,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
             print(f"== training {directory}/ on {' + '.join(splits)}", flush=True)
         runs[name] = train(config.train_config(splits), out / directory, progress=progress, overwrite=True)
     result = BehavioralResult(config, runs["challenge"], runs["generalization"], time.perf_counter() - started)
-    with OutputSet(out, "behavioral") as outputs:
+    with OutputSet(out, "behavioral", "out_dir") as outputs:
         write_json_atomic(outputs.path("metrics.json"), result.to_json())
     return result
 

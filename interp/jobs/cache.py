@@ -70,15 +70,15 @@ class CacheConfig:
         check_backend_name(self.backend)
         if self.wordpiece == "all":
             raise ConfigError(
-                "--wordpiece all: the cache keeps one vector per site × role; cache with first or last "
-                "(interp intervene takes --wordpiece all without a cache)"
+                "`wordpiece=` all: the cache keeps one vector per site × role; cache with first or last "
+                "(interp intervene takes `wordpiece=` all without a cache)"
             )
         if self.dtype not in DTYPES:
-            raise ConfigError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+            raise ConfigError(f"`dtype=` must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if self.batch_size < 1:
-            raise ConfigError("--batch-size must be at least 1")
+            raise ConfigError("`batch_size=` must be at least 1")
         if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
-            raise ConfigError(f"--device must be auto, cpu or cuda[:N], got {self.device!r}")
+            raise ConfigError(f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}")
         return self
 
 
@@ -96,7 +96,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     out = Path(config.out)
     check_replaceable(out, FORMAT)
     task = resolve_task(
-        config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="--task"
+        config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task"
     )
     unknown = [s for s in config.splits if s not in task.splits]
     if unknown:

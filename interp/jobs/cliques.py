@@ -47,7 +47,7 @@ from interp.analysis.cliques.baselines import (
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import Clique, search
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
 from interp.files.interventions import open_interventions
@@ -72,11 +72,11 @@ class CliqueConfig:
     def validate(self) -> "CliqueConfig":
         unknown = [f for f in self.formats if f not in GRAPH_FORMATS]
         if unknown or not self.formats:
-            raise ConfigError(f"--format must name some of {', '.join(GRAPH_FORMATS)}, got {','.join(self.formats) or 'nothing'}")
+            raise ConfigError(f"`formats=` must name some of {', '.join(GRAPH_FORMATS)}, got {','.join(self.formats) or 'nothing'}")
         if not self.alphas or min(self.alphas) < 1:
-            raise ConfigError(f"--alphas must name values of at least 1, got {list(self.alphas)}")
+            raise ConfigError(f"`alphas=` must name values of at least 1, got {list(self.alphas)}")
         if self.min_size is not None and self.min_size < 2:
-            raise ConfigError(f"--min-size must be at least 2, got {self.min_size}")
+            raise ConfigError(f"`min_size=` must be at least 2, got {self.min_size}")
         return self
 
 
@@ -93,9 +93,9 @@ def parse_alphas(text: str) -> tuple[int, ...]:
         else:
             values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise ConfigError(f"--alphas {text!r}: give a range like 1-10 or a list like 1,3,5") from None
+        raise ConfigError(f"{named('alphas', repr(text))}: give a range like 1-10 or a list like 1,3,5") from None
     if not values or min(values) < 1:
-        raise ConfigError(f"--alphas {text!r}: values must be at least 1")
+        raise ConfigError(f"{named('alphas', repr(text))}: values must be at least 1")
     return values
 
 
@@ -278,7 +278,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         "best_alpha": result.best_alpha,
         "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
     }
-    with OutputSet(out, "cliques") as outputs:
+    with OutputSet(out, "cliques", "out_dir") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
         g = clique_graph(graph, nodes, membership)
         for fmt in config.formats:

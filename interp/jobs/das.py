@@ -47,7 +47,7 @@ from interp.analysis.das import FitSettings, best_block, fit_intervention, n_ste
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
 from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import OutputSet, read_json, save_figure_atomic, write_csv_atomic, write_json_atomic
 from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
@@ -108,26 +108,26 @@ class DasConfig:
     def validate(self) -> "DasConfig":
         check_wordpiece_rule(self.wordpiece)
         if self.kind not in KINDS:
-            raise ConfigError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+            raise ConfigError(f"`kind=` must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if not self.subspaces:
-            raise ConfigError("--subspace names no size")
+            raise ConfigError("`subspaces=` names no size")
         for k in self.subspaces:
             if k != BOUNDLESS and not (k.isdigit() and int(k) >= 1):
-                raise ConfigError(f"--subspace {k!r}: give a size k >= 1 or 'boundless'")
+                raise ConfigError(f"{named('subspaces', repr(k))}: give a size k >= 1 or 'boundless'")
         if BOUNDLESS in self.subspaces and self.kind != "rotated":
-            raise ConfigError("--subspace boundless learns a full rotation: use it with --kind rotated")
+            raise ConfigError("`subspaces=` boundless learns a full rotation: use it with `kind=` rotated")
         if not self.seeds:
-            raise ConfigError("--seeds names no seed")
+            raise ConfigError("`seeds=` names no seed")
         if not self.variables:
-            raise ConfigError("--variable names no variable")
-        for name, value, low in (("--train-pairs", self.train_pairs, 2), ("--test-pairs", self.test_pairs, 2),
-                                 ("--epochs", self.epochs, 1), ("--batch-size", self.batch_size, 1)):  # fmt: skip
+            raise ConfigError("`variables=` names no variable")
+        for name, value, low in (("`train_pairs=`", self.train_pairs, 2), ("`test_pairs=`", self.test_pairs, 2),
+                                 ("`epochs=`", self.epochs, 1), ("`batch_size=`", self.batch_size, 1)):  # fmt: skip
             if value < low:
                 raise ConfigError(f"{name} must be at least {low}, got {value}")
         if not 0 < self.test_share < 1:
-            raise ConfigError(f"--test-share must lie in (0, 1), got {self.test_share}")
+            raise ConfigError(f"`test_share=` must lie in (0, 1), got {self.test_share}")
         if not self.lr > 0:
-            raise ConfigError(f"--lr must be positive, got {self.lr}")
+            raise ConfigError(f"`lr=` must be positive, got {self.lr}")
         return self
 
     def resolve_task(self) -> Task:
@@ -144,7 +144,7 @@ def _check_sizes(config: DasConfig, locations: list[Location], widths: dict[Loca
     for loc in locations:
         for k in config.subspaces:
             if k != BOUNDLESS and int(k) > widths[loc]:
-                raise ConfigError(f"--subspace {k}: k must be at most the width of location {loc}, {widths[loc]} (tokens × d_model)")
+                raise ConfigError(f"{named('subspaces', k)}: k must be at most the width of location {loc}, {widths[loc]} (tokens × d_model)")
 
 
 def _make(config: DasConfig, k: str, width: int, seed: int):
@@ -167,7 +167,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     config.validate()
     out = Path(config.out)
     if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out} is a file; give a directory")
+        raise OutputError(f"{named('out', out)} is a file; give a directory")
     task = config.resolve_task()
     examples = select_examples(config, task)
     causal = task.build_causal_model(examples)
@@ -190,7 +190,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     saved = read_json(parts / "request.json") if parts.is_dir() else None
     if saved is not None and saved != request:
         if not config.overwrite:
-            raise OutputError(f"--out {out} holds a DAS run with other settings (model, examples or training); pass --overwrite or choose another --out")
+            raise OutputError(f"{named('out', out)} holds a DAS run with other settings (model, examples or training); pass `overwrite=True` or choose another `out=`")
         for stale in parts.glob("*.json"):
             stale.unlink()
     if saved != request:
@@ -257,8 +257,8 @@ def score_saved(config: DasConfig, path: str) -> dict:
     """
     config.validate()
     task = config.resolve_task()
-    intervention, meta = load_intervention(path, model_sha256=model_sha256(config.model), argument="--load")
-    variable = task.check_variable(str(meta.get("variable")), "--load's variable")
+    intervention, meta = load_intervention(path, model_sha256=model_sha256(config.model), argument="load")
+    variable = task.check_variable(str(meta.get("variable")), "load")
     examples = select_examples(config, task)
     causal = task.build_causal_model(examples)
     model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
@@ -268,7 +268,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     runner = PairSuffix(model, encoded, loc)
     intervention.to(runner.vectors.device)
     if runner.width != intervention.width:
-        raise ConfigError(f"--load {path}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
+        raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
     own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
     seed = config.seeds[0]
     _, test_idx = split_examples(len(examples), config.test_share, seed)

@@ -114,7 +114,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     b = config.behavioral
     # Everything that can be checked is checked now, not after minutes of training.
     if config.probe_seeds < 1:
-        raise ConfigError(f"--probe-seeds must be at least 1, got {config.probe_seeds}")
+        raise ConfigError(f"`probe_seeds=` must be at least 1, got {config.probe_seeds}")
     if config.intervention_location:
         Location.parse(config.intervention_location, model_layers(b.model))
     out = Path(b.out_dir)

@@ -56,9 +56,9 @@ class HeadSweepConfig:
 
     def validate(self) -> "HeadSweepConfig":
         if not self.roles:
-            raise ConfigError("--roles names no token role")
+            raise ConfigError("`roles=` names no token role")
         if self.max_per_split < 2:
-            raise ConfigError(f"--max-per-split must be at least 2, got {self.max_per_split}")
+            raise ConfigError(f"`max_per_split=` must be at least 2, got {self.max_per_split}")
         return self
 
     def locations(self) -> str:
@@ -180,7 +180,7 @@ def run_head_sweep(config: HeadSweepConfig, *, progress: bool = True) -> list[di
     config.validate()
     path = run_interventions(config.interventions(), progress=progress)
     rows = sweep_rows(path)
-    with OutputSet(Path(config.out_dir), "head-sweep") as outputs:
+    with OutputSet(Path(config.out_dir), "head-sweep", "out_dir") as outputs:
         write_csv_atomic(rows, outputs.path("heads.csv"))
         plot_heads(rows, outputs.path("heads.png"))
     return rows

@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from interp.causal import run_interchange
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import Location, parse_locations
@@ -49,11 +49,11 @@ def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
     """
     variable, _, location = spec.partition("@")
     if not variable or not location:
-        raise ConfigError(f"--iit {spec!r}: write VARIABLE@LOCATION, e.g. lexrel@blocks.2.hook_resid_post@w_h")
-    task.check_variable(variable, "--iit")
+        raise ConfigError(f"{named('iit', repr(spec))}: write VARIABLE@LOCATION, e.g. lexrel@blocks.2.hook_resid_post@w_h")
+    task.check_variable(variable, "iit")
     found = parse_locations(location, n_blocks, task.roles, (task.alignment[variable],))
     if len(found) != 1:
-        raise ConfigError(f"--iit {spec!r}: name one location")
+        raise ConfigError(f"{named('iit', repr(spec))}: name one location")
     return variable, found[0]
 
 
@@ -65,13 +65,13 @@ def iit_objective(config: TrainConfig, task: Task):
         causal = task.build_causal_model(examples)
         inputs = [task.inputs(e) for e in examples]
         encoded = encode_examples(examples, tokenizer, "first", task.labels)
-        tokens = location_tokens(encoded, location.roles, f"--iit location {location}")  # every example has the roles
+        tokens = location_tokens(encoded, location.roles, f"`iit=` location {location}")  # every example has the roles
         width = len(tokens[0]) * model.config.hidden_size
         device = next(model.parameters()).device
         rotation = None
         if config.iit_subspace is not None:
             if config.iit_subspace > width:
-                raise ConfigError(f"--iit-subspace {config.iit_subspace}: at most the location's width {width}")
+                raise ConfigError(f"{named('iit_subspace', config.iit_subspace)}: at most the location's width {width}")
             rotation = RotatedSubspace(width, config.iit_subspace, seed=config.seed).to(device).requires_grad_(False)
 
         def loss(idx: list[int], step: int) -> torch.Tensor:
@@ -107,12 +107,12 @@ def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True
         and as :func:`interp.jobs.train.train`.
     """
     if not config.iit:
-        raise ConfigError("--iit names no VARIABLE@LOCATION")
-    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="--task")
+        raise ConfigError("`iit=` names no VARIABLE@LOCATION")
+    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task")
     if task.causal_model is None:
-        raise ConfigError(f"--iit: task {task.name!r} has no causal model (behavioral only)")
+        raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
     _, location = parse_iit(config.iit, task, model_layers(config.model))  # before any work: errors leave nothing behind
     width = len(location.roles) * model_width(config.model)
     if config.iit_subspace is not None and config.iit_subspace > width:
-        raise ConfigError(f"--iit-subspace {config.iit_subspace}: at most the location's width {width}")
+        raise ConfigError(f"{named('iit_subspace', config.iit_subspace)}: at most the location's width {width}")
     return train(config, out_dir, progress=progress, overwrite=overwrite, objective=iit_objective(config, task))

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from interp.core.errors import ConfigError, InterpError
+from interp.core.errors import ConfigError, InterpError, named
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.api.training import FineTuneSettings
@@ -93,17 +93,17 @@ class InoculateConfig:
 
     def validate(self) -> "InoculateConfig":
         if not self.ks:
-            raise ConfigError("--k names no value; give sizes like 50,100,500")
+            raise ConfigError("`ks=` names no value; give sizes like 50,100,500")
         if min(self.ks) < 1 or len(set(self.ks)) != len(self.ks):
-            raise ConfigError(f"--k must name distinct sizes of at least 1, got {','.join(map(str, self.ks))}")
+            raise ConfigError(f"`ks=` must name distinct sizes of at least 1, got {','.join(map(str, self.ks))}")
         if not self.lrs or min(self.lrs) <= 0:
-            raise ConfigError(f"--lr must name positive learning rates, got {','.join(map(str, self.lrs)) or 'nothing'}")
+            raise ConfigError(f"`lrs=` must name positive learning rates, got {','.join(map(str, self.lrs)) or 'nothing'}")
         if not self.epochs or min(self.epochs) < 1:
-            raise ConfigError(f"--epochs must name counts of at least 1, got {','.join(map(str, self.epochs)) or 'nothing'}")
+            raise ConfigError(f"`epochs=` must name counts of at least 1, got {','.join(map(str, self.epochs)) or 'nothing'}")
         if not self.seeds:
-            raise ConfigError("--seeds names no seed")
+            raise ConfigError("`seeds=` names no seed")
         if self.batch_size < 1:
-            raise ConfigError(f"--batch-size must be at least 1, got {self.batch_size}")
+            raise ConfigError(f"`batch_size=` must be at least 1, got {self.batch_size}")
         return self
 
     def grid(self) -> list[tuple[int, float, int, int]]:
@@ -141,9 +141,9 @@ def _load(task: Task, split: str, argument: str) -> list:
     try:
         examples = task.load((split,))
     except InterpError as exc:
-        raise ConfigError(f"{argument}: task {task.name!r} has no split {split!r} ({exc})") from None
+        raise ConfigError(f"{named(argument)}: task {task.name!r} has no split {split!r} ({exc})") from None
     if not examples:
-        raise ConfigError(f"{argument}: split {split!r} of task {task.name!r} is empty")
+        raise ConfigError(f"{named(argument)}: split {split!r} of task {task.name!r} is empty")
     return examples
 
 
@@ -155,11 +155,11 @@ def held_out(task: Task, split: str | None, argument: str) -> HeldOut:
     """
     if split is None:
         if not {"dev", "test"} <= set(task.splits):
-            raise ConfigError(f"{argument}: task {task.name!r} has no dev and test splits; name one to halve, as {task.name}:SPLIT")
+            raise ConfigError(f"{named(argument)}: task {task.name!r} has no dev and test splits; name one to halve, as {task.name}:SPLIT")
         return HeldOut(task, _load(task, "dev", argument), _load(task, "test", argument), f"{task.name} dev / test")
     dev, test = hashed_split(_load(task, split, argument), lambda e: e.id, 0.5, HALVES_SALT)
     if not dev or not test:
-        raise ConfigError(f"{argument}: split {split!r} of task {task.name!r} is too small to halve into dev and test")
+        raise ConfigError(f"{named(argument)}: split {split!r} of task {task.name!r} is too small to halve into dev and test")
     return HeldOut(task, dev, test, f"{task.name} {split} halved by example id ({len(dev)} dev / {len(test)} test)")
 
 
@@ -195,22 +195,22 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     """
     config.validate()
     where = {"data_dir": config.data_dir, "verify_checksums": config.verify_checksums}
-    original_task, original_split = split_spec(config.original, "--original", **where)
-    challenge_task, train_split = split_spec(config.challenge, "--challenge", **where)
-    original = held_out(original_task, original_split, "--original")
-    challenge = held_out(challenge_task, config.challenge_eval, "--challenge-eval")
+    original_task, original_split = split_spec(config.original, "original", **where)
+    challenge_task, train_split = split_spec(config.challenge, "challenge", **where)
+    original = held_out(original_task, original_split, "original")
+    challenge = held_out(challenge_task, config.challenge_eval, "challenge_eval")
     train_split = train_split or "train"
-    pool = _load(challenge_task, train_split, "--challenge")
+    pool = _load(challenge_task, train_split, "challenge")
     too_big = [k for k in config.ks if k > len(pool)]
     if too_big:
-        raise ConfigError(f"--k {max(too_big)} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
+        raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
     base, tokenizer = load_classifier(config.model, require_head=True)
     gold_to_model(base, original_task, config.model)
     mapping = gold_to_model(base, challenge_task, config.model)
     model_labels = checkpoint_labels(base.config)
     out = Path(config.out_dir)
     units = out / "units"
-    ensure_writable_dir(units, "--out")
+    ensure_writable_dir(units, "out_dir")
     identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
                 "challenge_eval": challenge.described}  # fmt: skip
 
@@ -245,7 +245,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             same_k = [r for r in records.values() if r["k"] == k] + [{**record, "order": order}]
             if _best(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
                 target = out / "models" / f"k{k}"
-                save_checkpoint(model, tokenizer, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target))
+                save_checkpoint(model, tokenizer, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target), "out_dir")
             write_json_atomic(units / f"{name}.json", record)
             records[name] = {**record, "order": order}
             bar.update(1)
@@ -255,7 +255,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     selected = [baseline] + [_best([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
                "test_average", "train_loss", "seconds"]  # fmt: skip
-    with OutputSet(out, "inoculate") as outputs:
+    with OutputSet(out, "inoculate", "out_dir") as outputs:
         # Learning rates as written (1e-05), not as the CSV writer's fixed four decimals would round them.
         write_csv_atomic([{c: f"{r[c]:g}" if c == "lr" else r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
         write_json_atomic(outputs.path("selected.json"), {

@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from interp.causal import interchange_table
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.hdf5 import check_replaceable, finished, h5py
 from interp.core.outputs import (
     ensure_writable_dir,
@@ -103,18 +103,18 @@ class InterventionConfig:
         check_wordpiece_rule(self.wordpiece)
         check_backend_name(self.backend)
         if self.precision not in PRECISIONS:
-            raise ConfigError(f"--precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+            raise ConfigError(f"`precision=` must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.backend != "hf" and self.precision != "fp32":
-            raise ConfigError(f"--precision {self.precision} runs on the hf backend only; --backend {self.backend} runs fp32")
-        for name, value in (("--batch-size", self.batch_size or 1), ("--unit-size", self.unit_size)):
+            raise ConfigError(f"{named('precision', self.precision)} runs on the hf backend only; {named('backend', self.backend)} runs fp32")
+        for name, value in (("`batch_size=`", self.batch_size or 1), ("`unit_size=`", self.unit_size)):
             if value < 1:
                 raise ConfigError(f"{name} must be at least 1")
         if self.max_examples is not None and self.max_examples < 2:
-            raise ConfigError("--max-examples must be at least 2")
+            raise ConfigError("`max_examples=` must be at least 2")
         if self.max_per_split is not None and self.max_per_split < 1:
-            raise ConfigError("--max-per-split must be at least 1")
+            raise ConfigError("`max_per_split=` must be at least 1")
         if not self.variables:
-            raise ConfigError("--variable names no variable")
+            raise ConfigError("`variables=` names no variable")
         check_variable_names(self.variables)
         return self
 
@@ -129,9 +129,9 @@ def checked_task(config) -> Task:
     Raises:
         ConfigError: naming ``--variable`` or the split, when the task lacks one.
     """
-    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="--task")
+    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task")
     for variable in config.variables:
-        task.check_variable(variable, "--variable")
+        task.check_variable(variable, "variables")
     unknown = [s for s in config.splits if s not in task.splits]
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
@@ -158,13 +158,13 @@ def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Loca
     """
     with open_cache(config.cache, model=config.model) as cache:
         if cache.meta["wordpiece"] != config.wordpiece:
-            raise ConfigError(f"--cache {config.cache} used WordPiece rule {cache.meta['wordpiece']!r}, not {config.wordpiece!r}")
+            raise ConfigError(f"{named('cache', config.cache)} used WordPiece rule {cache.meta['wordpiece']!r}, not {config.wordpiece!r}")
         if cache.meta["dtype"] != "float32":
-            raise ConfigError(f"--cache {config.cache} is {cache.meta['dtype']}; interventions need a float32 cache")
+            raise ConfigError(f"{named('cache', config.cache)} is {cache.meta['dtype']}; interventions need a float32 cache")
         row = {example_id: i for i, example_id in enumerate(cache.example_ids)}
         missing = [i for i in ids if i not in row]
         if missing:
-            raise ConfigError(f"--cache {config.cache} lacks {len(missing)} of the examples (first: {missing[0]})")
+            raise ConfigError(f"{named('cache', config.cache)} lacks {len(missing)} of the examples (first: {missing[0]})")
         for loc in locations:
             if not cache.has(loc):
                 raise ConfigError(f"location {loc} is not in the cache {config.cache}")
@@ -240,8 +240,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
             return out
         if not config.overwrite:
             raise OutputError(
-                f"--out {out} holds other interventions (another model, example set, location or setting); "
-                "pass --overwrite to replace it or choose another --out"
+                f"{named('out', out)} holds other interventions (another model, example set, location or setting); "
+                "pass `overwrite=True` to replace it or choose another `out=`"
             )
     backend = get_backend(config.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
     with workers(device) as team:

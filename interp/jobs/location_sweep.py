@@ -36,7 +36,7 @@ from pathlib import Path
 from interp.analysis.cliques import build_graph, search
 from interp.analysis.cliques.baselines import chance_clique_size
 from interp.analysis.iia import summarize_matrices
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import (
     OutputSet,
     save_figure_atomic,
@@ -71,7 +71,7 @@ class LocationSweepConfig:
 
     def validate(self) -> "LocationSweepConfig":
         if self.examples < 2:
-            raise ConfigError(f"--examples must be at least 2, got {self.examples}")
+            raise ConfigError(f"`examples=` must be at least 2, got {self.examples}")
         return self
 
     def interventions(self) -> InterventionConfig:
@@ -189,10 +189,10 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
     config.validate()
     out = Path(config.out_dir)
     if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out} is a file; give a directory")
+        raise OutputError(f"{named('out_dir', out)} is a file; give a directory")
     path = run_interventions(config.interventions(), progress=progress)
     rows = rank_locations(path)
-    with OutputSet(out, "location-sweep") as outputs:
+    with OutputSet(out, "location-sweep", "out_dir") as outputs:
         write_csv_atomic(rows, outputs.path("locations.csv"))
         plot_locations(rows, outputs.path("locations.png"))
     return rows

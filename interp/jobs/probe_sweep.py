@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 
 from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
 from interp.analysis.probes.controls import ShuffleControl, TypeControl
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.outputs import (
     OutputSet,
     read_json,
@@ -77,7 +77,7 @@ class ProbeSweepConfig:
         for name in self.probes:
             if name not in PROBE_KINDS:
                 raise ConfigError(f"unknown probe kind {name!r}; choose from {', '.join(PROBE_KINDS)}")
-        for flag, value, least in (("--folds", self.folds, 2), ("--seeds", self.seeds, 1), ("--max-iter", self.max_iter, 1)):
+        for flag, value, least in (("`folds=`", self.folds, 2), ("`seeds=`", self.seeds, 1), ("`max_iter=`", self.max_iter, 1)):
             if value < least:
                 raise ConfigError(f"{flag} must be at least {least}, got {value}")
         return self
@@ -119,7 +119,7 @@ def _labels(cache, targets) -> dict[str, np.ndarray]:
             y = cache.values(t).codes.astype(np.int64)
         else:
             raise ConfigError(
-                f"--targets {t!r}: the cache keeps values of {', '.join(cache.stored_values) or 'no variable'} "
+                f"{named('targets', repr(t))}: the cache keeps values of {', '.join(cache.stored_values) or 'no variable'} "
                 f"(and the label: {', '.join(LABEL_TARGETS)})"
             )
         out[t] = np.unique(y, return_inverse=True)[1].astype(np.int64)  # classes 0..C-1 in code order
@@ -200,7 +200,7 @@ def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tup
     alignment = cache.alignment
     missing = [t for t in targets if t not in alignment]
     if missing:
-        raise ConfigError(f"--locations aligned: target {missing[0]!r} has no aligned roles in {config.cache}; name its --locations")
+        raise ConfigError(f"`locations=` aligned: target {missing[0]!r} has no aligned roles in {config.cache}; name its `locations=`")
     plan: dict[Location, list[str]] = {}
     for target in targets:
         for loc in parse_locations("aligned", n_layers, cache.roles, [alignment[target]]):
@@ -229,7 +229,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
         for name, y in targets.items():
             smallest = int(np.bincount(y).min()) if len(y) else 0
             if smallest < config.folds:
-                raise ConfigError(f"--folds {config.folds}: target {name!r} has only {smallest} examples of one class")
+                raise ConfigError(f"{named('folds', config.folds)}: target {name!r} has only {smallest} examples of one class")
         key = _request_key(config, cache.meta, ids, tuple(targets))
         done = read_json(out / "probes.json")
         if done and done.get("request") == key and (out / "probes.csv").is_file() and (out / "probes.png").is_file():
@@ -241,7 +241,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
             rows.extend(sweep_location(cache.vectors(loc), loc, {t: targets[t] for t in names}, ids, words, config))
     from interp.analysis.probes.figure import plot_probes
 
-    with OutputSet(out, "probe") as outputs:
+    with OutputSet(out, "probe", "out_dir") as outputs:
         write_csv_atomic(rows, outputs.path("probes.csv"))
         plot_probes(rows, outputs.path("probes.png"))
         write_json_atomic(outputs.path("probes.json"), {"request": key, "rows": rows})

@@ -49,7 +49,7 @@ class Shards:
         """
         if self.directory.exists() and not (self.directory / MARKER).is_file():
             raise OutputError(
-                f"--out: {self.directory} exists and interp did not make it (no {MARKER}); "
+                f"`out=`: {self.directory} exists and interp did not make it (no {MARKER}); "
                 "move it away: interp keeps its unit files there"
             )
         try:
@@ -61,7 +61,7 @@ class Shards:
             for stale in self.directory.glob(f"loc*-unit*.npy{TMP_MARK}"):
                 stale.unlink(missing_ok=True)
         except OSError as exc:
-            raise OutputError(f"--out: cannot prepare {self.directory} ({exc.strerror or exc})") from None
+            raise OutputError(f"`out=`: cannot prepare {self.directory} ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / "request.json", self.request)
 
     def path(self, location_index: int, unit: int) -> Path:

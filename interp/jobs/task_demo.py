@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.analysis.iia import layer_table, summarize_all
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
 from interp.hooks.locations import Location
 from interp.jobs.cache import CacheConfig, build_cache
@@ -68,7 +68,7 @@ class TaskDemoConfig:
     verify_checksums: bool = True
 
     def validate(self) -> "TaskDemoConfig":
-        for flag, value, least in (("--probe-seeds", self.probe_seeds, 1), ("--examples", self.examples, 2), ("--folds", self.folds, 2)):
+        for flag, value, least in (("`probe_seeds=`", self.probe_seeds, 1), ("`examples=`", self.examples, 2), ("`folds=`", self.folds, 2)):
             if value < least:
                 raise ConfigError(f"{flag} must be at least {least}, got {value}")
         return self
@@ -99,7 +99,7 @@ def best_alignment(summaries: list[dict]) -> dict:
     """The summary (after the embeddings) whose causal-pair IIA stands furthest above the larger of its two nulls."""
     later = [s for s in summaries if Location.parse(s["location"]).hidden_index > 0 and s["causal_pairs"]]
     if not later:
-        raise ConfigError("no variable has causal pairs after the embeddings in this sample; raise --examples")
+        raise ConfigError("no variable has causal pairs after the embeddings in this sample; raise `examples=`")
     return max(later, key=lambda s: s["iia_causal"] - max(s["stays_base_causal"], s["copies_source_causal"]))
 
 
@@ -112,9 +112,9 @@ def run_task_demo(config: TaskDemoConfig, *, progress: bool = True) -> TaskDemoR
     config.validate()
     started = time.perf_counter()
     task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file,
-                        argument="--task")  # fmt: skip
+                        argument="task")  # fmt: skip
     if task.causal_model is None:
-        raise ConfigError(f"--task {config.task}: task {task.name!r} has no causal model; the demo needs one")
+        raise ConfigError(f"{named('task', config.task)}: task {task.name!r} has no causal model; the demo needs one")
     out = Path(config.out_dir)
     common = {"task": config.task, "data_dir": config.data_dir, "verify_checksums": config.verify_checksums}
     training = TrainConfig(

@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 
 from tqdm.auto import tqdm
 
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
 from interp.api.training import FineTuneSettings
 from interp.core.subsets import seeded_subset
@@ -46,7 +46,7 @@ from interp.tasks import Task, resolve_task, task_for_file
 
 @functools.lru_cache(maxsize=8)
 def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: str | None = None) -> Task:
-    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="--task")
+    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task")
 
 
 @dataclass(frozen=True)
@@ -102,15 +102,15 @@ class TrainConfig(FineTuneSettings):
     def validate(self) -> "TrainConfig":
         """Raise :class:`ConfigError` naming the first invalid setting."""
         checks = [
-            (self.epochs >= 1, "--epochs must be at least 1"),
-            (self.lr > 0, "--lr must be positive"),
-            (self.batch_size >= 1, "--batch-size must be at least 1"),
-            (0 <= self.warmup_ratio < 1, "--warmup-ratio must be in [0, 1)"),
-            (self.weight_decay >= 0, "--weight-decay must be non-negative"),
-            (self.max_examples is None or self.max_examples >= 1, "--max-examples must be at least 1"),
-            (len(self.splits) > 0, "--splits names no split"),
-            (self.iit_weight > 0, "--iit-weight must be positive"),
-            (self.iit_subspace is None or self.iit_subspace >= 1, "--iit-subspace must be at least 1"),
+            (self.epochs >= 1, "`epochs=` must be at least 1"),
+            (self.lr > 0, "`lr=` must be positive"),
+            (self.batch_size >= 1, "`batch_size=` must be at least 1"),
+            (0 <= self.warmup_ratio < 1, "`warmup_ratio=` must be in [0, 1)"),
+            (self.weight_decay >= 0, "`weight_decay=` must be non-negative"),
+            (self.max_examples is None or self.max_examples >= 1, "`max_examples=` must be at least 1"),
+            (len(self.splits) > 0, "`splits=` names no split"),
+            (self.iit_weight > 0, "`iit_weight=` must be positive"),
+            (self.iit_subspace is None or self.iit_subspace >= 1, "`iit_subspace=` must be at least 1"),
         ]
         for ok, message in checks:
             if not ok:
@@ -183,7 +183,7 @@ def train(
     """
     config.validate()
     if config.iit and objective is None:
-        raise ConfigError("--iit: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
+        raise ConfigError("`iit=`: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = config.load(config.eval_splits)
@@ -197,18 +197,18 @@ def train(
             tqdm.write(f"{out_dir}: already trained with these settings, reusing it")
         return TrainResult(**{**previous, "out_dir": out_dir, "reused": True})
     if out_dir.exists() and not out_dir.is_dir():
-        raise OutputError(f"--out {out_dir} is a file; give a directory for the checkpoint")
+        raise OutputError(f"{named('out_dir', out_dir)} is a file; give a directory for the checkpoint")
     if out_dir.exists() and not overwrite:
         raise OutputError(
-            f"--out {out_dir} already exists and holds another run; choose another path or pass --overwrite"
+            f"{named('out_dir', out_dir)} already exists and holds another run; choose another path or pass `overwrite=True`"
         )
     if out_dir.exists() and any(out_dir.iterdir()) and read_json(out_dir / TRAINING_FILE) is None:
         raise OutputError(
-            f"--out {out_dir} is a directory that interp did not write (no {TRAINING_FILE}); --overwrite replaces only a checkpoint"
+            f"{named('out_dir', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
         )
     started = time.perf_counter()
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
-    work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
+    work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
     encoded = [encode_pair(e, tokenizer, config.labels) for e in train_examples]
     try:
         def curve() -> dict:
@@ -233,7 +233,7 @@ def train(
         metrics=metrics,
         seconds=time.perf_counter() - started,
     )
-    save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint")
+    save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint", "out_dir")
     shutil.rmtree(work, ignore_errors=True)
     return result
 

@@ -76,7 +76,7 @@ def resolve_model(spec: str) -> ModelSource:
             valid safetensors files.
     """
     if not spec:
-        raise ModelError("--model is empty; give 'minilm', a checkpoint directory or a hub name")
+        raise ModelError("`model=` is empty; give 'minilm', a checkpoint directory or a hub name")
     if spec == EMBEDDED:
         return ModelSource(spec, str(embedded_model_dir()), local=True)
     path = Path(spec).expanduser()

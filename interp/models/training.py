@@ -24,7 +24,7 @@ import torch
 from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
-from interp.core.errors import OutputError
+from interp.core.errors import OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.encoding import Encoded, collate
 from interp.models.loading import quiet_transformers
@@ -147,7 +147,7 @@ def finished_run(out_dir: Path) -> dict | None:
     return info if isinstance(info, dict) and (out_dir / "model.safetensors").is_file() else None
 
 
-def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path, argument: str = "--out") -> Path:
+def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path, argument: str = "out") -> Path:
     """Write the weights (safetensors), the tokenizer and ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out_dir``.
 
     ``out_dir`` appears only complete, replacing what was there.
@@ -163,7 +163,7 @@ def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path
             tokenizer.save_pretrained(staging)
     except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(f"{argument} {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
+        raise OutputError(f"{named(argument)} {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
     write_json_atomic(staging / TRAINING_FILE, record)
     replace_dir(staging, out_dir)
     return out_dir

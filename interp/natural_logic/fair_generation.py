@@ -71,7 +71,7 @@ def generate_inputs(C: CompositionTree, ratio: float, seed: int = 0) -> dict[Any
         ConfigError: ``ratio`` is outside [0, 1].
     """
     if not 0.0 <= ratio <= 1.0:
-        raise ConfigError(f"--ratio must be between 0 and 1, got {ratio}")
+        raise ConfigError(f"`ratio=` must be between 0 and 1, got {ratio}")
     rng = random.Random(seed)
     memo: dict[str, dict[Any, list[tuple]]] = {}
     tree = C.tree

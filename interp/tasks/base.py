@@ -33,7 +33,7 @@ import numpy as np
 
 from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.subsets import seeded_subset
 
 
@@ -124,10 +124,10 @@ class Task:
             ConfigError: naming ``argument``: the task has no causal model, or no such variable.
         """
         if self.causal_model is None:
-            raise ConfigError(f"{argument}={variable!r}: task {self.name!r} has no causal model (behavioral only)")
+            raise ConfigError(f"{named(argument, repr(variable))}: task {self.name!r} has no causal model (behavioral only)")
         if variable not in self.alignment:
             raise ConfigError(
-                f"{argument}={variable!r}: task {self.name!r} has no such variable; it has {', '.join(self.variables)}"
+                f"{named(argument, repr(variable))}: task {self.name!r} has no such variable; it has {', '.join(self.variables)}"
             )
         return variable
 
@@ -167,7 +167,7 @@ class Task:
         seen = sorted({value_name(v) for v in raw} - set(declared))
         names = tuple(declared + seen)
         if len(names) > 127:
-            raise ConfigError(f"variable={variable!r} takes {len(names)} values; interp stores at most 127")
+            raise ConfigError(f"{named('variable', repr(variable))} takes {len(names)} values; interp stores at most 127")
         codes = np.array([names.index(value_name(v)) for v in raw], dtype=np.int8)
         return VariableValues(variable, codes, names)
 
@@ -187,7 +187,7 @@ class Task:
         """
         unknown = [s for s in splits if s not in (*self.splits, *self.extra_splits)]
         if unknown:
-            raise ConfigError(f"splits={unknown[0]!r}: task {self.name!r} has {', '.join((*self.splits, *self.extra_splits))}")
+            raise ConfigError(f"{named('splits', repr(unknown[0]))}: task {self.name!r} has {', '.join((*self.splits, *self.extra_splits))}")
         examples = self.load(tuple(splits) or self.default_splits or self.splits)
         if per_split is not None:
             names = list(dict.fromkeys(e.split for e in examples))

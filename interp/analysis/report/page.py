@@ -82,7 +82,7 @@ def write_report(config: ReportConfig) -> tuple[Path, dict]:
     data = collect_run(config.run_dir)
     data["generated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     page = render_page(data)
-    with OutputSet(config.out, "report") as outputs:
+    with OutputSet(config.out, "report", "out_dir") as outputs:
         write_bytes_atomic(outputs.path(PAGE), page.encode("utf-8"))
     return config.out / PAGE, data
 

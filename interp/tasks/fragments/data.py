@@ -60,7 +60,7 @@ SHA256 = {
 
 _HOW_TO_GET = (
     "the semantic fragments are published at github.com/yakazimir/semantic_fragments (commit ee6b8ddf, folder data/); "
-    "see datasets/semantic_fragments/README.md for the layout, and pass the directory with --data-dir "
+    "see datasets/semantic_fragments/README.md for the layout, and pass the directory with `data_dir=` "
     f"or the environment variable {ENV_VAR}"
 )
 
@@ -121,7 +121,7 @@ def load_fragment(
         if verify_checksums and sha256_of(path) != SHA256[f"{fragment}/{split}"]:
             raise DataError(
                 f"{path}: SHA-256 does not match the released file's {SHA256[f'{fragment}/{split}']}; "
-                "this is not the published fragment (pass --skip-checksums to load an edited copy)"
+                "this is not the published fragment (pass `verify_checksums=False` to load an edited copy)"
             )
         try:
             lines = path.read_text(encoding="utf-8").splitlines()

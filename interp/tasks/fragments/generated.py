@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from interp.causal.base import CausalModel, Mechanism
-from interp.core.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError, named
 from interp.core.jsonlines import json_record, read_lines
 from interp.natural_logic.polarity import entailment_label
 from interp.tasks.base import Task
@@ -128,7 +128,7 @@ def read_generated(path: str | Path, splits: Sequence[str] = BASE_SPLITS) -> lis
     if unknown or not splits:
         raise DataError(f"unknown split {(unknown or [''])[0]!r} of a generated fragment; choose from {', '.join(SPLITS)}")
     path = Path(path)
-    lines = read_lines(path, f"interp fragments generate --out {path}")
+    lines = read_lines(path, "interp fragments generate")
     pairs = [_pair(json_record(line, f"{path}:{i}"), f"{path}:{i}") for i, line in enumerate(lines, start=1)]
     out = [p for s in splits for p in pairs if p.split == s]
     out += [replace(p, split=s) for s in splits for p in pairs if s == f"lexical_{p.split}" and p.lexical]
@@ -144,7 +144,7 @@ def generated_task(data_file: str | Path | None) -> Task:
         ConfigError: no ``data_file``.
     """
     if not data_file:
-        raise ConfigError(f"--task {NAME} needs --data-file FILE, a file written by `interp fragments generate --out FILE`")
+        raise ConfigError(f"{named('task', NAME)} needs `data_file=`, a file written by interp fragments generate")
     causal = polarity_causal_model()
     return Task(
         name=NAME,

@@ -71,7 +71,7 @@ HELD_OUT_SHARE = 0.2
 _HOW_TO_GET = (
     "MoNLI is published at github.com/atticusg/MoNLI (commit 5bf388ad); put "
     "pmonli.jsonl, nmonli_train.jsonl and nmonli_test.jsonl in one directory and pass it "
-    f"with --data-dir or the environment variable {ENV_VAR}"
+    f"with `data_dir=` or the environment variable {ENV_VAR}"
 )
 
 
@@ -246,7 +246,7 @@ def read_generated(path: str | os.PathLike, splits: Iterable[str] = GENERATED_SP
     if unknown or not splits:
         raise DataError(f"unknown split {(unknown or [''])[0]!r} of a generated MoNLI file; choose from {', '.join(GENERATED_SPLITS)}")
     path = Path(path)
-    lines = read_lines(path, f"interp monli-generate --out {path}")
+    lines = read_lines(path, "interp monli-generate")
     out: list[Example] = []
     for lineno, line in enumerate(lines, start=1):
         negated = json_record(line, f"{path}:{lineno}").get("negated")
@@ -299,7 +299,7 @@ def load_monli(
             if actual != info.sha256:
                 raise DataError(
                     f"{path}: SHA-256 {actual} does not match the released file's {info.sha256}; "
-                    "this is not the published MoNLI (pass --skip-checksums to load an edited copy)"
+                    "this is not the published MoNLI (pass `verify_checksums=False` to load an edited copy)"
                 )
         examples.extend(read_split(path, name))
     return examples

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.outputs import new_output, write_generated
 from interp.hooks.encoding import word_spans
 from interp.tasks.monli.wordnet import neighbours, noun_relation
@@ -54,13 +54,13 @@ class MonliGenerateConfig:
 
         unknown = [c for c in self.corpus if c not in SPLITS]
         if unknown or not self.corpus:
-            raise ConfigError(f"corpus={','.join(self.corpus)}: name MoNLI splits ({', '.join(SPLITS)})")
+            raise ConfigError(f"{named('corpus', ','.join(self.corpus))}: name MoNLI splits ({', '.join(SPLITS)})")
         if self.per_sentence < 1:
-            raise ConfigError(f"per_sentence={self.per_sentence}: at least 1")
+            raise ConfigError(f"{named('per_sentence', self.per_sentence)}: at least 1")
         if self.max_depth < 1:
-            raise ConfigError(f"max_depth={self.max_depth}: at least 1")
+            raise ConfigError(f"{named('max_depth', self.max_depth)}: at least 1")
         if self.min_count < 0:
-            raise ConfigError(f"min_count={self.min_count}: at least 0")
+            raise ConfigError(f"{named('min_count', self.min_count)}: at least 0")
 
 
 def corpus_from_monli(examples) -> list[tuple[str, str, bool, str]]:

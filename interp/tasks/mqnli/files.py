@@ -69,7 +69,7 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
             the natural-logic tree does not give (names ``file:line``).
     """
     path = Path(path)
-    lines = read_lines(path, "interp mqnli --out FILE")
+    lines = read_lines(path, "interp mqnli")
     model = mqnli_causal_model()
     examples = []
     for lineno, text in enumerate(lines, start=1):

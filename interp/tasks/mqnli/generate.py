@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.causal.base import run_forward
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import (
     ensure_writable_dir,
     write_json_atomic,
@@ -90,11 +90,11 @@ class MQNLIConfig:
     def validate(self) -> "MQNLIConfig":
         """Raise :class:`ConfigError` naming the first invalid setting."""
         checks = [
-            (self.n_train >= 1, "--n-train must be at least 1"),
-            (self.n_test >= 0, "--n-test must be non-negative"),
-            (self.split in SPLIT_KINDS, f"--split must be one of {', '.join(SPLIT_KINDS)}, got {self.split!r}"),
-            (0.0 <= self.ratio <= 1.0, f"--ratio must be between 0 and 1, got {self.ratio}"),
-            (2 <= self.vocab_size <= MAX_VOCAB, f"--vocab-size must be between 2 and {MAX_VOCAB}"),
+            (self.n_train >= 1, "`n_train=` must be at least 1"),
+            (self.n_test >= 0, "`n_test=` must be non-negative"),
+            (self.split in SPLIT_KINDS, f"`split=` must be one of {', '.join(SPLIT_KINDS)}, got {self.split!r}"),
+            (0.0 <= self.ratio <= 1.0, f"`ratio=` must be between 0 and 1, got {self.ratio}"),
+            (2 <= self.vocab_size <= MAX_VOCAB, f"`vocab_size=` must be between 2 and {MAX_VOCAB}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -200,12 +200,12 @@ def _balanced(space: _Space, pool: list[int], quotas: dict[str, int], rng: rando
     labels_in_pool = {space.values[i][-1] for i in pool}
     for label, n in want.items():
         if n > 0 and label not in labels_in_pool:
-            raise ConfigError(f"the training pool has no {label} input; raise --ratio or use --split random")
+            raise ConfigError(f"the training pool has no {label} input; raise `ratio=` or use `split=` random")
     draws, limit = 0, 1000 * (sum(want.values()) + 1)
     while any(n > 0 for n in want.values()):
         draws += 1
         if draws > limit:
-            raise ConfigError("MQNLI: cannot balance the labels from this pool; raise --ratio")
+            raise ConfigError("MQNLI: cannot balance the labels from this pool; raise `ratio=`")
         key = tuple(rng.choice(r) for r in relations_of)
         if key not in groups:
             continue
@@ -273,7 +273,7 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
     out = Path(out)
     stats_path = out.with_name(out.stem + ".stats.json")
     if out.exists() and not overwrite:
-        raise OutputError(f"--out {out} already exists; choose another path or pass --overwrite")
+        raise OutputError(f"{named('out', out)} already exists; choose another path or pass `overwrite=True`")
     ensure_writable_dir(out.parent)
     rng = random.Random(config.seed)
     space = _Space()
@@ -290,7 +290,7 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
     test_pool = train_pool if config.split == "iid" else [i for i in range(len(space.inputs)) if i not in in_train]
     cover = _cover(space, train_pool, rng) if config.split == "fair" else []
     if len(cover) > config.n_train:
-        raise ConfigError(f"--n-train {config.n_train} is below the {len(cover)} examples a fair training file needs")
+        raise ConfigError(f"{named('n_train', config.n_train)} is below the {len(cover)} examples a fair training file needs")
     have = Counter(space.values[i][-1] for i in cover)
     quotas = _quotas(config.n_train, have)
     train_ids = cover + _balanced(space, train_pool, quotas, rng)

@@ -25,7 +25,7 @@ import random
 from dataclasses import replace
 from typing import Sequence
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.natural_logic.polarity import compose_all
 from interp.tasks.systematicity import grammar as G
 
@@ -98,7 +98,7 @@ def sample_pairs(rng: random.Random, depth: int, quantifiers: Sequence[str], rep
         ConfigError: depth below 1, an unknown quantifier or replacement, or no replacement that applies at this depth.
     """
     if depth < 1:
-        raise ConfigError(f"depth={depth}: at least 1")
+        raise ConfigError(f"{named('depth', depth)}: at least 1")
     bad = [q for q in quantifiers if q not in G.QUANTIFIERS] + [r for r in replacements if r not in G.REPLACEMENTS]
     if bad or not quantifiers:
         raise ConfigError(f"unknown quantifier or replacement {(bad or [''])[0]!r}; quantifiers: {', '.join(G.QUANTIFIERS)}; replacements: {', '.join(G.REPLACEMENTS)}")

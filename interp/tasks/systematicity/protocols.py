@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from statistics import mean
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.tasks.systematicity import grammar as G
 from interp.tasks.systematicity.generate import sample_pairs
 
@@ -59,9 +59,9 @@ def _components(c: ProtocolConfig, rng: random.Random) -> tuple[list, dict]:
     every, all_r = list(G.QUANTIFIERS), list(G.REPLACEMENTS)
     if c.protocol == "predicate":
         if c.quantifier not in G.QUANTIFIERS or c.replacement not in G.REPLACEMENTS:
-            raise ConfigError(f"quantifier={c.quantifier!r} / replacement={c.replacement!r}: choose from {', '.join(G.QUANTIFIERS)} / {', '.join(G.REPLACEMENTS)}")
+            raise ConfigError(f"{named('quantifier', repr(c.quantifier))} / {named('replacement', repr(c.replacement))}: choose from {', '.join(G.QUANTIFIERS)} / {', '.join(G.REPLACEMENTS)}")
         if not 1 <= c.step <= 3:
-            raise ConfigError(f"step={c.step}: the predicate protocol has steps 1 to 3 (n - 1 with n = 4 quantifiers a side)")
+            raise ConfigError(f"{named('step', c.step)}: the predicate protocol has steps 1 to 3 (n - 1 with n = 4 quantifiers a side)")
         order = _pairs_of([q for q in every if q != c.quantifier])
         rng.shuffle(order)
         added = order[: c.step - 1]
@@ -74,7 +74,7 @@ def _components(c: ProtocolConfig, rng: random.Random) -> tuple[list, dict]:
         return train, tests
     if c.protocol == "quantifier":
         if not 1 <= c.step <= 3:
-            raise ConfigError(f"step={c.step}: the quantifier protocol has steps 1 to 3")
+            raise ConfigError(f"{named('step', c.step)}: the quantifier protocol has steps 1 to 3")
         order = _pairs_of(every)
         rng.shuffle(order)
         added = order[: c.step]
@@ -84,14 +84,14 @@ def _components(c: ProtocolConfig, rng: random.Random) -> tuple[list, dict]:
         return train, {"test": (2, unseen, all_r, "subject")}
     if c.protocol == "productivity":
         if not 1 <= c.step <= MAX_DEPTH - 2:
-            raise ConfigError(f"step={c.step}: productivity trains on depths 1 .. step+1 and tests deeper, so steps 1 to {MAX_DEPTH - 2} (else the test set is empty)")
+            raise ConfigError(f"{named('step', c.step)}: productivity trains on depths 1 .. step+1 and tests deeper, so steps 1 to {MAX_DEPTH - 2} (else the test set is empty)")
         train = [(d, every, all_r, "subject") for d in range(1, c.step + 2)]
         return train, {f"test_d{d}": (d, every, all_r, "subject") for d in range(c.step + 2, MAX_DEPTH + 1)}
     if c.protocol == "localism":
         if not 3 <= c.step <= MAX_DEPTH:
-            raise ConfigError(f"step={c.step}: localism trains on one depth d of 3 to {MAX_DEPTH} and tests on 1 .. d")
+            raise ConfigError(f"{named('step', c.step)}: localism trains on one depth d of 3 to {MAX_DEPTH} and tests on 1 .. d")
         return [(c.step, every, all_r, "subject")], {f"test_d{d}": (d, every, all_r, "subject") for d in range(1, c.step + 1)}
-    raise ConfigError(f"protocol={c.protocol!r}: choose from {', '.join(PROTOCOLS)}")
+    raise ConfigError(f"{named('protocol', repr(c.protocol))}: choose from {', '.join(PROTOCOLS)}")
 
 
 def protocol_records(config: ProtocolConfig) -> list[dict]:
@@ -101,7 +101,7 @@ def protocol_records(config: ProtocolConfig) -> list[dict]:
         ConfigError: an unknown protocol, quantifier or replacement; a step whose test set would be empty; sizes below 1.
     """
     if config.n_train < 1 or config.n_test < 1:
-        raise ConfigError(f"n_train={config.n_train}, n_test={config.n_test}: each at least 1")
+        raise ConfigError(f"{named('n_train', config.n_train)}, {named('n_test', config.n_test)}: each at least 1")
     rng = random.Random(config.seed)
     train, tests = _components(config, rng)
     records, seen = [], set()

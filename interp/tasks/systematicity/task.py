@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from interp.causal.base import CausalModel, Mechanism
-from interp.core.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError, named
 from interp.core.jsonlines import json_record, read_lines
 from interp.natural_logic.polarity import compose, compose_all, entailment_label
 from interp.tasks.base import Task
@@ -82,7 +82,7 @@ def read_systematicity(path: str | Path, splits: Sequence[str]) -> list[Systemat
     if unknown or not splits:
         raise DataError(f"unknown split {(unknown or [''])[0]!r}; a systematicity file has {', '.join(SPLITS)}")
     out = []
-    for i, line in enumerate(read_lines(path, f"interp monotonicity generate --out {path}"), start=1):
+    for i, line in enumerate(read_lines(path, "interp monotonicity generate"), start=1):
         where = f"{path}:{i}"
         r = json_record(line, where)
         if r.get("split") not in splits:
@@ -124,7 +124,7 @@ def systematicity_task(data_file: str | Path | None) -> Task:
         ConfigError: no ``data_file``.
     """
     if not data_file:
-        raise ConfigError(f"--task {NAME} needs --data-file FILE, a file written by `interp monotonicity generate --out FILE`")
+        raise ConfigError(f"{named('task', NAME)} needs `data_file=`, a file written by interp monotonicity generate")
     return Task(
         name=NAME,
         labels=LABELS,

@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.outputs import new_output, write_generated
 from interp.tasks.fragments.monotonicity.grammar import SETTINGS, Sentence, clauses, random_sentence, render, span
 from interp.tasks.fragments.monotonicity.polarity import marked
@@ -57,15 +57,15 @@ class GenerateConfig:
     def validate(self) -> None:
         """Raises ConfigError naming the bad field."""
         if self.setting not in SETTINGS:
-            raise ConfigError(f"setting={self.setting!r}: choose from {', '.join(SETTINGS)}")
+            raise ConfigError(f"{named('setting', repr(self.setting))}: choose from {', '.join(SETTINGS)}")
         for name in ("n_train", "n_dev", "n_test"):
             value = getattr(self, name)
             if value < 0:
-                raise ConfigError(f"{name}={value}: must be at least 0")
+                raise ConfigError(f"{named(name)} {value}: must be at least 0")
         if self.n_train + self.n_dev + self.n_test == 0:
-            raise ConfigError("n_train, n_dev and n_test are all 0: nothing to generate")
+            raise ConfigError("`n_train=`, `n_dev=` and `n_test=` are all 0: nothing to generate")
         if self.depth is not None and self.depth < 1:
-            raise ConfigError(f"depth={self.depth}: at least 1")
+            raise ConfigError(f"{named('depth', self.depth)}: at least 1")
 
 
 def _walk(sentence: Sentence, setting: str, rng: random.Random, length: int, forward: bool):

@@ -18,6 +18,7 @@ from interp.analysis.cliques import (
     search,
 )
 from interp.analysis.cliques.figure import group_by_general_word
+from interp.tasks import resolve_task
 from interp.analysis.cliques.graph import InterventionGraph
 from interp.analysis.cliques.reference import reference_cliques
 from interp.core.errors import ConfigError
@@ -102,9 +103,12 @@ def test_baselines_match_exact_arithmetic_and_the_papers_claim():
 
 def test_pairs_are_grouped_by_the_more_general_word():
     pairs = [("pug", "dog", "⊏"), ("dog", "beagle", "⊐"), ("sedan", "car", "⊏"), ("dog", "animal", "⊏")]
-    groups = group_by_general_word(pairs)
+    monli = resolve_task("monli").word_pairs  # the task says which word of a pair is the more general
+    general = {value: int(role == monli.hypothesis) for value, role in monli.general.items()}
+    groups = group_by_general_word(pairs, general)
     assert list(groups) == ["dog", "animal", "car"]
     assert groups["dog"] == [("pug", "dog", "⊏"), ("dog", "beagle", "⊐")]
+    assert list(group_by_general_word(pairs, {"⊏": 0, "⊐": 1})) == ["beagle", "dog", "pug", "sedan"]  # read the other way round
 
 
 def test_alpha_option_parsing():

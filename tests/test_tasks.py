@@ -15,7 +15,7 @@ from interp.analysis.iia import summarize
 from interp.causal import interchange_table
 from interp.cli import main
 from interp.core.errors import ConfigError
-from interp.tasks import Task, resolve_task
+from interp.tasks import Task, WordPairs, resolve_task
 from interp.tasks.monli import LABELS, ROLES, Lexrel, load_monli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,8 +50,13 @@ def test_task_refuses_bad_declarations_and_unknown_variables(monli_dir):
     behavioral = Task(name="b", labels=LABELS, splits=("a",), load=list, roles=ROLES)
     with pytest.raises(ConfigError, match="variable='lexrel': task 'b' has no causal model"):
         behavioral.check_variable("lexrel")
-    with pytest.raises(ConfigError, match="task= 'nope': not a built-in task"):
+    with pytest.raises(ConfigError, match="task='nope': not a built-in task"):
         resolve_task("nope")
+    pairs = WordPairs(premise="w_p", hypothesis="w_q", variable="lexrel", general={"⊏": "w_h"})
+    with pytest.raises(ConfigError, match="word_pairs .* names a role or variable the task lacks"):
+        Task(name="t", labels=LABELS, splits=("a",), load=list, roles=ROLES, alignment={"lexrel": ("w_h",)}, word_pairs=pairs)
+    monli = resolve_task("monli")
+    assert WordPairs.from_json(monli.word_pairs.to_json()) == monli.word_pairs and monli.probe_targets == ("lexrel", "infer")
 
 
 TOY_TASK = REPO / "examples" / "toy_task" / "task.py"  # the README's example

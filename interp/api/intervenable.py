@@ -210,6 +210,7 @@ class IntervenableModel:
             "alignment": json.dumps({v: list(task.alignment[v]) for v in variables}), "model": self.model.name,
             "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(labels),
             "locations": [str(loc)], "unit_size": len(bases), "precision": "fp32",
+            **({"word_pairs": task.word_pairs.to_json()} if task.word_pairs is not None else {}),
         }  # fmt: skip
         result = InterchangeResult(
             location=loc, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources),

@@ -127,6 +127,8 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "dtype": config.dtype,
         "alignment": json.dumps({v: list(task.alignment[v]) for v in task.variables}),
     }
+    if task.probe_targets:  # the task's own default targets travel with its cache
+        meta["probe_targets"] = list(task.probe_targets)
     if config.components:
         meta["n_heads"] = model.config.num_attention_heads
     if config.backend != "hf":

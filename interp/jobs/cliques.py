@@ -24,8 +24,8 @@ value, label, correctness and clique number; edges with ``causal``;
 readable by networkx and Gephi; with ``formats`` also or instead
 ``graph.gexf``, Gephi's own format, and ``graph.json``, node-link data with
 the cliques' members: :func:`write_graph`), ``clique.png`` (the largest clique's pairs
-grouped by the more general word, as the paper's Figure 5, for MoNLI-style
-pairs) and ``cliques.manifest.json``.
+grouped by the more general word, as the paper's Figure 5, where the task
+pairs words: :class:`~interp.tasks.base.WordPairs`) and ``cliques.manifest.json``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
 from interp.files.interventions import open_interventions
 from interp.models.loading import model_sha256
+from interp.tasks.base import WordPairs
 
-SYMBOLS = ("⊏", "⊐")  # lexrel's values in MoNLI-style files: Figure 5 groups their pairs by the general word
 
 
 @dataclass(frozen=True)
@@ -120,22 +120,22 @@ def _describe(clique: Clique, graph: InterventionGraph, nodes: dict, n: int, blo
         "example_ids": [str(nodes["example_ids"][i]) for i in members],
         "words": [{role: str(words[i]) for role, words in nodes["words"].items()} for i in members],
     }
-    if _has_lexical_pairs(nodes):
-        lexrel = nodes["lexrel"]
-        described["pairs"] = [[str(nodes["words"]["w_p"][i]), str(nodes["words"]["w_h"][i]), lexrel.names[lexrel.codes[i]]] for i in members]
-        described["distinct_general_words"] = len({_general(nodes, i) for i in members})
+    pairs = _word_pairs(nodes)
+    if pairs is not None:
+        words, values = nodes["words"], nodes["stored"][pairs.variable]
+        value = [values.names[values.codes[i]] for i in members]
+        described["pairs"] = [[str(words[pairs.premise][i]), str(words[pairs.hypothesis][i]), v] for i, v in zip(members, value)]
+        described["distinct_general_words"] = len({str(words[pairs.general[v]][i]) for i, v in zip(members, value)})
     return described
 
 
-def _has_lexical_pairs(nodes: dict) -> bool:
-    """Whether the examples are MoNLI-style pairs: words at w_p and w_h and a ⊏/⊐ lexrel (Figure 5 applies)."""
-    lexrel = nodes.get("lexrel")
-    return {"w_p", "w_h"} <= set(nodes["words"]) and lexrel is not None and set(lexrel.names) <= set(SYMBOLS)
-
-
-def _general(nodes: dict, i: int) -> str:
-    forward = nodes["lexrel"].names[nodes["lexrel"].codes[i]] == SYMBOLS[0]
-    return str(nodes["words"]["w_h"][i] if forward else nodes["words"]["w_p"][i])
+def _word_pairs(nodes: dict) -> WordPairs | None:
+    """The file's task's :class:`~interp.tasks.base.WordPairs` where every value it groups by is one it names (Figure 5 applies)."""
+    pairs = nodes["word_pairs"]
+    values = nodes["stored"].get(pairs.variable) if pairs is not None else None
+    if values is None or not {pairs.premise, pairs.hypothesis} <= set(nodes["words"]) or not set(values.names) <= set(pairs.general):
+        return None
+    return pairs
 
 
 #: ``--format`` names: the intervention graph's file formats, all written by networkx.
@@ -232,7 +232,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         nodes["example_ids"] = np.array(file.example_ids)
         nodes["words"] = {role: file.words(role) for role in file.word_roles}
         nodes["stored"] = {name: file.values(name) for name in file.stored_values}
-        nodes["lexrel"] = nodes["stored"].get("lexrel")
+        nodes["word_pairs"] = WordPairs.from_json(str(file.meta["word_pairs"])) if "word_pairs" in file.meta else None
         nodes.update({side: file.texts(side) for side in TEXTS})
         nodes["labels"] = [str(x) for x in file.meta["labels"]]
         nodes["values"], nodes["value_names"] = values.codes, values.names
@@ -283,12 +283,14 @@ def run_cliques(config: CliqueConfig) -> dict:
         g = clique_graph(graph, nodes, membership)
         for fmt in config.formats:
             write_graph(g, outputs.path(GRAPH_FORMATS[fmt]), fmt)
-        _figure(report, location, variable, result.best_alpha, outputs.path("clique.png"))
+        pairs = _word_pairs(nodes)
+        general = {value: int(role == pairs.hypothesis) for value, role in pairs.general.items()} if pairs is not None else None
+        _figure(report, location, variable, result.best_alpha, outputs.path("clique.png"), general)
     return report
 
 
-def _figure(report: dict, location: str, variable: str, alpha: int, path: Path) -> None:
-    """The largest clique's word pairs grouped by the general word (Figure 5), or its members' words."""
+def _figure(report: dict, location: str, variable: str, alpha: int, path: Path, general: dict[str, int] | None) -> None:
+    """The largest clique's word pairs grouped by the general word (Figure 5) where the task pairs words, else its members' words."""
     if report["cliques"]:
         top = report["cliques"][0]
         counts = " / ".join(f"{c} {name}" for name, c in top["value_counts"].items())
@@ -297,7 +299,7 @@ def _figure(report: dict, location: str, variable: str, alpha: int, path: Path) 
             f"{variable} {counts}, {top['causal_edges']} causal edges"
         )
         members = top.get("pairs") or [[" ".join(w.values()), "", ""] for w in top["words"]]
-        plot_clique([tuple(p) for p in members], title, path)
+        plot_clique([tuple(p) for p in members], title, path, general if top.get("pairs") else None)
     else:
         plot_clique([], f"{location}: no clique with a causal edge", path)
 

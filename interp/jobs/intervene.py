@@ -220,6 +220,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         "causal_model": causal.name,
         "variables": list(config.variables),
         "alignment": json.dumps({v: list(task.alignment[v]) for v in config.variables}),
+        **({"word_pairs": task.word_pairs.to_json()} if task.word_pairs is not None else {}),
         **outputs,
     }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None

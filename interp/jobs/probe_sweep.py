@@ -17,8 +17,8 @@ fold-averaged figures.
 Targets: any causal variable whose values the cache keeps (MoNLI:
 ``lexrel``, forward ⊏ vs reverse ⊐; ``negated``; ``output``), and ``label``
 (also called ``infer``: INFER's output, which on MoNLI is the gold label).
-By default ``lexrel`` and ``infer`` on MoNLI, every variable and ``label``
-on another task. ``locations="aligned"`` probes each variable only at its
+By default the task's own targets, as its cache records them (MoNLI:
+``lexrel`` and ``infer``), else every variable and ``label``. ``locations="aligned"`` probes each variable only at its
 own aligned roles (as the task aligned them, concatenated) at every layer.
 A target of C values gets C-way probes (MQNLI's relations:
 up to 7; a row's ``chance`` is the majority class's share). A location at
@@ -52,7 +52,6 @@ from interp.files.activations import open_cache
 from interp.hooks.locations import Location, parse_locations
 
 LABEL_TARGETS = ("label", "infer")  # the gold label (on MoNLI, INFER's output)
-MONLI_TARGETS = ("lexrel", "infer")
 PROBE_KINDS = {"mlp": 4, "linear": 0}  # probe kind -> hidden units
 LABEL_SETS = ("task", "type_control", "shuffle_control")
 
@@ -65,7 +64,7 @@ class ProbeSweepConfig:
     out_dir: str
     model: str | None = None
     locations: str = "all"
-    targets: tuple[str, ...] = ()  # (): lexrel, infer on MoNLI; every variable and label on another task
+    targets: tuple[str, ...] = ()  # (): the task's probe_targets (MoNLI: lexrel, infer), else every variable and label
     probes: tuple[str, ...] = tuple(PROBE_KINDS)
     folds: int = 5
     seeds: int = 3
@@ -101,8 +100,10 @@ def control_units(roles: str | tuple[str, ...], words: dict[str, np.ndarray]) ->
 
 
 def default_targets(cache) -> tuple[str, ...]:
-    """lexrel and infer on MoNLI (the paper's two); every stored variable and the label on another task."""
-    return MONLI_TARGETS if cache.meta.get("task") == "monli" else (*cache.stored_values, "label")
+    """The targets the cache's task names (:attr:`Task.probe_targets <interp.tasks.base.Task.probe_targets>`:
+    MoNLI's lexrel and infer, the paper's two), else every stored variable and the label."""
+    named_by_task = cache.meta.get("probe_targets")
+    return tuple(str(t) for t in named_by_task) if named_by_task is not None else (*cache.stored_values, "label")
 
 
 def _labels(cache, targets) -> dict[str, np.ndarray]:

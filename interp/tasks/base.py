@@ -25,6 +25,7 @@ at [CLS] as well as at w_h).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -35,6 +36,30 @@ from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
 from interp.core.errors import ConfigError, named
 from interp.core.subsets import seeded_subset
+
+
+@dataclass(frozen=True)
+class WordPairs:
+    """How a task's examples pair a premise word with a hypothesis word, for the clique figure.
+
+    Geiger, Richardson & Potts (2020), Figure 5: a clique's word pairs grouped
+    by the more general word of each. ``general`` maps each value of
+    ``variable`` to the role holding the more general word (MoNLI:
+    ``⊏`` (w_p below w_h) -> ``w_h``, ``⊐`` -> ``w_p``).
+    """
+
+    premise: str
+    hypothesis: str
+    variable: str
+    general: Mapping[str, str]
+
+    def to_json(self) -> str:
+        """The pairs as a file attribute (interventions files carry their task's, so the clique job needs no task)."""
+        return json.dumps({"premise": self.premise, "hypothesis": self.hypothesis, "variable": self.variable, "general": dict(self.general)})
+
+    @classmethod
+    def from_json(cls, text: str) -> WordPairs:
+        return cls(**json.loads(text))
 
 
 @dataclass(frozen=True)
@@ -60,6 +85,10 @@ class Task:
         extra_splits: further names ``load`` accepts that are never a default (MoNLI's fixed PMoNLI halves).
         stable_ids: an example's id names its released line, so a training run is fingerprinted by ids
             alone (else by each example's text and label too).
+        probe_targets: what a probe sweep probes by default (empty: every variable the cache
+            keeps and the label); the cache records them.
+        word_pairs: how the clique figure pairs and groups the examples' words (``None``: it lists
+            each member's words); interventions files record it.
     """
 
     name: str
@@ -75,6 +104,8 @@ class Task:
     train_splits: tuple[str, ...] = ()
     extra_splits: tuple[str, ...] = ()
     stable_ids: bool = False
+    probe_targets: tuple[str, ...] = ()
+    word_pairs: WordPairs | None = None
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -87,6 +118,11 @@ class Task:
             raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} names labels the task lacks ({', '.join(self.labels)})")
         if (self.causal_model is None) != (self.inputs is None):
             raise ConfigError(f"task {self.name!r}: causal_model and inputs come together (one is missing)")
+        pairs = self.word_pairs
+        if pairs is not None and (
+            {pairs.premise, pairs.hypothesis, *pairs.general.values()} - set(self.roles) or pairs.variable not in self.alignment
+        ):  # fmt: skip
+            raise ConfigError(f"task {self.name!r}: word_pairs {pairs} names a role or variable the task lacks")
         for variable, roles in self.alignment.items():
             unknown = [r for r in roles if r not in self.roles]
             if unknown or not roles:

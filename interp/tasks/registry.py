@@ -40,23 +40,23 @@ def _load_module(spec: str, argument: str):
     if target.endswith(".py") or "/" in target:
         path = Path(target).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{named(argument)} {spec!r}: file {path} does not exist")
+            raise ConfigError(f"{named(argument, repr(spec))}: file {path} does not exist")
         name = f"interp_user_task_{abs(hash(str(path.resolve())))}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise ConfigError(f"{named(argument)} {spec!r}: {path} is not a Python file")
+            raise ConfigError(f"{named(argument, repr(spec))}: {path} is not a Python file")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:  # noqa: BLE001 - any failure of the user's file is reported as bad input
             sys.modules.pop(name, None)
-            raise ConfigError(f"{named(argument)} {spec!r}: {path} does not import ({type(exc).__name__}: {exc})") from None
+            raise ConfigError(f"{named(argument, repr(spec))}: {path} does not import ({type(exc).__name__}: {exc})") from None
         return module
     try:
         return importlib.import_module(target)
     except Exception as exc:  # noqa: BLE001
-        raise ConfigError(f"{named(argument)} {spec!r}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{named(argument, repr(spec))}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
 
 
 def task_for_file(spec: str, data_file: str | None) -> str:
@@ -92,7 +92,7 @@ def resolve_task(
             raise ConfigError(f"{named(argument)} monli: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
         return monli_task(data_dir, verify_checksums, data_file)
     if data_file and spec not in FILE_TASKS:
-        raise ConfigError(f"{named(argument)} {spec!r}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
+        raise ConfigError(f"{named(argument, repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
     if spec == "monli":
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":
@@ -104,21 +104,21 @@ def resolve_task(
     if spec.startswith(PREFIX):
         name = spec[len(PREFIX) :]
         if name not in FRAGMENTS:
-            raise ConfigError(f"{named(argument)} {spec!r}: no such semantic fragment; choose from {', '.join(FRAGMENTS)}")
+            raise ConfigError(f"{named(argument, repr(spec))}: no such semantic fragment; choose from {', '.join(FRAGMENTS)}")
         return fragment_task(name, data_dir, verify_checksums)
     if ":" not in spec:
         raise ConfigError(
-            f"{named(argument)} {spec!r}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"
+            f"{named(argument, repr(spec))}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"
         )
     module = _load_module(spec, argument)
     function_name = spec.rpartition(":")[2]
     function = getattr(module, function_name, None)
     if not callable(function):
-        raise ConfigError(f"{named(argument)} {spec!r}: no function {function_name!r} there")
+        raise ConfigError(f"{named(argument, repr(spec))}: no function {function_name!r} there")
     try:
         task = function()
     except Exception as exc:  # noqa: BLE001
-        raise ConfigError(f"{named(argument)} {spec!r}: {function_name}() failed ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{named(argument, repr(spec))}: {function_name}() failed ({type(exc).__name__}: {exc})") from None
     if not isinstance(task, Task):
-        raise ConfigError(f"{named(argument)} {spec!r}: {function_name}() returned a {type(task).__name__}, not an interp Task")
+        raise ConfigError(f"{named(argument, repr(spec))}: {function_name}() returned a {type(task).__name__}, not an interp Task")
     return task

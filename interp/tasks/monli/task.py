@@ -15,7 +15,7 @@ Usage::
 
 from __future__ import annotations
 
-from interp.tasks.base import Task
+from interp.tasks.base import Task, WordPairs
 from interp.tasks.monli.align import ROLES
 from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
@@ -48,4 +48,6 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
         train_splits=() if data_file else ("pmonli", "nmonli_train"),  # the paper's systematic-generalization set-up
         extra_splits=() if data_file else tuple(DERIVED_SPLITS),
         stable_ids=True,
+        probe_targets=("lexrel", "infer"),  # the paper's two (Geiger et al. 2020, Figure 2)
+        word_pairs=WordPairs(premise="w_p", hypothesis="w_h", variable="lexrel", general={"⊏": "w_h", "⊐": "w_p"}),  # Figure 5
     )

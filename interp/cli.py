@@ -1,14 +1,24 @@
 """The `interp` command line: each command parses, builds a config, makes one library call, formats.
 
+Options shared by commands come in groups, each a decorator: ``_data``
+(--task, --data-file, --data-dir, --skip-checksums), ``_sample`` (--splits,
+--max-examples, --max-per-split, --seed), ``_run`` (--batch-size, --device,
+--quiet) and ``_model``; a command receives a group as the library's keyword
+arguments (``data``, ``sample``, ``run``) and passes them on as they are.
+
 Errors from the library (:class:`interp.core.errors.InterpError`) become one line
-on stderr and exit code 2, as do click's usage errors.
+on stderr and exit code 2, as do click's usage errors. Library messages name
+parameters (``batch_size=``); ``_FLAGS`` is the one table that writes them as
+this CLI's flags.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
+from typing import Callable
 
 import click
 
@@ -68,36 +78,88 @@ def _splits(value: str, option: str) -> tuple[str, ...]:
     return names
 
 
-def _data_options(function):
-    function = click.option(
-        "--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released MoNLI."
-    )(function)
-    return click.option(
-        "--data-dir",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="MoNLI directory (default: $INTERP_MONLI_DIR); with --task fragment:NAME or fragments, the semantic fragments' (default: $INTERP_FRAGMENTS_DIR).",
-    )(function)
-
-
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="interp")
 def main() -> None:
     """Probes, interchange interventions and causal models for BERT-family NLI models."""
 
 
-_DATA_FILE_HELP = "A generated file: what --task mqnli (interp mqnli), monotonicity-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file."
+# Shared option groups. Each is a decorator: its click options, and how the command receives them
+# (``data``, ``sample`` and ``run`` as the library's keyword arguments; ``progress`` from --quiet).
 
 
-def _task_option(function):
-    """--task and --data-file (the file --task mqnli reads), shared by every command that loads a task."""
-    function = click.option("--data-file", type=click.Path(dir_okay=False), default=None, help=_DATA_FILE_HELP)(function)
-    return click.option(
-        "--task",
-        default="monli",
-        show_default=True,
-        help="monli, mqnli, monotonicity-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).",
-    )(function)
+def _option_group(options: list, gather: Callable[..., dict]):
+    """A decorator adding ``options`` to a command that receives ``gather(**their values)`` instead of them."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def command(*args, **kwargs):
+            own = {name: kwargs.pop(name) for name in names}
+            return function(*args, **kwargs, **gather(**own))
+
+        before = len(getattr(command, "__click_params__", []))
+        for option in reversed(options):
+            command = option(command)
+        names = [param.name for param in command.__click_params__[before:]]
+        return command
+
+    return decorate
+
+
+_DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+                         help="MoNLI directory (default: $INTERP_MONLI_DIR); with --task fragment:NAME or fragments, the semantic fragments' (default: $INTERP_FRAGMENTS_DIR).")  # fmt: skip
+_SKIP_CHECKSUMS = click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released MoNLI.")
+_TASK = click.option("--task", default="monli", show_default=True,
+                     help="monli, mqnli, monotonicity-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
+_DATA_FILE = click.option("--data-file", type=click.Path(dir_okay=False), default=None,
+                          help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file.")  # fmt: skip
+
+
+def _data(task: bool = True):
+    """--task and --data-file (with ``task``), --data-dir, --skip-checksums: the command receives ``data``."""
+    if not task:
+        return _option_group([_DATA_DIR, _SKIP_CHECKSUMS], lambda data_dir, skip_checksums: {"data": {"data_dir": data_dir, "verify_checksums": not skip_checksums}})
+    return _option_group(
+        [_TASK, _DATA_FILE, _DATA_DIR, _SKIP_CHECKSUMS],
+        lambda task, data_file, data_dir, skip_checksums: {
+            "data": {"task": task, "data_file": data_file, "data_dir": data_dir, "verify_checksums": not skip_checksums}
+        },
+    )
+
+
+def _sample(splits_help: str, splits_default: str | None = None, *, max_examples: str | None = "A seeded random subset of this many examples.",
+            max_per_split: int | None | bool = None, seed_help: str | None = "Seed of the --max-examples and --max-per-split subsets."):  # fmt: skip
+    """--splits, and where asked --max-examples, --max-per-split (``False``: none; else its default) and --seed: the command receives ``sample``."""
+    options = [click.option("--splits", default=splits_default, show_default=splits_default is not None, help=splits_help)]
+    if max_examples is not None:
+        options.append(click.option("--max-examples", type=int, default=None, help=max_examples))
+    if max_per_split is not False:
+        options.append(click.option("--max-per-split", type=int, default=max_per_split, show_default=max_per_split is not None,
+                                    help="At most this many examples of each split, seeded (a mixed set)." if max_per_split is None
+                                    else "A seeded sample of this many examples of each split; all pairs among them."))  # fmt: skip
+    if seed_help is not None:
+        options.append(click.option("--seed", type=int, default=_D.seed, show_default=True, help=seed_help))
+
+    def gather(splits, **rest):
+        return {"sample": {"splits": _splits(splits, "--splits") if splits is not None else (), **rest}}
+
+    return _option_group(options, gather)
+
+
+_PAIRS_PER_PASS = "(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU]."
+
+
+def _run(batch_size: int | None, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar."):
+    """--batch-size, --device (with ``device``) and --quiet: the command receives ``run`` and ``progress``."""
+    options = [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
+    if device:
+        options.append(click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N]."))
+    options.append(click.option("--quiet", is_flag=True, help=quiet_help))
+    return _option_group(options, lambda quiet, **run: {"run": run, "progress": not quiet})
+
+
+def _model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):
+    return click.option("--model", required=required, default=default, show_default=default is not None, help=help)
 
 
 def _backend_option(function):
@@ -115,14 +177,13 @@ def _wordpiece_option(rules: str = "first or last"):
 
 
 @main.command()
-@click.option("--model", default=_D.model, show_default=True, help="'minilm', a checkpoint directory, or a hub name.")
-@_task_option
-@click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: the task's training splits: pmonli,nmonli_train for MoNLI; with --data-file: train; another task: its train split, else all]")
+@_model(required=False, default=_D.model, help="'minilm', a checkpoint directory, or a hub name.")
+@_data()
+@_sample(f"{_SPLITS_HELP} [default: the task's training splits: pmonli,nmonli_train for MoNLI; with --data-file: train; another task: its train split, else all]",
+         max_examples="Train on a seeded random subset of this size.", max_per_split=False, seed_help="Seed of the subset, the initial head and the batch order.")  # fmt: skip
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
-@click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
-@click.option("--seed", type=int, default=_D.seed, show_default=True)
-@click.option("--max-examples", type=int, default=None, help="Train on a seeded random subset of this size.")
+@_run(_D.batch_size, device=False, quiet_help="No progress bars.")
 @click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test].")
 @click.option("--curve", is_flag=True, help="Also score --eval-splits after every epoch (the learning curve, in training.json).")
 @click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h); adds the cross-entropy of the intervened output against the causal model's counterfactual.")
@@ -130,85 +191,53 @@ def _wordpiece_option(rules: str = "first or last"):
 @click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation).")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@_data_options
-def train(model, task, data_file, splits, epochs, lr, batch_size, seed, max_examples, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite, quiet, data_dir, skip_checksums):
+def train(model, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
 
     config = TrainConfig(
-        model=model,
-        task=task,
-        data_file=data_file,
-        splits=_splits(splits, "--splits") if splits is not None else _D.splits,
-        epochs=epochs,
-        lr=lr,
-        batch_size=batch_size,
-        seed=seed,
-        max_examples=max_examples,
+        model=model, **data, **sample, **run, epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
-        curve=curve,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-        iit=iit,
-        iit_weight=iit_weight,
-        iit_subspace=iit_subspace,
-    )
-    result = (train_iit if iit else train_model)(config, out, progress=not quiet, overwrite=overwrite)
+    )  # fmt: skip
+    result = (train_iit if iit else train_model)(config, out, progress=progress, overwrite=overwrite)
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
     for split, m in result.metrics.items():
         click.echo(f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})")
 
 
 @main.command()
-@click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
-@_task_option
+@_model(help="A fine-tuned classifier: checkpoint directory or hub name.")
+@_data()
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
-@_data_options
-def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip_checksums):
+def evaluate(model, data, splits, batch_size, as_json):
     """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's, a task's, a semantic fragment's: --task fragment:NAME, or all eight: --task fragments)."""
     from interp.models import evaluate as evaluate_model
     from interp.models import load_classifier
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
-    if task == "monotonicity-fragment":  # three labels, scored through the fragments' label mapping
-        from interp.models.evaluation import evaluate_task
-        from interp.tasks import resolve_task
-
-        generated = resolve_task(task, data_file=data_file, argument="--task")
-        chosen = _splits(splits, "--splits") if splits is not None else ("test", "lexical_test")
-        table = {"generated": evaluate_task(model, generated, chosen, batch_size, progress=sys.stderr.isatty())}
-        click.echo(json.dumps(table, indent=2) if as_json else _fragment_table(table, chosen))
-        return
-    if task == "fragments" or task.startswith("fragment:"):  # scored through the task's label mapping
+    task = data["task"]
+    if task == "monotonicity-fragment" or task == "fragments" or task.startswith("fragment:"):  # scored through the task's label mapping
         from interp.models.evaluation import evaluate_task
         from interp.tasks import resolve_task
         from interp.tasks.fragments import FRAGMENTS
 
-        names = FRAGMENTS if task == "fragments" else (task.split(":", 1)[1],)
-        chosen = _splits(splits, "--splits") if splits is not None else ("test",)
+        names = [task] if task == "monotonicity-fragment" else [f"fragment:{n}" for n in (FRAGMENTS if task == "fragments" else (task.split(":", 1)[1],))]
+        default = ("test", "lexical_test") if task == "monotonicity-fragment" else ("test",)
+        chosen = _splits(splits, "--splits") if splits is not None else default
         table = {}
         for name in names:
-            fragment = resolve_task(f"fragment:{name}", data_dir=data_dir, verify_checksums=not skip_checksums, argument="--task")
-            table[name] = evaluate_task(model, fragment, chosen, batch_size, progress=sys.stderr.isatty())
+            resolved = resolve_task(name, **{k: v for k, v in data.items() if k != "task"}, argument="task")
+            table["generated" if name == task == "monotonicity-fragment" else name.split(":", 1)[1]] = evaluate_task(model, resolved, chosen, batch_size, progress=sys.stderr.isatty())
         click.echo(json.dumps(table, indent=2) if as_json else _fragment_table(table, chosen))
         return
-    config = TrainConfig(
-        task=task,
-        data_file=data_file,
-        eval_splits=_splits(splits, "--splits") if splits is not None else _D.eval_splits,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-    ).validate()
+    config = TrainConfig(**data, eval_splits=_splits(splits, "--splits") if splits is not None else _D.eval_splits).validate()
     examples = config.load(config.eval_splits)
     classifier, tokenizer = load_classifier(model, labels=config.labels, require_head=True)
-    metrics = evaluate_model(
-        classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty(), labels=config.labels
-    )
+    metrics = evaluate_model(classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty(), labels=config.labels)
     if as_json:
         click.echo(json.dumps(metrics, indent=2))
         return
@@ -217,39 +246,23 @@ def evaluate(model, task, data_file, splits, batch_size, as_json, data_dir, skip
 
 
 @main.command()
-@click.option("--model", required=True, help="A fine-tuned classifier: checkpoint directory or hub name.")
+@_model(help="A fine-tuned classifier: checkpoint directory or hub name.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
-@_task_option
-@click.option("--splits", default=None, help="Comma-separated splits of the task [default: all of them].")
+@_data()
+@_sample("Comma-separated splits of the task [default: all of them].", max_examples=None, max_per_split=False, seed_help=None)
 @_wordpiece_option()
 @click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
-@click.option("--batch-size", type=int, default=64, show_default=True)
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@_run(64)
 @click.option("--components", is_flag=True, help="Also cache every block's attn.hook_z (all heads; a head is its slice), hook_attn_out, hook_resid_mid and hook_mlp_out.")
 @_backend_option
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@_data_options
-def cache(model, out, task, data_file, splits, wordpiece, dtype, batch_size, device, components, backend, quiet, data_dir, skip_checksums):
+def cache(model, out, data, sample, wordpiece, dtype, run, progress, components, backend):
     """Store every location's vector for every example in HDF5 (resumable)."""
-    from interp.jobs.cache import CacheConfig, build_cache
     from interp.hooks.encoding import check_wordpiece_rule
+    from interp.jobs.cache import CacheConfig, build_cache
 
-    config = CacheConfig(
-        model=model,
-        out=out,
-        task=task,
-        splits=_splits(splits, "--splits") if splits is not None else (),
-        wordpiece=check_wordpiece_rule(wordpiece),
-        dtype=dtype,
-        data_file=data_file,
-        batch_size=batch_size,
-        device=device,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-        components=components,
-        backend=backend,
-    )
-    path = build_cache(config, progress=not quiet)
+    config = CacheConfig(model=model, out=out, **data, **sample, **run, wordpiece=check_wordpiece_rule(wordpiece), dtype=dtype,
+                         components=components, backend=backend)  # fmt: skip
+    path = build_cache(config, progress=progress)
     click.echo(f"wrote {path}")
 
 
@@ -282,57 +295,36 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 
 
 @main.command()
-@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
+@_model()
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
 @click.option("--locations", required=True, help="Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h or SITE@r1+r2 (several tokens at once); components inside a block: blocks.2.attn.hook_z.h3@w_h (a head), blocks.2.attn.hook_z, hook_attn_out, hook_resid_mid, hook_mlp_out; all (every residual site at every role); aligned (every residual site at the variables' aligned roles); heads or components (every head's hook_z, or every attn/resid_mid/mlp output; @ROLE for one role); a site without @ROLE means the variables' aligned roles.")
-@_task_option
-@click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
-@click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
-@click.option("--max-per-split", type=int, default=None, help="At most this many examples of each split, seeded (a mixed set).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples and --max-per-split subsets.")
+@_data()
+@_sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
 @_wordpiece_option("first, last, or all (every piece, concatenated; each role must cover as many pieces in every example)")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
-@click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of MoNLI (all splits, no --max-examples).")
-@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
+@click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of the task's examples (all splits, no --max-examples).")
+@_run(None, _PAIRS_PER_PASS)
 @click.option("--unit-size", type=int, default=16, show_default=True, help="Bases per unit of work (what an interruption can lose).")
 @click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16.")
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @_backend_option
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@_data_options
-def intervene(model, out, locations, task, data_file, splits, max_examples, max_per_split, seed, variable, wordpiece, cache_path, pairs, batch_size, unit_size, precision, device, overwrite, backend, quiet, data_dir, skip_checksums):
+def intervene(model, out, locations, data, sample, variable, wordpiece, cache_path, pairs, run, progress, unit_size, precision, overwrite, backend):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
-    from interp.tasks.monli import SPLITS
 
-    if pairs == "all" and max_examples is not None:
-        raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
+    if pairs == "all":
+        if sample["max_examples"] is not None:
+            raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
+        from interp.tasks import resolve_task, task_for_file
+
+        sample["splits"] = resolve_task(task_for_file(data["task"], data["data_file"]), **{k: v for k, v in data.items() if k != "task"}, argument="task").splits
     config = InterventionConfig(
-        model=model,
-        out=out,
-        locations=locations,
-        task=task,
-        variables=_splits(variable, "--variable"),
-        splits=tuple(SPLITS) if pairs == "all" else (_splits(splits, "--splits") if splits is not None else ()),
-        wordpiece=wordpiece,
-        cache=cache_path,
-        max_examples=max_examples,
-        max_per_split=max_per_split,
-        seed=seed,
-        batch_size=batch_size,
-        unit_size=unit_size,
-        precision=precision,
-        device=device,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-        overwrite=overwrite,
-        data_file=data_file,
-        backend=backend,
-    )
-    path = run_interventions(config, progress=not quiet)
+        model=model, out=out, locations=locations, **data, **sample, **run, variables=_splits(variable, "--variable"), wordpiece=wordpiece,
+        cache=cache_path, unit_size=unit_size, precision=precision, overwrite=overwrite, backend=backend,
+    )  # fmt: skip
+    path = run_interventions(config, progress=progress)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         click.echo(f"wrote {path}")
         aligned = locations.strip() == "aligned"
@@ -371,31 +363,25 @@ def _ints(value: str, option: str) -> tuple[int, ...]:
 
 
 @main.command()
-@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
+@_model()
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Directory for das.csv, das_summary.csv, das.png and interventions/ (required unless --load).")
 @click.option("--locations", "--location", "locations", default="aligned", show_default=True, help="Comma-separated locations (SITE@r1+r2), all (every site at every role), or aligned (every site at the variables' aligned roles).")
-@_task_option
+@_data()
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s), comma-separated (monli: lexrel, negated, output).")
 @click.option("--subspace", default="64", show_default=True, help="Comma-separated sizes k of the aligned subspace (at most the location's width), or boundless (the size learned).")
 @click.option("--kind", default="rotated", show_default=True, help="rotated (an orthogonal width x width rotation, DAS) or lowrank (an orthonormal width x k basis).")
-@click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set].")
-@click.option("--max-examples", type=int, default=None, help="A seeded random subset of this many examples.")
-@click.option("--max-per-split", type=int, default=None, help="At most this many examples of each split, seeded (a mixed set).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-examples and --max-per-split subsets.")
+@_sample("Comma-separated splits of the task [default: the task's own set].")
 @click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds: each its own example split, pairs, initial rotation and batch order.")
 @click.option("--train-pairs", type=int, default=2000, show_default=True, help="Balanced counterfactual pairs among the training examples.")
 @click.option("--test-pairs", type=int, default=1000, show_default=True, help="Balanced counterfactual pairs among the held-out examples.")
 @click.option("--test-share", type=float, default=0.2, show_default=True, help="Share of the examples held out (never seen in training, as base or source).")
 @click.option("--epochs", type=int, default=2, show_default=True)
 @click.option("--lr", type=float, default=1e-3, show_default=True)
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Pairs per training step.")
+@_run(64, "Pairs per training step.")
 @_wordpiece_option()
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
 @click.option("--load", "load_path", default=None, type=click.Path(dir_okay=False), help="Score this saved intervention (its .safetensors or .json) on the held-out pairs of these settings instead of training; its variable and location come from the file.")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds a DAS run with other settings.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@_data_options
-def das(model, out, locations, task, data_file, variable, subspace, kind, splits, max_examples, max_per_split, seed, seeds, train_pairs, test_pairs, test_share, epochs, lr, batch_size, wordpiece, device, load_path, overwrite, quiet, data_dir, skip_checksums):
+def das(model, out, locations, data, variable, subspace, kind, sample, seeds, train_pairs, test_pairs, test_share, epochs, lr, run, progress, wordpiece, load_path, overwrite):
     """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable)."""
     from interp.analysis.das_figure import format_das
     from interp.jobs.das import DasConfig, run_das, score_saved
@@ -403,13 +389,9 @@ def das(model, out, locations, task, data_file, variable, subspace, kind, splits
     if out is None and load_path is None:
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
     config = DasConfig(
-        model=model, out=out or "", locations=locations, task=task, variables=_splits(variable, "--variable"),
-        subspaces=_splits(subspace, "--subspace"), kind=kind,
-        splits=_splits(splits, "--splits") if splits is not None else (), max_examples=max_examples,
-        max_per_split=max_per_split, seed=seed, seeds=_ints(seeds, "--seeds"), train_pairs=train_pairs,
-        test_pairs=test_pairs, test_share=test_share, epochs=epochs, lr=lr, batch_size=batch_size,
-        wordpiece=wordpiece, device=device, data_dir=data_dir, verify_checksums=not skip_checksums,
-        data_file=data_file, overwrite=overwrite,
+        model=model, out=out or "", locations=locations, **data, **sample, **run, variables=_splits(variable, "--variable"),
+        subspaces=_splits(subspace, "--subspace"), kind=kind, seeds=_ints(seeds, "--seeds"), train_pairs=train_pairs,
+        test_pairs=test_pairs, test_share=test_share, epochs=epochs, lr=lr, wordpiece=wordpiece, overwrite=overwrite,
     )  # fmt: skip
     if load_path is not None:
         score = score_saved(config, load_path)
@@ -417,91 +399,48 @@ def das(model, out, locations, task, data_file, variable, subspace, kind, splits
                    f"{score['saved_iia']:.3f} (vanilla {score['vanilla_iia']:.3f}, chance {score['saved_chance']:.3f}; "
                    f"stays base {score['saved_stays_base']:.3f}, copies source {score['saved_copies_source']:.3f}) on {score['saved_pairs']} pairs")
         return
-    rows = run_das(config, progress=not quiet)
+    rows = run_das(config, progress=progress)
     click.echo(f"wrote {out}/das.csv, das_summary.csv, das.png ({len(rows)} units; held-out IIA, mean [95% interval] over seeds)")
     click.echo(format_das(rows))
 
 
 @main.command("location-sweep")
-@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
+@_model()
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for sweep.h5, locations.csv, locations.png.")
 @click.option("--examples", type=int, default=100, show_default=True, help="m: a seeded sample of m examples, m x m pairs per location.")
-@_task_option
+@_data()
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
-@click.option("--splits", default=None, help="Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@_sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].", max_examples=None, max_per_split=False, seed_help="Seed of the sample.")
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations, all, or aligned (every site at the variable's aligned roles).")
 @_wordpiece_option("first, last, or all")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
-@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@_data_options
-def location_sweep(model, out, examples, task, data_file, variable, splits, seed, locations, wordpiece, cache_path, batch_size, device, quiet, data_dir, skip_checksums):
+@_run(None, _PAIRS_PER_PASS, quiet_help="No progress bars.")
+def location_sweep(model, out, examples, data, variable, sample, locations, wordpiece, cache_path, run, progress):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
-    from interp.jobs.location_sweep import (
-        LocationSweepConfig,
-        format_ranking,
-        run_location_sweep,
-    )
+    from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
 
-    config = LocationSweepConfig(
-        model=model,
-        out_dir=out,
-        examples=examples,
-        task=task,
-        variable=variable,
-        splits=_splits(splits, "--splits") if splits is not None else (),
-        seed=seed,
-        locations=locations,
-        wordpiece=wordpiece,
-        cache=cache_path,
-        batch_size=batch_size,
-        device=device,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-        data_file=data_file,
-    )
-    rows = run_location_sweep(config, progress=not quiet)
+    config = LocationSweepConfig(model=model, out_dir=out, examples=examples, **data, **sample, **run, variable=variable,
+                                 locations=locations, wordpiece=wordpiece, cache=cache_path)  # fmt: skip
+    rows = run_location_sweep(config, progress=progress)
     click.echo(format_ranking(rows))
     click.echo(f"wrote {out}/sweep.h5, {out}/locations.csv, {out}/locations.png")
 
 
 @main.command("head-sweep")
-@click.option("--model", required=True, help="A fine-tuned classifier for the task: checkpoint directory or hub name.")
+@_model()
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for heads.h5, heads.csv, heads.png.")
-@_task_option
+@_data()
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
 @click.option("--roles", default="w_h,cls", show_default=True, help="Token roles to intervene at, comma-separated.")
-@click.option("--splits", default="pmonli,nmonli_test", show_default=True, help="Comma-separated splits the mixed sample draws from.")
-@click.option("--max-per-split", type=int, default=50, show_default=True, help="A seeded sample of this many examples of each split; all pairs among them.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
-@click.option("--batch-size", type=int, default=None, help="(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU].")
-@click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+@_sample("Comma-separated splits the mixed sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=50, seed_help="Seed of the sample.")
+@_run(None, _PAIRS_PER_PASS, quiet_help="No progress bars.")
 @_backend_option
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@_data_options
-def head_sweep(model, out, task, data_file, variable, roles, splits, max_per_split, seed, batch_size, device, backend, quiet, data_dir, skip_checksums):
+def head_sweep(model, out, data, variable, roles, sample, run, progress, backend):
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
 
-    config = HeadSweepConfig(
-        model=model,
-        out_dir=out,
-        task=task,
-        variable=variable,
-        roles=_splits(roles, "--roles"),
-        splits=_splits(splits, "--splits"),
-        max_per_split=max_per_split,
-        seed=seed,
-        batch_size=batch_size,
-        device=device,
-        backend=backend,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-        data_file=data_file,
-    )
-    rows = run_head_sweep(config, progress=not quiet)
+    config = HeadSweepConfig(model=model, out_dir=out, **data, **sample, **run, variable=variable, roles=_splits(roles, "--roles"), backend=backend)
+    rows = run_head_sweep(config, progress=progress)
     click.echo(format_heads(rows))
     click.echo(f"wrote {out}/heads.h5, {out}/heads.csv, {out}/heads.png")
 
@@ -537,49 +476,36 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
 
 @main.command()
 @click.option("--out", default="runs/demo", show_default=True, type=click.Path(), help="Run directory.")
-@click.option("--model", default=_D.model, show_default=True, help="Pretrained model to fine-tune.")
+@_model(required=False, default=_D.model, help="Pretrained model to fine-tune.")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
-@click.option("--batch-size", type=int, default=_D.batch_size, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
 @click.option("--location", default=None, help="MoNLI: the intervention location (default: chosen from the probe table).")
-@_task_option
+@_data()
 @click.option("--examples", type=int, default=60, show_default=True, help="Another task: m, the seeded sample of m × m interventions per location.")
 @click.option("--max-train", type=int, default=None, help="Another task: fine-tune on a seeded subset of this many training examples.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@_data_options
-def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, data_file, examples, max_train, quiet, data_dir, skip_checksums):
+@_run(_D.batch_size, device=False, quiet_help="No progress bars.")
+def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, max_train, run, progress):
     """The main job: on MoNLI Table 1, activation cache, probes, interventions and cliques; on another task the same path from fine-tuning on."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    if task != "monli":
+    if data["task"] != "monli":
         from interp.jobs.task_demo import TaskDemoConfig, format_task_demo, run_task_demo
 
         if location is not None:
             raise ConfigError("--location is MoNLI's; another task's demo intervenes at every variable's aligned roles")
-        config = TaskDemoConfig(
-            task=task, out_dir=out, data_file=data_file, model=model, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
-            max_train=max_train, probe_seeds=probe_seeds, examples=examples, data_dir=data_dir, verify_checksums=not skip_checksums,
-        )  # fmt: skip
-        result = run_task_demo(config, progress=not quiet)
+        config = TaskDemoConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **data, **run, max_train=max_train,
+                                probe_seeds=probe_seeds, examples=examples)  # fmt: skip
+        result = run_task_demo(config, progress=progress)
         click.echo("")
         click.echo(format_task_demo(result))
         click.echo(f"\nwrote {out}/: model/, activations.h5, probes.csv, probes.png, interventions.h5, cliques/, report/index.html")
         return
-
-    behavioral = BehavioralConfig(
-        out_dir=out,
-        model=model,
-        epochs=epochs,
-        lr=lr,
-        batch_size=batch_size,
-        seed=seed,
-        data_dir=data_dir,
-        verify_checksums=not skip_checksums,
-    )
-    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, intervention_location=location), progress=not quiet)
+    settings = {k: v for k, v in data.items() if k not in ("task", "data_file")}
+    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **settings, **run)
+    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, intervention_location=location), progress=progress)
     click.echo("")
     click.echo(format_demo(result))
     click.echo(
@@ -598,11 +524,10 @@ def demo(out, model, epochs, lr, batch_size, seed, probe_seeds, location, task, 
 @click.option("--lr", "lrs", default="1e-5,3e-5,1e-4", show_default=True, help="Learning rates of the grid.")
 @click.option("--epochs", default="3", show_default=True, help="Epoch counts of the grid.")
 @click.option("--seeds", default="0", show_default=True, help="Seeds of the grid (each also draws its own k examples).")
-@click.option("--batch-size", type=int, default=16, show_default=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
 @click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds, batch_size, out, skip_checksums, quiet):
+@_run(16, device=False)
+def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
@@ -611,10 +536,10 @@ def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds
 
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
-        lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=batch_size,
+        lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), **run,
         verify_checksums=not skip_checksums,
     )  # fmt: skip
-    _, selected = run_inoculation(config, progress=not quiet)
+    _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))
     click.echo(f"wrote {out}/inoculation.csv, {out}/selected.json, {out}/inoculation.png, {out}/models/")
 
@@ -688,8 +613,8 @@ def fragments_check(data_file, per_size, seed):
 @click.argument("data_file", type=click.Path(dir_okay=False))
 @click.option("--fragment", type=click.Choice(["monotonicity_simple", "monotonicity_hard"]), default=None, help="The released fragment [default: the file's setting's].")
 @click.option("--splits", default="train,dev,test", show_default=True, help="Splits of both to compare.")
-@_data_options
-def fragments_compare(data_file, fragment, splits, data_dir, skip_checksums):
+@_data(task=False)
+def fragments_compare(data_file, fragment, splits, data):
     """Set a generated file beside the released fragment: label balance, determiners, sentence length, vocabulary overlap."""
     from interp.tasks.fragments.data import load_fragment
     from interp.tasks.fragments.generated import read_generated
@@ -698,7 +623,7 @@ def fragments_compare(data_file, fragment, splits, data_dir, skip_checksums):
     chosen = _splits(splits, "--splits")
     generated = read_generated(data_file, chosen)
     fragment = fragment or f"monotonicity_{generated[0].setting}"
-    released = load_fragment(fragment, chosen, data_dir=data_dir, verify_checksums=not skip_checksums)
+    released = load_fragment(fragment, chosen, **data)
     rows = lambda pairs: [{"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs]  # noqa: E731
     click.echo(format_comparison(compare(rows(generated), rows(released)), ("generated", fragment)))
 
@@ -781,13 +706,13 @@ def monotonicity_check(data_file, per_size):
 @click.option("--new-words-only", is_flag=True, help="Only substitutes that are none of MoNLI's substituted words.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@_data_options
-def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min_count, new_words_only, seed, overwrite, data_dir, skip_checksums):
+@_data(task=False)
+def monli_generate(out, wordnet_dir, corpus_splits, per_sentence, max_depth, min_count, new_words_only, seed, overwrite, data):
     """MoNLI-style pairs by WordNet hypernym / hyponym substitution (Geiger et al. 2020, §3), lexrel and label through INFER."""
     from interp.tasks.monli.generate import MonliGenerateConfig, generate_monli
 
     config = MonliGenerateConfig(per_sentence=per_sentence, max_depth=max_depth, min_count=min_count, new_words_only=new_words_only, seed=seed,
-                                 corpus=_splits(corpus_splits, "--corpus"), data_dir=data_dir, verify_checksums=not skip_checksums, wordnet_dir=wordnet_dir)
+                                 corpus=_splits(corpus_splits, "--corpus"), **data, wordnet_dir=wordnet_dir)
     stats = generate_monli(config, out, overwrite=overwrite)
     agreement = stats["wordnet_agreement"]
     click.echo(f"{stats['pairs']} pairs from {stats['sentences']} sentences ({stats['negated']} negated); labels {stats['labels']}; "

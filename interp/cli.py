@@ -271,7 +271,7 @@ def cache(model, out, data, sample, wordpiece, dtype, run, progress, components,
 @click.option("--model", default=None, help="Check the cache was made with this model's weights.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer); with a cache made with --components also heads or components (@ROLE for one role) and component sites such as blocks.2.attn.hook_z.h3@w_h.")
-@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: lexrel,infer on MoNLI; every variable and label otherwise; with aligned: every aligned variable].")
+@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: the task's own (its Task.probe_targets, which the cache records: lexrel,infer on MoNLI), else every variable and label; with aligned: every aligned variable].")
 @click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
 @click.option("--folds", type=int, default=5, show_default=True)
 @click.option("--seeds", type=int, default=3, show_default=True)

@@ -34,7 +34,7 @@ def test_mqnli_task_aligns_each_node_to_the_words_below_it(mqnli):
     assert len(task.alignment["root"]) == 18 and "label" not in task.alignment  # the file's own dataset name
     causal = task.build_causal_model(examples)
     assert set(task.values(causal, examples, "root").names) <= {"≡", "⊏", "⊐", "^", "|", "‿", "#"}
-    with pytest.raises(ConfigError, match="task= mqnli needs data_file="):
+    with pytest.raises(ConfigError, match="task=mqnli needs data_file="):
         resolve_task("mqnli")
 
 

@@ -130,7 +130,7 @@ def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_di
     blocker = tmp_path / "file"
     blocker.write_text("")
     config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data_dir=str(monli_dir))
-    with pytest.raises(OutputError, match="out_dir= .*file/run.partial: cannot create directory"):
+    with pytest.raises(OutputError, match="out_dir=.*file/run.partial: cannot create directory"):
         train(config, blocker / "run", progress=False)
 
 

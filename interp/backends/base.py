@@ -68,7 +68,7 @@ def check_backend_name(name: str, argument: str = "backend") -> str:
     if name not in BACKENDS:
         raise ConfigError(f"{named(argument)} must be one of {', '.join(BACKENDS)}, got {name!r}")
     if name == "transformer-lens" and importlib.util.find_spec("transformer_lens") is None:
-        raise ConfigError(f"{named(argument)} transformer-lens: the transformer-lens package is not installed; pip install 'interp[tl]'")
+        raise ConfigError(f"{named(argument, 'transformer-lens')}: the transformer-lens package is not installed; pip install 'interp[tl]'")
     return name
 
 

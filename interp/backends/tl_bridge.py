@@ -74,7 +74,7 @@ def wrap(model, tokenizer) -> TransformerBridge:
         ConfigError: ``model`` is not a ``BertForSequenceClassification``.
     """
     if type(model).__name__ != ARCHITECTURE:
-        raise ConfigError(f"`backend=` transformer-lens: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
+        raise ConfigError(f"`backend=transformer-lens`: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
     register_adapter()
     device = next(model.parameters()).device
     bridge = TransformerBridge.boot_transformers(
@@ -127,7 +127,7 @@ class BridgeBackend:
 
     def __init__(self, model, tokenizer, argument: str = "backend") -> None:
         if tokenizer is None:
-            raise ConfigError(f"{named(argument)} transformer-lens needs the model's tokenizer")
+            raise ConfigError(f"{named(argument, 'transformer-lens')} needs the model's tokenizer")
         self.config = model.config
         self.bridge = wrap(model, tokenizer)
         self.device = next(model.parameters()).device

@@ -79,7 +79,7 @@ def open_partial(work: Path, meta: dict, ids, argument: str = "out"):
     try:
         return module.File(work, "w")
     except OSError as exc:
-        raise OutputError(f"{named(argument)} {work}: cannot create ({exc})") from None
+        raise OutputError(f"{named(argument, work)}: cannot create ({exc})") from None
 
 
 def open_finished(path: Path, fmt: str, what: str, make_with: str, check: Callable[[dict], None] | None = None):
@@ -139,7 +139,7 @@ def check_replaceable(path: Path, fmt: str, argument: str = "out") -> None:
     if not path.exists():
         return
     if path.is_dir():
-        raise OutputError(f"{named(argument)} {path} is a directory; give a file path")
+        raise OutputError(f"{named(argument, path)} is a directory; give a file path")
     kind = fmt.split("/")[0]
     try:
         with h5py().File(path, "r") as handle:
@@ -147,4 +147,4 @@ def check_replaceable(path: Path, fmt: str, argument: str = "out") -> None:
     except (OSError, ValueError):
         found = None
     if not (isinstance(found, str) and found.split("/")[0] == kind):
-        raise OutputError(f"{named(argument)} {path} exists and is not an interp file of this kind ({kind}); interp will not replace it")
+        raise OutputError(f"{named(argument, path)} exists and is not an interp file of this kind ({kind}); interp will not replace it")

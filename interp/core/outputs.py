@@ -32,9 +32,9 @@ def ensure_writable_dir(path: Path, argument: str = "out") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{named(argument)} {path}: cannot create directory ({exc.strerror or exc})") from None
+        raise OutputError(f"{named(argument, path)}: cannot create directory ({exc.strerror or exc})") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise OutputError(f"{named(argument)} {path}: directory is not writable")
+        raise OutputError(f"{named(argument, path)}: directory is not writable")
     return path
 
 
@@ -46,7 +46,7 @@ def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "out") -
     """
     out = Path(out)
     if out.exists() and not overwrite:
-        raise OutputError(f"{named(argument)} {out} already exists; choose another path or pass `overwrite=True`")
+        raise OutputError(f"{named(argument, out)} already exists; choose another path or pass `overwrite=True`")
     ensure_writable_dir(out.parent, argument)
     return out
 
@@ -115,7 +115,7 @@ def require_free_space(path: Path, needed: int, argument: str = "out") -> None:
     free = shutil.disk_usage(directory).free
     if free < needed:
         raise OutputError(
-            f"{named(argument)} {path}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
+            f"{named(argument, path)}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
         )
 
 
@@ -214,7 +214,7 @@ class OutputSet:
 
     def __enter__(self) -> "OutputSet":
         if self.directory.exists() and not self.directory.is_dir():
-            raise OutputError(f"{named(self.argument)} {self.directory} is a file; give a directory")
+            raise OutputError(f"{named(self.argument, self.directory)} is a file; give a directory")
         shutil.rmtree(self.staging, ignore_errors=True)  # a killed run's leftovers: ours by name
         ensure_writable_dir(self.staging, self.argument)
         return self
@@ -231,14 +231,14 @@ class OutputSet:
     def _commit(self) -> None:
         missing = [n for n in self.names if not (self.staging / n).is_file()]
         if missing:
-            raise OutputError(f"{named(self.argument)} {self.directory}: {missing[0]} was never written")
+            raise OutputError(f"{named(self.argument, self.directory)}: {missing[0]} was never written")
         record = manifest_record(self.command, [self.staging / n for n in self.names])
         ensure_writable_dir(self.directory, self.argument)
         try:
             for name in self.names:
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
-            raise OutputError(f"{named(self.argument)} {self.directory}: cannot move the outputs into place ({exc.strerror or exc})") from None
+            raise OutputError(f"{named(self.argument, self.directory)}: cannot move the outputs into place ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
 
 

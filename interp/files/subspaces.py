@@ -85,14 +85,14 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
         meta = json.loads(_with(stem, ".json").read_text(encoding="utf-8"))
         blob = _with(stem, ".safetensors").read_bytes()
     except OSError as exc:
-        raise DataError(f"{named(argument)} {stem}: cannot read ({exc.strerror or exc})") from None
+        raise DataError(f"{named(argument, stem)}: cannot read ({exc.strerror or exc})") from None
     except ValueError as exc:
-        raise DataError(f"{named(argument)} {_with(stem, '.json')}: not JSON ({exc})") from None
+        raise DataError(f"{named(argument, _with(stem, '.json'))}: not JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise DataError(f"{named(argument)} {_with(stem, '.json')}: not an interp intervention (format {FORMAT} expected)")
+        raise DataError(f"{named(argument, _with(stem, '.json'))}: not an interp intervention (format {FORMAT} expected)")
     if model_sha256 is not None and meta.get("model_sha256") != model_sha256:
         raise ConfigError(
-            f"{named(argument)} {stem}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "
+            f"{named(argument, stem)}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "
             f"this model's is {model_sha256[:12]}…)"
         )
     try:
@@ -100,5 +100,5 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
         intervention = make_intervention(meta["kind"], int(meta["width"]), int(meta["k"]), **extra)
         intervention.load_tensors(load_tensors(blob))
     except (KeyError, ValueError, RuntimeError, SafetensorError) as exc:
-        raise DataError(f"{named(argument)} {stem}: the weights do not fit the settings in its sidecar ({exc})") from None
+        raise DataError(f"{named(argument, stem)}: the weights do not fit the settings in its sidecar ({exc})") from None
     return intervention.eval(), meta

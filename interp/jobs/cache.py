@@ -70,8 +70,8 @@ class CacheConfig:
         check_backend_name(self.backend)
         if self.wordpiece == "all":
             raise ConfigError(
-                "`wordpiece=` all: the cache keeps one vector per site × role; cache with first or last "
-                "(interp intervene takes `wordpiece=` all without a cache)"
+                "`wordpiece=all`: the cache keeps one vector per site × role; cache with first or last "
+                "(interp intervene takes `wordpiece=all` without a cache)"
             )
         if self.dtype not in DTYPES:
             raise ConfigError(f"`dtype=` must be one of {', '.join(DTYPES)}, got {self.dtype!r}")

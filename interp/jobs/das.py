@@ -115,7 +115,7 @@ class DasConfig:
             if k != BOUNDLESS and not (k.isdigit() and int(k) >= 1):
                 raise ConfigError(f"{named('subspaces', repr(k))}: give a size k >= 1 or 'boundless'")
         if BOUNDLESS in self.subspaces and self.kind != "rotated":
-            raise ConfigError("`subspaces=` boundless learns a full rotation: use it with `kind=` rotated")
+            raise ConfigError("`subspaces=boundless` learns a full rotation: use it with `kind=rotated`")
         if not self.seeds:
             raise ConfigError("`seeds=` names no seed")
         if not self.variables:

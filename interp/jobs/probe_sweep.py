@@ -201,7 +201,7 @@ def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tup
     alignment = cache.alignment
     missing = [t for t in targets if t not in alignment]
     if missing:
-        raise ConfigError(f"`locations=` aligned: target {missing[0]!r} has no aligned roles in {config.cache}; name its `locations=`")
+        raise ConfigError(f"`locations=aligned`: target {missing[0]!r} has no aligned roles in {config.cache}; name its `locations=`")
     plan: dict[Location, list[str]] = {}
     for target in targets:
         for loc in parse_locations("aligned", n_layers, cache.roles, [alignment[target]]):

@@ -163,7 +163,7 @@ def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path
             tokenizer.save_pretrained(staging)
     except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(f"{named(argument)} {out_dir}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
+        raise OutputError(f"{named(argument, out_dir)}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
     write_json_atomic(staging / TRAINING_FILE, record)
     replace_dir(staging, out_dir)
     return out_dir

@@ -89,7 +89,7 @@ def resolve_task(
         from interp.tasks.monli.data import is_monli_file
 
         if not is_monli_file(data_file):
-            raise ConfigError(f"{named(argument)} monli: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
+            raise ConfigError(f"{named(argument, 'monli')}: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
         return monli_task(data_dir, verify_checksums, data_file)
     if data_file and spec not in FILE_TASKS:
         raise ConfigError(f"{named(argument, repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")

@@ -200,7 +200,7 @@ def _balanced(space: _Space, pool: list[int], quotas: dict[str, int], rng: rando
     labels_in_pool = {space.values[i][-1] for i in pool}
     for label, n in want.items():
         if n > 0 and label not in labels_in_pool:
-            raise ConfigError(f"the training pool has no {label} input; raise `ratio=` or use `split=` random")
+            raise ConfigError(f"the training pool has no {label} input; raise `ratio=` or use `split=random`")
     draws, limit = 0, 1000 * (sum(want.values()) + 1)
     while any(n > 0 for n in want.values()):
         draws += 1

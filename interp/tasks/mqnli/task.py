@@ -65,7 +65,7 @@ def mqnli_task(data_file: str | Path | None) -> Task:
         ConfigError: no ``data_file`` given.
     """
     if not data_file:
-        raise ConfigError("`task=` mqnli needs `data_file=`, a file written by interp mqnli")
+        raise ConfigError("`task=mqnli` needs `data_file=`, a file written by interp mqnli")
     causal = mqnli_causal_model()
     return Task(
         name="mqnli",

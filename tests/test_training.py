@@ -17,7 +17,7 @@ from interp.models import (
     load_classifier,
     predict_logits,
 )
-from interp.models.training import length_grouped_batches
+from interp.models.training import TRAINING_FILE, length_grouped_batches, save_checkpoint
 from interp.models.training_state import read_training_state
 from interp.tasks.monli import LABELS, encode_examples, load_monli
 
@@ -132,6 +132,17 @@ def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_di
     config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data_dir=str(monli_dir))
     with pytest.raises(OutputError, match="out_dir=.*file/run.partial: cannot create directory"):
         train(config, blocker / "run", progress=False)
+
+
+def test_a_checkpoint_replaces_a_stale_staging_folder(tiny_encoder_dir, tmp_path):
+    """A run killed while saving leaves its staging folder; the next save clears it and lands whole."""
+    model, tok = _fresh(tiny_encoder_dir)
+    staging, out = tmp_path / "staging", tmp_path / "model"
+    staging.mkdir()
+    (staging / "stale.bin").write_bytes(b"left by a killed run")
+    assert save_checkpoint(model, tok, {"run": 1}, out, staging) == out
+    assert not staging.exists() and not (out / "stale.bin").exists()
+    assert (out / "model.safetensors").is_file() and json.loads((out / TRAINING_FILE).read_text()) == {"run": 1}
 
 
 def test_predict_logits_keeps_input_order(tiny_classifier_dir, small_set):

@@ -26,7 +26,6 @@ the intervention only.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -41,7 +40,7 @@ from interp.api.results import InterchangeResult
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, ModelError, named
+from interp.core.errors import ConfigError, named
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
 from interp.engine.batched import interchange_logits, source_vectors
@@ -74,11 +73,7 @@ class IntervenableModel:
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
-        self.model: Classifier = load_model(model, tokenizer)
-        if self.model.labels != tuple(self.task.labels):
-            raise ModelError(
-                f"model=: {self.model.name} is a classifier for labels {self.model.labels}; task {self.task.name!r} has labels {self.task.labels}"
-            )
+        self.model: Classifier = load_model(model, tokenizer).require_labels(self.task)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
         if device is not None:
@@ -171,7 +166,7 @@ class IntervenableModel:
         loc = self.location(location, variables)
         model = self.model.module
         base_enc, source_enc = self.encode(bases), self.encode(sources)
-        tokens = location_tokens(base_enc + source_enc, loc.roles, f"bases=, sources= at location {loc}")  # one token count for all
+        tokens = location_tokens(base_enc + source_enc, loc.roles, f"`bases=`, `sources=` at location {loc}")  # one token count for all
         vanilla = intervention is None or isinstance(intervention, Interchange)
         width = len(tokens[0]) * loc.token_width(self.model.module.config)
         if not vanilla and intervention.width != width:
@@ -206,11 +201,9 @@ class IntervenableModel:
         values = {v: task.values(causal, bases, v) for v in task.variables}
         source_values = {v: task.values(causal, sources, v) for v in task.variables}
         meta = {
-            "format": FORMAT, "task": task.name, "causal_model": causal.name, "variables": list(variables),
-            "alignment": json.dumps({v: list(task.alignment[v]) for v in variables}), "model": self.model.name,
-            "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(labels),
+            "format": FORMAT, **task.file_attrs(variables), "causal_model": causal.name, "variables": list(variables),
+            "model": self.model.name, "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(labels),
             "locations": [str(loc)], "unit_size": len(bases), "precision": "fp32",
-            **({"word_pairs": task.word_pairs.to_json()} if task.word_pairs is not None else {}),
         }  # fmt: skip
         result = InterchangeResult(
             location=loc, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources),

@@ -73,6 +73,16 @@ class Classifier:
             self._sha256 = model_sha256(self.name) if self.name != "<in memory>" else _state_sha256(self.module)
         return self._sha256
 
+    def require_labels(self, task: Task) -> "Classifier":
+        """Self, if its labels are ``task``'s in the same order.
+
+        Raises:
+            ModelError: naming ``model=``: a classifier for other labels.
+        """
+        if self.labels != tuple(task.labels):
+            raise ModelError(f"`model=`: {self.name} is a classifier for labels {self.labels}; task {task.name!r} has labels {task.labels}")
+        return self
+
     def to(self, device) -> "Classifier":
         """Move the model to ``device`` (``"cpu"``, ``"cuda"``, a ``torch.device``); returns self."""
         self.module.to(device)

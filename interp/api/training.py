@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from interp.api.loading import Classifier, load_model, load_task
-from interp.core.errors import ConfigError, ModelError
+from interp.core.errors import ConfigError
 from interp.hooks.encoding import encode_pair
 from interp.models.training import fit
 
@@ -78,8 +78,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     else:
         given = load_model(model, tokenizer)
         loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
-    if loaded.labels != tuple(task.labels):
-        raise ModelError(f"`model=`: {loaded.name} is a classifier for labels {loaded.labels}; task {task.name!r} has labels {task.labels}")
+    loaded.require_labels(task)
     encoded = [encode_pair(e, loaded.tokenizer, task.labels) for e in examples]
     history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")

@@ -22,7 +22,6 @@ first unfinished batch, and ``<out>`` is never half-written.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +115,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     n_batches = -(-n // config.batch_size)
     meta = {
         "format": FORMAT,
-        "task": task.name,
+        **task.file_attrs(task.variables),
         "labels": list(task.labels),
         "model": config.model,
         "model_sha256": model_sha256(config.model),
@@ -125,10 +124,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "n_layers": n_layers(model),
         "d_model": d,
         "dtype": config.dtype,
-        "alignment": json.dumps({v: list(task.alignment[v]) for v in task.variables}),
     }
-    if task.probe_targets:  # the task's own default targets travel with its cache
-        meta["probe_targets"] = list(task.probe_targets)
     if config.components:
         meta["n_heads"] = model.config.num_attention_heads
     if config.backend != "hf":

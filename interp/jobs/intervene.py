@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,11 +215,9 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     }
     meta = {
         "format": FORMAT,
-        "task": task.name,
+        **task.file_attrs(config.variables),
         "causal_model": causal.name,
         "variables": list(config.variables),
-        "alignment": json.dumps({v: list(task.alignment[v]) for v in config.variables}),
-        **({"word_pairs": task.word_pairs.to_json()} if task.word_pairs is not None else {}),
         **outputs,
     }
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None

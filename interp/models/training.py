@@ -16,6 +16,7 @@ caller's: :mod:`interp.jobs.train` resolves a task into them.
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import Callable, Sequence

@@ -231,6 +231,16 @@ class Task:
             examples = [e for e in examples if id(e) in kept]
         return seeded_subset(examples, n, seed)
 
+    def file_attrs(self, variables: Sequence[str]) -> dict:
+        """What a file made for this task records of it: its name, the alignment of ``variables``, and its own
+        :attr:`probe_targets` and :attr:`word_pairs` where it has them (the probe and clique jobs read these)."""
+        attrs = {"task": self.name, "alignment": json.dumps({v: list(self.alignment[v]) for v in variables})}
+        if self.probe_targets:
+            attrs["probe_targets"] = list(self.probe_targets)
+        if self.word_pairs is not None:
+            attrs["word_pairs"] = self.word_pairs.to_json()
+        return attrs
+
     def default_roles(self, variables: Sequence[str]) -> tuple[tuple[str, ...], ...]:
         """The role sets ``variables`` are aligned to, each once, in the task's role order: what a bare site stands for.
 

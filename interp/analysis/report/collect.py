@@ -195,8 +195,6 @@ def layout(g, seed: int = 0) -> dict:
 
 def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
     """The graph, its layout and its cliques for the page; ``None`` when the run wrote no graph file."""
-    import networkx as nx
-
     g = _read_graph(directory, files)
     if g is None:
         return None

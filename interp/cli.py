@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 import click
@@ -41,7 +42,6 @@ _FLAGS: dict[str | tuple[str, str], str] = {
     "ks": "--k",
     "lrs": "--lr",
     "formats": "--format",
-    "intervention_location": "--location",
     "per_size": "--models",
 }
 
@@ -213,36 +213,23 @@ def train(model, data, sample, epochs, lr, run, progress, eval_splits, curve, ii
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 def evaluate(model, data, splits, batch_size, as_json):
-    """Accuracy of a fine-tuned classifier on MoNLI splits (or a generated MQNLI file's, a task's, a semantic fragment's: --task fragment:NAME, or all eight: --task fragments)."""
-    from interp.models import evaluate as evaluate_model
-    from interp.models import load_classifier
+    """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
+    from interp.models.evaluation import evaluate_task
+    from interp.tasks import resolve_tasks, task_for_file
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
-    task = data["task"]
-    if task == "monotonicity-fragment" or task == "fragments" or task.startswith("fragment:"):  # scored through the task's label mapping
-        from interp.models.evaluation import evaluate_task
-        from interp.tasks import resolve_task
-        from interp.tasks.fragments import FRAGMENTS
-
-        names = [task] if task == "monotonicity-fragment" else [f"fragment:{n}" for n in (FRAGMENTS if task == "fragments" else (task.split(":", 1)[1],))]
-        default = ("test", "lexical_test") if task == "monotonicity-fragment" else ("test",)
-        chosen = _splits(splits, "--splits") if splits is not None else default
-        table = {}
-        for name in names:
-            resolved = resolve_task(name, **{k: v for k, v in data.items() if k != "task"}, argument="task")
-            table["generated" if name == task == "monotonicity-fragment" else name.split(":", 1)[1]] = evaluate_task(model, resolved, chosen, batch_size, progress=sys.stderr.isatty())
-        click.echo(json.dumps(table, indent=2) if as_json else _fragment_table(table, chosen))
-        return
-    config = TrainConfig(**data, eval_splits=_splits(splits, "--splits") if splits is not None else _D.eval_splits).validate()
-    examples = config.load(config.eval_splits)
-    classifier, tokenizer = load_classifier(model, labels=config.labels, require_head=True)
-    metrics = evaluate_model(classifier, tokenizer, examples, batch_size=batch_size, progress=sys.stderr.isatty(), labels=config.labels)
-    if as_json:
-        click.echo(json.dumps(metrics, indent=2))
-        return
-    for split, m in metrics.items():
-        click.echo(f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})")
+    spec = task_for_file(data["task"], data["data_file"])
+    tasks, group = resolve_tasks(spec, **{k: v for k, v in data.items() if k != "task"}, argument="task")
+    chosen = _splits(splits, "--splits") if splits is not None else None
+    table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty())
+             for name, task in tasks.items()}  # fmt: skip
+    if group is None:
+        (metrics,) = table.values()
+        click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(
+            f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})" for split, m in metrics.items()))  # fmt: skip
+    else:
+        click.echo(json.dumps(table, indent=2) if as_json else _group_table(table, group))
 
 
 @main.command()
@@ -335,17 +322,15 @@ def intervene(model, out, locations, data, sample, variable, wordpiece, cache_pa
             click.echo(layer_table(summaries))
 
 
-def _fragment_table(table: dict, splits: tuple[str, ...]) -> str:
-    """Accuracy (%) per fragment and split, with the logic and monotonicity averages of Richardson et al. (2020), Table 1."""
-    from interp.tasks.fragments.data import LOGIC, MONOTONICITY
-
+def _group_table(table: dict, group) -> str:
+    """Accuracy (%) per member task and split, with the group's averages (the fragments': Richardson et al. 2020, Table 1)."""
+    splits = list(dict.fromkeys(s for metrics in table.values() for s in metrics))
     width = max(10, *(len(s) + 2 for s in splits))
-    lines = [f"{'fragment':22}" + "".join(f"{s:>{width}}" for s in splits)]
+    lines = [f"{'task':22}" + "".join(f"{s:>{width}}" for s in splits)]
     for name, metrics in table.items():
         lines.append(f"{name:22}" + "".join(f"{100 * metrics[s]['accuracy']:{width}.1f}" for s in splits))
-    for label, group in (("logic average", LOGIC), ("monotonicity average", MONOTONICITY)):
-        if all(g in table for g in group):
-            lines.append(f"{label:22}" + "".join(f"{100 * sum(table[g][s]['accuracy'] for g in group) / len(group):{width}.1f}" for s in splits))
+    for label, members in group.averages.items():
+        lines.append(f"{label:22}" + "".join(f"{100 * sum(table[m][s]['accuracy'] for m in members) / len(members):{width}.1f}" for s in splits))
     return "\n".join(lines)
 
 
@@ -481,38 +466,22 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
 @click.option("--seed", type=int, default=_D.seed, show_default=True)
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
-@click.option("--location", default=None, help="MoNLI: the intervention location (default: chosen from the probe table).")
+@click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
 @_data()
-@click.option("--examples", type=int, default=60, show_default=True, help="Another task: m, the seeded sample of m × m interventions per location.")
-@click.option("--max-train", type=int, default=None, help="Another task: fine-tune on a seeded subset of this many training examples.")
+@click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
+@click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples.")
 @_run(_D.batch_size, device=False, quiet_help="No progress bars.")
 def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, max_train, run, progress):
-    """The main job: on MoNLI Table 1, activation cache, probes, interventions and cliques; on another task the same path from fine-tuning on."""
+    """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    if data["task"] != "monli":
-        from interp.jobs.task_demo import TaskDemoConfig, format_task_demo, run_task_demo
-
-        if location is not None:
-            raise ConfigError("--location is MoNLI's; another task's demo intervenes at every variable's aligned roles")
-        config = TaskDemoConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **data, **run, max_train=max_train,
-                                probe_seeds=probe_seeds, examples=examples)  # fmt: skip
-        result = run_task_demo(config, progress=progress)
-        click.echo("")
-        click.echo(format_task_demo(result))
-        click.echo(f"\nwrote {out}/: model/, activations.h5, probes.csv, probes.png, interventions.h5, cliques/, report/index.html")
-        return
-    settings = {k: v for k, v in data.items() if k not in ("task", "data_file")}
-    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **settings, **run)
-    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, intervention_location=location), progress=progress)
+    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **data, **run, max_train=max_train)
+    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples), progress=progress)
     click.echo("")
     click.echo(format_demo(result))
-    click.echo(
-        f"\nwrote {out}/: metrics.json, model/, challenge_model/, activations.h5, probes.csv, probes.png, "
-        "interventions.h5, cliques.json, graph.graphml, clique.png, report/index.html "
-        f"in {result.seconds:.0f} s"
-    )
+    listing = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in Path(out).iterdir() if not p.name.endswith(".manifest.json")))
+    click.echo(f"\nwrote {out}/: {listing} in {result.seconds:.0f} s; the report is {out}/report/index.html")
 
 
 @main.command()

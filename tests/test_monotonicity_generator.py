@@ -221,7 +221,7 @@ def test_polarity_is_a_variable_interventions_target(generated_file, tiny_fragme
     runner = CliRunner()
     scored = runner.invoke(main, ["evaluate", "--model", str(tiny_fragment_classifier_dir), "--task", "monotonicity-fragment", "--data-file", str(generated_file), "--json"])
     assert scored.exit_code == 0, scored.output
-    table = json.loads(scored.output)["generated"]
+    table = json.loads(scored.output)  # its own default splits: test and lexical_test
     assert table["test"]["n"] == 75 and table["lexical_test"]["n"] == len(read_generated(generated_file, ("lexical_test",)))
     out = tmp_path / "polarity.h5"
     args = ["intervene", "--model", str(tiny_fragment_classifier_dir), "--task", "monotonicity-fragment", "--data-file", str(generated_file),

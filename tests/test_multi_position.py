@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import h5py
 import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
@@ -218,8 +221,14 @@ def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
              "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--quiet")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "| subj_np | " in r.output and "Cliques (Appendix A.3) at blocks." in r.output
-    for name in ("model/model.safetensors", "activations.h5", "probes.csv", "interventions.h5", "cliques/cliques.json"):
+    for name in ("model/model.safetensors", "metrics.json", "activations.h5", "probes.csv", "interventions.h5", "cliques.json"):
         assert (tmp_path / "demo" / name).is_file(), name
+    assert json.loads((tmp_path / "demo" / "metrics.json").read_text())["model"]["trained_on"] == ["train"]
+    # The same pipeline as MoNLI's: a location given replaces the plan's (every aligned site); the rest is reused.
     again = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
-                 "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--quiet", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
-    assert again.exit_code == 2 and "--location is MoNLI's" in again.output
+                 "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert "already trained with these settings" in again.output and "Interchange interventions (§6.2) at blocks.1.hook_resid_post@cls: given" in again.output
+    with h5py.File(tmp_path / "demo" / "interventions.h5", "r") as f:
+        assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls"]
+    assert json.loads((tmp_path / "demo" / "cliques.json").read_text())["location"] == "blocks.1.hook_resid_post@cls"

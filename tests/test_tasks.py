@@ -168,3 +168,64 @@ def test_a_users_task_trains_and_evaluates(tiny_encoder_dir, tmp_path):
     assert json.loads(result.stdout) == info["metrics"]  # the checkpoint on disk is the model that was scored
     result = run("evaluate", "--task", task, "--model", out, "--splits", "test")
     assert result.exit_code == 2 and "unknown split 'test'; choose from all" in result.stderr
+
+
+def test_a_task_declares_its_demo_stages_and_they_are_checked():
+    """Issue #29 item 4: a task owns its behavioral stage and demo plan; a declaration naming what the task lacks is refused."""
+    from interp.tasks.stages import STUDIED, BehavioralStage, Check, DemoPlan, Training
+
+    toy = resolve_task(f"{TOY_TASK}:make_task")
+    assert toy.behavioral is None and toy.behavioral_stage.trainings == (Training("fine-tuning", STUDIED, ("all",)),)
+    assert toy.demo_plan == DemoPlan() and toy.demo_plan.site == "aligned"
+    with pytest.raises(ConfigError, match="exactly one of at_most and at_least"):
+        Check("c", "t", "all", at_most=0.2, at_least=0.1)
+    with pytest.raises(ConfigError, match="one writes 'model'"):
+        BehavioralStage(trainings=(Training("a", "a_model", ("all",)),))
+    with pytest.raises(ConfigError, match="check 'c' reads a training the stage does not run"):
+        BehavioralStage(trainings=(Training("a", "model", ("all",)),), checks=(Check("c", "b", "all", at_least=0.5),))
+    with pytest.raises(ConfigError, match="names split 'test', which it lacks"):
+        replace(toy, behavioral=BehavioralStage(trainings=(Training("a", "model", ("test",)),)))
+    with pytest.raises(ConfigError, match="demo plan names a variable the task lacks"):
+        replace(toy, demo=DemoPlan(site="probes", clique_variable="lexrel"))
+    with pytest.raises(ConfigError, match="names its clique_variable"):
+        DemoPlan(site="probes")
+    check = Check("c", "a", "all", at_most=0.25)
+    assert (check.holds(0.25), check.holds(0.26)) == (True, False)
+    assert check.to_json(0.3) == {"all": 0.3, "at_most": 0.25, "holds": False}
+    monli = resolve_task("monli")
+    assert [t.directory for t in monli.behavioral.trainings] == ["challenge_model", "model"] and monli.demo.site == "probes"
+
+
+def test_a_users_task_with_its_own_behavioral_stage_runs_the_demo(tiny_encoder_dir, tmp_path):
+    """The demo runs a user's stage (two fine-tunings, a check) and plan like MoNLI's: no job knows the task."""
+    spec = tmp_path / "staged.py"
+    spec.write_text(
+        "from dataclasses import replace\n"
+        "import importlib.util\n"
+        "from interp.tasks.stages import BehavioralStage, Check, DemoPlan, Training\n"
+        f"s = importlib.util.spec_from_file_location('toy_for_stage', {str(TOY_TASK)!r}); m = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n"
+        "def make_task():\n"
+        "    stage = BehavioralStage(trainings=(Training('short', 'short_model', ('all',)), Training('full', 'model', ('all',))),\n"
+        "                            checks=(Check('beats_nothing', 'full', 'all', at_least=0.0), Check('never', 'short', 'all', at_most=-1.0)),\n"
+        "                            paper={'paper_toy': {'all': 100.0}})\n"
+        "    return replace(m.make_task(), behavioral=stage, demo=DemoPlan(probe_locations='aligned', site='aligned', variables=('up',)))\n"
+    )
+    out = tmp_path / "demo"
+    result = run("demo", "--task", f"{spec}:make_task", "--model", tiny_encoder_dir, "--epochs", "1", "--examples", "12",
+                 "--probe-seeds", "1", "--out", out, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    for directory, name in (("short_model", "short"), ("model", "full")):
+        trained = json.loads((out / directory / "training.json").read_text())
+        assert metrics[directory]["accuracy"]["all"] == trained["metrics"]["all"]["accuracy"], name
+    full = metrics["model"]["accuracy"]["all"]
+    assert metrics["checks"] == {
+        "beats_nothing": {"all": full, "at_least": 0.0, "holds": True},
+        "never": {"all": metrics["short_model"]["accuracy"]["all"], "at_most": -1.0, "holds": False},
+    }
+    assert metrics["paper_toy"] == {"all": 100.0}
+    assert "beats_nothing: holds" in result.output and "never: DOES NOT HOLD" in result.output
+    assert f"{100 * full:.1f}" in result.output
+    with h5py.File(out / "interventions.h5", "r") as f:
+        assert list(f.attrs["variables"]) == ["up"] and f["split"].shape == (12,)
+    assert json.loads((out / "cliques.json").read_text())["variable"] == "up"

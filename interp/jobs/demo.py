@@ -1,83 +1,103 @@
-"""The main job (`make demo`): the paper's pipeline on real MoNLI with the embedded model, stage by stage.
+"""The main job (`interp demo`, `make demo`): a task's whole path with one model, stage by stage, for every task.
 
-1. Behavioral, Table 1 (§5): :mod:`interp.jobs.behavioral` trains ``challenge_model/``
-   and ``model/`` and writes ``metrics.json``.
-2. Activations: every location of ``model/`` for every example, ``activations.h5``.
-3. Probes (§6.1, Figure 2): the sweep over all locations, ``probes.csv`` and ``probes.png``.
-4. Interventions (§6.2): all 300 × 300 interchange interventions among a
-   seeded mixed set, 150 PMoNLI and 150 NMoNLI-test examples (half of them
-   negated, so INFER's counterfactual on lexrel is not simply the source's
-   label), at one location chosen from the probe table
-   (:func:`choose_location`), compared with INFER's counterfactuals for
-   lexrel, negated and output, ``interventions.h5``. The plain half comes
-   from PMoNLI, on which the model trained, as the paper's all-of-MoNLI set
-   did.
-5. Cliques (Appendix A.3): the intervention graph and its greedy disjoint
-   cliques with chance baselines, ``cliques.json``, ``graph.graphml``,
-   ``clique.png``.
-6. Report: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
+What each stage does for a task is the task's own (:mod:`interp.tasks.stages`);
+MoNLI's reproduces Geiger, Richardson & Potts (2020):
+
+1. **Behavioral** (:mod:`interp.jobs.behavioral`): the task's fine-tunings,
+   scored, their effects checked, ``metrics.json``; the model studied from
+   here on is ``model/``. MoNLI: Table 1 (§5), ``challenge_model/`` and
+   ``model/``; another task: one fine-tuning on its training splits.
+2. **Activations**: every location of ``model/`` for the plan's cached
+   splits, ``activations.h5``.
+3. **Probes** (§6.1, Figure 2): the task's probe targets at every location
+   (MoNLI), or each variable at its aligned roles at every layer, leaving out
+   a variable one of whose values has fewer examples than the folds;
+   ``probes.csv`` and ``probes.png``.
+4. **Interventions** (§6.2): all m × m interchange interventions among the
+   plan's example set, ``interventions.h5``: MoNLI at the one location the
+   probe table singles out (:func:`choose_location`) among 150 PMoNLI and 150
+   NMoNLI-test examples, for lexrel, negated and output; another task at
+   every variable's aligned roles at every layer among a seeded sample of
+   ``examples``.
+5. **Cliques** (Appendix A.3): the intervention graph and its greedy disjoint
+   cliques with chance baselines (``cliques.json``, ``graph.graphml``,
+   ``clique.png``), for the plan's variable, or where IIA stands furthest
+   above both nulls (:func:`best_alignment`).
+6. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
 
 Every stage reuses what an earlier run already finished, so an interrupted
 demo, started again, continues where it stopped.
+
+Usage::
+
+    from interp.jobs.behavioral import BehavioralConfig
+    from interp.jobs.demo import DemoConfig, format_demo, run_demo
+    print(format_demo(run_demo(DemoConfig(BehavioralConfig(out_dir="runs/demo")))))
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from interp.analysis.iia import format_summaries, summarize_all
-from interp.core.errors import ConfigError
+import numpy as np
+
+from interp.analysis.iia import format_summaries, layer_table, summarize_all
+from interp.analysis.report import ReportConfig, write_report
+from interp.core.errors import ConfigError, named
+from interp.files.activations import open_cache
 from interp.hooks.locations import Location
-from interp.jobs.behavioral import (
-    BehavioralConfig,
-    BehavioralResult,
-    format_table,
-    run_behavioral,
-)
+from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.intervene import InterventionConfig, run_interventions
-from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
-from interp.analysis.report import ReportConfig, write_report
+from interp.jobs.probe_sweep import LABEL_TARGETS, ProbeSweepConfig, run_probe_sweep
 from interp.models.loading import model_layers
 
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """The behavioral settings, plus how many seeds the probe sweep averages over."""
+    """The behavioral settings (model, fine-tuning, task and data), the probes' seeds and folds, the site and the sample."""
 
-    behavioral: BehavioralConfig = BehavioralConfig()
+    behavioral: BehavioralConfig = field(default_factory=BehavioralConfig)
     probe_seeds: int = 3
-    intervention_location: str | None = None  # None: chosen from the probe table
-    intervention_splits: tuple[str, ...] = ("pmonli", "nmonli_test")
-    intervention_per_split: int = 150  # a seeded mixed set: 150 plain, 150 negated
-    intervention_variables: tuple[str, ...] = ("lexrel", "negated", "output")
+    folds: int = 5
+    location: str | None = None  # None: as the task's plan says (MoNLI: read off the probe table)
+    examples: int = 60  # m, for a plan without per_split: m × m interchange interventions per location
+
+    def validate(self) -> DemoConfig:
+        for name, value, least in (("probe_seeds", self.probe_seeds, 1), ("examples", self.examples, 2), ("folds", self.folds, 2)):
+            if value < least:
+                raise ConfigError(f"`{name}=` must be at least {least}, got {value}")
+        return self
 
 
 @dataclass
 class DemoResult:
     behavioral: BehavioralResult
     probe_rows: list[dict]
-    location: str
+    skipped_targets: list[str]  # aligned variables left unprobed: a value with fewer examples than the folds
+    location: str  # the interventions' location(s), as given to them
     location_reason: str
-    interventions: list[dict]  # one summary per variable
+    interventions: list[dict]  # one summary per variable and location
+    clique_variable: str
+    clique_location: str
     cliques: dict
     seconds: float
     stage_seconds: dict[str, float]  # wall seconds per stage, in order
 
 
-def choose_location(rows: list[dict]) -> tuple[str, str]:
+def choose_location(rows: list[dict], variable: str = "lexrel") -> tuple[str, str]:
     """The intervention site read off the probe table, and why.
 
     The paper (§6.1) reads a location where probes find *lexrel* selectively
     but INFER's output much less as one that stores lexrel before it is
     combined with negation: the place an interchange of lexrel should act.
     So: among the MLP-probe rows after the embeddings (the embedding output
-    holds only the word itself), the location with the largest lexrel
-    selectivity minus INFER-output selectivity, both against the type
-    control; ties go to the earliest layer.
+    holds only the word itself), the location with the largest selectivity
+    of ``variable`` minus the label's (``infer`` or ``label``), both against
+    the type control; ties go to the earliest layer.
 
     Raises:
         ConfigError: the table has no MLP rows for both targets past the embeddings.
@@ -86,24 +106,43 @@ def choose_location(rows: list[dict]) -> tuple[str, str]:
     order: dict[str, int] = {}
     for r in rows:
         if r["probe"] == "mlp" and int(r["hidden_index"]) >= 1:
-            sel.setdefault(r["location"], {})[r["target"]] = float(r["selectivity_type_mean"])
+            target = "label" if r["target"] in LABEL_TARGETS else r["target"]
+            sel.setdefault(r["location"], {})[target] = float(r["selectivity_type_mean"])
             order[r["location"]] = int(r["hidden_index"])
-    gaps = {loc: v["lexrel"] - v["infer"] for loc, v in sel.items() if {"lexrel", "infer"} <= set(v)}
+    gaps = {loc: v[variable] - v["label"] for loc, v in sel.items() if {variable, "label"} <= set(v)}
     if not gaps:
-        raise ConfigError("the probe table has no MLP rows for lexrel and infer after the embeddings")
+        raise ConfigError(f"the probe table has no MLP rows for {variable} and the label after the embeddings")
     best = max(gaps, key=lambda loc: (round(gaps[loc], 6), -order[loc]))
     v = sel[best]
     return best, (
-        f"largest lexrel minus INFER-output selectivity (type control) after the embeddings: "
-        f"{v['lexrel']:.3f} - {v['infer']:.3f} = {gaps[best]:.3f}"
+        f"largest {variable} minus label (INFER-output) selectivity (type control) after the embeddings: "
+        f"{v[variable]:.3f} - {v['label']:.3f} = {gaps[best]:.3f}"
     )
 
 
+def best_alignment(summaries: list[dict]) -> dict:
+    """The summary (after the embeddings) whose causal-pair IIA stands furthest above the larger of its two nulls."""
+    later = [s for s in summaries if Location.parse(s["location"]).hidden_index > 0 and s["causal_pairs"]]
+    if not later:
+        raise ConfigError("no variable has causal pairs after the embeddings in this sample; raise `examples=`")
+    return max(later, key=lambda s: s["iia_causal"] - max(s["stays_base_causal"], s["copies_source_causal"]))
+
+
+def _probe_targets(cache_path: Path, folds: int) -> tuple[tuple[str, ...], list[str]]:
+    """The aligned variables every one of whose values has at least ``folds`` examples, and those left out."""
+    with open_cache(cache_path) as cache:
+        aligned = [v for v in cache.stored_values if v in cache.alignment]
+        counts = {v: np.bincount(np.unique(cache.values(v).codes, return_inverse=True)[1]).min() for v in aligned}
+    kept = tuple(v for v in aligned if counts[v] >= folds)
+    return kept, [v for v in aligned if v not in kept]
+
+
 def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
-    """Run the five stages into ``config.behavioral.out_dir``.
+    """Run the six stages into ``config.behavioral.out_dir``.
 
     Raises:
-        InterpError: as the stages do (bad data, model, settings or output path).
+        ConfigError: bad settings, a task without a causal model, a location out of range.
+        InterpError: as the stages do (bad data, model or output path).
     """
     started = time.perf_counter()
     stages: dict[str, float] = {}
@@ -111,59 +150,70 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     def lap(stage: str) -> None:
         stages[stage] = time.perf_counter() - started - sum(stages.values())
 
-    b = config.behavioral
+    def say(text: str) -> None:
+        if progress:
+            print(f"== {text}", flush=True)
+
     # Everything that can be checked is checked now, not after minutes of training.
-    if config.probe_seeds < 1:
-        raise ConfigError(f"`probe_seeds=` must be at least 1, got {config.probe_seeds}")
-    if config.intervention_location:
-        Location.parse(config.intervention_location, model_layers(b.model))
+    config.validate()
+    b = config.behavioral
+    task = b.resolve_task()
+    if task.causal_model is None:
+        raise ConfigError(f"{named('task', b.task)}: task {task.name!r} has no causal model; the demo needs one")
+    plan = task.demo_plan
+    if config.location:
+        Location.parse(config.location, model_layers(b.model), task.roles)
     out = Path(b.out_dir)
+    data = {"task": b.task, "data_file": b.data_file, "data_dir": b.data_dir, "verify_checksums": b.verify_checksums}
+    default_set = task.default_splits or task.splits
+
     behavioral = run_behavioral(b, progress=progress)
-    lap("fine-tuning and Table 1")
+    lap("fine-tuning" if task.behavioral is None else "fine-tuning and Table 1")
     model = str(out / "model")
-    if progress:
-        print("== caching activations of model/ at every location", flush=True)
-    cache = build_cache(
-        CacheConfig(model=model, out=str(out / "activations.h5"), data_dir=b.data_dir, verify_checksums=b.verify_checksums),
-        progress=progress,
-    )
+    say("caching activations of model/ at every location")
+    cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), splits=plan.cache_splits or default_set, **data),
+                        progress=progress)  # fmt: skip
     lap("activation cache")
-    if progress:
-        print("== probe sweep", flush=True)
+    say("probe sweep")
+    targets, skipped = ((), []) if task.probe_targets else _probe_targets(cache, config.folds)
     rows = run_probe_sweep(
-        ProbeSweepConfig(cache=str(cache), out_dir=str(out), model=model, seeds=config.probe_seeds), progress=progress
-    )
+        ProbeSweepConfig(cache=str(cache), out_dir=str(out), model=model, locations=plan.probe_locations, targets=targets,
+                         seeds=config.probe_seeds, folds=config.folds),
+        progress=progress,
+    )  # fmt: skip
     lap("probes")
-    location, reason = (config.intervention_location, "given") if config.intervention_location else choose_location(rows)
-    if progress:
-        print(f"== interchange interventions at {location} ({reason})", flush=True)
-    interventions = run_interventions(
+    if config.location:
+        location, reason = config.location, "given"
+    elif plan.site == "probes":
+        location, reason = choose_location(rows, plan.clique_variable)
+    else:
+        location, reason = "aligned", "every variable at its aligned roles, every layer"
+    say(f"interchange interventions at {location} ({reason})")
+    path = run_interventions(
         InterventionConfig(
-            model=model,
-            out=str(out / "interventions.h5"),
-            locations=location,
-            splits=config.intervention_splits,
-            max_per_split=config.intervention_per_split,
-            variables=config.intervention_variables,
-            cache=str(cache),
-            data_dir=b.data_dir,
-            verify_checksums=b.verify_checksums,
+            model=model, out=str(out / "interventions.h5"), locations=location, variables=plan.variables or task.variables,
+            splits=plan.splits or default_set, max_per_split=plan.per_split,
+            max_examples=None if plan.per_split else config.examples, seed=b.seed, cache=str(cache),
             overwrite=True,  # the demo's own file: redone when the location or a setting changed
+            **data,
         ),
         progress=progress,
-    )
+    )  # fmt: skip
+    summaries = summarize_all(path, aligned_only=location == "aligned")
     lap("interventions")
-    if progress:
-        print("== cliques", flush=True)
-    report = run_cliques(CliqueConfig(interventions=str(interventions), out_dir=str(out), model=model, variable="lexrel"))
+    if plan.site == "probes":  # the file's one location
+        variable, where = plan.clique_variable, None
+    else:
+        best = best_alignment(summaries)
+        variable, where = best["variable"], best["location"]
+    say(f"cliques of {variable}")
+    cliques = run_cliques(CliqueConfig(interventions=str(path), out_dir=str(out), model=model, variable=variable, location=where))
     lap("cliques")
     page, _ = write_report(ReportConfig(run_dir=str(out)))
-    if progress:
-        print(f"== report: {page}", flush=True)
+    say(f"report: {page}")
     lap("report")
-    return DemoResult(
-        behavioral, rows, location, reason, summarize_all(interventions), report, time.perf_counter() - started, stages
-    )
+    return DemoResult(behavioral, rows, skipped, location, reason, summaries, variable, cliques["location"], cliques,
+                      time.perf_counter() - started, stages)  # fmt: skip
 
 
 def format_probe_summary(rows: list[dict]) -> str:
@@ -184,13 +234,24 @@ def format_probe_summary(rows: list[dict]) -> str:
 
 
 def format_demo(result: DemoResult) -> str:
-    """The terminal summary of a demo run: Table 1, the probe summary, the interventions, the cliques and the wall time per stage."""
+    """The terminal summary of a demo run: the behavioral table, probes, interventions, cliques and the wall time per stage."""
+    probes = format_probe_summary(result.probe_rows)
+    if result.skipped_targets:
+        probes += f"\nnot probed (a value with fewer examples than the folds): {', '.join(result.skipped_targets)}"
+    sites = {s["location"] for s in result.interventions}
+    if len(sites) == 1:
+        interventions = f"Interchange interventions (§6.2) at {result.location}: {result.location_reason}\n" + format_summaries(result.interventions)
+    else:
+        interventions = (
+            "Interchange interventions (§6.2): IIA on causal pairs by layer at each variable's aligned roles "
+            "(larger null in brackets; bold above both):\n" + layer_table(result.interventions)
+            + f"\n\nCliques where IIA stands furthest above its nulls after the embeddings: {result.clique_variable} at {result.clique_location}"
+        )  # fmt: skip
     return "\n\n".join(
         [
             format_table(result.behavioral),
-            format_probe_summary(result.probe_rows),
-            f"Interchange interventions (§6.2) at {result.location}: {result.location_reason}\n"
-            + format_summaries(result.interventions),
+            probes,
+            interventions,
             format_cliques(result.cliques),
             "Wall time by stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_seconds.items()),
         ]

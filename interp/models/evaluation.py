@@ -18,7 +18,7 @@ from typing import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from interp.core.errors import ModelError
+from interp.core.errors import ConfigError, ModelError
 from interp.hooks.encoding import Encoded, collate, encode_pair
 
 #: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
@@ -111,13 +111,19 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
 
     Raises:
         ModelError: the model cannot be loaded, has no head, or has labels the task cannot be scored with.
+        ConfigError: ``splits`` names a split the task lacks.
         DataError, ConfigError: as ``task.load``.
     """
     from interp.models.loading import load_classifier
 
-    model, tokenizer = load_classifier(spec, require_head=True)
-    gold_to_model(model, task, spec)  # refuse before loading the data
-    return score_task(model, tokenizer, task, task.load(tuple(splits)), batch_size, progress, spec)
+    unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
+    if unknown:
+        raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
+    examples = task.load(tuple(splits))
+    # Without a mapping the model must have the task's labels: the loader says so in its own words.
+    model, tokenizer = load_classifier(spec, labels=None if task.label_mapping else task.labels, require_head=True)
+    gold_to_model(model, task, spec)
+    return score_task(model, tokenizer, task, examples, batch_size, progress, spec)
 
 
 def gold_to_model(model, task, spec: str = "the model") -> dict[str, str]:

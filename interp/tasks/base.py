@@ -36,6 +36,7 @@ from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
 from interp.core.errors import ConfigError, named
 from interp.core.subsets import seeded_subset
+from interp.tasks.stages import BehavioralStage, DemoPlan, fine_tuning
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,10 @@ class Task:
             keeps and the label); the cache records them.
         word_pairs: how the clique figure pairs and groups the examples' words (``None``: it lists
             each member's words); interventions files record it.
+        behavioral: the fine-tunings ``interp demo`` starts with and how their accuracies read
+            (MoNLI: Table 1); ``None``: one fine-tuning on :attr:`training_splits` (:attr:`behavioral_stage`).
+        demo: how the demo studies the fine-tuned model (:class:`~interp.tasks.stages.DemoPlan`); ``None``: the default plan.
+        eval_splits: what ``interp evaluate`` scores by default (empty: every split).
     """
 
     name: str
@@ -106,6 +111,9 @@ class Task:
     stable_ids: bool = False
     probe_targets: tuple[str, ...] = ()
     word_pairs: WordPairs | None = None
+    behavioral: BehavioralStage | None = None
+    demo: DemoPlan | None = None
+    eval_splits: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -123,6 +131,15 @@ class Task:
             {pairs.premise, pairs.hypothesis, *pairs.general.values()} - set(self.roles) or pairs.variable not in self.alignment
         ):  # fmt: skip
             raise ConfigError(f"task {self.name!r}: word_pairs {pairs} names a role or variable the task lacks")
+        known = {*self.splits, *self.extra_splits}
+        plan = self.demo or DemoPlan()
+        unknown = sorted(
+            ((self.behavioral.splits() if self.behavioral else set()) | {*plan.cache_splits, *plan.splits, *self.eval_splits}) - known
+        )
+        if unknown:
+            raise ConfigError(f"task {self.name!r}: its demo or evaluation names split {unknown[0]!r}, which it lacks")
+        if {*plan.variables, *filter(None, [plan.clique_variable])} - set(self.alignment):
+            raise ConfigError(f"task {self.name!r}: its demo plan names a variable the task lacks ({plan})")
         for variable, roles in self.alignment.items():
             unknown = [r for r in roles if r not in self.roles]
             if unknown or not roles:
@@ -147,6 +164,16 @@ class Task:
     def training_splits(self) -> tuple[str, ...]:
         """The splits a classifier is fine-tuned on by default: :attr:`train_splits`, else ``train``, else every split."""
         return self.train_splits or (("train",) if "train" in self.splits else self.splits)
+
+    @property
+    def behavioral_stage(self) -> BehavioralStage:
+        """:attr:`behavioral`, else one fine-tuning on :attr:`training_splits` into ``model/``."""
+        return self.behavioral or fine_tuning(self)
+
+    @property
+    def demo_plan(self) -> DemoPlan:
+        """:attr:`demo`, else the default :class:`~interp.tasks.stages.DemoPlan`."""
+        return self.demo or DemoPlan()
 
     @property
     def variables(self) -> tuple[str, ...]:

@@ -20,11 +20,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from interp.core.errors import ConfigError, named
 from interp.tasks.base import Task
 from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
+from interp.tasks.fragments.data import LOGIC, MONOTONICITY
 from interp.tasks.fragments.task import FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
 from interp.tasks.monli.task import monli_task
@@ -33,6 +36,35 @@ from interp.tasks.mqnli.task import mqnli_task
 BUILT_IN = ("monli", "mqnli", GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
 #: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
 FILE_TASKS = ("mqnli", GENERATED, SYSTEMATICITY)
+
+
+@dataclass(frozen=True)
+class TaskGroup:
+    """Several tasks scored together: each member's short name and its task spec, and the averages a table adds."""
+
+    members: Mapping[str, str]
+    averages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # row name -> the members it averages
+
+
+#: ``--task`` names that stand for several tasks: ``fragments``, the eight semantic fragments with the logic and
+#: monotonicity averages of Richardson et al. (2020), Table 1.
+TASK_GROUPS = {
+    "fragments": TaskGroup(
+        {name: f"{PREFIX}{name}" for name in FRAGMENTS}, {"logic average": LOGIC, "monotonicity average": MONOTONICITY}
+    ),
+}
+
+
+def resolve_tasks(spec: str, *, argument: str = "task", **settings) -> tuple[dict[str, Task], TaskGroup | None]:
+    """The tasks ``spec`` names: a group's members by short name (:data:`TASK_GROUPS`), else ``{spec: resolve_task(spec)}``; and the group.
+
+    Raises:
+        ConfigError: as :func:`resolve_task`.
+    """
+    group = TASK_GROUPS.get(spec)
+    if group is None:
+        return {spec: resolve_task(spec, argument=argument, **settings)}, None
+    return {name: resolve_task(member, argument=argument, **settings) for name, member in group.members.items()}, group
 
 
 def _load_module(spec: str, argument: str):

@@ -153,6 +153,7 @@ def generated_task(data_file: str | Path | None) -> Task:
         load=lambda splits: read_generated(data_file, tuple(splits)),
         roles=ROLES,
         default_splits=("lexical_test",),
+        eval_splits=("test", "lexical_test"),
         causal_model=lambda examples: polarity_causal_model(examples) and causal,
         inputs=lambda e: {"polarity": e.polarity, "direction": e.direction},
         alignment=ALIGNMENT,

@@ -32,6 +32,7 @@ def fragment_task(name: str, data_dir: str | None = None, verify_checksums: bool
         load=lambda splits: load_fragment(name, tuple(splits), data_dir=data_dir, verify_checksums=verify_checksums),
         roles=("cls",),
         default_splits=("test",),
+        eval_splits=("test",),
         label_mapping=LABEL_MAPPING,
     )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from interp.tasks.base import Task, WordPairs
 from interp.tasks.monli.align import ROLES
+from interp.tasks.monli.behavior import PLAN, TABLE_1
 from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
 
@@ -50,4 +51,6 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
         stable_ids=True,
         probe_targets=("lexrel", "infer"),  # the paper's two (Geiger et al. 2020, Figure 2)
         word_pairs=WordPairs(premise="w_p", hypothesis="w_h", variable="lexrel", general={"⊏": "w_h", "⊐": "w_p"}),  # Figure 5
+        behavioral=None if data_file else TABLE_1,  # the paper's Table 1 needs the released splits
+        demo=None if data_file else PLAN,
     )

@@ -94,6 +94,20 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
     saved = interp.load_interventions(res.save(tmp_path / "mem.h5"))
     assert torch.equal(saved.logits, res.logits) and saved.summaries() == res.summaries()
     assert saved.cliques("lexrel").cliques == res.cliques("lexrel").cliques == from_file.cliques("lexrel").cliques
+    # One writer (IntervenableModel.write): the job's file and save()'s hold the same datasets and attributes.
+    import h5py
+
+    def contents(p):
+        found = {}
+        with h5py.File(p, "r") as f:
+            f.visititems(lambda k, o: found.__setitem__(k, o[()].tolist()) if isinstance(o, h5py.Dataset) else None)
+            attrs = {k: str(v) for k, v in f.attrs.items() if k != "unit_size"}
+        return found, attrs
+
+    job, mem = contents(path), contents(tmp_path / "mem.h5")
+    assert set(job[0]) == set(mem[0]) and job[1] == mem[1]
+    for key in job[0]:
+        assert np.allclose(job[0][key], mem[0][key], atol=1e-6) if "logits" in key else job[0][key] == mem[0][key], key
 
 
 def test_iia_nulls_frame_and_graph_agree(lab, examples):

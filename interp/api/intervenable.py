@@ -26,8 +26,9 @@ the intervention only.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -37,13 +38,13 @@ from torch import Tensor
 from interp.analysis.das import FitSettings, fit_intervention
 from interp.api.loading import Classifier, load_model, load_task
 from interp.api.results import InterchangeResult
+from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
-from interp.engine.batched import interchange_logits, source_vectors
 from interp.engine.interventions import Interchange, Intervention, make_intervention
 from interp.engine.naive import naive_interchange, naive_intervene
 from interp.engine.pair_suffix import PairSuffix
@@ -64,21 +65,26 @@ class IntervenableModel:
         wordpiece: which WordPiece token stands for a split word: ``first``, ``last`` or ``all``.
         device: ``"cpu"``, ``"cuda"``, ``"auto"``; ``None`` leaves the model where it is.
         batch_size: pairs per suffix pass; ``None``: 256 on CPU, from free memory on a GPU.
+        backend: who runs vanilla interchanges and reads vectors: ``hf`` (the model's own modules and the
+            engine) or ``transformer-lens`` (a TransformerBridge over a copy, made on first use; :mod:`interp.backends`).
 
     Raises:
         ModelError: the model's labels are not the task's (in any order, by name).
-        ConfigError: an unknown ``wordpiece`` rule or ``device``.
+        ConfigError: an unknown ``wordpiece`` rule, ``device`` or ``backend``.
     """
 
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
-                 batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None) -> None:  # fmt: skip
+                 batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
+                 backend: str = "hf") -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
         self.model: Classifier = load_model(model, tokenizer).require_labels(self.task)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
+        self.backend_name = check_backend_name(backend)
         if device is not None:
             self.model.to(pick_device(device))
         self._encoded: dict[str, Encoded] = {}
+        self._backend: Backend | None = None
 
     def __repr__(self) -> str:
         return f"IntervenableModel(model={self.model.name!r}, task={self.task.name!r}, wordpiece={self.wordpiece!r})"
@@ -92,6 +98,14 @@ class IntervenableModel:
             self._encoded[e.id] = enc
         return [self._encoded[e.id] for e in examples]
 
+    def locations(self, locations: str, variables: Sequence[str] = ()) -> list[Location]:
+        """Every location ``locations`` names: comma-separated, ``all``, ``aligned``; a bare site stands for ``variables``' aligned roles.
+
+        Raises:
+            ConfigError: malformed, out of range for the model, or a role the task lacks.
+        """
+        return parse_locations(locations, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
+
     def location(self, location: str | Location, variables: Sequence[str] = ()) -> Location:
         """One :class:`~interp.hooks.locations.Location`; a bare site (no ``@ROLE``) stands for ``variables``' aligned roles.
 
@@ -100,7 +114,7 @@ class IntervenableModel:
         """
         if isinstance(location, Location):
             return location
-        found = parse_locations(location, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
+        found = self.locations(location, variables)
         if len(found) != 1:
             raise ConfigError(f"{named('location', repr(location))} names {len(found)} locations; give one (e.g. blocks.2.hook_resid_post@w_h)")
         return found[0]
@@ -120,9 +134,30 @@ class IntervenableModel:
         :func:`interp.engine.naive.naive_vector`'s batch-1 pass.
         """
         loc = self.location(location)
-        encoded = self.encode(examples)
-        flat = source_vectors(self.model.module, encoded, loc).cpu()
-        return flat.view(len(encoded), -1, loc.token_width(self.model.module.config))
+        flat = self.source_vectors(loc, examples).cpu()
+        return flat.view(len(examples), -1, loc.token_width(self.model.module.config))
+
+    @property
+    def backend(self) -> Backend:
+        """The :mod:`~interp.backends` backend vanilla interchanges run on, made on first use (a bridge copies the model)."""
+        if self._backend is None:
+            self._backend = get_backend(self.backend_name, self.model.module, self.model.tokenizer)
+        return self._backend
+
+    def source_vectors(self, location: Location, sources: Sequence) -> Float[Tensor, "n flat"]:
+        """Each source's vector at ``location``, flattened: float32 ``[n, tokens × width]`` on the model's device."""
+        return self.backend.source_vectors(self.encode(sources), location)
+
+    def interchange_logits(self, bases: Sequence, sources: Sequence | Tensor, location: Location, *,
+                           on_rows: Callable[[int], None] | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+        """The engine alone: logits ``[len(bases), n_sources, n_labels]`` (float32, CPU) of every base with the vector at
+        ``location`` replaced by each source's, no causal model read.
+
+        ``sources`` are examples, or their vectors already read (``[n_sources, tokens × width]``, from
+        :meth:`source_vectors` or an activation cache). ``on_rows(k)`` is told after each k pairs.
+        """
+        vectors = sources if isinstance(sources, Tensor) else self.source_vectors(location, sources)
+        return self.backend.interchange_logits(self.encode(bases), vectors, location, batch_size=self.batch_size, on_rows=on_rows)
 
     # -- interventions ---------------------------------------------------------------------------------------
 
@@ -176,7 +211,7 @@ class IntervenableModel:
             logits = (naive_interchange(model, base_enc, source_enc, loc, pad) if vanilla
                       else naive_intervene(model, base_enc, source_enc, loc, intervention, pad))  # fmt: skip
         elif vanilla:
-            logits = interchange_logits(model, base_enc, source_vectors(model, source_enc, loc), loc, batch_size=self.batch_size)
+            logits = self.interchange_logits(bases, sources, loc)
         else:
             runner = PairSuffix(model, base_enc + source_enc, loc)
             rows = torch.arange(len(bases)).repeat_interleave(len(sources))
@@ -200,11 +235,7 @@ class IntervenableModel:
         source_pred = own[[row[e.id] for e in sources]]
         values = {v: task.values(causal, bases, v) for v in task.variables}
         source_values = {v: task.values(causal, sources, v) for v in task.variables}
-        meta = {
-            "format": FORMAT, **task.file_attrs(variables), "causal_model": causal.name, "variables": list(variables),
-            "model": self.model.name, "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(labels),
-            "locations": [str(loc)], "unit_size": len(bases), "precision": "fp32",
-        }  # fmt: skip
+        meta = self.file_meta(causal.name, variables, [loc], unit_size=len(bases))
         result = InterchangeResult(
             location=loc, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources),
             logits=logits, base_pred=base_pred, source_pred=source_pred,
@@ -213,18 +244,45 @@ class IntervenableModel:
         )  # fmt: skip
 
         def write(path: Path) -> None:
-            import io
-
-            buffer = io.BytesIO()
-            with h5py().File(buffer, "w") as handle:
-                write_interventions(
-                    handle, meta, bases, base_enc, task.roles, base_pred, list(values.values()), causal_pred, [loc],
-                    lambda index, _: logits.numpy(),
-                )  # fmt: skip
-            write_bytes_atomic(path, buffer.getvalue())
+            self.write(path, bases, [loc], lambda index, _: logits.numpy(), meta=meta)
 
         result._writer = write
         return result
+
+    def file_meta(self, causal_model: str, variables: Sequence[str], locations: Sequence[Location], *, unit_size: int,
+                  precision: str = "fp32") -> dict:  # fmt: skip
+        """The attributes of an interventions file of this model and task (:mod:`interp.files.interventions`):
+        what a later run compares to reuse it, and what the probe, clique and report commands read."""
+        return {
+            "format": FORMAT, **self.task.file_attrs(variables), "causal_model": causal_model, "variables": list(variables),
+            "model": self.model.name, "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(self.task.labels),
+            "locations": [str(loc) for loc in locations], "unit_size": unit_size, "precision": precision,
+            **({"backend": self.backend_name} if self.backend_name != "hf" else {}),
+        }  # fmt: skip
+
+    def write(self, path: str | Path, examples: Sequence, locations: Sequence[Location],
+              logits_at: Callable[[int, Location], np.ndarray], *, meta: dict,
+              location_attrs: Callable[[int], dict] | None = None) -> Path:  # fmt: skip
+        """Write the interventions file (:mod:`interp.files.interventions`) of ``examples`` × ``examples`` at ``locations``.
+
+        The causal model's counterfactuals for ``meta["variables"]``, every variable's values and the model's own
+        predictions are computed here; ``logits_at(index, location)`` gives float32 ``[n, n, n_labels]``, one location
+        at a time. Built in memory and moved into place whole: a full disk is an :class:`OSError`, never a
+        half-written file.
+        """
+        task, examples = self.task, list(examples)
+        causal = task.build_causal_model(examples)
+        inputs = [task.inputs(e) for e in examples]
+        to_id = np.vectorize(task.labels.index, otypes=[np.int8])
+        causal_pred = {v: to_id(interchange_table(causal, inputs, inputs, v)) for v in meta["variables"]}
+        values = [task.values(causal, examples, v) for v in task.variables]
+        base_pred = self.predict(examples).argmax(-1).numpy()
+        buffer = io.BytesIO()
+        with h5py().File(buffer, "w") as handle:
+            write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,
+                                list(locations), logits_at, location_attrs)  # fmt: skip
+        write_bytes_atomic(Path(path), buffer.getvalue())
+        return Path(path)
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ all are done the HDF5 file is assembled in ``<out>.partial`` and moved to
 from __future__ import annotations
 
 import hashlib
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,34 +32,31 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from interp.causal import interchange_table
+from interp.api.intervenable import IntervenableModel
+from interp.api.loading import Classifier
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, OutputError, named
-from interp.core.hdf5 import check_replaceable, finished, h5py
+from interp.core.hdf5 import check_replaceable, finished
 from interp.core.outputs import (
     ensure_writable_dir,
     require_free_space,
-    write_bytes_atomic,
     write_file_manifest,
 )
-from interp.backends import Backend, check_backend_name, get_backend
-from interp.engine.batched import PRECISIONS, precision, source_vectors
+from interp.backends import check_backend_name
+from interp.engine.batched import PRECISIONS, precision
 from interp.files.activations import open_cache
-from interp.files.interventions import (
-    FORMAT,
-    Fp32Check,
-    check_variable_names,
-    write_interventions,
-)
-from interp.hooks import n_layers
-from interp.hooks.locations import Location, parse_locations
+from interp.files.interventions import FORMAT, Fp32Check, check_variable_names
+from interp.hooks.locations import Location
 from interp.jobs.distributed import Workers, rank_device, workers
 from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
-from interp.models.evaluation import predict_logits
-from interp.models.loading import load_classifier, model_sha256
+from interp.models.loading import load_classifier
 from interp.tasks import Task, resolve_task
-from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
+from interp.hooks.encoding import check_wordpiece_rule, location_tokens
+
+
+#: What a unit file's outputs depend on (and a file's variables do not): a unit of another variable is reused.
+UNIT_KEYS = ("model_sha256", "wordpiece", "labels", "locations", "unit_size", "precision", "backend")
 
 
 @dataclass(frozen=True)
@@ -192,150 +188,124 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     check_replaceable(out, FORMAT)
     task = config.resolve_task()
     examples = select_examples(config, task)
-    causal = task.build_causal_model(examples)
-    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
+    causal = task.build_causal_model(examples)  # one that does not fit is refused before any work
+    module, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
+    lab = IntervenableModel(Classifier(module, tokenizer, config.model), task, wordpiece=config.wordpiece, batch_size=config.batch_size,
+                            backend=config.backend)  # fmt: skip
     device = pick_device(rank_device(config.device))
-    model.to(device)
-    heads = model.config.num_attention_heads
-    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables), heads)
-    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    lab.model.to(device)
+    locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
-        location_tokens(encoded, loc.roles, f"location {loc}")
+        location_tokens(lab.encode(examples), loc.roles, f"location {loc}")
     ids = [e.id for e in examples]
-    n_units = -(-len(examples) // config.unit_size)
-    outputs = {
-        "model": config.model,
-        "model_sha256": model_sha256(config.model),
-        "wordpiece": config.wordpiece,
-        "labels": list(task.labels),
-        "locations": [str(loc) for loc in locations],
-        "unit_size": config.unit_size,
-        "precision": config.precision,
-        **({"backend": config.backend} if config.backend != "hf" else {}),
-    }
-    meta = {
-        "format": FORMAT,
-        **task.file_attrs(config.variables),
-        "causal_model": causal.name,
-        "variables": list(config.variables),
-        **outputs,
-    }
+    meta = lab.file_meta(causal.name, config.variables, locations, unit_size=config.unit_size, precision=config.precision)
     rows = _cache_rows(config, ids, locations) if config.cache is not None else None
-    reused = out.exists() and finished(out, meta, ids)
-    if not reused:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
-        require_free_space(out, 2 * len(ids) ** 2 * (len(task.labels) * 4 + 2) * len(locations) + (1 << 20))
-    ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     # The units hold model outputs, which do not depend on the variables: another variable reuses them.
-    request = {**{k: v for k, v in outputs.items() if k != "model"}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(), "n_examples": len(ids)}
+    request = {**{k: meta[k] for k in UNIT_KEYS if k in meta}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+               "n_examples": len(ids)}  # fmt: skip
     shards = Shards(parts_dir(out), request)
-    if out.exists():
-        if reused:
-            if progress:
-                tqdm.write(f"{out}: these interventions are already done, reusing them")
-            write_file_manifest(out, "intervene", if_missing=True)
-            if shards.directory.is_dir():  # a run killed after its file landed, before it dropped its units
-                shards.remove()
-            return out
+    done = out.exists() and finished(out, meta, ids)
+    if not done:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
+        require_free_space(out, 2 * len(ids) ** 2 * (len(task.labels) * 4 + 2) * len(locations) + (1 << 20))
+    if _reuse(out, done, shards, config, progress):
+        return out
+    with workers(device) as team:
+        if team.leader:
+            shards.prepare()
+        team.barrier()
+        with precision(module, config.precision):
+            ran = sum(_run_location(config, shards, index, lab, examples, rows, loc, team, progress and team.leader)
+                      for index, loc in enumerate(locations))  # fmt: skip
+        if progress and team.world > 1:
+            tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
+        team.barrier()
+        if team.leader:
+            checks = None if config.precision == "fp32" else _fp32_checks(config, shards, lab, examples, rows, locations)
+            with precision(module, config.precision):
+                _assemble(out, meta, lab, examples, locations, shards, checks)
+        team.barrier()
+    return out
+
+
+def _reuse(out: Path, done: bool, shards: Shards, config: InterventionConfig, progress: bool) -> bool:
+    """Whether to reuse ``out``: it is ``done`` (then its manifest is made sure of and stale units dropped).
+
+    Raises:
+        OutputError: ``out`` holds other interventions and ``config.overwrite`` is off.
+    """
+    ensure_writable_dir(out.parent if str(out.parent) else Path("."))
+    if not out.exists():
+        return False
+    if not done:
         if not config.overwrite:
             raise OutputError(
                 f"{named('out', out)} holds other interventions (another model, example set, location or setting); "
                 "pass `overwrite=True` to replace it or choose another `out=`"
             )
-    backend = get_backend(config.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
-    with workers(device) as team:
-        if team.leader:
-            shards.prepare()
-        team.barrier()
-        with precision(model, config.precision):
-            ran = sum(
-                _run_location(config, shards, index, backend, encoded, rows, loc, team, progress and team.leader)
-                for index, loc in enumerate(locations)
-            )
-        if progress and team.world > 1:
-            tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
-        team.barrier()
-        if team.leader:
-            checks = None if config.precision == "fp32" else _fp32_checks(config, shards, model, encoded, rows, locations)
-            with precision(model, config.precision):
-                _assemble(out, meta, task, examples, encoded, model, tokenizer, causal, shards, n_units, checks)
-        team.barrier()
-    return out
+        return False
+    if progress:
+        tqdm.write(f"{out}: these interventions are already done, reusing them")
+    write_file_manifest(out, "intervene", if_missing=True)
+    if shards.directory.is_dir():  # a run killed after its file landed, before it dropped its units
+        shards.remove()
+    return True
 
 
-def _run_location(config, shards: Shards, index: int, backend: Backend, encoded, cache_rows, loc: Location, team: Workers, progress: bool) -> int:
+def _run_location(config, shards: Shards, index: int, lab: IntervenableModel, examples, cache_rows, loc: Location, team: Workers,
+                  progress: bool) -> int:  # fmt: skip
     """Run this worker's unfinished units at one location; returns how many it ran."""
-    n, size = len(encoded), config.unit_size
+    n, size = len(examples), config.unit_size
     units = team.mine(range(-(-n // size)))
     todo = [u for u in units if not shards.done(index, u)]
     if not todo:
         return 0
-    if cache_rows is not None:
-        sources = _cached_vectors(config.cache, cache_rows, loc)
-    else:
-        sources = backend.source_vectors(encoded, loc)
+    sources = _cached_vectors(config.cache, cache_rows, loc) if cache_rows is not None else lab.source_vectors(loc, examples)
     total = sum(min(size, n - u * size) for u in units) * n
     remaining = sum(min(size, n - u * size) for u in todo) * n
     bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
     try:
         for u in todo:
-            start, stop = u * size, min((u + 1) * size, n)
-            logits = backend.interchange_logits(encoded[start:stop], sources, loc, batch_size=config.batch_size, on_rows=bar.update)
+            logits = lab.interchange_logits(examples[u * size : (u + 1) * size], sources, loc, on_rows=bar.update)
             shards.write(index, u, logits.numpy())
     finally:
         bar.close()
     return len(todo)
 
 
-def _fp32_checks(config: InterventionConfig, shards: Shards, model, encoded, cache_rows, locations: list[Location]) -> list[Fp32Check]:
+def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableModel, examples, cache_rows,
+                 locations: list[Location]) -> list[Fp32Check]:  # fmt: skip
     """At each location, the finished run's labels against fp32 on the seeded sample of :mod:`~interp.jobs.fp32_check`."""
-    bases, sources = sample_pairs(len(encoded), config.seed)
-    size = config.unit_size
+    bases, sources = sample_pairs(len(examples), config.seed)
+    size, encoded = config.unit_size, lab.encode(examples)
     checks = []
     for index, loc in enumerate(locations):
         if cache_rows is not None:
             vectors = _cached_vectors(config.cache, [cache_rows[j] for j in sources], loc)
         else:
-            vectors = source_vectors(model, [encoded[j] for j in sources], loc)
+            vectors = lab.source_vectors(loc, [examples[j] for j in sources])
         reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
-        checks.append(compare_with_fp32(model, [encoded[b] for b in bases], vectors, loc, reduced, config.batch_size))
+        checks.append(compare_with_fp32(lab.model.module, [encoded[b] for b in bases], vectors, loc, reduced, config.batch_size))
     return checks
 
 
-def _assemble(out: Path, meta: dict, task: Task, examples, encoded, model, tokenizer, causal, shards: Shards, n_units: int,
+def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations: list[Location], shards: Shards,
               checks: list[Fp32Check] | None = None) -> None:  # fmt: skip
-    """Build the HDF5 file from the shards in ``<out>.partial``, move it to ``out``, drop the shards.
+    """Write the file from the shards (:meth:`IntervenableModel.write`), its manifest, and drop the shards.
 
     ``checks``: with a reduced precision, each location's agreement with fp32, kept as group attributes.
-
-    The work file is written afresh each time, so a run killed while
-    assembling assembles again.
+    The file is built afresh each time, so a run killed while assembling assembles again.
 
     Raises:
         OutputError: a unit's shard is missing (a worker failed), or the file cannot be written.
     """
-    locations = [Location.parse(name) for name in meta["locations"]]
+    n_units = -(-len(examples) // meta["unit_size"])
     missing = [(loc, u) for i, loc in enumerate(locations) for u in range(n_units) if not shards.done(i, u)]
     if missing:
         raise OutputError(f"{len(missing)} units were not run (first: {missing[0][0]} unit {missing[0][1]}); run the same command again")
-    inputs = [task.inputs(e) for e in examples]
-    values = [task.values(causal, examples, variable) for variable in task.variables]
-    causal_pred = {}
-    for variable in meta["variables"]:
-        table = interchange_table(causal, inputs, inputs, variable)
-        causal_pred[variable] = np.vectorize(task.labels.index, otypes=[np.int8])(table)
-    base_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
 
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])
 
-    # Built in memory and written with plain file IO: a full disk is then an OSError, never a crash inside HDF5.
-    buffer = io.BytesIO()
-    with h5py().File(buffer, "w") as handle:
-        write_interventions(
-            handle, meta, examples, encoded, task.roles, base_pred, values, causal_pred, locations, logits_at,
-            (lambda i: checks[i].attrs()) if checks is not None else None,
-        )  # fmt: skip
-    write_bytes_atomic(out, buffer.getvalue())
+    lab.write(out, examples, locations, logits_at, meta=meta, location_attrs=(lambda i: checks[i].attrs()) if checks is not None else None)
     write_file_manifest(out, "intervene")
     shards.remove()
-

@@ -224,6 +224,10 @@ def test_a_users_task_with_its_own_behavioral_stage_runs_the_demo(tiny_encoder_d
         "never": {"all": metrics["short_model"]["accuracy"]["all"], "at_most": -1.0, "holds": False},
     }
     assert metrics["paper_toy"] == {"all": 100.0}
+    from interp.analysis.report.collect import behavioral_from_metrics
+
+    page = behavioral_from_metrics(out / "metrics.json")  # the report shows every training of the stage
+    assert [r["model"] for r in page["rows"]] == ["short_model", "model"] and any(n.startswith("paper toy:") for n in page["notes"])
     assert "beats_nothing: holds" in result.output and "never: DOES NOT HOLD" in result.output
     assert f"{100 * full:.1f}" in result.output
     with h5py.File(out / "interventions.h5", "r") as f:

@@ -75,13 +75,12 @@ def _place(location: str) -> tuple[str, int]:
 
 
 def behavioral_from_metrics(path: Path) -> dict:
-    """The demo's Table 1: both models' accuracy per split, the checks and the paper's BERT figures."""
+    """The demo's behavioral stage (MoNLI: Table 1): each fine-tuning's accuracy per split, the checks and the paper's figures."""
     data = _read_json(path)
-    models = [(name, data[name]) for name in ("challenge_model", "model") if name in data]
+    models = [(name, m) for name, m in data.items() if isinstance(m, dict) and "trained_on" in m and "accuracy" in m]
     splits = list(dict.fromkeys(s for _, m in models for s in m["accuracy"]))
     notes = [f"{name}: {'holds' if c['holds'] else 'FAILS'} ({json.dumps({k: v for k, v in c.items() if k != 'holds'})})" for name, c in data.get("checks", {}).items()]
-    if "paper_bert" in data:
-        notes.append("paper (BERT, Geiger et al. 2020 Table 1): " + json.dumps(data["paper_bert"], ensure_ascii=False))
+    notes += [f"{key.replace('_', ' ')}: " + json.dumps(value, ensure_ascii=False) for key, value in data.items() if key.startswith("paper")]
     return {
         "source": str(path),
         "splits": splits,

@@ -229,6 +229,7 @@ def test_a_users_task_with_its_own_behavioral_stage_runs_the_demo(tiny_encoder_d
     page = behavioral_from_metrics(out / "metrics.json")  # the report shows every training of the stage
     assert [r["model"] for r in page["rows"]] == ["short_model", "model"] and any(n.startswith("paper toy:") for n in page["notes"])
     assert "beats_nothing: holds" in result.output and "never: DOES NOT HOLD" in result.output
+    assert "Wall time by stage: fine-tuning " in result.output  # the stage's own title, not MoNLI's "Table 1"
     assert f"{100 * full:.1f}" in result.output
     with h5py.File(out / "interventions.h5", "r") as f:
         assert list(f.attrs["variables"]) == ["up"] and f["split"].shape == (12,)

@@ -226,9 +226,7 @@ class IntervenableModel:
         every = list({e.id: e for e in [*bases, *sources]}.values())
         causal = task.build_causal_model(every)
         labels = tuple(task.labels)
-        base_inputs, source_inputs = [task.inputs(e) for e in bases], [task.inputs(e) for e in sources]
-        to_id = np.vectorize(labels.index, otypes=[np.int8])
-        causal_pred = {v: to_id(interchange_table(causal, base_inputs, source_inputs, v)) for v in variables}
+        causal_pred = self._counterfactuals(causal, bases, sources, variables)
         own = self.predict(every).argmax(-1).numpy().astype(np.int8)
         row = {e.id: i for i, e in enumerate(every)}
         base_pred = own[[row[e.id] for e in bases]]
@@ -243,11 +241,18 @@ class IntervenableModel:
             causal_pred=causal_pred, values=values, source_values=source_values, meta=meta,
         )  # fmt: skip
 
-        def write(path: Path) -> None:
-            self.write(path, bases, [loc], lambda index, _: logits.numpy(), meta=meta)
+        def write(path: Path) -> None:  # square (save() checks): what the result holds is the file's
+            self.write(path, bases, [loc], lambda index, _: logits.numpy(), meta=meta, causal_pred=causal_pred,
+                       values=list(values.values()), base_pred=base_pred)  # fmt: skip
 
         result._writer = write
         return result
+
+    def _counterfactuals(self, causal, bases: Sequence, sources: Sequence, variables: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each variable's interchange counterfactual as label ids: int8 ``[n_bases, n_sources]`` (Geiger et al. 2020, §6.2)."""
+        base_inputs, source_inputs = [self.task.inputs(e) for e in bases], [self.task.inputs(e) for e in sources]
+        to_id = np.vectorize(self.task.labels.index, otypes=[np.int8])
+        return {v: to_id(interchange_table(causal, base_inputs, source_inputs, v)) for v in variables}
 
     def file_meta(self, causal_model: str, variables: Sequence[str], locations: Sequence[Location], *, unit_size: int,
                   precision: str = "fp32") -> dict:  # fmt: skip
@@ -262,21 +267,22 @@ class IntervenableModel:
 
     def write(self, path: str | Path, examples: Sequence, locations: Sequence[Location],
               logits_at: Callable[[int, Location], np.ndarray], *, meta: dict,
-              location_attrs: Callable[[int], dict] | None = None) -> Path:  # fmt: skip
+              location_attrs: Callable[[int], dict] | None = None, causal_pred: dict[str, np.ndarray] | None = None,
+              values: list | None = None, base_pred: np.ndarray | None = None) -> Path:  # fmt: skip
         """Write the interventions file (:mod:`interp.files.interventions`) of ``examples`` × ``examples`` at ``locations``.
 
-        The causal model's counterfactuals for ``meta["variables"]``, every variable's values and the model's own
-        predictions are computed here; ``logits_at(index, location)`` gives float32 ``[n, n, n_labels]``, one location
-        at a time. Built in memory and moved into place whole: a full disk is an :class:`OSError`, never a
-        half-written file.
+        ``logits_at(index, location)`` gives float32 ``[n, n, n_labels]``, one location at a time. The causal
+        model's counterfactuals for ``meta["variables"]`` (int8 ``[n, n]`` each), every variable's values and the
+        model's own predictions (``[n]``) are computed here unless given (a result passes its own). Built in
+        memory and moved into place whole: a full disk is an :class:`OSError`, never a half-written file.
         """
         task, examples = self.task, list(examples)
-        causal = task.build_causal_model(examples)
-        inputs = [task.inputs(e) for e in examples]
-        to_id = np.vectorize(task.labels.index, otypes=[np.int8])
-        causal_pred = {v: to_id(interchange_table(causal, inputs, inputs, v)) for v in meta["variables"]}
-        values = [task.values(causal, examples, v) for v in task.variables]
-        base_pred = self.predict(examples).argmax(-1).numpy()
+        if causal_pred is None or values is None:
+            causal = task.build_causal_model(examples)
+            causal_pred = self._counterfactuals(causal, examples, examples, meta["variables"])
+            values = [task.values(causal, examples, v) for v in task.variables]
+        if base_pred is None:
+            base_pred = self.predict(examples).argmax(-1).numpy()
         buffer = io.BytesIO()
         with h5py().File(buffer, "w") as handle:
             write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,

@@ -168,7 +168,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     default_set = task.default_splits or task.splits
 
     behavioral = run_behavioral(b, progress=progress)
-    lap("fine-tuning" if task.behavioral is None else "fine-tuning and Table 1")
+    lap(task.behavioral_stage.title)
     model = str(out / "model")
     say("caching activations of model/ at every location")
     cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), splits=plan.cache_splits or default_set, **data),

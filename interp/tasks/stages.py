@@ -74,6 +74,7 @@ class BehavioralStage:
         paper: the paper's figures, merged into ``metrics.json`` under the task's keys (MoNLI: ``paper_bert``).
         table: ``(result, model) -> text``; ``result`` has ``accuracy[training][split]`` (a fraction) and
             ``holds[check]``; ``None``: a plain table of trainings × splits.
+        title: how the demo's timing line names the stage.
     """
 
     trainings: tuple[Training, ...]
@@ -81,6 +82,7 @@ class BehavioralStage:
     checks: tuple[Check, ...] = ()
     paper: Mapping[str, Any] = field(default_factory=dict)
     table: Callable[[Any, str], str] | None = None
+    title: str = "fine-tuning"
 
     def __post_init__(self) -> None:
         names = [t.name for t in self.trainings]

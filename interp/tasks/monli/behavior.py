@@ -74,6 +74,7 @@ TABLE_1 = BehavioralStage(
     ),
     paper={"paper_bert": PAPER_BERT},
     table=format_table,
+    title="fine-tuning and Table 1",
 )
 
 PLAN = DemoPlan(

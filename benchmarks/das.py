@@ -41,8 +41,8 @@ from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.engine.interventions import RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks.locations import Location
-from interp.jobs.das import HELD_OUT_SEED_OFFSET, DasConfig, _as_tensors
-from interp.jobs.intervene import select_examples
+from interp.api.specs import DataSpec, SampleSpec
+from interp.jobs.das import HELD_OUT_SEED_OFFSET, _as_tensors
 from interp.models import load_classifier
 from interp.hooks.encoding import collate, encode_examples
 
@@ -89,9 +89,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
     torch.manual_seed(0)
-    config = DasConfig(model=args.model, out="", splits=("pmonli", "nmonli_test"), max_per_split=args.per_split, variables=(args.variable,))
-    task = config.resolve_task()
-    examples = select_examples(config, task)
+    sample = SampleSpec(("pmonli", "nmonli_test"), max_per_split=args.per_split)
+    task = DataSpec().load(variables=(args.variable,), splits=sample.splits)
+    examples = sample.draw(task)
     causal = task.build_causal_model(examples)
     model, tokenizer = load_classifier(args.model, labels=task.labels, require_head=True)
     encoded = encode_examples(examples, tokenizer, "first", task.labels)

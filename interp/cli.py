@@ -3,8 +3,9 @@
 Options shared by commands come in groups, each a decorator: ``_data``
 (--task, --data-file, --data-dir, --skip-checksums), ``_sample`` (--splits,
 --max-examples, --max-per-split, --seed), ``_run`` (--batch-size, --device,
---quiet) and ``_model``; a command receives a group as the library's keyword
-arguments (``data``, ``sample``, ``run``) and passes them on as they are.
+--quiet) and ``_model``; a command receives a group as the library's spec
+object (``data``, ``sample``, ``run``: :mod:`interp.api.specs`) and passes
+it on as it is.
 
 Errors from the library (:class:`interp.core.errors.InterpError`) become one line
 on stderr and exit code 2, as do click's usage errors. Library messages name
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 import os
 import sys
 from pathlib import Path
@@ -115,21 +117,28 @@ _DATA_FILE = click.option("--data-file", type=click.Path(dir_okay=False), defaul
                           help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file.")  # fmt: skip
 
 
+def _specs():
+    """:mod:`interp.api.specs`, imported when a command runs (``interp --help`` stays fast)."""
+    from interp.api import specs
+
+    return specs
+
+
 def _data(task: bool = True):
-    """--task and --data-file (with ``task``), --data-dir, --skip-checksums: the command receives ``data``."""
+    """--task and --data-file (with ``task``), --data-dir, --skip-checksums: the command receives ``data``, a
+    :class:`~interp.api.specs.DataSpec` (without ``task``: a dict of the last two, where released data lie)."""
     if not task:
         return _option_group([_DATA_DIR, _SKIP_CHECKSUMS], lambda data_dir, skip_checksums: {"data": {"data_dir": data_dir, "verify_checksums": not skip_checksums}})
     return _option_group(
         [_TASK, _DATA_FILE, _DATA_DIR, _SKIP_CHECKSUMS],
-        lambda task, data_file, data_dir, skip_checksums: {
-            "data": {"task": task, "data_file": data_file, "data_dir": data_dir, "verify_checksums": not skip_checksums}
-        },
+        lambda task, data_file, data_dir, skip_checksums: {"data": _specs().DataSpec(task, data_file, data_dir, not skip_checksums)},
     )
 
 
 def _sample(splits_help: str, splits_default: str | None = None, *, max_examples: str | None = "A seeded random subset of this many examples.",
             max_per_split: int | None | bool = None, seed_help: str | None = "Seed of the --max-examples and --max-per-split subsets."):  # fmt: skip
-    """--splits, and where asked --max-examples, --max-per-split (``False``: none; else its default) and --seed: the command receives ``sample``."""
+    """--splits, and where asked --max-examples, --max-per-split (``False``: none; else its default) and --seed: the command
+    receives ``sample``, a :class:`~interp.api.specs.SampleSpec`."""
     options = [click.option("--splits", default=splits_default, show_default=splits_default is not None, help=splits_help)]
     if max_examples is not None:
         options.append(click.option("--max-examples", type=int, default=None, help=max_examples))
@@ -141,7 +150,7 @@ def _sample(splits_help: str, splits_default: str | None = None, *, max_examples
         options.append(click.option("--seed", type=int, default=_D.seed, show_default=True, help=seed_help))
 
     def gather(splits, **rest):
-        return {"sample": {"splits": _splits(splits, "--splits") if splits is not None else (), **rest}}
+        return {"sample": _specs().SampleSpec(_splits(splits, "--splits") if splits is not None else (), **rest)}
 
     return _option_group(options, gather)
 
@@ -150,12 +159,13 @@ _PAIRS_PER_PASS = "(base, source) pairs per forward pass [default: 256 on CPU, f
 
 
 def _run(batch_size: int | None, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar."):
-    """--batch-size, --device (with ``device``) and --quiet: the command receives ``run`` and ``progress``."""
+    """--batch-size, --device (with ``device``) and --quiet: the command receives ``run`` (a :class:`~interp.api.specs.RunSpec`;
+    the command sets its ``wordpiece`` and ``backend`` from their own options) and ``progress``."""
     options = [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
     if device:
         options.append(click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N]."))
     options.append(click.option("--quiet", is_flag=True, help=quiet_help))
-    return _option_group(options, lambda quiet, **run: {"run": run, "progress": not quiet})
+    return _option_group(options, lambda quiet, **run: {"run": _specs().RunSpec(**run), "progress": not quiet})
 
 
 def _model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):
@@ -197,7 +207,8 @@ def train(model, data, sample, epochs, lr, run, progress, eval_splits, curve, ii
     from interp.jobs.train import train as train_model
 
     config = TrainConfig(
-        model=model, **data, **sample, **run, epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace,
+        model=model, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
+        epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
     result = (train_iit if iit else train_model)(config, out, progress=progress, overwrite=overwrite)
@@ -219,8 +230,8 @@ def evaluate(model, data, splits, batch_size, as_json):
 
     if batch_size < 1:
         raise ConfigError("--batch-size must be at least 1")
-    spec = task_for_file(data["task"], data["data_file"])
-    tasks, group = resolve_tasks(spec, **{k: v for k, v in data.items() if k != "task"}, argument="task")
+    tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
+                                 data_file=data.data_file, argument="task")  # fmt: skip
     chosen = _splits(splits, "--splits") if splits is not None else None
     table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty())
              for name, task in tasks.items()}  # fmt: skip
@@ -244,11 +255,10 @@ def evaluate(model, data, splits, batch_size, as_json):
 @_backend_option
 def cache(model, out, data, sample, wordpiece, dtype, run, progress, components, backend):
     """Store every location's vector for every example in HDF5 (resumable)."""
-    from interp.hooks.encoding import check_wordpiece_rule
     from interp.jobs.cache import CacheConfig, build_cache
 
-    config = CacheConfig(model=model, out=out, **data, **sample, **run, wordpiece=check_wordpiece_rule(wordpiece), dtype=dtype,
-                         components=components, backend=backend)  # fmt: skip
+    config = CacheConfig(model=model, out=out, data=data, sample=sample, run=replace(run, wordpiece=wordpiece, backend=backend), dtype=dtype,
+                         components=components)  # fmt: skip
     path = build_cache(config, progress=progress)
     click.echo(f"wrote {path}")
 
@@ -302,14 +312,12 @@ def intervene(model, out, locations, data, sample, variable, wordpiece, cache_pa
     from interp.jobs.intervene import InterventionConfig, run_interventions
 
     if pairs == "all":
-        if sample["max_examples"] is not None:
+        if sample.max_examples is not None:
             raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
-        from interp.tasks import resolve_task, task_for_file
-
-        sample["splits"] = resolve_task(task_for_file(data["task"], data["data_file"]), **{k: v for k, v in data.items() if k != "task"}, argument="task").splits
+        sample = replace(sample, splits=data.load().splits)
     config = InterventionConfig(
-        model=model, out=out, locations=locations, **data, **sample, **run, variables=_splits(variable, "--variable"), wordpiece=wordpiece,
-        cache=cache_path, unit_size=unit_size, precision=precision, overwrite=overwrite, backend=backend,
+        model=model, out=out, locations=locations, variables=_splits(variable, "--variable"), data=data, sample=sample,
+        run=replace(run, wordpiece=wordpiece, backend=backend), cache=cache_path, unit_size=unit_size, precision=precision, overwrite=overwrite,
     )  # fmt: skip
     path = run_interventions(config, progress=progress)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
@@ -374,9 +382,9 @@ def das(model, out, locations, data, variable, subspace, kind, sample, seeds, tr
     if out is None and load_path is None:
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
     config = DasConfig(
-        model=model, out=out or "", locations=locations, **data, **sample, **run, variables=_splits(variable, "--variable"),
-        subspaces=_splits(subspace, "--subspace"), kind=kind, seeds=_ints(seeds, "--seeds"), train_pairs=train_pairs,
-        test_pairs=test_pairs, test_share=test_share, epochs=epochs, lr=lr, wordpiece=wordpiece, overwrite=overwrite,
+        model=model, out=out or "", locations=locations, variables=_splits(variable, "--variable"), subspaces=_splits(subspace, "--subspace"),
+        kind=kind, data=data, sample=sample, run=replace(run, wordpiece=wordpiece), seeds=_ints(seeds, "--seeds"), train_pairs=train_pairs,
+        test_pairs=test_pairs, test_share=test_share, epochs=epochs, lr=lr, overwrite=overwrite,
     )  # fmt: skip
     if load_path is not None:
         score = score_saved(config, load_path)
@@ -404,8 +412,8 @@ def location_sweep(model, out, examples, data, variable, sample, locations, word
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
 
-    config = LocationSweepConfig(model=model, out_dir=out, examples=examples, **data, **sample, **run, variable=variable,
-                                 locations=locations, wordpiece=wordpiece, cache=cache_path)  # fmt: skip
+    config = LocationSweepConfig(model=model, out_dir=out, examples=examples, variable=variable, locations=locations, data=data, sample=sample,
+                                 run=replace(run, wordpiece=wordpiece), cache=cache_path)  # fmt: skip
     rows = run_location_sweep(config, progress=progress)
     click.echo(format_ranking(rows))
     click.echo(f"wrote {out}/sweep.h5, {out}/locations.csv, {out}/locations.png")
@@ -424,7 +432,8 @@ def head_sweep(model, out, data, variable, roles, sample, run, progress, backend
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
 
-    config = HeadSweepConfig(model=model, out_dir=out, **data, **sample, **run, variable=variable, roles=_splits(roles, "--roles"), backend=backend)
+    config = HeadSweepConfig(model=model, out_dir=out, variable=variable, roles=_splits(roles, "--roles"), data=data, sample=sample,
+                             run=replace(run, backend=backend))  # fmt: skip
     rows = run_head_sweep(config, progress=progress)
     click.echo(format_heads(rows))
     click.echo(f"wrote {out}/heads.h5, {out}/heads.csv, {out}/heads.png")
@@ -476,7 +485,7 @@ def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, ma
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, **data, **run, max_train=max_train)
+    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data, max_train=max_train)
     result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples), progress=progress)
     click.echo("")
     click.echo(format_demo(result))
@@ -505,7 +514,7 @@ def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds
 
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
-        lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), **run,
+        lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=run.batch_size,
         verify_checksums=not skip_checksums,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)

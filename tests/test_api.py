@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import h5py
 import numpy as np
 import pytest
 import torch
@@ -12,6 +13,7 @@ import torch
 import interp
 from interp.analysis.iia import summarize
 from interp.engine.naive import naive_vector
+from interp.files.activations import open_cache as interp_open_cache
 from interp.jobs.intervene import InterventionConfig, run_interventions
 
 LOCATION = "blocks.0.hook_resid_post@w_h"
@@ -80,7 +82,7 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
     """`interp intervene`'s file and the in-memory result hold the same numbers; save() writes that format and load gives it back."""
     config = InterventionConfig(
         model=str(tiny_classifier_dir), out=str(tmp_path / "job.h5"), locations=LOCATION, variables=("lexrel", "negated"),
-        splits=("pmonli", "nmonli_test"), max_per_split=12, seed=3, data_dir=str(monli_dir),
+        data=interp.DataSpec(data_dir=str(monli_dir)), sample=interp.SampleSpec(("pmonli", "nmonli_test"), max_per_split=12, seed=3),
     )  # fmt: skip
     path = run_interventions(config, progress=False)
     res = lab.interchange(examples, examples, LOCATION, variables=("lexrel", "negated"))
@@ -108,6 +110,32 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
     assert set(job[0]) == set(mem[0]) and job[1] == mem[1]
     for key in job[0]:
         assert np.allclose(job[0][key], mem[0][key], atol=1e-6) if "logits" in key else job[0][key] == mem[0][key], key
+
+
+def test_jobs_take_the_objects_a_notebook_holds(lab, examples, tiny_classifier_dir, tmp_path):
+    """A job given a Classifier edited in memory and a Task runs on them, not on the checkpoint on disk: the null is
+    the same job given the checkpoint's path, which must differ once the head is changed."""
+    from interp.jobs.cache import CacheConfig, build_cache
+
+    module, tokenizer = lab.model.module, lab.model.tokenizer
+    edited = interp.load_model(type(module)(module.config).eval(), tokenizer)  # same architecture, other (random) weights
+    edited.module.load_state_dict(module.state_dict())
+    with torch.no_grad():
+        edited.module.classifier.weight.mul_(-1.0)  # the head turned around: other predictions
+    sample = interp.SampleSpec(("pmonli", "nmonli_test"), max_per_split=12, seed=3)
+    data = interp.DataSpec(task=lab.task)
+    common = dict(locations=LOCATION, variables=("lexrel",), data=data, sample=sample)
+    mine = interp.load_interventions(run_interventions(InterventionConfig(model=edited, out=str(tmp_path / "mine.h5"), **common), progress=False))
+    disk = interp.load_interventions(run_interventions(InterventionConfig(model=str(tiny_classifier_dir), out=str(tmp_path / "disk.h5"), **common),
+                                                       progress=False))  # fmt: skip
+    expected = interp.IntervenableModel(edited, lab.task).interchange(examples, examples, LOCATION, variables=("lexrel",))
+    assert list(mine.base_ids) == [e.id for e in examples]
+    assert np.array_equal(mine.model_pred, expected.model_pred) and not np.array_equal(mine.model_pred, disk.model_pred)
+    with h5py.File(tmp_path / "mine.h5", "r") as handle:
+        assert handle.attrs["model"] == "<in memory>" and handle.attrs["model_sha256"] == edited.sha256 != lab.model.sha256
+    cache = build_cache(CacheConfig(model=edited, out=str(tmp_path / "c.h5"), data=data, sample=sample), progress=False)
+    with interp_open_cache(cache) as handle:
+        assert handle.example_ids == [e.id for e in examples] and handle.meta["model_sha256"] == edited.sha256
 
 
 def test_iia_nulls_frame_and_graph_agree(lab, examples):
@@ -157,7 +185,8 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     from interp.jobs.train import TrainConfig, train
 
     settings = dict(epochs=2, lr=1e-3, batch_size=16, seed=4)
-    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), max_examples=48, eval_splits=(), data_dir=str(monli_dir), **settings)
+    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), max_examples=48, eval_splits=(), data=interp.DataSpec(data_dir=str(monli_dir)),
+                         **settings)  # fmt: skip
     train(config, tmp_path / "model", progress=False)
     task = interp.load_task("monli", data_dir=str(monli_dir))
     trained = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **settings)
@@ -179,7 +208,7 @@ def test_the_readme_notebook_block_runs(tiny_classifier_dir, monli_dir, tmp_path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## From a notebook") :]
-    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    block, job = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
     assert block.count("import") == 1 and "import interp" in block
     code = block.replace('"runs/demo/model"', repr(str(tiny_classifier_dir))).replace('"../shared/datasets/monli"', repr(str(monli_dir)))
     (tmp_path / "runs").mkdir()
@@ -188,3 +217,11 @@ def test_the_readme_notebook_block_runs(tiny_classifier_dir, monli_dir, tmp_path
     exec(compile(code, "README.md (From a notebook)", "exec"), scope)  # noqa: S102 - our own README
     assert scope["res"].model_pred.shape == (100, 100) and (tmp_path / "runs" / "iv.h5").is_file()
     assert isinstance(scope["das"], interp.RotatedSubspace)
+
+    # The job block runs on the same objects (a Task and a Classifier held in memory) and writes what res.save wrote.
+    exec(compile(job, "README.md (a job from a notebook)", "exec"), scope)  # noqa: S102
+    saved, ran = interp.load_interventions("runs/iv.h5"), interp.load_interventions("runs/iv_job.h5")
+    assert ran.model_pred.shape == (100, 100) and np.array_equal(ran.model_pred, saved.model_pred)
+    assert np.array_equal(ran.causal_pred["lexrel"], saved.causal_pred["lexrel"])
+    with h5py.File("runs/iv_job.h5", "r") as handle:  # the same weights, recorded the same way
+        assert handle.attrs["model"] == str(tiny_classifier_dir) and handle.attrs["model_sha256"] == scope["model"].sha256

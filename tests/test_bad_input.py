@@ -92,7 +92,7 @@ ROWS = [
     ("spoiled line", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", m["data"], "--skip-checksums"], "nmonli_test.jsonl:3"),
     ("checksum", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "a.h5", "--data-dir", m["data"]], "SHA-256"),
     ("missing data dir", lambda m, t, mo, d: ["train", "--out", t / "m", "--data-dir", t / "none"], "does not exist"),
-    ("unknown split", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--splits", "snli", "--out", t / "x.h5", "--data-dir", d], "unknown split 'snli'"),
+    ("unknown split", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--splits", "snli", "--out", t / "x.h5", "--data-dir", d], "--splits 'snli': unknown split"),
     ("task not a Task", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'task.py'}:make_task", "--model", mo, "--locations", LOCATION, "--out", t / "x.h5"], "returned a int, not an interp Task"),
     ("unknown task", lambda m, t, mo, d: ["cache", "--task", "snli", "--model", mo, "--out", t / "a.h5"], "not a built-in task"),
     # corrupt checkpoints

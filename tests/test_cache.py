@@ -9,6 +9,7 @@ import torch
 from transformers import AutoModelForSequenceClassification
 
 import interp.jobs.cache as cache_module
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.errors import ConfigError
 from interp.files.activations import open_cache
 from interp.hooks.locations import all_locations
@@ -19,7 +20,8 @@ from interp.tasks.monli import ROLES, collate, encode_examples, load_monli
 @pytest.fixture(scope="module")
 def built(tiny_classifier_dir, monli_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("cache") / "activations.h5"
-    config = CacheConfig(model=str(tiny_classifier_dir), out=str(out), splits=("nmonli_test",), batch_size=32, data_dir=str(monli_dir))
+    config = CacheConfig(model=str(tiny_classifier_dir), out=str(out), data=DataSpec(data_dir=str(monli_dir)), sample=SampleSpec(("nmonli_test",)),
+                         run=RunSpec(batch_size=32))  # fmt: skip
     return build_cache(config, progress=False), config
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+from interp.api.specs import DataSpec
 from interp.core.errors import OutputError
 from interp.jobs.train import TrainConfig, train
 from interp.models import (
@@ -105,7 +106,7 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
         batch_size=16,
         max_examples=64,
         eval_splits=("nmonli_test",),
-        data_dir=str(monli_dir),
+        data=DataSpec(data_dir=str(monli_dir)),
     )
     out = tmp_path / "run"
     result = train(config, out, progress=False)
@@ -126,10 +127,21 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
         train(replace(config, seed=9), out, progress=False)
 
 
+def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
+    """Pinned at da2500f (before TrainConfig held a DataSpec): a finished run made then is still reused, not trained again.
+    The data's location is not part of it; the seed, splits and IIT settings are."""
+    data = DataSpec(data_dir=str(monli_dir))
+    plain = TrainConfig(max_examples=100, seed=3, epochs=2, data=data)
+    iit = TrainConfig(splits=("nmonli_train",), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, lr=1e-4, data=data)
+    assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
+    assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
+    assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
+
+
 def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_dir, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data_dir=str(monli_dir))
+    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
     with pytest.raises(OutputError, match="out_dir=.*file/run.partial: cannot create directory"):
         train(config, blocker / "run", progress=False)
 

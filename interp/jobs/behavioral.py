@@ -8,7 +8,7 @@ on its training splits.
 Usage::
 
     from interp.jobs.behavioral import BehavioralConfig, run_behavioral, format_table
-    result = run_behavioral(BehavioralConfig(out_dir="runs/demo"))          # task="monli": Table 1
+    result = run_behavioral(BehavioralConfig(out_dir="runs/demo"))          # data=DataSpec(task="monli"): Table 1
     print(format_table(result))
 
 Writes one checkpoint per training under ``out_dir`` (each with its
@@ -20,13 +20,13 @@ again with the same settings.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from interp.core.outputs import OutputSet, ensure_writable_dir, write_json_atomic
 from interp.jobs.train import TrainConfig, TrainResult, train
 from interp.models.loading import model_layers
-from interp.tasks import Task, resolve_task, task_for_file
+from interp.api.specs import DataSpec, flat
 from interp.tasks.stages import BehavioralStage
 
 
@@ -40,23 +40,14 @@ class BehavioralConfig:
     lr: float = TrainConfig.lr
     batch_size: int = TrainConfig.batch_size
     seed: int = TrainConfig.seed
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    task: str = "monli"
-    data_file: str | None = None
+    data: DataSpec = DataSpec()
     max_train: int | None = None  # a seeded subset of each training's examples
 
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
-            model=self.model, splits=splits, epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
-            max_examples=self.max_train, eval_splits=eval_splits or None, data_dir=self.data_dir,
-            verify_checksums=self.verify_checksums, task=self.task, data_file=self.data_file,
+            model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
+            max_examples=self.max_train, eval_splits=eval_splits or None,
         ).validate()  # fmt: skip
-
-    def resolve_task(self) -> Task:
-        """The task ``task`` names (reading ``data_file``, :func:`~interp.tasks.task_for_file`)."""
-        return resolve_task(task_for_file(self.task, self.data_file), data_dir=self.data_dir, verify_checksums=self.verify_checksums,
-                            data_file=self.data_file, argument="task")  # fmt: skip
 
 
 @dataclass
@@ -89,7 +80,7 @@ class BehavioralResult:
             for t in self.stage.trainings
         }
         checks = {c.name: c.to_json(self.accuracy[c.training][c.split]) for c in self.stage.checks}
-        return {"config": asdict(self.config), **trainings, **({"checks": checks} if checks else {}), **self.stage.paper,
+        return {"config": flat(self.config), **trainings, **({"checks": checks} if checks else {}), **self.stage.paper,
                 "seconds": self.seconds}  # fmt: skip
 
 
@@ -99,7 +90,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     Raises:
         ConfigError, DataError, ModelError, OutputError: as :func:`interp.jobs.train.train`.
     """
-    task = config.resolve_task()
+    task = config.data.load()
     stage = task.behavioral_stage
     # Fail on missing data, settings or model before anything is created.
     settings = {t.name: config.train_config(t.splits, stage.eval_splits) for t in stage.trainings}

@@ -30,18 +30,19 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from interp.api.loading import Classifier
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
 from interp.files.activations import FORMAT, initialise
 from interp.files.examples import role_positions
-from interp.backends import check_backend_name, get_backend
+from interp.backends import get_backend
 from interp.hooks import n_layers
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
-from interp.models.loading import load_classifier, model_sha256
-from interp.tasks import resolve_task
-from interp.hooks.encoding import check_wordpiece_rule, collate, encode_examples
+from interp.models.loading import load_classifier
+from interp.hooks.encoding import collate, encode_examples
 
 DTYPES = ("float32", "float16")
 
@@ -50,34 +51,22 @@ DTYPES = ("float32", "float16")
 class CacheConfig:
     """What to cache: a model's vectors at every location for the named splits of a task (default: all of them)."""
 
-    model: str
+    model: str | Classifier
     out: str
-    task: str = "monli"
-    splits: tuple[str, ...] = ()
-    wordpiece: str = "first"
     dtype: str = "float32"
-    batch_size: int = 64
-    device: str = "auto"
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    data_file: str | None = None
     components: bool = False  # also every block's attn.hook_z, hook_attn_out, hook_resid_mid, hook_mlp_out
-    backend: str = "hf"  # or transformer-lens
+    data: DataSpec = DataSpec()
+    sample: SampleSpec = SampleSpec()  # splits () : every split of the task
+    run: RunSpec = RunSpec()  # batch_size None: 64 examples per pass
 
     def validate(self) -> "CacheConfig":
-        check_wordpiece_rule(self.wordpiece)
-        check_backend_name(self.backend)
-        if self.wordpiece == "all":
+        if self.run.wordpiece == "all":
             raise ConfigError(
                 "`wordpiece=all`: the cache keeps one vector per site × role; cache with first or last "
                 "(interp intervene takes `wordpiece=all` without a cache)"
             )
         if self.dtype not in DTYPES:
             raise ConfigError(f"`dtype=` must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        if self.batch_size < 1:
-            raise ConfigError("`batch_size=` must be at least 1")
-        if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
-            raise ConfigError(f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}")
         return self
 
 
@@ -94,32 +83,32 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     config.validate()
     out = Path(config.out)
     check_replaceable(out, FORMAT)
-    task = resolve_task(
-        config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task"
-    )
-    unknown = [s for s in config.splits if s not in task.splits]
-    if unknown:
-        raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
-    examples = task.load(config.splits or task.splits)
+    task = config.data.load(splits=config.sample.splits)
+    sample = config.sample
+    examples = task.examples(sample.splits or task.splits, n=sample.max_examples, per_split=sample.max_per_split, seed=sample.seed)
     causal = task.build_causal_model(examples) if task.causal_model is not None else None
     values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
-    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
-    device = pick_device(config.device)
+    classifier = config.model
+    if isinstance(classifier, str):
+        classifier = Classifier(*load_classifier(classifier, labels=task.labels, require_head=True), classifier)
+    model, tokenizer = classifier.require_labels(task).module, classifier.tokenizer
+    device = pick_device(config.run.device)
     model.to(device)
-    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    wordpiece, batch_size = config.run.wordpiece, config.run.batch(64)
+    encoded = encode_examples(examples, tokenizer, wordpiece, task.labels)
     roles = role_positions(encoded, task.roles)[0]
     locations = all_locations(n_layers(model), roles)
     if config.components:
         locations += component_locations(n_layers(model), roles, (Z, ATTN_OUT, RESID_MID, MLP_OUT))
     n, d = len(examples), model.config.hidden_size
-    n_batches = -(-n // config.batch_size)
+    n_batches = -(-n // batch_size)
     meta = {
         "format": FORMAT,
         **task.file_attrs(task.variables),
         "labels": list(task.labels),
-        "model": config.model,
-        "model_sha256": model_sha256(config.model),
-        "wordpiece": config.wordpiece,
+        "model": classifier.name,
+        "model_sha256": classifier.sha256,
+        "wordpiece": wordpiece,
         "locations": [str(loc) for loc in locations],
         "n_layers": n_layers(model),
         "d_model": d,
@@ -127,8 +116,8 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     }
     if config.components:
         meta["n_heads"] = model.config.num_attention_heads
-    if config.backend != "hf":
-        meta["backend"] = config.backend
+    if config.run.backend != "hf":
+        meta["backend"] = config.run.backend
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
     ids = np.array([e.id for e in examples], dtype=object)
     if out.exists() and finished(out, meta, ids):
@@ -136,7 +125,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
         write_file_manifest(out, "cache", if_missing=True)
         return out
-    backend = get_backend(config.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
+    backend = get_backend(config.run.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
     work = partial_path(out)
     already = work.stat().st_size if work.is_file() else 0
     needed = n * d * len(locations) * np.dtype(config.dtype).itemsize + 300 * n + (1 << 20)
@@ -144,13 +133,13 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:
-            initialise(handle, meta, examples, encoded, task.roles, values, locations, n_batches, dtype=config.dtype, chunk_rows=config.batch_size)
+            initialise(handle, meta, examples, encoded, task.roles, values, locations, n_batches, dtype=config.dtype, chunk_rows=batch_size)
         done = handle["batches_done"]
         todo = [b for b in range(n_batches) if not done[b]]
         bar = tqdm(todo, desc="cache", unit="batch", disable=not progress, initial=n_batches - len(todo), total=n_batches)
         with torch.no_grad():
             for b in bar:
-                start, stop = b * config.batch_size, min((b + 1) * config.batch_size, n)
+                start, stop = b * batch_size, min((b + 1) * batch_size, n)
                 batch = collate(encoded[start:stop], tokenizer.pad_token_id)
                 inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
                 trace = backend.read(inputs, batch["positions"], locations)

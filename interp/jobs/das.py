@@ -2,10 +2,11 @@
 
 Usage::
 
+    from interp.api.specs import SampleSpec
     from interp.jobs.das import DasConfig, run_das
     rows = run_das(DasConfig(model="runs/demo/model", out="runs/das", locations="all",
                              variables=("lexrel", "negated"), subspaces=("64",),
-                             splits=("pmonli", "nmonli_test"), max_per_split=200))
+                             sample=SampleSpec(splits=("pmonli", "nmonli_test"), max_per_split=200)))
 
 For each seed the examples are split into training and held-out parts
 (:func:`interp.causal.pairs.split_examples`); for each variable, balanced
@@ -36,29 +37,28 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from interp.api.loading import Classifier
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.analysis.das import FitSettings, best_block, fit_intervention, n_steps, score_intervention
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
 from interp.causal.pairs import counterfactual_pairs, split_examples
-from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import OutputSet, read_json, save_figure_atomic, write_csv_atomic, write_json_atomic
 from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.files.subspaces import load_intervention, save_intervention
-from interp.hooks import n_layers
 from interp.hooks.locations import Location, parse_locations
-from interp.jobs.intervene import checked_task, default_roles, select_examples
+from interp.jobs.intervene import bind
 from interp.models.evaluation import predict_logits
-from interp.models.loading import load_classifier, model_sha256
 from interp.tasks import Task
-from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
+from interp.hooks.encoding import location_tokens
 
 KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"
@@ -80,33 +80,29 @@ class DasConfig:
     rotation and batch order.
     """
 
-    model: str
+    model: str | Classifier
     out: str
     locations: str = "aligned"
-    task: str = "monli"
     variables: tuple[str, ...] = ("lexrel",)
     subspaces: tuple[str, ...] = ("64",)
     kind: str = "rotated"
-    splits: tuple[str, ...] = ()
-    max_examples: int | None = None
-    max_per_split: int | None = None
-    seed: int = 0
+    data: DataSpec = DataSpec()
+    sample: SampleSpec = SampleSpec()
+    run: RunSpec = RunSpec()  # batch_size None: 64 pairs per training step
     seeds: tuple[int, ...] = (0,)
     train_pairs: int = 2000
     test_pairs: int = 1000
     test_share: float = 0.2
     epochs: int = 2
     lr: float = 1e-3
-    batch_size: int = 64
-    wordpiece: str = "first"
-    device: str = "auto"
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    data_file: str | None = None
     overwrite: bool = False
 
+    @property
+    def batch_size(self) -> int:
+        """Pairs per training step: ``run.batch_size``, else 64."""
+        return self.run.batch(64)
+
     def validate(self) -> "DasConfig":
-        check_wordpiece_rule(self.wordpiece)
         if self.kind not in KINDS:
             raise ConfigError(f"`kind=` must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if not self.subspaces:
@@ -121,7 +117,7 @@ class DasConfig:
         if not self.variables:
             raise ConfigError("`variables=` names no variable")
         for name, value, low in (("`train_pairs=`", self.train_pairs, 2), ("`test_pairs=`", self.test_pairs, 2),
-                                 ("`epochs=`", self.epochs, 1), ("`batch_size=`", self.batch_size, 1)):  # fmt: skip
+                                 ("`epochs=`", self.epochs, 1)):  # fmt: skip
             if value < low:
                 raise ConfigError(f"{name} must be at least {low}, got {value}")
         if not 0 < self.test_share < 1:
@@ -129,10 +125,6 @@ class DasConfig:
         if not self.lr > 0:
             raise ConfigError(f"`lr=` must be positive, got {self.lr}")
         return self
-
-    def resolve_task(self) -> Task:
-        """The task, with every variable and split checked against it."""
-        return checked_task(self)
 
 
 def _unit_name(variable: str, location: Location, k: str, seed: int) -> str:
@@ -168,23 +160,20 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{named('out', out)} is a file; give a directory")
-    task = config.resolve_task()
-    examples = select_examples(config, task)
+    lab, examples = bind(config)
+    task, model, tokenizer = lab.task, lab.model.module, lab.model.tokenizer
     causal = task.build_causal_model(examples)
-    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
-    device = pick_device(config.device)
-    model.to(device)
-    locations = parse_locations(config.locations, n_layers(model), task.roles, default_roles(task, config.variables))
-    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
-    widths = {loc: len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * model.config.hidden_size for loc in locations}
+    locations = lab.locations(config.locations, config.variables)
+    encoded = lab.encode(examples)
+    widths = {loc: len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * lab.model.d_model for loc in locations}
     _check_sizes(config, locations, widths)
 
-    sha = model_sha256(config.model)
+    sha = lab.model.sha256
     ids = [e.id for e in examples]
     request = {
         "model_sha256": sha, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
-        **{k: v for k, v in asdict(config).items()
-           if k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size", "wordpiece")},
+        **{k: getattr(config, k) for k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size")},
+        "wordpiece": lab.wordpiece,
     }  # fmt: skip
     parts = out / "das.parts"
     saved = read_json(parts / "request.json") if parts.is_dir() else None
@@ -212,7 +201,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
     bar = tqdm(total=total, unit="step", disable=not progress, desc="das")
-    meta_common = {"task": task.name, "model": config.model, "model_sha256": sha, "causal_model": causal.name}
+    meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha, "causal_model": causal.name}
     try:
         runner, runner_loc, vanilla = None, None, {}
         for loc, seed, variable, k in todo:
@@ -256,15 +245,14 @@ def score_saved(config: DasConfig, path: str) -> dict:
         DataError: the file is missing or not an intervention.
     """
     config.validate()
-    task = config.resolve_task()
-    intervention, meta = load_intervention(path, model_sha256=model_sha256(config.model), argument="load")
+    lab, examples = bind(config, variables=())
+    task = lab.task
+    intervention, meta = load_intervention(path, model_sha256=lab.model.sha256, argument="load")
     variable = task.check_variable(str(meta.get("variable")), "load")
-    examples = select_examples(config, task)
     causal = task.build_causal_model(examples)
-    model, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
-    model.to(pick_device(config.device))
-    (loc,) = parse_locations(str(meta.get("location")), n_layers(model), task.roles)
-    encoded = encode_examples(examples, tokenizer, config.wordpiece, task.labels)
+    model, tokenizer = lab.model.module, lab.model.tokenizer
+    (loc,) = parse_locations(str(meta.get("location")), lab.model.n_layers, task.roles)
+    encoded = lab.encode(examples)
     runner = PairSuffix(model, encoded, loc)
     intervention.to(runner.vectors.device)
     if runner.width != intervention.width:

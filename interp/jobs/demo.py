@@ -48,6 +48,7 @@ from interp.analysis.report import ReportConfig, write_report
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
 from interp.hooks.locations import Location
+from interp.api.specs import DataSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
@@ -157,21 +158,21 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     # Everything that can be checked is checked now, not after minutes of training.
     config.validate()
     b = config.behavioral
-    task = b.resolve_task()
+    task = b.data.load()
     if task.causal_model is None:
-        raise ConfigError(f"{named('task', b.task)}: task {task.name!r} has no causal model; the demo needs one")
+        raise ConfigError(f"{named('task', b.data.name)}: task {task.name!r} has no causal model; the demo needs one")
     plan = task.demo_plan
     if config.location:
         Location.parse(config.location, model_layers(b.model), task.roles)
     out = Path(b.out_dir)
-    data = {"task": b.task, "data_file": b.data_file, "data_dir": b.data_dir, "verify_checksums": b.verify_checksums}
+    data = DataSpec(task=task)  # resolved once; the stages below take the object
     default_set = task.default_splits or task.splits
 
     behavioral = run_behavioral(b, progress=progress)
     lap(task.behavioral_stage.title)
     model = str(out / "model")
     say("caching activations of model/ at every location")
-    cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), splits=plan.cache_splits or default_set, **data),
+    cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), data=data, sample=SampleSpec(plan.cache_splits or default_set)),
                         progress=progress)  # fmt: skip
     lap("activation cache")
     say("probe sweep")
@@ -192,10 +193,9 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     path = run_interventions(
         InterventionConfig(
             model=model, out=str(out / "interventions.h5"), locations=location, variables=plan.variables or task.variables,
-            splits=plan.splits or default_set, max_per_split=plan.per_split,
-            max_examples=None if plan.per_split else config.examples, seed=b.seed, cache=str(cache),
-            overwrite=True,  # the demo's own file: redone when the location or a setting changed
-            **data,
+            data=data, sample=SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else config.examples,
+                                         max_per_split=plan.per_split, seed=b.seed),
+            cache=str(cache), overwrite=True,  # the demo's own file: redone when the location or a setting changed
         ),
         progress=progress,
     )  # fmt: skip

@@ -3,7 +3,7 @@
 Usage::
 
     from interp.jobs.head_sweep import HeadSweepConfig, run_head_sweep
-    rows = run_head_sweep(HeadSweepConfig(model="runs/demo/model", out_dir="runs/heads", max_per_split=50))
+    rows = run_head_sweep(HeadSweepConfig(model="runs/demo/model", out_dir="runs/heads"))
 
 Which heads move lexrel from w_h to [CLS]? At each role (w_h and cls by
 default) the sweep runs every (base, source) interchange intervention of a
@@ -31,6 +31,8 @@ from interp.analysis.iia import summarize_all
 from interp.core.errors import ConfigError
 from interp.core.outputs import OutputSet, save_figure_atomic, write_csv_atomic
 from interp.hooks.locations import Location
+from interp.api.loading import Classifier
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.models.loading import model_layers
 
@@ -39,31 +41,24 @@ from interp.models.loading import model_layers
 class HeadSweepConfig:
     """Which model, variable, roles and examples (a seeded ``max_per_split`` of each split)."""
 
-    model: str
+    model: str | Classifier
     out_dir: str
-    task: str = "monli"
     variable: str = "lexrel"
     roles: tuple[str, ...] = ("w_h", "cls")
-    splits: tuple[str, ...] = ("pmonli", "nmonli_test")
-    max_per_split: int = 50
-    seed: int = 0
-    batch_size: int | None = None
-    device: str = "auto"
-    backend: str = "hf"
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    data_file: str | None = None
+    data: DataSpec = DataSpec()
+    sample: SampleSpec = SampleSpec(splits=("pmonli", "nmonli_test"), max_per_split=50)
+    run: RunSpec = RunSpec()
 
     def validate(self) -> "HeadSweepConfig":
         if not self.roles:
             raise ConfigError("`roles=` names no token role")
-        if self.max_per_split < 2:
-            raise ConfigError(f"`max_per_split=` must be at least 2, got {self.max_per_split}")
+        if self.sample.max_per_split is None or self.sample.max_per_split < 2:
+            raise ConfigError(f"`max_per_split=` must be at least 2, got {self.sample.max_per_split}")
         return self
 
     def locations(self) -> str:
         """Every head, component and residual site at each role, as ``--locations`` text."""
-        layers = model_layers(self.model)
+        layers = self.model.n_layers if isinstance(self.model, Classifier) else model_layers(self.model)
         items = []
         for role in self.roles:
             items += [f"heads@{role}", f"components@{role}", f"blocks.0.hook_resid_pre@{role}"]
@@ -72,20 +67,8 @@ class HeadSweepConfig:
 
     def interventions(self) -> InterventionConfig:
         return InterventionConfig(
-            model=self.model,
-            out=str(Path(self.out_dir) / "heads.h5"),
-            locations=self.locations(),
-            task=self.task,
-            variables=(self.variable,),
-            splits=self.splits,
-            max_per_split=self.max_per_split,
-            seed=self.seed,
-            batch_size=self.batch_size,
-            device=self.device,
-            backend=self.backend,
-            data_dir=self.data_dir,
-            verify_checksums=self.verify_checksums,
-            data_file=self.data_file,
+            model=self.model, out=str(Path(self.out_dir) / "heads.h5"), locations=self.locations(), variables=(self.variable,),
+            data=self.data, sample=self.sample, run=self.run,
             overwrite=True,  # heads.h5 is this sweep's own file
         )
 

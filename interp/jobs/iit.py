@@ -37,7 +37,7 @@ from interp.hooks import hooked, n_layers
 from interp.hooks.locations import Location, parse_locations
 from interp.models.loading import model_layers, model_width
 from interp.jobs.train import TrainConfig, TrainResult, train
-from interp.tasks import Task, resolve_task
+from interp.tasks import Task
 from interp.hooks.encoding import collate, encode_examples, location_tokens
 
 
@@ -108,7 +108,7 @@ def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True
     """
     if not config.iit:
         raise ConfigError("`iit=` names no VARIABLE@LOCATION")
-    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task")
+    task = config.resolved_task()
     if task.causal_model is None:
         raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
     _, location = parse_iit(config.iit, task, model_layers(config.model))  # before any work: errors leave nothing behind

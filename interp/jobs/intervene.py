@@ -2,10 +2,11 @@
 
 Usage::
 
+    from interp.api.specs import SampleSpec
     from interp.jobs.intervene import InterventionConfig, run_interventions
     run_interventions(InterventionConfig(
         model="runs/demo/model", out="runs/demo/interventions.h5",
-        locations="blocks.0.hook_resid_post@w_h", splits=("nmonli_test",)))
+        locations="blocks.0.hook_resid_post@w_h", sample=SampleSpec(splits=("nmonli_test",))))
 
 For every location, every base i and source j: the model's prediction with
 the vector at the location on i replaced by the one on j (``model_pred``),
@@ -42,7 +43,6 @@ from interp.core.outputs import (
     require_free_space,
     write_file_manifest,
 )
-from interp.backends import check_backend_name
 from interp.engine.batched import PRECISIONS, precision
 from interp.files.activations import open_cache
 from interp.files.interventions import FORMAT, Fp32Check, check_variable_names
@@ -51,8 +51,9 @@ from interp.jobs.distributed import Workers, rank_device, workers
 from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
 from interp.models.loading import load_classifier
-from interp.tasks import Task, resolve_task
-from interp.hooks.encoding import check_wordpiece_rule, location_tokens
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
+from interp.tasks import Task
+from interp.hooks.encoding import location_tokens
 
 
 #: What a unit file's outputs depend on (and a file's variables do not): a unit of another variable is reused.
@@ -63,80 +64,43 @@ UNIT_KEYS = ("model_sha256", "wordpiece", "labels", "locations", "unit_size", "p
 class InterventionConfig:
     """Which interventions to run and where to write them.
 
-    ``task`` is ``monli`` or a user's ``file.py:function`` (see
-    :func:`interp.tasks.resolve_task`); ``variables`` are the task's causal
-    variables whose counterfactuals the model is compared with (one file
-    holds them all: the model's outputs depend on the location only).
-    ``splits`` empty means the task's default example set. A location
-    without ``@ROLE`` stands for the role sets the variables are aligned to
-    (``aligned``: every site at them). ``data_file`` is the generated file
-    of ``--task mqnli``.
+    ``model``: a checkpoint (directory, hub name) or a :class:`~interp.api.loading.Classifier` held in memory.
+    ``variables`` are the task's causal variables whose counterfactuals the
+    model is compared with (one file holds them all: the model's outputs
+    depend on the location only). ``data`` names the task
+    (:class:`~interp.api.specs.DataSpec`), ``sample`` its examples (empty
+    splits: the task's default set), ``run`` the device, pairs per forward
+    pass (``None``: 256 on CPU, from free memory on a GPU), WordPiece rule
+    and backend. A location without ``@ROLE`` stands for the role sets the
+    variables are aligned to (``aligned``: every site at them).
+    ``precision``: ``fp32``, ``tf32`` (GPU matmuls) or ``bf16``.
     """
 
-    model: str
+    model: str | Classifier
     out: str
     locations: str
-    task: str = "monli"
     variables: tuple[str, ...] = ("lexrel",)
-    splits: tuple[str, ...] = ()
-    wordpiece: str = "first"
+    data: DataSpec = DataSpec()
+    sample: SampleSpec = SampleSpec()
+    run: RunSpec = RunSpec()
     cache: str | None = None
-    max_examples: int | None = None
-    max_per_split: int | None = None  # a seeded subset of at most this many from each split (a mixed set)
-    seed: int = 0
-    batch_size: int | None = None  # pairs per suffix pass; None: 256 on CPU, from free memory on a GPU
     unit_size: int = 16
-    device: str = "auto"
-    precision: str = "fp32"  # fp32, tf32 (GPU matmuls) or bf16
-    data_dir: str | None = None
-    verify_checksums: bool = True
+    precision: str = "fp32"
     overwrite: bool = False
-    data_file: str | None = None
-    backend: str = "hf"  # or transformer-lens: the same interventions through a TransformerBridge's hooks
 
     def validate(self) -> "InterventionConfig":
-        check_wordpiece_rule(self.wordpiece)
-        check_backend_name(self.backend)
         if self.precision not in PRECISIONS:
             raise ConfigError(f"`precision=` must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-        if self.backend != "hf" and self.precision != "fp32":
-            raise ConfigError(f"{named('precision', self.precision)} runs on the hf backend only; {named('backend', self.backend)} runs fp32")
-        for name, value in (("`batch_size=`", self.batch_size or 1), ("`unit_size=`", self.unit_size)):
-            if value < 1:
-                raise ConfigError(f"{name} must be at least 1")
-        if self.max_examples is not None and self.max_examples < 2:
+        if self.run.backend != "hf" and self.precision != "fp32":
+            raise ConfigError(f"{named('precision', self.precision)} runs on the hf backend only; {named('backend', self.run.backend)} runs fp32")
+        if self.unit_size < 1:
+            raise ConfigError("`unit_size=` must be at least 1")
+        if self.sample.max_examples is not None and self.sample.max_examples < 2:
             raise ConfigError("`max_examples=` must be at least 2")
-        if self.max_per_split is not None and self.max_per_split < 1:
-            raise ConfigError("`max_per_split=` must be at least 1")
         if not self.variables:
             raise ConfigError("`variables=` names no variable")
         check_variable_names(self.variables)
         return self
-
-    def resolve_task(self) -> Task:
-        """The task, with every variable checked against it."""
-        return checked_task(self)
-
-
-def checked_task(config) -> Task:
-    """``config``'s task (``task``, ``data_dir``, ``verify_checksums``, ``data_file``), its ``variables`` and ``splits`` checked against it.
-
-    Raises:
-        ConfigError: naming ``--variable`` or the split, when the task lacks one.
-    """
-    task = resolve_task(config.task, data_dir=config.data_dir, verify_checksums=config.verify_checksums, data_file=config.data_file, argument="task")
-    for variable in config.variables:
-        task.check_variable(variable, "variables")
-    unknown = [s for s in config.splits if s not in task.splits]
-    if unknown:
-        raise ConfigError(f"unknown split {unknown[0]!r}; task {task.name!r} has {', '.join(task.splits)}")
-    return task
-
-
-def select_examples(config: InterventionConfig, task: Task | None = None) -> list:
-    """The example set of ``config``: :meth:`~interp.tasks.base.Task.examples` with its splits, ``max_per_split``, ``max_examples`` and ``seed``."""
-    task = task or config.resolve_task()
-    return task.examples(config.splits, n=config.max_examples, per_split=config.max_per_split, seed=config.seed)
 
 
 def default_roles(task: Task, variables) -> tuple[tuple[str, ...], ...]:
@@ -144,16 +108,38 @@ def default_roles(task: Task, variables) -> tuple[tuple[str, ...], ...]:
     return task.default_roles(variables)
 
 
-def _cache_rows(config: InterventionConfig, ids: list[str], locations: list[Location]) -> list[int]:
+def bind(config, variables=None) -> tuple[IntervenableModel, list]:
+    """The edge of a job: ``config``'s task resolved once (its ``variables`` and splits checked), its examples drawn,
+    and its model loaded onto this process's device, bound in an :class:`IntervenableModel`; and the examples.
+
+    ``config`` has ``model``, ``data``, ``sample`` and ``run``; ``variables`` default to ``config.variables``.
+
+    Raises:
+        ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load` and :meth:`~interp.api.specs.SampleSpec.draw`.
+        ModelError: a checkpoint without a classification head, or for other labels.
+    """
+    task = config.data.load(variables=config.variables if variables is None else variables, splits=config.sample.splits)
+    examples = config.sample.draw(task)
+    model = config.model
+    if isinstance(model, str):
+        model = Classifier(*load_classifier(model, labels=task.labels, require_head=True), model)
+    lab = IntervenableModel(model, task, wordpiece=config.run.wordpiece, batch_size=config.run.batch_size, backend=config.run.backend)
+    lab.model.to(pick_device(rank_device(config.run.device)))
+    return lab, examples
+
+
+def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[str], locations: list[Location]) -> list[int]:
     """Check ``config.cache`` can give the source vectors; returns each example's row in it.
 
     Raises:
         ConfigError: the cache is missing or foreign, made with other weights,
             another WordPiece rule or float16, or lacks an example or a location.
     """
-    with open_cache(config.cache, model=config.model) as cache:
-        if cache.meta["wordpiece"] != config.wordpiece:
-            raise ConfigError(f"{named('cache', config.cache)} used WordPiece rule {cache.meta['wordpiece']!r}, not {config.wordpiece!r}")
+    with open_cache(config.cache) as cache:
+        if cache.meta["model_sha256"] != lab.model.sha256:
+            raise ConfigError(f"{named('cache', config.cache)} was made with model {cache.meta['model']!r}, not with the weights of {lab.model.name!r}")
+        if cache.meta["wordpiece"] != lab.wordpiece:
+            raise ConfigError(f"{named('cache', config.cache)} used WordPiece rule {cache.meta['wordpiece']!r}, not {lab.wordpiece!r}")
         if cache.meta["dtype"] != "float32":
             raise ConfigError(f"{named('cache', config.cache)} is {cache.meta['dtype']}; interventions need a float32 cache")
         row = {example_id: i for i, example_id in enumerate(cache.example_ids)}
@@ -183,48 +169,44 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         DataError, ModelError: bad data or model.
         OutputError: ``out`` holds other interventions (without ``overwrite``) or cannot be written.
     """
-    config.validate()
-    out = Path(config.out)
+    out = Path(config.validate().out)
     check_replaceable(out, FORMAT)
-    task = config.resolve_task()
-    examples = select_examples(config, task)
-    causal = task.build_causal_model(examples)  # one that does not fit is refused before any work
-    module, tokenizer = load_classifier(config.model, labels=task.labels, require_head=True)
-    lab = IntervenableModel(Classifier(module, tokenizer, config.model), task, wordpiece=config.wordpiece, batch_size=config.batch_size,
-                            backend=config.backend)  # fmt: skip
-    device = pick_device(rank_device(config.device))
-    lab.model.to(device)
+    lab, examples = bind(config)
+    causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
         location_tokens(lab.encode(examples), loc.roles, f"location {loc}")
     ids = [e.id for e in examples]
     meta = lab.file_meta(causal.name, config.variables, locations, unit_size=config.unit_size, precision=config.precision)
-    rows = _cache_rows(config, ids, locations) if config.cache is not None else None
-    # The units hold model outputs, which do not depend on the variables: another variable reuses them.
-    request = {**{k: meta[k] for k in UNIT_KEYS if k in meta}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
-               "n_examples": len(ids)}  # fmt: skip
-    shards = Shards(parts_dir(out), request)
+    rows = _cache_rows(config, lab, ids, locations) if config.cache is not None else None
+    shards = Shards(parts_dir(out), unit_request(meta, lab.task, ids))
     done = out.exists() and finished(out, meta, ids)
     if not done:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
-        require_free_space(out, 2 * len(ids) ** 2 * (len(task.labels) * 4 + 2) * len(locations) + (1 << 20))
+        require_free_space(out, 2 * len(ids) ** 2 * (len(lab.task.labels) * 4 + 2) * len(locations) + (1 << 20))
     if _reuse(out, done, shards, config, progress):
         return out
-    with workers(device) as team:
+    with workers(lab.model.device) as team:
         if team.leader:
             shards.prepare()
         team.barrier()
-        with precision(module, config.precision):
-            ran = sum(_run_location(config, shards, index, lab, examples, rows, loc, team, progress and team.leader)
-                      for index, loc in enumerate(locations))  # fmt: skip
+        with precision(lab.model.module, config.precision):
+            ran = sum(_run_location(config, shards, i, lab, examples, rows, loc, team, progress and team.leader) for i, loc in enumerate(locations))
         if progress and team.world > 1:
             tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
         team.barrier()
-        if team.leader:
+        if team.leader:  # the fp32 checks run in fp32, outside the reduced precision
             checks = None if config.precision == "fp32" else _fp32_checks(config, shards, lab, examples, rows, locations)
-            with precision(module, config.precision):
+            with precision(lab.model.module, config.precision):
                 _assemble(out, meta, lab, examples, locations, shards, checks)
         team.barrier()
     return out
+
+
+def unit_request(meta: dict, task: Task, ids: list[str]) -> dict:
+    """What a unit file was made under: the model outputs' settings (:data:`UNIT_KEYS`; not the variables, so another
+    variable reuses the units), the task and the example set."""
+    return {**{k: meta[k] for k in UNIT_KEYS if k in meta}, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
+            "n_examples": len(ids)}  # fmt: skip
 
 
 def _reuse(out: Path, done: bool, shards: Shards, config: InterventionConfig, progress: bool) -> bool:
@@ -275,7 +257,7 @@ def _run_location(config, shards: Shards, index: int, lab: IntervenableModel, ex
 def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableModel, examples, cache_rows,
                  locations: list[Location]) -> list[Fp32Check]:  # fmt: skip
     """At each location, the finished run's labels against fp32 on the seeded sample of :mod:`~interp.jobs.fp32_check`."""
-    bases, sources = sample_pairs(len(examples), config.seed)
+    bases, sources = sample_pairs(len(examples), config.sample.seed)
     size, encoded = config.unit_size, lab.encode(examples)
     checks = []
     for index, loc in enumerate(locations):
@@ -284,7 +266,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
         else:
             vectors = lab.source_vectors(loc, [examples[j] for j in sources])
         reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
-        checks.append(compare_with_fp32(lab.model.module, [encoded[b] for b in bases], vectors, loc, reduced, config.batch_size))
+        checks.append(compare_with_fp32(lab.model.module, [encoded[b] for b in bases], vectors, loc, reduced, config.run.batch_size))
     return checks
 
 

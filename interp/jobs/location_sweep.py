@@ -30,7 +30,7 @@ Writes ``sweep.h5`` (the interventions), ``locations.csv`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from interp.analysis.cliques import build_graph, search
@@ -44,6 +44,8 @@ from interp.core.outputs import (
 )
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
+from interp.api.loading import Classifier
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.intervene import InterventionConfig, run_interventions
 
 ALPHAS = tuple(range(1, 11))
@@ -53,44 +55,27 @@ ALPHAS = tuple(range(1, 11))
 class LocationSweepConfig:
     """Which model, how many examples (m; m² pairs per location), which locations."""
 
-    model: str
+    model: str | Classifier
     out_dir: str
-    examples: int = 100
-    task: str = "monli"
+    examples: int = 100  # m: a seeded subset of ``sample``'s splits (its ``seed``)
     variable: str = "lexrel"
-    splits: tuple[str, ...] = ()  # () : the task's default example set
-    seed: int = 0
     locations: str = "all"
-    batch_size: int | None = None
-    device: str = "auto"
+    data: DataSpec = DataSpec()
+    sample: SampleSpec = SampleSpec()
+    run: RunSpec = RunSpec()
     cache: str | None = None
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    data_file: str | None = None
-    wordpiece: str = "first"
 
     def validate(self) -> "LocationSweepConfig":
         if self.examples < 2:
             raise ConfigError(f"`examples=` must be at least 2, got {self.examples}")
+        if self.sample.max_examples is not None:
+            raise ConfigError("`max_examples=`: a sweep draws `examples=` examples; leave the sample's max_examples unset")
         return self
 
     def interventions(self) -> InterventionConfig:
         return InterventionConfig(
-            model=self.model,
-            out=str(Path(self.out_dir) / "sweep.h5"),
-            locations=self.locations,
-            task=self.task,
-            variables=(self.variable,),
-            splits=self.splits,
-            max_examples=self.examples,
-            seed=self.seed,
-            batch_size=self.batch_size,
-            device=self.device,
-            cache=self.cache,
-            data_dir=self.data_dir,
-            verify_checksums=self.verify_checksums,
-            data_file=self.data_file,
-            wordpiece=self.wordpiece,
+            model=self.model, out=str(Path(self.out_dir) / "sweep.h5"), locations=self.locations, variables=(self.variable,),
+            data=self.data, sample=replace(self.sample, max_examples=self.examples), run=self.run, cache=self.cache,
             overwrite=True,  # sweep.h5 is this sweep's own file
         )
 

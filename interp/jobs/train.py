@@ -2,11 +2,13 @@
 
 Usage::
 
+    from interp.api.specs import DataSpec
     from interp.jobs.train import TrainConfig, train
     result = train(TrainConfig(splits=("pmonli", "nmonli_train"), epochs=3), "runs/my_model")
     result.metrics["nmonli_test"]["accuracy"]
     # a generated MQNLI file (interp mqnli): train on its train split, score both
-    train(TrainConfig(data_file="runs/mqnli.jsonl", splits=("train",), eval_splits=("train", "test")), "runs/mq")
+    mq = DataSpec(task="mqnli", data_file="runs/mqnli.jsonl")
+    train(TrainConfig(data=mq, splits=("train",), eval_splits=("train", "test")), "runs/mq")
 
 The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
 2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
@@ -41,39 +43,36 @@ from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import evaluate
 from interp.models.loading import load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
-from interp.tasks import Task, resolve_task, task_for_file
+from interp.api.specs import DataSpec, flat
+from interp.tasks import Task
 
 
 @functools.lru_cache(maxsize=8)
 def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: str | None = None) -> Task:
-    return resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task")
+    return DataSpec(spec, data_file, data_dir, verify_checksums).load()
 
 
 @dataclass(frozen=True)
 class TrainConfig(FineTuneSettings):
     """Settings of one fine-tuning run: :class:`~interp.api.training.FineTuneSettings` (epochs, lr, batch size, seed,
-    warm-up, weight decay) plus the model, the task and its splits (defaults: the paper's systematic-generalization set-up).
+    warm-up, weight decay) plus the model, the task (``data``, a :class:`~interp.api.specs.DataSpec`) and its training
+    splits (defaults: the paper's systematic-generalization set-up).
 
-    ``max_examples`` keeps a seeded random subset of the training examples
-    (for quick runs); ``eval_splits`` are scored after training. With
-    ``data_file`` (a file written by ``interp mqnli``) the splits are that
-    file's ``train``/``test`` and the classifier gets MQNLI's three labels.
-    With ``task`` (a user's ``file.py:function``, see
-    :func:`interp.tasks.resolve_task`) the examples, splits and labels are
-    the task's: by default it trains on its ``train`` split (else on all of
-    them) and scores every split. With ``curve`` the ``eval_splits`` are also
+    ``max_examples`` keeps a random subset of the training examples drawn
+    with ``seed`` (for quick runs); ``eval_splits`` are scored after
+    training. The examples, splits and labels are the task's: an MQNLI file
+    (``DataSpec(task="mqnli", data_file=...)``) gives its ``train``/``test``
+    and three labels; a task without MoNLI's set-up trains on its ``train``
+    split (else on all of them) and scores every split. With ``curve`` the ``eval_splits`` are also
     scored after every epoch (the learning curve, in ``training.json``'s
     ``epochs``; it does not change the weights).
     """
 
     model: str = "minilm"
+    data: DataSpec = DataSpec()
     splits: tuple[str, ...] = ()  # (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
-    max_examples: int | None = None
+    max_examples: int | None = None  # a subset drawn with ``seed``
     eval_splits: tuple[str, ...] | None = None  # None: every split of the task
-    data_dir: str | None = None
-    verify_checksums: bool = True
-    data_file: str | None = None
-    task: str = "monli"
     curve: bool = False
     iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit) adds its loss
     iit_weight: float = 1.0
@@ -92,8 +91,9 @@ class TrainConfig(FineTuneSettings):
         return self.resolved_task().labels
 
     def resolved_task(self) -> Task:
-        """The ``task`` this config names, reading ``data_file`` (:func:`interp.tasks.task_for_file`); imported once per process."""
-        return _task(task_for_file(self.task, self.data_file), self.data_dir, self.verify_checksums, self.data_file)
+        """The task ``data`` names (:meth:`~interp.api.specs.DataSpec.load`); a named one is imported once per process."""
+        data = self.data
+        return data.task if isinstance(data.task, Task) else _task(data.task, data.data_dir, data.verify_checksums, data.data_file)
 
     def load(self, splits: Sequence[str]) -> list:
         """The examples of ``splits`` from the task."""
@@ -125,7 +125,7 @@ class TrainConfig(FineTuneSettings):
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve")
-        settings = {k: v for k, v in asdict(self).items() if k not in ignored}
+        settings = {k: v for k, v in flat(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
             for key in ("iit", "iit_weight", "iit_subspace"):
@@ -226,7 +226,7 @@ def train(
     metrics = evaluate(model, tokenizer, eval_examples, progress=progress, labels=config.labels) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
-        config=asdict(config),
+        config=flat(config),
         fingerprint=fingerprint,
         n_train=len(train_examples),
         epochs=log,

@@ -1,0 +1,158 @@
+"""The settings every job shares, in three groups: which data (:class:`DataSpec`), which examples of it (:class:`SampleSpec`),
+and how to run the model (:class:`RunSpec`).
+
+A job's config holds these three objects and its own settings, instead of
+repeating the same dozen fields; the CLI's option groups (``--task`` ...,
+``--splits`` ..., ``--batch-size`` ...) build them, and a notebook builds
+them the same way::
+
+    >>> from interp.api.specs import DataSpec, SampleSpec, RunSpec
+    >>> SampleSpec(splits=["nmonli_test"], max_per_split=50)
+    SampleSpec(splits=('nmonli_test',), max_examples=None, max_per_split=50, seed=0)
+    >>> RunSpec(batch_size=0)
+    Traceback (most recent call last):
+    ...
+    interp.core.errors.ConfigError: batch_size= must be at least 1, got 0
+
+A task is resolved once, at the job's entry (:meth:`DataSpec.load`), and the
+``Task`` travels down from there; ``DataSpec(task=my_task)`` takes one built
+in a notebook. :meth:`flat` gives the groups' fields as one mapping under
+the names the files have always recorded (a config's fingerprint and its
+``metrics.json`` stay what they were).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+from interp.backends.base import check_backend_name
+from interp.core.errors import ConfigError, named
+from interp.hooks.encoding import check_wordpiece_rule
+from interp.tasks import Task, task_for_file
+from interp.api.loading import Classifier, load_task
+
+
+def flat(config) -> dict:
+    """``config``'s fields (a dataclass) as one JSON-ready dict: a spec's fields inline under their own names, a task or a
+    model held in memory by its name: what files record of a config (the names they had before specs existed)."""
+    out = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, (DataSpec, SampleSpec, RunSpec)):
+            out.update(flat(value))
+        elif isinstance(value, (Task, Classifier)):
+            out[f.name] = value.name
+        else:
+            out[f.name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Which task, and where its data lie.
+
+    Args:
+        task: a task name (``monli``, ``mqnli``, ``fragment:NAME``, ...), a user's
+            ``file.py:function``, or a :class:`~interp.tasks.base.Task` built in memory.
+        data_file: the generated file a file task reads; with the default ``monli``, a
+            file that is not MoNLI's is read as MQNLI (:func:`interp.tasks.task_for_file`).
+        data_dir: where the released files lie (else ``$INTERP_MONLI_DIR`` / ``$INTERP_FRAGMENTS_DIR``).
+        verify_checksums: compare the released files' SHA-256 with the published sums.
+    """
+
+    task: str | Task = "monli"
+    data_file: str | None = None
+    data_dir: str | None = None
+    verify_checksums: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, (str, Task)):
+            raise ConfigError(f"`task=`: give a task name, a 'file.py:function', or a Task, not a {type(self.task).__name__}")
+
+    @property
+    def name(self) -> str:
+        """The task's spec as given, or an in-memory task's name (what files record)."""
+        return self.task.name if isinstance(self.task, Task) else self.task
+
+    def load(self, *, variables: Sequence[str] = (), splits: Sequence[str] = ()) -> Task:
+        """The task, with ``variables`` and ``splits`` checked against it.
+
+        Raises:
+            ConfigError: naming ``task=`` (as :func:`interp.api.loading.load_task`), ``variables=`` or ``splits=``.
+            DataError: the task's data are missing or spoiled.
+        """
+        spec = self.task if isinstance(self.task, Task) else task_for_file(self.task, self.data_file)
+        task = load_task(spec, data_dir=self.data_dir, data_file=self.data_file, verify_checksums=self.verify_checksums)
+        for variable in variables:
+            task.check_variable(variable, "variables")
+        known = (*task.splits, *task.extra_splits)
+        unknown = [s for s in splits if s not in known]
+        if unknown:
+            raise ConfigError(f"{named('splits', repr(unknown[0]))}: unknown split; task {task.name!r} has {', '.join(known)}")
+        return task
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """Which examples of a task: the named splits (``()``: the task's default set), at most ``max_per_split`` of
+    each, then at most ``max_examples`` in all, both drawn with ``seed`` (:meth:`interp.tasks.base.Task.examples`).
+
+    Raises:
+        ConfigError: naming ``max_examples=`` or ``max_per_split=`` below 1, or ``splits=`` not a list of names.
+    """
+
+    splits: tuple[str, ...] = ()
+    max_examples: int | None = None
+    max_per_split: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.splits, str) or not all(isinstance(s, str) for s in self.splits):
+            raise ConfigError(f"`splits=` must be a sequence of split names, got {self.splits!r}")
+        object.__setattr__(self, "splits", tuple(self.splits))
+        for name in ("max_examples", "max_per_split"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"`{name}=` must be at least 1, got {value}")
+
+    def draw(self, task: Task) -> list:
+        """The examples this names, in file order.
+
+        Raises:
+            ConfigError: naming ``splits=``, a split ``task`` lacks.
+            DataError: as :attr:`interp.tasks.base.Task.load`.
+        """
+        return task.examples(self.splits, n=self.max_examples, per_split=self.max_per_split, seed=self.seed)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How to run the model.
+
+    Args:
+        device: ``auto`` (a GPU when there is one), ``cpu`` or ``cuda[:N]``.
+        batch_size: examples (or (base, source) pairs) per forward pass; ``None``: the job's default.
+        wordpiece: which WordPiece stands for a split word (``first``, ``last``; ``all`` where a job takes it).
+        backend: ``hf`` (interp's engine on the Hugging Face model) or ``transformer-lens``.
+
+    Raises:
+        ConfigError: naming the parameter that is out of range.
+    """
+
+    device: str = "auto"
+    batch_size: int | None = None
+    wordpiece: str = "first"
+    backend: str = "hf"
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ConfigError(f"`batch_size=` must be at least 1, got {self.batch_size}")
+        if self.device not in ("auto", "cpu") and not self.device.startswith("cuda"):
+            raise ConfigError(f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}")
+        check_wordpiece_rule(self.wordpiece)
+        check_backend_name(self.backend)
+
+    def batch(self, default: int) -> int:
+        """:attr:`batch_size`, or the job's ``default`` when it is ``None``."""
+        return self.batch_size if self.batch_size is not None else default

@@ -576,7 +576,8 @@ def fragments_check(data_file, per_size, seed):
     if not os.path.isfile(data_file):
         raise ConfigError(f"DATA_FILE {data_file}: file not found")
     with open(data_file, encoding="utf-8") as handle:
-        records = [json_record(line, f"{data_file}:{i}") for i, line in enumerate(handle, start=1)]
+        records = [json_record(line, f"{data_file}:{i}", ("premise_tree", "hypothesis_tree", "label"), "interp fragments generate")
+                   for i, line in enumerate(handle, start=1)]  # fmt: skip
     result = check_records(records, per_size=per_size, seed=seed)
     for key, c in result["counts"].items():
         click.echo(f"{key:28} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
@@ -666,7 +667,8 @@ def monotonicity_check(data_file, per_size):
     if per_size < 1:
         raise ConfigError("--models must be at least 1")
     lines = read_lines(data_file, "interp monotonicity generate")
-    result = check_records([json_record(line, f"{data_file}:{i}") for i, line in enumerate(lines, start=1)], per_size)
+    fields = ("premise_tree", "hypothesis_tree", "label", "split", "depth")
+    result = check_records([json_record(line, f"{data_file}:{i}", fields, "interp monotonicity generate") for i, line in enumerate(lines, start=1)], per_size)
     for key, c in result["counts"].items():
         click.echo(f"{key:24} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
     if result["refuted"]:

@@ -85,6 +85,28 @@ def _shorten(handle, name):
 
 
 USER_TASK_NOT_A_TASK = "def make_task():\n    return 42\n"
+TOY_TASK = Path(__file__).resolve().parents[1] / "examples" / "toy_task" / "task.py"
+#: The README's toy task, its first example given twice.
+USER_TASK_REPEATING_AN_ID = f"""
+import dataclasses, importlib.util
+spec = importlib.util.spec_from_file_location("toy_for_duplicates", {str(TOY_TASK)!r})
+toy = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(toy)
+
+def make_task():
+    task = toy.make_task()
+    return dataclasses.replace(task, load=lambda splits: (lambda found: found + found[:1])(task.load(splits)))
+"""
+
+
+def _huge_number(made, tmp_path: Path) -> Path:
+    """A copy of MoNLI whose nmonli_test line 2 has a 5,000-digit depth (past Python's int-parsing limit)."""
+    data = tmp_path / "monli_huge"
+    shutil.copytree(made["data"], data)
+    lines = (data / "nmonli_test.jsonl").read_text().splitlines()
+    lines[2] = json.dumps({**json.loads(lines[3]), "depth": 0}).replace('"depth": 0', '"depth": ' + "9" * 5000)
+    (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
+    return data
 
 # (id, arguments given the fixtures, the message expected in the one line)
 ROWS = [
@@ -95,6 +117,10 @@ ROWS = [
     ("unknown split", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--splits", "snli", "--out", t / "x.h5", "--data-dir", d], "--splits 'snli': unknown split"),
     ("task not a Task", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'task.py'}:make_task", "--model", mo, "--locations", LOCATION, "--out", t / "x.h5"], "returned a int, not an interp Task"),
     ("unknown task", lambda m, t, mo, d: ["cache", "--task", "snli", "--model", mo, "--out", t / "a.h5"], "not a built-in task"),
+    ("a 5,000-digit number", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _huge_number(m, t), "--skip-checksums", "--splits", "nmonli_test"], "nmonli_test.jsonl:3: unreadable JSON"),
+    ("a task repeating an id", lambda m, t, mo, d: ["cache", "--task", f"{t / 'dup.py'}:make_task", "--model", mo, "--out", t / "a.h5"], "occurs twice"),
+    ("fragments check on MoNLI", lambda m, t, mo, d: ["fragments", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'; is this a file of interp fragments generate?"),
+    ("monotonicity check on MoNLI", lambda m, t, mo, d: ["monotonicity", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'"),
     # corrupt checkpoints
     ("empty weights", lambda m, t, mo, d: ["cache", "--model", m["models"]["empty"], "--out", t / "a.h5", "--data-dir", d], "not a valid safetensors file (header too small)"),
     ("truncated weights", lambda m, t, mo, d: ["intervene", "--model", m["models"]["truncated"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "not a valid safetensors file"),
@@ -131,7 +157,9 @@ ROWS = [
     ("sweep examples", lambda m, t, mo, d: ["location-sweep", "--model", mo, "--out", t / "sw", "--examples", "1"], "--examples must be at least 2"),
     ("demo seeds", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--probe-seeds", "0", "--data-dir", d], "--probe-seeds must be at least 1"),
     ("demo location", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--location", "blocks.9.hook_resid_post@w_h", "--data-dir", d], "layer 9 is out of range for a model with 2 blocks"),
+    ("demo location role", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--location", "blocks.1.hook_resid_post@wh", "--data-dir", d], "unknown token role 'wh'"),
     ("epochs", lambda m, t, mo, d: ["train", "--epochs", "0", "--out", t / "m"], "--epochs must be at least 1"),
+    ("an IIT flag without --iit", lambda m, t, mo, d: ["train", "--iit-subspace", "4", "--out", t / "m", "--data-dir", d], "give --iit VARIABLE@LOCATION too"),
     ("cache dtype", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "a.h5", "--dtype", "int8"], "--dtype must be one of"),
     # outputs interp must not replace or cannot write
     ("cache over a text file", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "notes.txt", "--data-dir", d], "is not an interp file of this kind"),
@@ -160,6 +188,7 @@ def _random(tmp_path: Path) -> Path:
 def test_bad_input_gives_one_line_exit_2_and_leaves_the_output_folder_as_it_was(row, made, tiny_classifier_dir, monli_dir, tmp_path):
     _, arguments, message = row
     (tmp_path / "task.py").write_text(USER_TASK_NOT_A_TASK)
+    (tmp_path / "dup.py").write_text(USER_TASK_REPEATING_AN_ID)
     (tmp_path / "notes.txt").write_text("my notes\n")
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "mine.txt").write_text("keep me\n")

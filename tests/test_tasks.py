@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from interp.analysis.iia import summarize
 from interp.causal import interchange_table
 from interp.cli import main
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, DataError
 from interp.tasks import Task, WordPairs, resolve_task
 from interp.tasks.monli import LABELS, ROLES, Lexrel, load_monli
 
@@ -73,6 +73,20 @@ def test_a_causal_model_that_misses_a_gold_label_is_refused_naming_the_example()
     spoiled = [replace(examples[0], label="neutral" if examples[0].label == "entailment" else "entailment"), *examples[1:]]
     with pytest.raises(ConfigError, match="does not fit the dataset: it labels example toy:1 "):
         task.build_causal_model(spoiled)
+
+
+def test_a_tasks_examples_are_checked_as_they_load():
+    """Ids unique within a split and gold labels among the task's, for every loader (the task's own load is wrapped once)."""
+    task = resolve_task(f"{TOY_TASK}:make_task")
+    examples = task.load(("all",))
+    assert len({e.id for e in examples}) == len(examples)  # the toy task itself passes
+    repeated = replace(task, load=lambda splits: [*examples, examples[2]])
+    with pytest.raises(DataError, match="example id 'toy:3' occurs twice in split 'all'"):
+        repeated.load(("all",))
+    unknown = replace(task, load=lambda splits: [replace(examples[0], label="maybe"), *examples[1:]])
+    with pytest.raises(DataError, match="example 'toy:1' has gold label 'maybe'"):
+        unknown.examples(("all",))
+    assert replace(task, name="again").load(("all",)) == examples  # wrapped once, not re-checked into a failure
 
 
 def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):

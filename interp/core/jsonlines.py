@@ -30,14 +30,15 @@ def read_lines(path: str | os.PathLike, how_to_make: str) -> list[str]:
     return lines
 
 
-def json_record(text: str, where: str) -> dict:
+def json_record(text: str, where: str, required: tuple[str, ...] = (), written_by: str = "") -> dict:
     """``text`` parsed as a JSON object.
 
     Args:
         where: ``file:line``, what every message starts with.
+        required: fields the object must have; ``written_by``: the command that writes such files (for the message).
 
     Raises:
-        DataError: an empty line, malformed JSON (with the column), or JSON that is not an object.
+        DataError: an empty line, malformed JSON (with the column), JSON that is not an object, or a required field missing.
     """
     if not text.strip():
         raise DataError(f"{where}: empty line")
@@ -45,6 +46,12 @@ def json_record(text: str, where: str) -> dict:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past the stack
+        raise DataError(f"{where}: unreadable JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
     if not isinstance(record, dict):
         raise DataError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    missing = [f for f in required if f not in record]
+    if missing:
+        hint = f"; is this a file of {written_by}?" if written_by else ""
+        raise DataError(f"{where}: missing field {missing[0]!r}{hint}")
     return record

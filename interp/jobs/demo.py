@@ -47,7 +47,7 @@ from interp.analysis.iia import format_summaries, layer_table, summarize_all
 from interp.analysis.report import ReportConfig, write_report
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
-from interp.hooks.locations import Location
+from interp.hooks.locations import Location, parse_locations
 from interp.api.specs import DataSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
@@ -163,7 +163,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         raise ConfigError(f"{named('task', b.data.name)}: task {task.name!r} has no causal model; the demo needs one")
     plan = task.demo_plan
     if config.location:
-        Location.parse(config.location, model_layers(b.model), task.roles)
+        parse_locations(config.location, model_layers(b.model), task.roles, task.default_roles(plan.variables or task.variables))
     out = Path(b.out_dir)
     data = DataSpec(task=task)  # resolved once; the stages below take the object
     default_set = task.default_splits or task.splits

@@ -111,6 +111,8 @@ class TrainConfig(FineTuneSettings):
             (len(self.splits) > 0, "`splits=` names no split"),
             (self.iit_weight > 0, "`iit_weight=` must be positive"),
             (self.iit_subspace is None or self.iit_subspace >= 1, "`iit_subspace=` must be at least 1"),
+            (self.iit is not None or (self.iit_subspace is None and self.iit_weight == 1.0),
+             "`iit_subspace=` and `iit_weight=` shape interchange intervention training: give `iit=` VARIABLE@LOCATION too"),
         ]
         for ok, message in checks:
             if not ok:

@@ -34,7 +34,7 @@ import numpy as np
 
 from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, DataError, named
 from interp.core.subsets import seeded_subset
 from interp.tasks.stages import BehavioralStage, DemoPlan, fine_tuning
 
@@ -61,6 +61,29 @@ class WordPairs:
     @classmethod
     def from_json(cls, text: str) -> WordPairs:
         return cls(**json.loads(text))
+
+
+def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...]) -> Callable[[Sequence[str]], list]:
+    """``load``, its examples checked once as they arrive: ids unique within each split, gold labels among ``labels``.
+
+    Every command that loads a task gets these checks before any heavy step (a duplicated line, a user task repeating an
+    id, a label the classifier has no output for).
+    """
+
+    def checked(splits: Sequence[str]) -> list:
+        examples = load(splits)
+        seen: set[tuple[str, str]] = set()
+        for e in examples:
+            key = (getattr(e, "split", ""), e.id)  # splits may overlap (a lexical test inside a test): unique within one
+            if key in seen:
+                raise DataError(f"task {name!r}: example id {e.id!r} occurs twice in split {key[0]!r}; ids must be unique")
+            seen.add(key)
+            if e.label not in labels:
+                raise DataError(f"task {name!r}: example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}")
+        return examples
+
+    checked.checks_examples = True  # type: ignore[attr-defined]
+    return checked
 
 
 @dataclass(frozen=True)
@@ -118,6 +141,8 @@ class Task:
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"task {self.name!r} declares no labels")
+        if not getattr(self.load, "checks_examples", False):
+            object.__setattr__(self, "load", _checked_load(self.load, self.name, self.labels))
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")

@@ -9,14 +9,13 @@ A record holds ``id``, ``split`` (train or test), ``premise``, ``hypothesis``,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from interp.causal.base import run_forward
 from interp.core.errors import ConfigError, DataError
-from interp.core.jsonlines import read_lines
+from interp.core.jsonlines import json_record, read_lines
 from interp.tasks.mqnli.causal_model import NODES, POSITIONS, inputs_of, mqnli_causal_model
 
 #: MQNLI's labels in a classifier's label-id order.
@@ -74,12 +73,10 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
     examples = []
     for lineno, text in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
+        record = json_record(text, where)
         try:
-            record = json.loads(text)
             p, h = record["premise_words"], record["hypothesis_words"]
             fields = (record["id"], record["premise"], record["hypothesis"], record["label"], record["split"])
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
         except (KeyError, TypeError) as exc:
             raise DataError(f"{where}: missing field {exc}") from None
         if record["label"] not in MQNLI_LABELS:

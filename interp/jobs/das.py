@@ -74,10 +74,11 @@ class DasConfig:
 
     ``subspaces``: sizes ``k`` as strings, or ``boundless`` (the size learned);
     ``kind``: ``rotated`` (an orthogonal ``width × width`` R) or ``lowrank``
-    (an orthonormal ``width × k`` basis). ``splits``, ``max_examples``,
-    ``max_per_split`` and ``seed`` pick the example set as ``interp intervene``
-    does; each of ``seeds`` gives its own example split, pairs, initial
-    rotation and batch order.
+    (an orthonormal ``width × k`` basis). ``data`` and ``sample`` pick the
+    task and its example set as ``interp intervene`` does (``run``: device,
+    pairs per training step, WordPiece rule); ``model`` is a checkpoint or a
+    :class:`~interp.api.loading.Classifier`. Each of ``seeds`` gives its own
+    example split, pairs, initial rotation and batch order.
     """
 
     model: str | Classifier

@@ -86,7 +86,9 @@ def test_a_tasks_examples_are_checked_as_they_load():
     unknown = replace(task, load=lambda splits: [replace(examples[0], label="maybe"), *examples[1:]])
     with pytest.raises(DataError, match="example 'toy:1' has gold label 'maybe'"):
         unknown.examples(("all",))
-    assert replace(task, name="again").load(("all",)) == examples  # wrapped once, not re-checked into a failure
+    assert replace(task, name="again").load(("all",)) == examples  # a copy wraps the original loader once
+    with pytest.raises(DataError, match="has gold label 'entailment'"):  # a copy with other labels checks against its own
+        replace(task, labels=("contradiction", "neutral")).load(("all",))
 
 
 def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):

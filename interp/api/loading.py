@@ -130,6 +130,18 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
     return Classifier(model, tokenizer)
 
 
+def classifier_for(model, task: Task) -> Classifier:
+    """A :class:`Classifier` for ``task``: a checkpoint spec loaded with its own head (none is made up), or a
+    ``Classifier`` as it is; either way with the task's labels in the task's order.
+
+    Raises:
+        ModelError: a checkpoint without a classification head; a classifier for other labels.
+    """
+    if isinstance(model, str):
+        model = Classifier(*load_classifier(model, labels=task.labels, require_head=True), model)
+    return load_model(model).require_labels(task)
+
+
 def load_task(task, *, data_dir: str | None = None, data_file: str | None = None, verify_checksums: bool = True) -> Task:
     """A :class:`~interp.tasks.base.Task` from a name, a ``file.py:function`` / ``module:function``, or a ``Task`` (returned as is).
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from interp.api.loading import Classifier
+from interp.api.loading import Classifier, classifier_for
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError
@@ -41,7 +41,6 @@ from interp.files.examples import role_positions
 from interp.backends import get_backend
 from interp.hooks import n_layers
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
-from interp.models.loading import load_classifier
 from interp.hooks.encoding import collate, encode_examples
 
 DTYPES = ("float32", "float16")
@@ -88,10 +87,8 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     examples = task.examples(sample.splits or task.splits, n=sample.max_examples, per_split=sample.max_per_split, seed=sample.seed)
     causal = task.build_causal_model(examples) if task.causal_model is not None else None
     values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
-    classifier = config.model
-    if isinstance(classifier, str):
-        classifier = Classifier(*load_classifier(classifier, labels=task.labels, require_head=True), classifier)
-    model, tokenizer = classifier.require_labels(task).module, classifier.tokenizer
+    classifier = classifier_for(config.model, task)
+    model, tokenizer = classifier.module, classifier.tokenizer
     device = pick_device(config.run.device)
     model.to(device)
     wordpiece, batch_size = config.run.wordpiece, config.run.batch(64)

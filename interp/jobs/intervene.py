@@ -34,7 +34,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.api.intervenable import IntervenableModel
-from interp.api.loading import Classifier
+from interp.api.loading import Classifier, classifier_for
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.hdf5 import check_replaceable, finished
@@ -50,7 +50,6 @@ from interp.hooks.locations import Location
 from interp.jobs.distributed import Workers, rank_device, workers
 from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
-from interp.models.loading import load_classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.tasks import Task
 from interp.hooks.encoding import location_tokens
@@ -103,11 +102,6 @@ class InterventionConfig:
         return self
 
 
-def default_roles(task: Task, variables) -> tuple[tuple[str, ...], ...]:
-    """:meth:`~interp.tasks.base.Task.default_roles`: what a bare site stands for."""
-    return task.default_roles(variables)
-
-
 def bind(config, variables=None) -> tuple[IntervenableModel, list]:
     """The edge of a job: ``config``'s task resolved once (its ``variables`` and splits checked), its examples drawn,
     and its model loaded onto this process's device, bound in an :class:`IntervenableModel`; and the examples.
@@ -120,10 +114,7 @@ def bind(config, variables=None) -> tuple[IntervenableModel, list]:
     """
     task = config.data.load(variables=config.variables if variables is None else variables, splits=config.sample.splits)
     examples = config.sample.draw(task)
-    model = config.model
-    if isinstance(model, str):
-        model = Classifier(*load_classifier(model, labels=task.labels, require_head=True), model)
-    lab = IntervenableModel(model, task, wordpiece=config.run.wordpiece, batch_size=config.run.batch_size, backend=config.run.backend)
+    lab = IntervenableModel(classifier_for(config.model, task), task, wordpiece=config.run.wordpiece, batch_size=config.run.batch_size, backend=config.run.backend)
     lab.model.to(pick_device(rank_device(config.run.device)))
     return lab, examples
 

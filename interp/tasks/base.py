@@ -66,8 +66,8 @@ class WordPairs:
 def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...]) -> Callable[[Sequence[str]], list]:
     """``load``, its examples checked once as they arrive: ids unique within each split, gold labels among ``labels``.
 
-    Every command that loads a task gets these checks before any heavy step (a duplicated line, a user task repeating an
-    id, a label the classifier has no output for).
+    Every command that loads a task gets these checks before any heavy step (a user task repeating an id, a label the
+    classifier has no output for). ``checked.__wrapped__`` is ``load``, so a task copied with other labels re-wraps the original.
     """
 
     def checked(splits: Sequence[str]) -> list:
@@ -82,7 +82,7 @@ def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tupl
                 raise DataError(f"task {name!r}: example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}")
         return examples
 
-    checked.checks_examples = True  # type: ignore[attr-defined]
+    checked.__wrapped__ = load  # type: ignore[attr-defined]
     return checked
 
 
@@ -141,8 +141,7 @@ class Task:
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"task {self.name!r} declares no labels")
-        if not getattr(self.load, "checks_examples", False):
-            object.__setattr__(self, "load", _checked_load(self.load, self.name, self.labels))
+        object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels))
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")

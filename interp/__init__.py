@@ -53,6 +53,8 @@ _EXPORTS = {
     "load_model": "interp.api.loading",
     "load_task": "interp.api.loading",
     "Classifier": "interp.api.loading",
+    "LabelReading": "interp.models.labels",
+    "read_labels": "interp.models.labels",
     "IntervenableModel": "interp.api.intervenable",
     "InterchangeResult": "interp.api.results",
     "load_interventions": "interp.api.results",

@@ -168,8 +168,23 @@ def _run(batch_size: int | None, batch_help: str | None = None, *, device: bool 
     return _option_group(options, lambda quiet, **run: {"run": _specs().RunSpec(**run), "progress": not quiet})
 
 
+_LABEL_MAP = click.option("--label-map", default=None,
+                          help="What the head's label ids mean where its config does not say (LABEL_0, ...): e.g. 0=contradiction,1=neutral,2=entailment. Other labels are read by name in any order; a 3-label model on a 2-label task reads contradiction as neutral.")  # fmt: skip
+
+
 def _model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):
-    return click.option("--model", required=required, default=default, show_default=default is not None, help=help)
+    """--model and --label-map: the command receives ``model`` (the spec) and ``label_map`` (the map as written, or ``None``)."""
+    return _option_group([click.option("--model", required=required, default=default, show_default=default is not None, help=help), _LABEL_MAP],
+                         lambda model, label_map: {"model": model, "label_map": label_map})  # fmt: skip
+
+
+def _classifier(model: str, label_map: str | None):
+    """The model a job binds: the spec itself, or with --label-map the classifier loaded and relabelled here, once."""
+    if label_map is None:
+        return model
+    from interp.api.loading import load_model
+
+    return load_model(model, label_map=label_map)
 
 
 def _backend_option(function):
@@ -201,13 +216,13 @@ def _wordpiece_option(rules: str = "first or last"):
 @click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation).")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def train(model, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite):
+def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
 
     config = TrainConfig(
-        model=model, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
+        model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
         epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
@@ -223,7 +238,7 @@ def train(model, data, sample, epochs, lr, run, progress, eval_splits, curve, ii
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
-def evaluate(model, data, splits, batch_size, as_json):
+def evaluate(model, label_map, data, splits, batch_size, as_json):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.models.evaluation import evaluate_task
     from interp.tasks import resolve_tasks, task_for_file
@@ -233,7 +248,7 @@ def evaluate(model, data, splits, batch_size, as_json):
     tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
                                  data_file=data.data_file, argument="task")  # fmt: skip
     chosen = _splits(splits, "--splits") if splits is not None else None
-    table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty())
+    table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty(), label_map=label_map)
              for name, task in tasks.items()}  # fmt: skip
     if group is None:
         (metrics,) = table.values()
@@ -253,11 +268,11 @@ def evaluate(model, data, splits, batch_size, as_json):
 @_run(64)
 @click.option("--components", is_flag=True, help="Also cache every block's attn.hook_z (all heads; a head is its slice), hook_attn_out, hook_resid_mid and hook_mlp_out.")
 @_backend_option
-def cache(model, out, data, sample, wordpiece, dtype, run, progress, components, backend):
+def cache(model, label_map, out, data, sample, wordpiece, dtype, run, progress, components, backend):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
 
-    config = CacheConfig(model=model, out=out, data=data, sample=sample, run=replace(run, wordpiece=wordpiece, backend=backend), dtype=dtype,
+    config = CacheConfig(model=_classifier(model, label_map), out=out, data=data, sample=sample, run=replace(run, wordpiece=wordpiece, backend=backend), dtype=dtype,
                          components=components)  # fmt: skip
     path = build_cache(config, progress=progress)
     click.echo(f"wrote {path}")
@@ -306,7 +321,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
 @click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16.")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds other interventions.")
 @_backend_option
-def intervene(model, out, locations, data, sample, variable, wordpiece, cache_path, pairs, run, progress, unit_size, precision, overwrite, backend):
+def intervene(model, label_map, out, locations, data, sample, variable, wordpiece, cache_path, pairs, run, progress, unit_size, precision, overwrite, backend):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -316,7 +331,7 @@ def intervene(model, out, locations, data, sample, variable, wordpiece, cache_pa
             raise ConfigError("--pairs all runs every example: it cannot be combined with --max-examples")
         sample = replace(sample, splits=data.load().splits)
     config = InterventionConfig(
-        model=model, out=out, locations=locations, variables=_splits(variable, "--variable"), data=data, sample=sample,
+        model=_classifier(model, label_map), out=out, locations=locations, variables=_splits(variable, "--variable"), data=data, sample=sample,
         run=replace(run, wordpiece=wordpiece, backend=backend), cache=cache_path, unit_size=unit_size, precision=precision, overwrite=overwrite,
     )  # fmt: skip
     path = run_interventions(config, progress=progress)
@@ -374,7 +389,7 @@ def _ints(value: str, option: str) -> tuple[int, ...]:
 @_wordpiece_option()
 @click.option("--load", "load_path", default=None, type=click.Path(dir_okay=False), help="Score this saved intervention (its .safetensors or .json) on the held-out pairs of these settings instead of training; its variable and location come from the file.")
 @click.option("--overwrite", is_flag=True, help="Replace an --out that holds a DAS run with other settings.")
-def das(model, out, locations, data, variable, subspace, kind, sample, seeds, train_pairs, test_pairs, test_share, epochs, lr, run, progress, wordpiece, load_path, overwrite):
+def das(model, label_map, out, locations, data, variable, subspace, kind, sample, seeds, train_pairs, test_pairs, test_share, epochs, lr, run, progress, wordpiece, load_path, overwrite):
     """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable)."""
     from interp.analysis.das_figure import format_das
     from interp.jobs.das import DasConfig, run_das, score_saved
@@ -382,7 +397,7 @@ def das(model, out, locations, data, variable, subspace, kind, sample, seeds, tr
     if out is None and load_path is None:
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
     config = DasConfig(
-        model=model, out=out or "", locations=locations, variables=_splits(variable, "--variable"), subspaces=_splits(subspace, "--subspace"),
+        model=_classifier(model, label_map), out=out or "", locations=locations, variables=_splits(variable, "--variable"), subspaces=_splits(subspace, "--subspace"),
         kind=kind, data=data, sample=sample, run=replace(run, wordpiece=wordpiece), seeds=_ints(seeds, "--seeds"), train_pairs=train_pairs,
         test_pairs=test_pairs, test_share=test_share, epochs=epochs, lr=lr, overwrite=overwrite,
     )  # fmt: skip
@@ -408,11 +423,11 @@ def das(model, out, locations, data, variable, subspace, kind, sample, seeds, tr
 @_wordpiece_option("first, last, or all")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help="float32 activation cache to read source vectors from.")
 @_run(None, _PAIRS_PER_PASS, quiet_help="No progress bars.")
-def location_sweep(model, out, examples, data, variable, sample, locations, wordpiece, cache_path, run, progress):
+def location_sweep(model, label_map, out, examples, data, variable, sample, locations, wordpiece, cache_path, run, progress):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
 
-    config = LocationSweepConfig(model=model, out_dir=out, examples=examples, variable=variable, locations=locations, data=data, sample=sample,
+    config = LocationSweepConfig(model=_classifier(model, label_map), out_dir=out, examples=examples, variable=variable, locations=locations, data=data, sample=sample,
                                  run=replace(run, wordpiece=wordpiece), cache=cache_path)  # fmt: skip
     rows = run_location_sweep(config, progress=progress)
     click.echo(format_ranking(rows))
@@ -428,11 +443,11 @@ def location_sweep(model, out, examples, data, variable, sample, locations, word
 @_sample("Comma-separated splits the mixed sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=50, seed_help="Seed of the sample.")
 @_run(None, _PAIRS_PER_PASS, quiet_help="No progress bars.")
 @_backend_option
-def head_sweep(model, out, data, variable, roles, sample, run, progress, backend):
+def head_sweep(model, label_map, out, data, variable, roles, sample, run, progress, backend):
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
 
-    config = HeadSweepConfig(model=model, out_dir=out, variable=variable, roles=_splits(roles, "--roles"), data=data, sample=sample,
+    config = HeadSweepConfig(model=_classifier(model, label_map), out_dir=out, variable=variable, roles=_splits(roles, "--roles"), data=data, sample=sample,
                              run=replace(run, backend=backend))  # fmt: skip
     rows = run_head_sweep(config, progress=progress)
     click.echo(format_heads(rows))
@@ -480,12 +495,12 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
 @click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples.")
 @_run(_D.batch_size, device=False, quiet_help="No progress bars.")
-def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, max_train, run, progress):
+def demo(out, model, label_map, epochs, lr, seed, probe_seeds, location, data, examples, max_train, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    behavioral = BehavioralConfig(out_dir=out, model=model, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data, max_train=max_train)
+    behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data, max_train=max_train)
     result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples), progress=progress)
     click.echo("")
     click.echo(format_demo(result))
@@ -494,7 +509,7 @@ def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, ma
 
 
 @main.command()
-@click.option("--model", required=True, help="The model trained on the original task (a checkpoint with its head).")
+@_model(help="The model trained on the original task (a checkpoint with its head).")
 @click.option("--original", required=True, help="TASK (its dev and test splits) or TASK:SPLIT (SPLIT halved by example id into dev and test), e.g. monli:pmonli_heldout.")
 @click.option("--challenge", required=True, help="TASK (k examples from its train split) or TASK:SPLIT, e.g. monli:nmonli_train or fragment:negation.")
 @click.option("--challenge-eval", default=None, help="A challenge split to halve into dev and test (default: the challenge task's dev and test splits), e.g. nmonli_test.")
@@ -505,7 +520,7 @@ def demo(out, model, epochs, lr, seed, probe_seeds, location, data, examples, ma
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
 @click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
 @_run(16, device=False)
-def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress):
+def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
@@ -515,7 +530,7 @@ def inoculate(model, original, challenge, challenge_eval, ks, lrs, epochs, seeds
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
         lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=run.batch_size,
-        verify_checksums=not skip_checksums,
+        verify_checksums=not skip_checksums, label_map=label_map,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

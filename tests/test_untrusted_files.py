@@ -203,22 +203,3 @@ def test_token_ids_past_the_embedding_are_refused(minilm_tokenizer):
     check_tokenizer_ids(minilm_tokenizer, _Config(len(minilm_tokenizer)), "m")  # exactly covered: fine
     with pytest.raises(ModelError, match="tokenizer has token id 30521, but the model's embedding has only 30000 rows"):
         check_tokenizer_ids(minilm_tokenizer, _Config(30000), "m")
-
-
-def test_a_three_label_checkpoint_is_refused_for_monli(tiny_encoder_dir, monli_dir, tmp_path):
-    from transformers import BertForSequenceClassification
-
-    labels = ("entailment", "neutral", "contradiction")
-    model = tmp_path / "model"
-    classifier = BertForSequenceClassification.from_pretrained(
-        tiny_encoder_dir, num_labels=3, id2label=dict(enumerate(labels)), label2id={k: i for i, k in enumerate(labels)}
-    )
-    classifier.save_pretrained(model, safe_serialization=True)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(tiny_encoder_dir / name, model / name)
-    result = run("evaluate", "--model", str(model), "--splits", "nmonli_test", "--data-dir", str(monli_dir))
-    assert result.exit_code == 2
-    assert result.stderr == (
-        f"interp: error: model {str(model)!r} is a 3-label classifier for labels "
-        "('entailment', 'neutral', 'contradiction'); this task needs 2 labels ('entailment', 'neutral')\n"
-    )

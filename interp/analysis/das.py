@@ -24,7 +24,7 @@ own on the source) and ``chance`` (the most common counterfactual's share).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -131,9 +131,12 @@ def fit_intervention(
 
 
 @torch.no_grad()
-def predict_pairs(runner: PairSuffix, intervention: Intervention, bases: Tensor, sources: Tensor, batch_size: int | None = None) -> np.ndarray:
-    """The intervened model's label id on each pair: int64 ``[pairs]``."""
-    return runner.logits(bases, sources, intervention.eval(), batch_size).argmax(-1).cpu().numpy()
+def predict_pairs(runner: PairSuffix, intervention: Intervention, bases: Tensor, sources: Tensor, batch_size: int | None = None,
+                  read: Sequence[int] | None = None) -> np.ndarray:  # fmt: skip
+    """The intervened model's label id on each pair: int64 ``[pairs]``; with ``read`` (per model label id, the task's
+    label id: :attr:`interp.models.labels.LabelReading.read`), the task's label id."""
+    ids = runner.logits(bases, sources, intervention.eval(), batch_size).argmax(-1).cpu().numpy()
+    return ids if read is None else np.asarray(read, dtype=np.int64)[ids]
 
 
 def score_intervention(
@@ -143,17 +146,19 @@ def score_intervention(
     sources: Tensor,
     targets: Tensor,
     own_pred: np.ndarray,
+    read: Sequence[int] | None = None,
 ) -> dict:
     """IIA of ``intervention`` on the given pairs, with its nulls.
 
     Args:
         targets: int64 ``[pairs]``, counterfactual label ids.
         own_pred: int ``[n_examples]``, the model's own label on each example (for the nulls).
+        read: the model's label ids as the task's (:func:`predict_pairs`); ``targets`` and ``own_pred`` are then the task's.
 
     Returns:
         ``pairs``, ``iia``, ``stays_base``, ``copies_source``, ``chance`` (shares, 0..1).
     """
-    pred = predict_pairs(runner, intervention, bases, sources)
+    pred = predict_pairs(runner, intervention, bases, sources, read=read)
     targets = targets.cpu().numpy()
     counts = np.bincount(targets)
     return {
@@ -165,7 +170,7 @@ def score_intervention(
     }
 
 
-def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targets: Tensor) -> Intervention:
+def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targets: Tensor, read: Sequence[int] | None = None) -> Intervention:
     """The localist baseline at width ``k``: of the blocks ``[j·k, (j+1)·k)`` of coordinates, the one with the best IIA on the given (training) pairs.
 
     ``k = width`` gives :class:`Interchange`. Choosing on the training pairs
@@ -174,7 +179,7 @@ def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targe
     if k >= runner.width:
         return Interchange(runner.width)
     blocks = [CoordinateBlock(runner.width, start, min(start + k, runner.width)) for start in range(0, runner.width - k + 1, k)]
-    hits = [float((predict_pairs(runner, b, bases, sources) == targets.numpy()).mean()) for b in blocks]
+    hits = [float((predict_pairs(runner, b, bases, sources, read=read) == targets.numpy()).mean()) for b in blocks]
     return blocks[int(np.argmax(hits))]
 
 

@@ -52,6 +52,7 @@ from interp.files.interventions import FORMAT, check_variable_names, write_inter
 from interp.hooks.encoding import Encoded, check_wordpiece_rule, encode_examples, location_tokens
 from interp.hooks.locations import Location, parse_locations
 from interp.models.evaluation import predict_logits
+from interp.models.labels import LabelReading
 from interp.tasks import Task
 
 
@@ -69,7 +70,8 @@ class IntervenableModel:
             engine) or ``transformer-lens`` (a TransformerBridge over a copy, made on first use; :mod:`interp.backends`).
 
     Raises:
-        ModelError: the model's labels are not the task's (in any order, by name).
+        ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:
+            :meth:`~interp.api.loading.Classifier.reading`), or the model lacks one of them.
         ConfigError: an unknown ``wordpiece`` rule, ``device`` or ``backend``.
     """
 
@@ -77,7 +79,8 @@ class IntervenableModel:
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
                  backend: str = "hf") -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
-        self.model: Classifier = load_model(model, tokenizer).require_labels(self.task)
+        self.model: Classifier = load_model(model, tokenizer)
+        self.reading: LabelReading = self.model.reading(self.task, complete=True)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
         self.backend_name = check_backend_name(backend)
@@ -122,7 +125,8 @@ class IntervenableModel:
     # -- reading ---------------------------------------------------------------------------------------------------
 
     def predict(self, examples: Sequence) -> Float[Tensor, "n labels"]:
-        """The model's logits on each example, float32 ``[n, n_labels]`` on CPU (no intervention)."""
+        """The model's logits on each example, float32 ``[n, n_model_labels]`` on CPU (no intervention), in the model's
+        own label order (:attr:`reading` reads them as the task's)."""
         return predict_logits(self.model.module, self.encode(examples), self.model.tokenizer.pad_token_id)
 
     def vectors(self, location: str | Location, examples: Sequence) -> Float[Tensor, "n tokens width"]:
@@ -150,7 +154,7 @@ class IntervenableModel:
 
     def interchange_logits(self, bases: Sequence, sources: Sequence | Tensor, location: Location, *,
                            on_rows: Callable[[int], None] | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
-        """The engine alone: logits ``[len(bases), n_sources, n_labels]`` (float32, CPU) of every base with the vector at
+        """The engine alone: logits ``[len(bases), n_sources, n_model_labels]`` (float32, CPU) of every base with the vector at
         ``location`` replaced by each source's, no causal model read.
 
         ``sources`` are examples, or their vectors already read (``[n_sources, tokens × width]``, from
@@ -185,7 +189,7 @@ class IntervenableModel:
             naive: use the one-pass-per-pair reference instead of the engine.
 
         Returns:
-            An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_labels]``.
+            An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_model_labels]``.
 
         Raises:
             ConfigError: a variable the task lacks, a location an example lacks, an intervention
@@ -227,7 +231,7 @@ class IntervenableModel:
         causal = task.build_causal_model(every)
         labels = tuple(task.labels)
         causal_pred = self._counterfactuals(causal, bases, sources, variables)
-        own = self.predict(every).argmax(-1).numpy().astype(np.int8)
+        own = self.reading.predict(self.predict(every))
         row = {e.id: i for i, e in enumerate(every)}
         base_pred = own[[row[e.id] for e in bases]]
         source_pred = own[[row[e.id] for e in sources]]
@@ -239,6 +243,7 @@ class IntervenableModel:
             logits=logits, base_pred=base_pred, source_pred=source_pred,
             base_label=np.array([labels.index(e.label) for e in bases], dtype=np.int8),
             causal_pred=causal_pred, values=values, source_values=source_values, meta=meta,
+            read=None if self.reading.identity else self.reading.read,
         )  # fmt: skip
 
         def write(path: Path) -> None:  # square (save() checks): what the result holds is the file's
@@ -263,6 +268,7 @@ class IntervenableModel:
             "model": self.model.name, "model_sha256": self.model.sha256, "wordpiece": self.wordpiece, "labels": list(self.task.labels),
             "locations": [str(loc) for loc in locations], "unit_size": unit_size, "precision": precision,
             **({"backend": self.backend_name} if self.backend_name != "hf" else {}),
+            **({} if self.reading.identity else {"model_labels": list(self.reading.model_labels), "model_read": list(self.reading.read)}),
         }  # fmt: skip
 
     def write(self, path: str | Path, examples: Sequence, locations: Sequence[Location],
@@ -271,7 +277,7 @@ class IntervenableModel:
               values: list | None = None, base_pred: np.ndarray | None = None) -> Path:  # fmt: skip
         """Write the interventions file (:mod:`interp.files.interventions`) of ``examples`` × ``examples`` at ``locations``.
 
-        ``logits_at(index, location)`` gives float32 ``[n, n, n_labels]``, one location at a time. The causal
+        ``logits_at(index, location)`` gives float32 ``[n, n, n_model_labels]``, one location at a time. The causal
         model's counterfactuals for ``meta["variables"]`` (int8 ``[n, n]`` each), every variable's values and the
         model's own predictions (``[n]``) are computed here unless given (a result passes its own). Built in
         memory and moved into place whole: a full disk is an :class:`OSError`, never a half-written file.
@@ -282,7 +288,7 @@ class IntervenableModel:
             causal_pred = self._counterfactuals(causal, examples, examples, meta["variables"])
             values = [task.values(causal, examples, v) for v in task.variables]
         if base_pred is None:
-            base_pred = self.predict(examples).argmax(-1).numpy()
+            base_pred = self.reading.predict(self.predict(examples))
         buffer = io.BytesIO()
         with h5py().File(buffer, "w") as handle:
             write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,
@@ -336,7 +342,7 @@ class IntervenableModel:
             intervention = make_intervention(kind, runner.width, k, seed)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(k))}: {exc}") from None
-        targets = torch.tensor([self.task.labels.index(v) for v in pairs.counterfactual], dtype=torch.long)
+        targets = torch.from_numpy(self.reading.targets([self.task.labels.index(v) for v in pairs.counterfactual]))
         settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
         fit_intervention(runner, intervention, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, settings)
         return intervention.cpu()

@@ -14,12 +14,14 @@ loaded from). Nothing here reads a file the caller did not name.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks import n_layers
+from interp.models.labels import LabelReading, parse_label_map
 from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
 
@@ -43,7 +45,7 @@ class Classifier:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The classifier's label names in id order, lower-cased."""
+        """The classifier's label names in id order, as its ``id2label`` spells them."""
         return checkpoint_labels(self.module.config)
 
     @property
@@ -73,15 +75,23 @@ class Classifier:
             self._sha256 = model_sha256(self.name) if self.name != "<in memory>" else _state_sha256(self.module)
         return self._sha256
 
-    def require_labels(self, task: Task) -> "Classifier":
-        """Self, if its labels are ``task``'s in the same order.
+    def reading(self, task: Task, *, complete: bool = False) -> LabelReading:
+        """How this classifier's labels read as ``task``'s (:meth:`~interp.tasks.base.Task.read_labels`): by name, in any
+        order, extra labels folded (a three-label model on MoNLI reads contradiction as neutral).
+
+        Args:
+            complete: require a model label for every task label (interchange interventions and DAS compare the
+                model's label with the causal model's on every pair; scoring accuracy does not need it).
 
         Raises:
-            ModelError: naming ``model=``: a classifier for other labels.
+            ModelError: naming ``model=``: labels that cannot be read as the task's.
         """
-        if self.labels != tuple(task.labels):
-            raise ModelError(f"`model=`: {self.name} is a classifier for labels {self.labels}; task {task.name!r} has labels {task.labels}")
-        return self
+        reading = task.read_labels(self.labels, model=self.name)
+        if complete and not reading.complete:
+            lacking = [x for j, x in enumerate(task.labels) if reading.scored[j] != j]
+            raise ModelError(f"`model=`: {self.name} has labels {self.labels} and none for task {task.name!r}'s "
+                             f"{', '.join(lacking)}; interventions need a label for each of {', '.join(task.labels)}")  # fmt: skip
+        return reading
 
     def to(self, device) -> "Classifier":
         """Move the model to ``device`` (``"cpu"``, ``"cuda"``, a ``torch.device``); returns self."""
@@ -99,7 +109,8 @@ def _state_sha256(module) -> str:
     return digest.hexdigest()
 
 
-def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, seed: int | None = None) -> Classifier:
+def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, seed: int | None = None,
+               label_map=None) -> Classifier:  # fmt: skip
     """A :class:`Classifier` from a spec or from objects already in memory.
 
     Args:
@@ -109,15 +120,22 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         tokenizer: the fast tokenizer of an in-memory ``model``.
         labels: for an encoder checkpoint without a classification head, the labels of a new,
             randomly initialised head (seeded by ``seed``); a checkpoint with a head keeps its own.
+        label_map: what the head's label ids mean where its ``id2label`` does not say (``LABEL_0``...):
+            ``"0=contradiction,1=neutral,2=entailment"``, a dict or the names in id order. A checkpoint's
+            loaded config is relabelled; an in-memory module is copied first (the caller's is left as it is).
 
     Raises:
         ModelError: as :func:`interp.models.loading.load_classifier` (safetensors only, BERT family,
             a fast tokenizer); an in-memory module without a tokenizer or without a head.
     """
     if isinstance(model, Classifier):
-        return model
+        if label_map is None:
+            return model
+        relabelled = load_model(model.module, model.tokenizer, label_map=label_map)
+        relabelled.name = model.name  # the same weights: a checkpoint's SHA-256 still names them
+        return relabelled
     if isinstance(model, str):
-        module, tok = load_classifier(model, labels=labels, seed=seed)
+        module, tok = load_classifier(model, labels=labels, seed=seed, label_map=label_map)
         return Classifier(module, tok, model)
     if tokenizer is None:
         raise ModelError(f"`model=`: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
@@ -126,20 +144,29 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError("`tokenizer=`: token roles need a fast (Rust) tokenizer with character offsets")
+    if label_map is not None:
+        names = parse_label_map(label_map, int(config.num_labels))
+        model = copy.deepcopy(model)
+        model.config.id2label, model.config.label2id = dict(enumerate(names)), {x: i for i, x in enumerate(names)}
     model.eval()
     return Classifier(model, tokenizer)
 
 
-def classifier_for(model, task: Task) -> Classifier:
-    """A :class:`Classifier` for ``task``: a checkpoint spec loaded with its own head (none is made up), or a
-    ``Classifier`` as it is; either way with the task's labels in the task's order.
+def classifier_for(model, task: Task, *, label_map=None) -> Classifier:
+    """A :class:`Classifier` for ``task``'s interventions: a checkpoint spec loaded with its own head (none is made up),
+    or a ``Classifier`` as it is; either way with a label read as each of the task's (:meth:`Classifier.reading`).
 
     Raises:
-        ModelError: a checkpoint without a classification head; a classifier for other labels.
+        ModelError: a checkpoint without a classification head; labels that cannot be read as the task's.
+        ConfigError: naming ``label_map=``, as :func:`load_model`.
     """
     if isinstance(model, str):
-        model = Classifier(*load_classifier(model, labels=task.labels, require_head=True), model)
-    return load_model(model).require_labels(task)
+        model = Classifier(*load_classifier(model, require_head=True, label_map=label_map), model)
+    elif label_map is not None:
+        model = load_model(model, label_map=label_map)
+    model = load_model(model)
+    model.reading(task, complete=True)
+    return model
 
 
 def load_task(task, *, data_dir: str | None = None, data_file: str | None = None, verify_checksums: bool = True) -> Task:

@@ -45,14 +45,17 @@ class InterchangeResult:
 
     Attributes:
         location: where the vectors were replaced.
-        labels: label names in id order (the task's, which are the model's).
+        labels: the task's label names in id order; every ``*_pred`` and ``base_label`` is an id into them.
         base_ids, source_ids: example ids, the rows and the columns.
-        logits: float32 ``[n_bases, n_sources, n_labels]``, the intervened model's output.
+        logits: float32 ``[n_bases, n_sources, n_model_labels]``, the intervened model's output in the model's
+            own labels (:attr:`model_labels`).
         base_pred, source_pred: int8 ``[n_bases]`` / ``[n_sources]``, the model's own label on each example.
         base_label: int8 ``[n_bases]``, the bases' gold label ids.
         causal_pred: variable -> int8 ``[n_bases, n_sources]``, the counterfactual label ids.
         values, source_values: variable -> each base's / source's value of every task variable.
         meta: the file attributes of :mod:`interp.files.interventions` (task, model, ...).
+        read: per model label id, the task label id it reads as (:class:`~interp.models.labels.LabelReading`);
+            ``None`` when the model's labels are the task's.
     """
 
     location: Location
@@ -67,12 +70,19 @@ class InterchangeResult:
     values: dict[str, VariableValues]
     source_values: dict[str, VariableValues]
     meta: dict = field(default_factory=dict)
+    read: tuple[int, ...] | None = None
     _writer: Callable[[Path], None] | None = field(default=None, repr=False)
 
     @property
     def model_pred(self) -> np.ndarray:
-        """int8 ``[n_bases, n_sources]``: the intervened model's label id on each pair."""
-        return self.logits.argmax(-1).numpy().astype(np.int8)
+        """int8 ``[n_bases, n_sources]``: the intervened model's label on each pair, as a task label id."""
+        ids = self.logits.argmax(-1).numpy()
+        return (ids if self.read is None else np.asarray(self.read)[ids]).astype(np.int8)
+
+    @property
+    def model_labels(self) -> tuple[str, ...]:
+        """The model's label names in id order: what :attr:`logits`' last axis means."""
+        return tuple(str(x) for x in self.meta.get("model_labels", self.labels))
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -194,7 +204,7 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
             location=Location.parse(name), labels=tuple(str(x) for x in file.meta["labels"]), base_ids=ids, source_ids=ids,
             logits=logits, base_pred=base_pred, source_pred=base_pred, base_label=file.column("label").astype(np.int8),
             causal_pred={v: file.matrix("causal_pred", name, v) for v in file.variables}, values=every, source_values=every,
-            meta=dict(file.meta),
+            meta=dict(file.meta), read=tuple(int(i) for i in file.meta["model_read"]) if "model_read" in file.meta else None,
         )  # fmt: skip
     whole = None if several else source.read_bytes()
 

@@ -57,7 +57,8 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     Args:
         model: a spec (``"minilm"``: an encoder gets a new head for the task's labels, seeded by ``seed``),
             a :class:`Classifier`, or a module with ``tokenizer``.
-        task: a :class:`~interp.tasks.base.Task` or its name; its ``labels`` are the classifier's.
+        task: a :class:`~interp.tasks.base.Task` or its name; a new head gets its ``labels``, a trained head keeps its own,
+            read by name (a three-label head trained on two-label data keeps all three).
         examples: the training examples (``task.examples(...)``).
         settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ...).
 
@@ -66,7 +67,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
 
     Raises:
         ConfigError: naming a setting out of range, or ``examples=`` when empty.
-        ModelError: the model's labels are not the task's.
+        ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`).
     """
     task = load_task(task)
     config = FineTuneSettings(**settings)
@@ -78,8 +79,8 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     else:
         given = load_model(model, tokenizer)
         loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
-    loaded.require_labels(task)
-    encoded = [encode_pair(e, loaded.tokenizer, task.labels) for e in examples]
+    reading = loaded.reading(task)  # a three-label model keeps its head: each gold label trains its own (or folded) logit
+    encoded = [encode_pair(e, loaded.tokenizer, reading.label_ids) for e in examples]
     history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
     trained.history = history

@@ -5,8 +5,8 @@ Layout (readable with plain h5py)::
     (the per-example datasets of :mod:`interp.files.examples`: ids, split,
      label, words/<role>, values/<variable> for every task variable, positions)
     /base_pred                               int8 [n]   the model's own label for each example
-    /interchange/<location>/logits           float32 [n, n, n_labels]  row = base, column = source
-    /interchange/<location>/model_pred       int8 [n, n]   the intervened model's label
+    /interchange/<location>/logits           float32 [n, n, n_model_labels]  row = base, column = source
+    /interchange/<location>/model_pred       int8 [n, n]   the intervened model's label, as the task's label id
     /<variable>/<location>/causal_pred       int8 [n, n]   the causal model's counterfactual for the variable
     /<variable>/<location>/model_pred        a hard link to /interchange/<location>/model_pred
 
@@ -14,7 +14,9 @@ The model's outputs depend on the location only, so they are stored once and
 linked into each variable's group; the causal model's counterfactual depends
 on the variable. File attributes: ``format``, ``task``, ``causal_model``,
 ``variables``, ``alignment`` (JSON: each variable's default roles), ``labels``, ``locations``, ``model``, ``model_sha256``,
-``wordpiece``, ``unit_size``, ``precision``, ``complete``. Each
+``wordpiece``, ``unit_size``, ``precision``, ``complete``; for a classifier whose labels are not the task's in
+its order (a three-label model on MoNLI), ``model_labels`` (what the logits' last axis means) and ``model_read``
+(per model label id, the task label id it reads as). Each
 ``/interchange/<location>`` group has ``location``, ``hidden_index``, ``roles``
 and, after a run in TF32 or bf16, ``fp32_check_pairs``,
 ``fp32_label_agreement`` (0..1) and ``fp32_max_abs_logit_diff``: a seeded
@@ -66,13 +68,14 @@ def write_interventions(
     """Write a complete interventions file into an open, empty HDF5 ``handle``.
 
     Args:
-        meta: the file attributes (``labels`` among them).
+        meta: the file attributes (``labels`` among them; ``model_labels`` and ``model_read``, per model label id
+            the task label id it reads as, for a classifier whose labels are not the task's in its order).
         examples: the task's examples (``id``, ``split``, ``label``, ``words``).
         encoded: the tokenized examples; ``roles``: the task's roles (positions keeps those every example has).
         base_pred: int ``[n]`` the model's own label for each example.
         values: per-example values of every variable of the task (kept for display and analysis).
         causal_pred: intervened variable -> int8 ``[n, n]`` counterfactual label ids.
-        logits_at: ``(index, location) -> float32 [n, n, n_labels]``, called once per location.
+        logits_at: ``(index, location) -> float32 [n, n, n_model_labels]``, called once per location.
         location_attrs: ``index -> extra attributes`` of a location's group (the fp32 check).
     """
     check_variable_names(list(causal_pred))
@@ -82,7 +85,8 @@ def write_interventions(
         logits = logits_at(index, loc)
         group = handle.create_group(f"{OUTPUTS}/{loc}")
         group.create_dataset("logits", data=logits.astype(np.float32))
-        group.create_dataset("model_pred", data=logits.argmax(-1).astype(np.int8))
+        ids = logits.argmax(-1)  # the model's label ids; ``model_read`` (a model with other labels) reads them as the task's
+        group.create_dataset("model_pred", data=(np.asarray(meta["model_read"])[ids] if "model_read" in meta else ids).astype(np.int8))
         group.attrs.update({"location": str(loc), "hidden_index": loc.hidden_index, "roles": list(loc.roles)})
         if location_attrs is not None:
             group.attrs.update(location_attrs(index))
@@ -199,7 +203,7 @@ def open_interventions(
         def shapes(n: int) -> dict:
             found = {"base_pred": (n,)}
             for loc in meta["locations"]:
-                found.update({f"{OUTPUTS}/{loc}/logits": (n, n, len(meta["labels"])), f"{OUTPUTS}/{loc}/model_pred": (n, n)})
+                found.update({f"{OUTPUTS}/{loc}/logits": (n, n, len(meta.get("model_labels", meta["labels"]))), f"{OUTPUTS}/{loc}/model_pred": (n, n)})
                 found.update({f"{v}/{loc}/causal_pred": (n, n) for v in meta["variables"]})
             return found
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 
@@ -224,8 +224,11 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     return [encode_example(e, tokenizer, wordpiece, labels) for e in examples]
 
 
-def encode_pair(example, tokenizer, labels: Sequence[str] | None = None) -> Encoded:
+def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | None = None) -> Encoded:
     """Tokenize any NLI pair (``id``, ``premise``, ``hypothesis``, and ``label`` in ``labels`` or its own ``label_id``).
+
+    ``labels`` in id order, or as ``{label: the classifier's id}`` (a reading's
+    :attr:`~interp.models.labels.LabelReading.label_ids`, for a classifier whose labels are ordered otherwise).
 
     Only [CLS] is aligned (``positions == {"cls": 0}``): what training and
     evaluation need, for datasets without a substituted word (MQNLI) or
@@ -243,7 +246,7 @@ def encode_pair(example, tokenizer, labels: Sequence[str] | None = None) -> Enco
         token_type_ids=tuple(enc["token_type_ids"]),
         positions={"cls": 0},
         pieces={},
-        label_id=example.label_id if labels is None else list(labels).index(example.label),
+        label_id=example.label_id if labels is None else labels[example.label] if isinstance(labels, Mapping) else list(labels).index(example.label),
     )
 
 

@@ -42,11 +42,12 @@ class BehavioralConfig:
     seed: int = TrainConfig.seed
     data: DataSpec = DataSpec()
     max_train: int | None = None  # a seeded subset of each training's examples
+    label_map: tuple[str, ...] | str | None = None  # the starting head's label names in id order, where its id2label does not say
 
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
             model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
-            max_examples=self.max_train, eval_splits=eval_splits or None,
+            max_examples=self.max_train, eval_splits=eval_splits or None, label_map=self.label_map,
         ).validate()  # fmt: skip
 
 

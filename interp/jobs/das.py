@@ -57,6 +57,7 @@ from interp.files.subspaces import load_intervention, save_intervention
 from interp.hooks.locations import Location, parse_locations
 from interp.jobs.intervene import bind
 from interp.models.evaluation import predict_logits
+from interp.models.labels import LabelReading
 from interp.tasks import Task
 from interp.hooks.encoding import location_tokens
 
@@ -174,7 +175,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     request = {
         "model_sha256": sha, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
         **{k: getattr(config, k) for k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size")},
-        "wordpiece": lab.wordpiece,
+        "wordpiece": lab.wordpiece, **({} if lab.reading.identity else {"model_labels": list(lab.reading.model_labels)}),
     }  # fmt: skip
     parts = out / "das.parts"
     saved = read_json(parts / "request.json") if parts.is_dir() else None
@@ -188,7 +189,8 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         write_json_atomic(parts / "request.json", request)
 
     inputs = [task.inputs(e) for e in examples]
-    own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))  # the task's label ids, as the targets
+    read = None if lab.reading.identity else lab.reading.read
     pair_sets = {}
     for seed in config.seeds:
         train_idx, test_idx = split_examples(len(examples), config.test_share, seed)
@@ -212,8 +214,8 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
             key = (loc, seed, variable)
             if key not in vanilla:  # the whole vector's score is the same for every size k: once per (location, seed, variable)
                 test_b, test_s, test_t = pair_sets[seed, variable][1]
-                vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred)
-            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar)
+                vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred, read)
+            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar, lab.reading)
             row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
             name = _unit_name(variable, loc, k, seed)
             intervention = row.pop("_intervention")
@@ -258,12 +260,13 @@ def score_saved(config: DasConfig, path: str) -> dict:
     intervention.to(runner.vectors.device)
     if runner.width != intervention.width:
         raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
-    own_pred = predict_logits(model, encoded, tokenizer.pad_token_id).argmax(-1).numpy()
+    own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))
+    read = None if lab.reading.identity else lab.reading.read
     seed = config.seeds[0]
     _, test_idx = split_examples(len(examples), config.test_share, seed)
     pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET), task)
-    saved = score_intervention(runner, intervention, *pairs, own_pred)
-    vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred)
+    saved = score_intervention(runner, intervention, *pairs, own_pred, read)
+    vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred, read)
     return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed, **{f"saved_{k}": v for k, v in saved.items()},
             **{f"vanilla_{k}": v for k, v in vanilla.items() if k != "pairs"}}  # fmt: skip
 
@@ -274,21 +277,24 @@ def _as_tensors(pairs, task: Task) -> tuple[torch.Tensor, torch.Tensor, torch.Te
 
 
 def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray, vanilla: dict, k: str, seed: int, settings: FitSettings,
-              bar) -> dict:  # fmt: skip
+              bar, reading: LabelReading) -> dict:  # fmt: skip
     """Train and score one (location, seed, variable, k); the row of ``das.csv`` (its intervention under ``_intervention``).
 
-    ``vanilla``: the whole vector's scores on the same held-out pairs (:func:`score_intervention`).
+    ``vanilla``: the whole vector's scores on the same held-out pairs (:func:`score_intervention`). The pairs' targets
+    are the task's label ids; training aims at the model's id for each (``reading``), scoring reads the model's as the task's.
     """
+    read = None if reading.identity else reading.read
     (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
     torch.manual_seed(seed)
     intervention = _make(config, k, runner.width, seed)
     started = time.perf_counter()
-    losses = fit_intervention(runner, intervention, train_b, train_s, train_t, settings, on_step=lambda loss: bar.update(1))
+    model_t = torch.from_numpy(reading.targets(train_t.numpy()))
+    losses = fit_intervention(runner, intervention, train_b, train_s, model_t, settings, on_step=lambda loss: bar.update(1))
     seconds = time.perf_counter() - started
-    das = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred)
+    das = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
-    block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose])
-    localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred)
+    block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose], read)
+    localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred, read)
     row = {
         "size": k,
         "subspace": config.kind if k != BOUNDLESS else BOUNDLESS,

@@ -35,7 +35,7 @@ from interp.core.errors import ConfigError, named
 from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked, n_layers
 from interp.hooks.locations import Location, parse_locations
-from interp.models.loading import model_layers, model_width
+from interp.models.loading import checkpoint_labels, model_layers, model_width
 from interp.jobs.train import TrainConfig, TrainResult, train
 from interp.tasks import Task
 from interp.hooks.encoding import collate, encode_examples, location_tokens
@@ -64,6 +64,7 @@ def iit_objective(config: TrainConfig, task: Task):
         variable, location = parse_iit(config.iit, task, n_layers(model))
         causal = task.build_causal_model(examples)
         inputs = [task.inputs(e) for e in examples]
+        ids = task.read_labels(checkpoint_labels(model.config)).label_ids  # each label's logit in the model's own order
         encoded = encode_examples(examples, tokenizer, "first", task.labels)
         tokens = location_tokens(encoded, location.roles, f"`iit=` location {location}")  # every example has the roles
         width = len(tokens[0]) * model.config.hidden_size
@@ -78,7 +79,7 @@ def iit_objective(config: TrainConfig, task: Task):
             generator = torch.Generator().manual_seed(config.seed * 1_000_003 + step)
             sources = torch.randint(len(examples), (len(idx),), generator=generator).tolist()
             targets = torch.tensor(
-                [task.labels.index(run_interchange(causal, inputs[b], {variable: inputs[s]})[causal.output]) for b, s in zip(idx, sources)],
+                [ids[run_interchange(causal, inputs[b], {variable: inputs[s]})[causal.output]] for b, s in zip(idx, sources)],
                 device=device,
             )
             source_batch, base_batch = collate([encoded[s] for s in sources], tokenizer.pad_token_id), collate([encoded[b] for b in idx], tokenizer.pad_token_id)

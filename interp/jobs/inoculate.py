@@ -19,7 +19,7 @@ PMoNLI that a model trained on ``pmonli_train`` never saw
 Labels. A model whose labels are the challenge task's mapped labels (a
 two-label MoNLI model on a three-label fragment) trains on gold labels read
 through the task's declared mapping (contradiction as non-entailment) and is
-scored the same way (:func:`interp.models.evaluation.gold_to_model`).
+scored the same way (:meth:`interp.tasks.base.Task.read_labels`).
 
 Usage::
 
@@ -40,7 +40,7 @@ and challenge test accuracy of the selected model against k).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -50,7 +50,8 @@ from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, re
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.api.training import FineTuneSettings
 from interp.hooks.encoding import encode_pair
-from interp.models.evaluation import gold_to_model, score_task
+from interp.models.evaluation import score_task
+from interp.models.labels import parse_label_map
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
 from interp.models.training import fit, save_checkpoint
 from interp.tasks.base import Task
@@ -90,6 +91,11 @@ class InoculateConfig:
     batch_size: int = 16
     data_dir: str | None = None
     verify_checksums: bool = True
+    label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
+
+    def __post_init__(self) -> None:
+        if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
+            object.__setattr__(self, "label_map", parse_label_map(self.label_map))
 
     def validate(self) -> "InoculateConfig":
         if not self.ks:
@@ -204,15 +210,16 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     too_big = [k for k in config.ks if k > len(pool)]
     if too_big:
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
-    base, tokenizer = load_classifier(config.model, require_head=True)
-    gold_to_model(base, original_task, config.model)
-    mapping = gold_to_model(base, challenge_task, config.model)
+    base, tokenizer = load_classifier(config.model, require_head=True, label_map=config.label_map)
     model_labels = checkpoint_labels(base.config)
+    original_task.read_labels(model_labels, model=config.model)  # both tasks must score the model, before any work
+    reading = challenge_task.read_labels(model_labels, model=config.model)
+    trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
     out = Path(config.out_dir)
     units = out / "units"
     ensure_writable_dir(units, "out_dir")
     identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
-                "challenge_eval": challenge.described}  # fmt: skip
+                "challenge_eval": challenge.described, **({"model_labels": list(model_labels)} if config.label_map else {})}  # fmt: skip
 
     baseline_path = units / "k0.json"
     baseline = read_json(baseline_path)
@@ -233,10 +240,9 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             name = unit_name(k, lr, epochs, seed)
             bar.set_postfix_str(name)
             started = time.perf_counter()
-            model, _ = load_classifier(config.model, require_head=True)
+            model, _ = load_classifier(config.model, require_head=True, label_map=config.label_map)
             chosen = seeded_subset(pool, k, seed)
-            mapped = [e if mapping[e.label] == e.label else replace(e, label=mapping[e.label]) for e in chosen]
-            encoded = [encode_pair(e, tokenizer, model_labels) for e in mapped]
+            encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in chosen]  # a gold label the model lacks trains its fold
             settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)
             log = fit(model, encoded, settings, tokenizer.pad_token_id, progress=False)
             record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": log[-1]["loss"],
@@ -262,7 +268,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             "settings": {"model": config.model, "original": original.described, "challenge": identity["challenge"],
                          "challenge_eval": challenge.described, "ks": list(config.ks), "lrs": list(config.lrs),
                          "epochs": list(config.epochs), "seeds": list(config.seeds), "batch_size": config.batch_size,
-                         "label_mapping": {g: m for g, m in mapping.items() if g != m}},
+                         "label_mapping": {g: m for g, m in trained_as.items() if g != m}},
             "selected": [{**{c: r.get(c) for c in columns}, "model": str(out / "models" / f"k{r['k']}") if r["k"] else config.model}
                          for r in selected],
         })  # fmt: skip

@@ -56,7 +56,7 @@ from interp.hooks.encoding import location_tokens
 
 
 #: What a unit file's outputs depend on (and a file's variables do not): a unit of another variable is reused.
-UNIT_KEYS = ("model_sha256", "wordpiece", "labels", "locations", "unit_size", "precision", "backend")
+UNIT_KEYS = ("model_sha256", "wordpiece", "labels", "model_labels", "locations", "unit_size", "precision", "backend")
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def bind(config, variables=None) -> tuple[IntervenableModel, list]:
 
     Raises:
         ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load` and :meth:`~interp.api.specs.SampleSpec.draw`.
-        ModelError: a checkpoint without a classification head, or for other labels.
+        ModelError: a checkpoint without a classification head, or labels that cannot be read as the task's.
     """
     task = config.data.load(variables=config.variables if variables is None else variables, splits=config.sample.splits)
     examples = config.sample.draw(task)
@@ -173,7 +173,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     shards = Shards(parts_dir(out), unit_request(meta, lab.task, ids))
     done = out.exists() and finished(out, meta, ids)
     if not done:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
-        require_free_space(out, 2 * len(ids) ** 2 * (len(lab.task.labels) * 4 + 2) * len(locations) + (1 << 20))
+        require_free_space(out, 2 * len(ids) ** 2 * (len(lab.model.labels) * 4 + 2) * len(locations) + (1 << 20))
     if _reuse(out, done, shards, config, progress):
         return out
     with workers(lab.model.device) as team:

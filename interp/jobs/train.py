@@ -41,7 +41,8 @@ from interp.api.training import FineTuneSettings
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import evaluate
-from interp.models.loading import load_classifier, model_identity
+from interp.models.labels import parse_label_map
+from interp.models.loading import checkpoint_labels, load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
 from interp.api.specs import DataSpec, flat
 from interp.tasks import Task
@@ -77,8 +78,11 @@ class TrainConfig(FineTuneSettings):
     iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit) adds its loss
     iit_weight: float = 1.0
     iit_subspace: int | None = None
+    label_map: tuple[str, ...] | None = None  # a head's label names in id order, where its id2label does not say (LABEL_0...)
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
+        if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
+            object.__setattr__(self, "label_map", parse_label_map(self.label_map))
         task = self.resolved_task()
         if not self.splits:
             object.__setattr__(self, "splits", task.training_splits)
@@ -87,7 +91,7 @@ class TrainConfig(FineTuneSettings):
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The classifier's labels, in id order (the task's)."""
+        """The labels of a new head, in id order (the task's); a checkpoint with a head keeps its own, read by name."""
         return self.resolved_task().labels
 
     def resolved_task(self) -> Task:
@@ -126,7 +130,7 @@ class TrainConfig(FineTuneSettings):
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve")
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", *(() if self.label_map else ("label_map",)))
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
@@ -209,12 +213,14 @@ def train(
             f"{named('out_dir', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
         )
     started = time.perf_counter()
-    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed)
+    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map)
+    # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
+    reading = config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model)
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
-    encoded = [encode_pair(e, tokenizer, config.labels) for e in train_examples]
+    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in train_examples]
     try:
         def curve() -> dict:
-            return {"accuracy": evaluate(model, tokenizer, eval_examples, labels=config.labels)}
+            return {"accuracy": evaluate(model, tokenizer, eval_examples, reading=reading)}
 
         log = fit(
             model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
@@ -225,7 +231,7 @@ def train(
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
         raise
-    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, labels=config.labels) if eval_examples else {}
+    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, reading=reading) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
         config=flat(config),

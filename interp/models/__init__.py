@@ -1,6 +1,7 @@
 """Models: resolving names into BERT-family classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task."""
 
-from interp.models.evaluation import evaluate, predict_logits, predicted_labels
+from interp.models.evaluation import evaluate, predict_logits
+from interp.models.labels import LabelReading, canonical_label, parse_label_map, read_labels
 from interp.models.loading import (
     EMBEDDED,
     SUPPORTED_MODEL_TYPES,
@@ -12,14 +13,17 @@ from interp.models.training import finished_run, fit, save_checkpoint
 
 __all__ = [
     "EMBEDDED",
+    "LabelReading",
     "SUPPORTED_MODEL_TYPES",
+    "canonical_label",
     "embedded_model_dir",
     "evaluate",
     "finished_run",
     "fit",
     "load_classifier",
+    "parse_label_map",
     "predict_logits",
-    "predicted_labels",
+    "read_labels",
     "resolve_model",
     "save_checkpoint",
 ]

@@ -13,17 +13,15 @@ and ``split``; nothing here knows a task.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 from tqdm.auto import tqdm
 
-from interp.core.errors import ConfigError, ModelError
+from interp.core.errors import ConfigError
 from interp.hooks.encoding import Encoded, collate, encode_pair
-
-#: A prediction outside MoNLI's two labels is read as MoNLI's non-entailment ("neutral").
-_NON_ENTAILMENT = {"contradiction": "neutral", "not_entailment": "neutral", "non-entailment": "neutral"}
-
+from interp.models.labels import LabelReading, read_labels
+from interp.models.loading import checkpoint_labels
 
 @torch.no_grad()
 def predict_logits(
@@ -53,24 +51,6 @@ def predict_logits(
     return out
 
 
-def predicted_labels(model, logits: torch.Tensor, labels: Sequence[str]) -> list[str]:
-    """Label names of the dataset (``labels``) for ``logits`` ``[n, num_labels]``, via the model's ``id2label``.
-
-    For MoNLI's two labels, a three-way NLI model's ``contradiction`` is read
-    as ``neutral`` (not entailed), so SNLI/MNLI classifiers can be evaluated
-    as the paper's challenge-set experiment (§5.1) does. With three labels
-    (MQNLI) the model's names are kept.
-
-    Raises:
-        ModelError: the model has no ``entailment`` label.
-    """
-    names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
-    if "entailment" not in names:
-        raise ModelError(f"model labels {names} include no 'entailment'; cannot score it on this dataset")
-    mapped = names if "contradiction" in labels else [_NON_ENTAILMENT.get(n, n) for n in names]
-    return [mapped[i] for i in logits.argmax(dim=-1).tolist()]
-
-
 def evaluate(
     model,
     tokenizer,
@@ -78,40 +58,59 @@ def evaluate(
     batch_size: int = 128,
     progress: bool = False,
     *,
-    labels: Sequence[str],
+    labels: Sequence[str] | None = None,
+    fold: Mapping[str, str] | None = None,
+    reading: LabelReading | None = None,
 ) -> dict[str, dict[str, float | int]]:
     """Accuracy per split of any NLI pairs with ``split`` and ``label``.
 
-    ``labels`` is the dataset's label set in the classifier's id order (a task's ``labels``).
+    The model's labels are read as the dataset's by name
+    (:func:`interp.models.labels.read_labels`): ``labels`` is the dataset's label
+    set and ``fold`` how a label one side lacks reads (a task's
+    ``label_mapping``: a three-label SNLI model on two-label MoNLI reads its
+    contradiction as neutral, Geiger, Richardson & Potts 2020, §5.1); or give
+    the ``reading`` itself.
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
         in the order splits first appear in ``examples``.
+
+    Raises:
+        ModelError: the model's labels cannot be read as ``labels``.
+        DataError: an example's label is not among the dataset's.
     """
-    encoded = [encode_pair(e, tokenizer, labels) for e in examples]
+    if reading is None:
+        if labels is None:
+            raise ConfigError("evaluate: give the dataset's `labels=` (or a `reading=`)")
+        reading = read_labels(checkpoint_labels(model.config), labels, fold)
+    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in examples]
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
-    predictions = predicted_labels(model, logits, labels)
+    predicted = reading.predict(logits)
+    gold = {label: reading.scored[j] for j, label in enumerate(reading.task_labels)}
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for example, predicted in zip(examples, predictions):
-        counts[example.split][0] += int(predicted == example.label)
+    for example, p in zip(examples, predicted.tolist()):
+        counts[example.split][0] += int(p == gold[example.label])
         counts[example.split][1] += 1
     return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}
 
 
-def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False) -> dict[str, dict]:
-    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, reading gold labels through the task's mapping.
+def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
+                  label_map=None) -> dict[str, dict]:  # fmt: skip
+    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
 
-    A model with the task's labels is scored as is; a model whose labels are
-    the task's :attr:`~interp.tasks.base.Task.label_mapping` image (MoNLI's
-    two labels on a semantic fragment) is scored against the mapped gold
-    labels (:meth:`~interp.tasks.base.Task.scored_labels`).
+    A model with the task's labels in any order is scored as is; a model with
+    more (a three-label SNLI/MNLI model on MoNLI) reads its extra labels through
+    the task's :attr:`~interp.tasks.base.Task.label_mapping`; a model with fewer
+    (MoNLI's two labels on a semantic fragment) is scored against the mapped gold
+    labels (:meth:`~interp.tasks.base.Task.read_labels`). ``label_map`` names a
+    head's ids where its ``id2label`` does not (``LABEL_0``...).
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
 
     Raises:
         ModelError: the model cannot be loaded, has no head, or has labels the task cannot be scored with.
-        ConfigError: ``splits`` names a split the task lacks.
+        ConfigError: ``splits`` names a split the task lacks; a bad ``label_map=``.
         DataError, ConfigError: as ``task.load``.
     """
     from interp.models.loading import load_classifier
@@ -120,30 +119,12 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
     examples = task.load(tuple(splits))
-    # Without a mapping the model must have the task's labels: the loader says so in its own words.
-    model, tokenizer = load_classifier(spec, labels=None if task.label_mapping else task.labels, require_head=True)
-    gold_to_model(model, task, spec)
+    model, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
     return score_task(model, tokenizer, task, examples, batch_size, progress, spec)
 
 
-def gold_to_model(model, task, spec: str = "the model") -> dict[str, str]:
-    """How ``task``'s gold labels read as ``model``'s labels (:meth:`~interp.tasks.base.Task.scored_labels`).
-
-    Raises:
-        ModelError: the model's labels are neither the task's nor its mapping's image.
-    """
-    from interp.models.loading import checkpoint_labels
-
-    have = checkpoint_labels(model.config)
-    mapping = task.scored_labels(have)
-    if mapping is None:
-        wanted = " or ".join(str(tuple(dict.fromkeys(m))) for m in (task.labels, [task.label_mapping.get(x, x) for x in task.labels]) if m)
-        raise ModelError(f"model {spec!r} has labels {have}; task {task.name!r} is scored with labels {wanted}")
-    return mapping
-
-
 def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128, progress: bool = False, spec: str = "the model") -> dict[str, dict]:
-    """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, gold labels read by :func:`gold_to_model`.
+    """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, its labels read by ``task.read_labels``.
 
     Returns:
         ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear.
@@ -151,12 +132,5 @@ def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128
     Raises:
         ModelError: the model's labels cannot score this task.
     """
-    mapping = gold_to_model(model, task, spec)
-    encoded = [encode_pair(e, tokenizer, task.labels) for e in examples]
-    logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
-    names = [str(model.config.id2label[i]).lower() for i in range(model.config.num_labels)]
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for example, predicted in zip(examples, logits.argmax(-1).tolist()):
-        counts[example.split][0] += int(names[predicted] == mapping[example.label])
-        counts[example.split][1] += 1
-    return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}
+    reading = task.read_labels(checkpoint_labels(model.config), model=spec)
+    return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading)

@@ -19,10 +19,11 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from interp.core.checksums import sha256_of
-from interp.core.errors import ModelError
+from interp.core.errors import ConfigError, ModelError
+from interp.models.labels import parse_label_map
 from interp.models.checkpoint import (
     check_tokenizer_files,
     check_tokenizer_ids,
@@ -131,8 +132,9 @@ def has_classifier_head(config) -> bool:
 
 
 def checkpoint_labels(config) -> tuple[str, ...]:
-    """The label names of a classifier checkpoint, in id order, lower-cased."""
-    return tuple(str(config.id2label[i]).lower() for i in range(config.num_labels))
+    """The label names of a classifier checkpoint, in id order, as its ``id2label`` spells them
+    (:func:`interp.models.labels.canonical_label` is how they compare)."""
+    return tuple(str(config.id2label[i]) for i in range(config.num_labels))
 
 
 def load_classifier(
@@ -141,6 +143,7 @@ def load_classifier(
     *,
     require_head: bool = False,
     seed: int | None = None,
+    label_map: str | Mapping[int, str] | Sequence[str] | None = None,
 ):
     """Load a BERT-family sequence classifier and its fast tokenizer.
 
@@ -148,10 +151,15 @@ def load_classifier(
         spec: ``minilm``, a checkpoint directory, or a hub name.
         labels: label names for a *new* classification head (in id order);
             used when the checkpoint is an encoder without a head. A
-            checkpoint with a head must carry exactly these labels.
+            checkpoint with a head keeps its own (a task reads them by name:
+            :func:`interp.models.labels.read_labels`).
         require_head: fail unless the checkpoint already is a trained
             sequence classifier (evaluation needs a trained head).
         seed: seeds the random initialization of a new head.
+        label_map: what a head's label ids mean, where its ``id2label`` does not say
+            (``LABEL_0``...): ``"0=contradiction,1=neutral,2=entailment"``, a dict or the names in
+            id order (:func:`interp.models.labels.parse_label_map`); written into the loaded
+            model's config (not the checkpoint).
 
     Returns:
         ``(model, tokenizer)``: a ``PreTrainedModel`` in eval mode on CPU,
@@ -161,7 +169,8 @@ def load_classifier(
         ModelError: unknown name, not a BERT-family model, weights that are
             not valid safetensors (checked before loading), tokenizer files
             missing or not matching the model's vocabulary, no classifier
-            head where one is required, or labels that do not match.
+            head where one is required.
+        ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head.
     """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -183,13 +192,12 @@ def load_classifier(
         )
     kwargs: dict = {"trust_remote_code": False, "use_safetensors": True}
     if head:
-        if labels is not None and checkpoint_labels(config) != tuple(labels):
-            have, want = checkpoint_labels(config), tuple(labels)
-            raise ModelError(
-                f"model {spec!r} is a {len(have)}-label classifier for labels {have}; "
-                f"this task needs {len(want)} labels {want}"
-            )
+        if label_map is not None:
+            names = parse_label_map(label_map, config.num_labels)
+            kwargs.update(id2label=dict(enumerate(names)), label2id={name: i for i, name in enumerate(names)})
     else:
+        if label_map is not None:
+            raise ConfigError(f"`label_map=`: model {spec!r} has no classification head to name the labels of")
         if labels is None:
             raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one")
         kwargs.update(

@@ -36,6 +36,7 @@ from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
 from interp.core.errors import ConfigError, DataError, named
 from interp.core.subsets import seeded_subset
+from interp.models.labels import LabelReading, read_labels
 from interp.tasks.stages import BehavioralStage, DemoPlan, fine_tuning
 
 
@@ -86,6 +87,10 @@ def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tupl
     return checked
 
 
+#: The fold of a two-label task (entailment, neutral): a classifier's contradiction or non-entailment is not entailed
+#: (Geiger, Richardson & Potts 2020, §5.1), and so is a gold contradiction a two-label classifier is scored on.
+NOT_ENTAILED: Mapping[str, str] = {"contradiction": "neutral", "non-entailment": "neutral"}
+
 @dataclass(frozen=True)
 class Task:
     """A dataset, its labels, its causal model and the default alignment of each variable to token roles.
@@ -102,9 +107,11 @@ class Task:
         inputs: ``example -> {input variable: value}``.
         alignment: variable -> the token roles it is aligned to by default.
         roles: every token role an example of the task can have.
-        label_mapping: gold label -> the label a classifier without it is scored
-            against (the semantic fragments' ``{"contradiction": "neutral"}`` lets
-            a two-label MoNLI model be scored on three-label data; see :meth:`scored_labels`).
+        label_mapping: a label one side lacks -> the task label it reads as: a gold label a classifier
+            lacks is scored against it (the semantic fragments' ``{"contradiction": "neutral"}`` lets a
+            two-label MoNLI model be scored on three-label data), a classifier's label the task lacks is
+            read as it (MoNLI's ``{"contradiction": "neutral"}``: a three-label SNLI model on two-label
+            data); see :meth:`read_labels`.
         train_splits: what ``interp train`` fine-tunes on by default (empty: ``train`` where the task has it, else every split).
         extra_splits: further names ``load`` accepts that are never a default (MoNLI's fixed PMoNLI halves).
         stable_ids: an example's id names its released line, so a training run is fingerprinted by ids
@@ -145,9 +152,9 @@ class Task:
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")
-        bad_mapping = {k: v for k, v in self.label_mapping.items() if k not in self.labels or v not in self.labels}
+        bad_mapping = {k: v for k, v in self.label_mapping.items() if v not in self.labels or k == v}
         if bad_mapping:
-            raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} names labels the task lacks ({', '.join(self.labels)})")
+            raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} folds a label into one the task lacks ({', '.join(self.labels)})")
         if (self.causal_model is None) != (self.inputs is None):
             raise ConfigError(f"task {self.name!r}: causal_model and inputs come together (one is missing)")
         pairs = self.word_pairs
@@ -172,17 +179,19 @@ class Task:
                     f"the task's roles are {', '.join(self.roles)}"
                 )
 
-    def scored_labels(self, model_labels: tuple[str, ...]) -> dict[str, str] | None:
-        """How gold labels are read for a classifier with ``model_labels``: gold -> label, or ``None`` if it cannot be scored.
+    def read_labels(self, model_labels: Sequence[str], model: str = "the model") -> LabelReading:
+        """How a classifier with ``model_labels`` (its ``id2label`` in id order) reads as this task's labels.
 
-        The identity when the model has the task's labels (in any order);
-        :attr:`label_mapping` applied when the model has exactly the mapped
-        label set (a two-label entailment / neutral model on three-label data).
+        By name in any order, with the usual NLI spellings; a model label the
+        task lacks is read through :attr:`label_mapping` (a three-label model on
+        MoNLI: contradiction as neutral, Geiger et al. 2020, §5.1), and a gold
+        label the model lacks is scored as the label it maps to (a two-label
+        MoNLI model on three-label data). See :func:`interp.models.labels.read_labels`.
+
+        Raises:
+            ModelError: labels that cannot be read as the task's (naming ``label_map=`` where it would help).
         """
-        if set(model_labels) == set(self.labels):
-            return {label: label for label in self.labels}
-        mapped = {label: self.label_mapping.get(label, label) for label in self.labels}
-        return mapped if self.label_mapping and set(mapped.values()) == set(model_labels) else None
+        return read_labels(model_labels, self.labels, self.label_mapping, model=model, task=self.name)
 
     @property
     def training_splits(self) -> tuple[str, ...]:

@@ -15,11 +15,11 @@ into non-entailment, the task's declared ``label_mapping``.
 
 from __future__ import annotations
 
-from interp.tasks.base import Task
+from interp.tasks.base import NOT_ENTAILED, Task
 from interp.tasks.fragments.data import FRAGMENTS, LABELS, SPLITS, load_fragment
 
 #: A gold label's stand-in for a model without it: contradiction is not entailed.
-LABEL_MAPPING = {"contradiction": "neutral"}
+LABEL_MAPPING = NOT_ENTAILED
 PREFIX = "fragment:"
 
 

@@ -15,7 +15,7 @@ Usage::
 
 from __future__ import annotations
 
-from interp.tasks.base import Task, WordPairs
+from interp.tasks.base import NOT_ENTAILED, Task, WordPairs
 from interp.tasks.monli.align import ROLES
 from interp.tasks.monli.behavior import PLAN, TABLE_1
 from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
@@ -39,6 +39,7 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
     return Task(
         name="monli",
         labels=LABELS,
+        label_mapping=NOT_ENTAILED,
         splits=splits,
         load=load,
         roles=ROLES,

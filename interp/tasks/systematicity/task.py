@@ -29,7 +29,7 @@ from interp.causal.base import CausalModel, Mechanism
 from interp.core.errors import ConfigError, DataError, named
 from interp.core.jsonlines import json_record, read_lines
 from interp.natural_logic.polarity import compose, compose_all, entailment_label
-from interp.tasks.base import Task
+from interp.tasks.base import NOT_ENTAILED, Task
 from interp.tasks.systematicity import grammar as G
 from interp.tasks.systematicity.generate import direction_of, from_tree
 
@@ -128,6 +128,7 @@ def systematicity_task(data_file: str | Path | None) -> Task:
     return Task(
         name=NAME,
         labels=LABELS,
+        label_mapping=NOT_ENTAILED,
         splits=SPLITS,
         load=lambda splits: read_systematicity(data_file, tuple(splits)),
         roles=ROLES,

@@ -24,6 +24,15 @@ def monli_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def fragments_dir(monli_dir) -> Path:
+    """The eight semantic fragments: $INTERP_FRAGMENTS_DIR, else semantic_fragments beside MoNLI."""
+    path = Path(os.environ.get("INTERP_FRAGMENTS_DIR") or monli_dir.parent / "semantic_fragments")
+    if not path.is_dir():
+        pytest.fail(f"the semantic fragments are not at {path} (see datasets/semantic_fragments/README.md)")
+    return path
+
+
 @pytest.fixture
 def spoil(tmp_path, monli_dir):
     """Copy MoNLI into tmp_path and replace one line (1-based) of one file; returns the directory."""

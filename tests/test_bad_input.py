@@ -60,6 +60,13 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
             weights.unlink()
             (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": "pytorch_model.bin"}}))
         models[how] = model
+    for how, names in (("generic", ["LABEL_0", "LABEL_1"]), ("yes/no", ["yes", "no"])):
+        model = root / f"model {how.replace('/', ' ')}"
+        shutil.copytree(tiny_classifier_dir, model)
+        config = json.loads((model / "config.json").read_text())
+        config["id2label"], config["label2id"] = dict(enumerate(names)), {n: i for i, n in enumerate(names)}
+        (model / "config.json").write_text(json.dumps(config))
+        models[how] = model
     return {"cache": cache, "iv": iv, "data": data, "models": models, "root": root}
 
 
@@ -126,6 +133,12 @@ ROWS = [
     ("truncated weights", lambda m, t, mo, d: ["intervene", "--model", m["models"]["truncated"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "not a valid safetensors file"),
     ("no tokenizer", lambda m, t, mo, d: ["location-sweep", "--model", m["models"]["no tokenizer"], "--out", t / "sw", "--data-dir", d], "has no tokenizer files"),
     ("pickle shards", lambda m, t, mo, d: ["train", "--model", m["models"]["bin shards"], "--out", t / "m", "--data-dir", d], "is not a .safetensors file"),
+    ("LABEL_k without a map", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--data-dir", d], "say what each means with --label-map (0=NAME,1=NAME"),
+    ("labels the task lacks", lambda m, t, mo, d: ["intervene", "--model", m["models"]["yes/no"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "has label 'yes', which task 'monli' neither has"),
+    ("a label map missing an id", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--label-map", "0=entailment", "--data-dir", d], "--label-map leaves out id 1"),
+    ("a label map inventing an id", lambda m, t, mo, d: ["das", "--model", m["models"]["generic"], "--label-map", "0=entailment,1=neutral,2=contradiction", "--out", t / "das", "--data-dir", d], "there is no id 2"),
+    ("a label map not ID=NAME", lambda m, t, mo, d: ["train", "--model", m["models"]["generic"], "--label-map", "entailment,neutral", "--out", t / "m", "--data-dir", d], "--label-map: 'entailment' is not ID=NAME"),
+    ("a label map for a headless model", lambda m, t, mo, d: ["cache", "--model", "minilm", "--label-map", "0=entailment,1=neutral", "--out", t / "a.h5", "--data-dir", d], "has no classification head to name the labels of"),
     ("evaluate empty weights", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["empty"], "--data-dir", d], "not a valid safetensors file"),
     # corrupt or edited HDF5
     ("truncated cache", lambda m, t, mo, d: ["probe", "--cache", _truncated(m["cache"], t), "--out", t / "p"], "not a readable HDF5 file"),

@@ -12,17 +12,9 @@ from click.testing import CliRunner
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from interp.cli import main
-from interp.core.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError, ModelError
 from interp.tasks import Task, resolve_task
 from interp.tasks.fragments import FRAGMENTS, load_fragment
-
-
-@pytest.fixture(scope="session")
-def fragments_dir(monli_dir):
-    path = monli_dir.parent / "semantic_fragments"
-    if not path.is_dir():
-        pytest.fail(f"the semantic fragments are not at {path} (see datasets/semantic_fragments/README.md)")
-    return path
 
 
 def test_every_released_file_loads_with_its_checksum(fragments_dir):
@@ -58,11 +50,14 @@ def test_spoiled_files_are_named_with_their_line(fragments_dir, tmp_path):
 def test_the_label_mapping_folds_contradiction_for_two_label_models(fragments_dir):
     task = resolve_task("fragment:quantifier", data_dir=str(fragments_dir))
     assert task.causal_model is None and task.default_splits == ("test",)
-    assert task.scored_labels(("entailment", "neutral"))["contradiction"] == "neutral"
-    assert task.scored_labels(("neutral", "contradiction", "entailment"))["contradiction"] == "contradiction"
-    assert task.scored_labels(("yes", "no")) is None
+    two = task.read_labels(("entailment", "neutral"))
+    assert two.scored[task.labels.index("contradiction")] == task.labels.index("neutral")
+    three = task.read_labels(("neutral", "contradiction", "entailment"))
+    assert three.complete and three.scored == tuple(range(len(task.labels)))
+    with pytest.raises(ModelError, match="'yes'"):
+        task.read_labels(("yes", "no"))
     with pytest.raises(ConfigError, match="label_mapping"):
-        Task(name="t", labels=("a", "b"), splits=("x",), load=list, roles=("cls",), label_mapping={"c": "a"})
+        Task(name="t", labels=("a", "b"), splits=("x",), load=list, roles=("cls",), label_mapping={"a": "c"})
 
 
 def _naive_correct(model_dir, pairs, mapping) -> int:

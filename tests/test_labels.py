@@ -215,8 +215,14 @@ def test_fine_tuning_a_three_label_checkpoint_on_two_labels_keeps_its_head(check
         assert run("train", "--model", checkpoints[name], "--out", tmp_path / name, *common).exit_code == 0
     config = json.loads((tmp_path / "below" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(3)] == ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]
-    metrics = {n: json.loads((tmp_path / n / "training.json").read_text())["metrics"] for n in ("two", "below")}
-    assert metrics["below"] == metrics["two"]
+    records = {n: json.loads((tmp_path / n / "training.json").read_text()) for n in ("two", "below")}
+    assert records["below"]["metrics"] == records["two"]["metrics"]
+    assert records["two"]["labels"] == {}
+    assert records["below"]["labels"] == {"model": ["contradiction", "neutral", "entailment"], "read_as": {"contradiction": "neutral"}}
+    from interp.analysis.report.collect import behavioral_from_checkpoint
+
+    assert behavioral_from_checkpoint(tmp_path / "below" / "training.json")["notes"] == [
+        "the model's labels: contradiction, neutral, entailment; scored reading contradiction as neutral"]
     from interp.models import load_classifier
 
     trained = {n: load_classifier(str(tmp_path / n))[0] for n in ("two", "below")}
@@ -248,3 +254,12 @@ def test_a_notebook_reads_labels_by_name_too(checkpoints, monli_dir):
     assert a.to_frame().equals(b.to_frame())
     with pytest.raises(ModelError, match="^model=: .* none for task 'fragment:boolean''s contradiction"):
         interp.IntervenableModel(interp.load_model(str(checkpoints["two"])), interp.load_task("fragment:boolean"))
+
+
+def test_caching_reads_no_prediction_so_a_two_label_model_caches_a_three_label_task(checkpoints, fragments_dir, tmp_path):
+    out = tmp_path / "a.h5"
+    result = run("cache", "--model", checkpoints["two"], "--task", "fragment:boolean", "--data-dir", fragments_dir,
+                 "--splits", "dev", "--out", out, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    with h5py.File(out) as handle:
+        assert handle["label"].shape[0] == 1000

@@ -10,6 +10,8 @@ import torch
 
 from interp.core.errors import ModelError
 from interp.models import embedded_model_dir, load_classifier, resolve_model
+from interp.models.loading import checkpoint_labels
+from interp.tasks import resolve_task
 from interp.tasks.monli import LABELS
 
 
@@ -39,9 +41,13 @@ def test_encoder_without_head_is_not_a_classifier(tiny_encoder_dir):
         load_classifier(str(tiny_encoder_dir), require_head=True)
 
 
-def test_classifier_with_other_labels_is_refused_for_monli(tiny_classifier_dir):
-    with pytest.raises(ModelError, match="classifier for labels"):
-        load_classifier(str(tiny_classifier_dir), labels=("entailment", "neutral", "contradiction"))
+def test_a_trained_head_keeps_its_labels_and_a_task_reads_them(tiny_classifier_dir):
+    # ``labels=`` names a *new* head; a trained head keeps its own, and the task reads them by name.
+    model, _ = load_classifier(str(tiny_classifier_dir), labels=("entailment", "neutral", "contradiction"))
+    assert model.config.num_labels == 2
+    assert resolve_task("monli").read_labels(checkpoint_labels(model.config)).identity
+    with pytest.raises(ModelError, match="'yes'.*label_map="):
+        resolve_task("monli").read_labels(("yes", "no"))
 
 
 def test_classifier_checkpoint_loads_its_head(tiny_classifier_dir):

@@ -201,8 +201,8 @@ def test_cli_generate_check_and_bad_input(tmp_path):
     assert runner.invoke(main, ["fragments", "check", str(tmp_path / "none.jsonl")]).exit_code == 2
 
 
-def test_cli_compare_with_the_released_fragment(generated_file, monli_dir):
-    fragments = monli_dir.parent / "semantic_fragments"
+def test_cli_compare_with_the_released_fragment(generated_file, fragments_dir):
+    fragments = fragments_dir
     result = CliRunner().invoke(main, ["fragments", "compare", str(generated_file), "--splits", "test", "--data-dir", str(fragments)])
     assert result.exit_code == 0, result.output
     assert "monotonicity_simple" in result.output and "Jaccard" in result.output and "label neutral" in result.output

@@ -152,9 +152,10 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
     return Classifier(model, tokenizer)
 
 
-def classifier_for(model, task: Task, *, label_map=None) -> Classifier:
+def classifier_for(model, task: Task, *, label_map=None, complete: bool = True) -> Classifier:
     """A :class:`Classifier` for ``task``'s interventions: a checkpoint spec loaded with its own head (none is made up),
-    or a ``Classifier`` as it is; either way with a label read as each of the task's (:meth:`Classifier.reading`).
+    or a ``Classifier`` as it is; either way with labels that read as the task's (:meth:`Classifier.reading`), with
+    one for each of the task's unless ``complete`` is false (caching activations reads no prediction).
 
     Raises:
         ModelError: a checkpoint without a classification head; labels that cannot be read as the task's.
@@ -165,7 +166,7 @@ def classifier_for(model, task: Task, *, label_map=None) -> Classifier:
     elif label_map is not None:
         model = load_model(model, label_map=label_map)
     model = load_model(model)
-    model.reading(task, complete=True)
+    model.reading(task, complete=complete)
     return model
 
 

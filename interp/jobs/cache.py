@@ -87,7 +87,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     examples = task.examples(sample.splits or task.splits, n=sample.max_examples, per_split=sample.max_per_split, seed=sample.seed)
     causal = task.build_causal_model(examples) if task.causal_model is not None else None
     values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
-    classifier = classifier_for(config.model, task)
+    classifier = classifier_for(config.model, task, complete=False)  # activations read no prediction
     model, tokenizer = classifier.module, classifier.tokenizer
     device = pick_device(config.run.device)
     model.to(device)

@@ -153,6 +153,7 @@ class TrainResult:
     epochs: list[dict] = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
     seconds: float = 0.0
+    labels: dict = field(default_factory=dict)  # a head with other labels than the task's: {"model": its names, "read_as": folds}
     reused: bool = False
 
     def to_json(self) -> dict:
@@ -240,6 +241,7 @@ def train(
         epochs=log,
         metrics=metrics,
         seconds=time.perf_counter() - started,
+        labels={} if reading.identity else {"model": list(reading.model_labels), "read_as": reading.folded},
     )
     save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint", "out_dir")
     shutil.rmtree(work, ignore_errors=True)

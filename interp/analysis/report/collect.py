@@ -97,8 +97,16 @@ def behavioral_from_checkpoint(path: Path) -> dict:
         "source": str(path),
         "splits": list(metrics),
         "rows": [{"model": path.parent.name, "trained_on": data.get("config", {}).get("splits", []), "accuracy": {s: m["accuracy"] for s, m in metrics.items()}}],
-        "notes": [],
+        "notes": _label_notes(data.get("labels") or {}),
     }
+
+
+def _label_notes(labels: dict) -> list[str]:
+    """A head with other labels than the task's: what they are and how they were read (``training.json``'s ``labels``)."""
+    if not labels:
+        return []
+    folds = ", ".join(f"{k} as {v}" for k, v in labels.get("read_as", {}).items())
+    return [f"the model's labels: {', '.join(labels.get('model', []))}" + (f"; scored reading {folds}" if folds else "")]
 
 
 def probe_records(path: Path) -> list[dict]:

@@ -4,7 +4,7 @@ Usage::
 
     task = fragment_task("negation", data_dir="path/to/semantic_fragments")
     task.labels                 # ('entailment', 'contradiction', 'neutral')
-    task.scored_labels(("entailment", "neutral"))    # a MoNLI model: contradiction is scored as neutral
+    task.read_labels(("entailment", "neutral")).scored   # a MoNLI model: (0, 2, 2), contradiction is scored as neutral
 
 The fragments (Richardson, Hu, Moss & Sabharwal 2020, §3) have no causal
 model here: they are challenge sets scored behaviorally (their Table 1)

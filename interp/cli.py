@@ -550,6 +550,20 @@ def report(run_dir, out):
     click.echo(f"wrote {page} (open it in a browser; it needs no network)")
 
 
+@main.command("convert-checkpoint")
+@click.argument("source", metavar="IN", type=click.Path())
+@click.argument("out", metavar="OUT", type=click.Path())
+@click.option("--overwrite", is_flag=True, help="Replace an existing OUT.")
+def convert_checkpoint(source, out, overwrite):
+    """Copy the checkpoint directory IN, whose weights are pytorch_model.bin (a pickle), to OUT with model.safetensors.
+
+    The pickle is read once, here, with torch.load(weights_only=True); every other command reads safetensors only.
+    """
+    from interp.models.convert import convert_checkpoint as convert
+
+    click.echo(f"wrote {convert(source, out, overwrite=overwrite)}/ (model.safetensors and the other files of {source})")
+
+
 @main.group()
 def fragments() -> None:
     """The monotonicity fragment (Richardson et al. 2020, Appendix): generate it, check its labels in finite models, compare it with the released one."""

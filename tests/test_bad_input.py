@@ -15,6 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+import torch
 from click.testing import CliRunner
 
 from interp.cli import main
@@ -46,7 +47,7 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
     lines[2] = "{not json"
     (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
     models = {}
-    for how in ("empty", "truncated", "no tokenizer", "bin shards"):
+    for how in ("empty", "truncated", "no tokenizer", "bin shards", "pickled", "gpt2"):
         model = root / f"model {how}"
         shutil.copytree(tiny_classifier_dir, model)
         weights = model / "model.safetensors"
@@ -56,6 +57,14 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
             weights.write_bytes(weights.read_bytes()[:1000])
         elif how == "no tokenizer":
             (model / "tokenizer.json").unlink()
+        elif how == "pickled":  # how checkpoints were saved before safetensors
+            from safetensors.torch import load_file
+
+            torch.save(load_file(weights), model / "pytorch_model.bin")
+            weights.unlink()
+        elif how == "gpt2":
+            config = json.loads((model / "config.json").read_text())
+            (model / "config.json").write_text(json.dumps({**config, "model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}))
         else:
             weights.unlink()
             (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": "pytorch_model.bin"}}))
@@ -139,6 +148,10 @@ ROWS = [
     ("a label map inventing an id", lambda m, t, mo, d: ["das", "--model", m["models"]["generic"], "--label-map", "0=entailment,1=neutral,2=contradiction", "--out", t / "das", "--data-dir", d], "there is no id 2"),
     ("a label map not ID=NAME", lambda m, t, mo, d: ["train", "--model", m["models"]["generic"], "--label-map", "entailment,neutral", "--out", t / "m", "--data-dir", d], "--label-map: 'entailment' is not ID=NAME"),
     ("a label map for a headless model", lambda m, t, mo, d: ["cache", "--model", "minilm", "--label-map", "0=entailment,1=neutral", "--out", t / "a.h5", "--data-dir", d], "has no classification head to name the labels of"),
+    ("pytorch_model.bin", lambda m, t, mo, d: ["intervene", "--model", m["models"]["pickled"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "it holds pytorch_model.bin: convert it once with interp convert-checkpoint"),
+    ("convert a safetensors checkpoint", lambda m, t, mo, d: ["convert-checkpoint", mo, t / "converted"], "already holds safetensors weights"),
+    ("convert over a file", lambda m, t, mo, d: ["convert-checkpoint", m["models"]["pickled"], t / "notes.txt"], "notes.txt already exists"),
+    ("unsupported architecture", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["gpt2"], "--data-dir", d], "is a 'gpt2' model; interp supports the BERT family (bert, roberta"),
     ("evaluate empty weights", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["empty"], "--data-dir", d], "not a valid safetensors file"),
     # corrupt or edited HDF5
     ("truncated cache", lambda m, t, mo, d: ["probe", "--cache", _truncated(m["cache"], t), "--out", t / "p"], "not a readable HDF5 file"),

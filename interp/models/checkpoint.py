@@ -83,7 +83,9 @@ def check_weights(directory: Path) -> None:
         weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
         shards = sorted(set(weight_map.values()))
     except FileNotFoundError:
-        raise ModelError(f"model directory {directory} has no {WEIGHTS}: interp loads weights only from safetensors") from None
+        pickled = [n for n in ("pytorch_model.bin", "pytorch_model.bin.index.json") if (directory / n).is_file()]
+        raise ModelError(f"model directory {directory} has no {WEIGHTS}: interp loads weights only from safetensors"
+                         + (f"; it holds {pickled[0]}: convert it once with interp convert-checkpoint {directory} NEW_DIR" if pickled else "")) from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"{index}: not a safetensors index ({type(exc).__name__}: {exc})") from None
     if not shards:
@@ -92,7 +94,7 @@ def check_weights(directory: Path) -> None:
         if not isinstance(shard, str) or Path(shard).name != shard or not shard.endswith(".safetensors"):
             raise ModelError(
                 f"{index}: shard {shard!r} is not a .safetensors file in the same directory; "
-                "interp loads weights only from safetensors"
+                "interp loads weights only from safetensors (a .bin checkpoint: interp convert-checkpoint converts it once)"
             )
         path = directory / shard
         if not path.is_file():

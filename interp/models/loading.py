@@ -16,6 +16,7 @@ off.
 from __future__ import annotations
 
 import json
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,31 @@ def resolve_model(spec: str) -> ModelSource:
         return ModelSource(spec, str(path), local=True)
     if _looks_like_path(spec):
         raise ModelError(f"model directory {spec!r} does not exist")
+    snapshot = _cached_snapshot(spec)
+    if snapshot is not None:  # a hub name in the local cache: checked as a directory is
+        check_weights(snapshot)
+        return ModelSource(spec, str(snapshot), local=True)
+    if _offline():
+        from huggingface_hub import constants
+
+        raise ModelError(f"model {spec!r} is not 'minilm', an existing directory, or a hub name in the local Hugging Face cache "
+                         f"({constants.HF_HUB_CACHE}), and HF_HUB_OFFLINE is set; give a checkpoint directory")  # fmt: skip
     return ModelSource(spec, spec, local=False)
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _cached_snapshot(spec: str) -> Path | None:
+    """The snapshot folder of hub model ``spec`` in the local Hugging Face cache (its ``main``), or ``None``."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(spec, local_files_only=True))
+    except (LocalEntryNotFoundError, HFValidationError, OSError):
+        return None
 
 
 def _load_config(source: ModelSource):

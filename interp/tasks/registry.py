@@ -28,7 +28,7 @@ from interp.core.errors import ConfigError, named
 from interp.tasks.base import Task
 from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
 from interp.tasks.fragments.data import LOGIC, MONOTONICITY
-from interp.tasks.fragments.task import FRAGMENTS, PREFIX, fragment_task
+from interp.tasks.fragments.task import ALL, FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
@@ -135,8 +135,8 @@ def resolve_task(
         return systematicity_task(data_file)
     if spec.startswith(PREFIX):
         name = spec[len(PREFIX) :]
-        if name not in FRAGMENTS:
-            raise ConfigError(f"{named(argument, repr(spec))}: no such semantic fragment; choose from {', '.join(FRAGMENTS)}")
+        if name not in FRAGMENTS and name != ALL:
+            raise ConfigError(f"{named(argument, repr(spec))}: no such semantic fragment; choose from {', '.join(FRAGMENTS)} (or {ALL}, the eight pooled)")
         return fragment_task(name, data_dir, verify_checksums)
     if ":" not in spec:
         raise ConfigError(

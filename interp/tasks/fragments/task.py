@@ -23,13 +23,19 @@ LABEL_MAPPING = NOT_ENTAILED
 PREFIX = "fragment:"
 
 
+#: ``fragment:all``: the eight fragments' splits pooled (ids keep their fragment's name), a three-label NLI training set.
+ALL = "all"
+
+
 def fragment_task(name: str, data_dir: str | None = None, verify_checksums: bool = True) -> Task:
-    """The fragment ``name`` (one of :data:`~interp.tasks.fragments.data.FRAGMENTS`) reading from ``data_dir`` (else ``$INTERP_FRAGMENTS_DIR``)."""
+    """The fragment ``name`` (one of :data:`~interp.tasks.fragments.data.FRAGMENTS`, or :data:`ALL` for the eight pooled)
+    reading from ``data_dir`` (else ``$INTERP_FRAGMENTS_DIR``)."""
+    names = FRAGMENTS if name == ALL else (name,)
     return Task(
         name=f"{PREFIX}{name}",
         labels=LABELS,
         splits=SPLITS,
-        load=lambda splits: load_fragment(name, tuple(splits), data_dir=data_dir, verify_checksums=verify_checksums),
+        load=lambda splits: [p for n in names for p in load_fragment(n, tuple(splits), data_dir=data_dir, verify_checksums=verify_checksums)],
         roles=("cls",),
         default_splits=("test",),
         eval_splits=("test",),
@@ -37,4 +43,4 @@ def fragment_task(name: str, data_dir: str | None = None, verify_checksums: bool
     )
 
 
-__all__ = ["FRAGMENTS", "PREFIX", "fragment_task"]
+__all__ = ["ALL", "FRAGMENTS", "PREFIX", "fragment_task"]

@@ -95,3 +95,11 @@ def test_evaluate_scores_a_two_and_a_three_label_model_like_the_naive_loop(fragm
     assert list(by_task) == list(FRAGMENTS) and by_task["comparative"]["dev"]["n"] == 1000
     logic = sum(by_task[f]["dev"]["accuracy"] for f in FRAGMENTS[:6]) / 6
     assert re.search(rf"^logic average +{100 * logic:.1f}$", table.output, re.M)
+
+
+def test_fragment_all_pools_the_eight_with_their_ids(fragments_dir):
+    pooled = resolve_task("fragment:all", data_dir=str(fragments_dir)).examples(("dev",))
+    assert len(pooled) == 8 * 1000 and len({e.id for e in pooled}) == len(pooled)
+    assert {e.id.split("/")[0] for e in pooled} == set(FRAGMENTS)
+    with pytest.raises(ConfigError, match="or all, the eight pooled"):
+        resolve_task("fragment:every")

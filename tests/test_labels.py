@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -109,6 +110,24 @@ def test_a_bad_label_map_names_the_parameter(text, n, match):
 # -- checkpoints derived from a two-label one -------------------------------------------------------------------------
 
 
+def three_label_from(two, path: Path, offset: float) -> Path:
+    """A (entailment, neutral) classifier ``two`` saved at ``path`` as CONTRADICTION/NEUTRAL/ENTAILMENT (roberta-large-mnli's
+    order and case): the same logits for its two labels, and a contradiction logit of constant ``offset``."""
+    from transformers import BertForSequenceClassification
+
+    names = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
+    config = type(two.config)(**{**two.config.to_dict(), "num_labels": 3, "id2label": dict(enumerate(names)),
+                                 "label2id": {x: i for i, x in enumerate(names)}})  # fmt: skip
+    three = BertForSequenceClassification(config).eval()
+    weight, bias = two.classifier.weight.detach(), two.classifier.bias.detach()
+    state = {k: v for k, v in two.state_dict().items() if not k.startswith("classifier.")}
+    state["classifier.weight"] = torch.stack([torch.zeros_like(weight[0]), weight[1], weight[0]])
+    state["classifier.bias"] = torch.stack([torch.tensor(offset), bias[1], bias[0]])
+    three.load_state_dict(state)
+    three.save_pretrained(path, safe_serialization=True)
+    return path
+
+
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory, minilm_tokenizer):
     """A wide random two-label classifier and checkpoints derived from it: three labels in roberta-large-mnli's
@@ -123,17 +142,8 @@ def checkpoints(tmp_path_factory, minilm_tokenizer):
     two = BertForSequenceClassification(config).eval()
     paths = {"two": root / "two"}
     two.save_pretrained(paths["two"], safe_serialization=True)
-    weight, bias = two.classifier.weight.detach(), two.classifier.bias.detach()
     for name, offset in (("below", -1e3), ("above", 1e3)):
-        names = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
-        three = BertForSequenceClassification(BertConfig(**{**config.to_dict(), "num_labels": 3, "id2label": dict(enumerate(names)),
-                                                            "label2id": {x: i for i, x in enumerate(names)}})).eval()  # fmt: skip
-        state = {k: v for k, v in two.state_dict().items() if not k.startswith("classifier.")}
-        state["classifier.weight"] = torch.stack([torch.zeros_like(weight[0]), weight[1], weight[0]])
-        state["classifier.bias"] = torch.stack([torch.tensor(offset), bias[1], bias[0]])
-        three.load_state_dict(state)
-        paths[name] = root / name
-        three.save_pretrained(paths[name], safe_serialization=True)
+        paths[name] = three_label_from(two, root / name, offset)
     generic = json.loads((paths["below"] / "config.json").read_text())
     paths["generic"] = root / "generic"
     shutil.copytree(paths["below"], paths["generic"])
@@ -263,3 +273,21 @@ def test_caching_reads_no_prediction_so_a_two_label_model_caches_a_three_label_t
     assert result.exit_code == 0, result.stderr
     with h5py.File(out) as handle:
         assert handle["label"].shape[0] == 1000
+
+
+@pytest.mark.slow
+def test_the_fine_tuned_embedded_model_as_three_labels_scores_and_intervenes_the_same_on_real_monli(finetuned_minilm, monli_dir, tmp_path):
+    from interp.models import load_classifier
+
+    two_dir, _ = finetuned_minilm
+    model, tokenizer = load_classifier(str(two_dir), require_head=True)
+    three_dir = three_label_from(model, tmp_path / "three", -1e3)
+    tokenizer.save_pretrained(three_dir)
+    splits = ["--splits", "pmonli,nmonli_train,nmonli_test"]
+    scores = {n: run("evaluate", "--model", d, "--data-dir", monli_dir, *splits, "--json") for n, d in (("two", two_dir), ("three", three_dir))}
+    assert all(r.exit_code == 0 for r in scores.values())
+    assert json.loads(scores["three"].stdout) == json.loads(scores["two"].stdout)
+    a = _intervene(two_dir, monli_dir, tmp_path / "two.h5")
+    b = _intervene(three_dir, monli_dir, tmp_path / "three.h5")
+    np.testing.assert_array_equal(a["model_pred"], b["model_pred"])
+    np.testing.assert_allclose(b["logits"][..., [2, 1]], a["logits"], atol=1e-4)

@@ -88,5 +88,5 @@ def test_non_bert_model_is_refused(tmp_path, tiny_encoder_dir):
 
 def test_unknown_hub_name_offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelError, match="unknown model 'no-such-org/no-such-model'"):
+    with pytest.raises(ModelError, match="model 'no-such-org/no-such-model' is not 'minilm', an existing directory, or a hub name in the local Hugging Face cache"):
         load_classifier("no-such-org/no-such-model", labels=LABELS)

@@ -243,7 +243,7 @@ class IntervenableModel:
             logits=logits, base_pred=base_pred, source_pred=source_pred,
             base_label=np.array([labels.index(e.label) for e in bases], dtype=np.int8),
             causal_pred=causal_pred, values=values, source_values=source_values, meta=meta,
-            read=None if self.reading.identity else self.reading.read,
+            read=self.reading.read,
         )  # fmt: skip
 
         def write(path: Path) -> None:  # square (save() checks): what the result holds is the file's

@@ -55,7 +55,7 @@ class InterchangeResult:
         values, source_values: variable -> each base's / source's value of every task variable.
         meta: the file attributes of :mod:`interp.files.interventions` (task, model, ...).
         read: per model label id, the task label id it reads as (:class:`~interp.models.labels.LabelReading`);
-            ``None`` when the model's labels are the task's.
+            ``None`` (the same ids) for a file written without ``model_read``: the model's labels were the task's.
     """
 
     location: Location

@@ -190,7 +190,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
 
     inputs = [task.inputs(e) for e in examples]
     own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))  # the task's label ids, as the targets
-    read = None if lab.reading.identity else lab.reading.read
+    read = lab.reading.read
     pair_sets = {}
     for seed in config.seeds:
         train_idx, test_idx = split_examples(len(examples), config.test_share, seed)
@@ -261,7 +261,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     if runner.width != intervention.width:
         raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
     own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))
-    read = None if lab.reading.identity else lab.reading.read
+    read = lab.reading.read
     seed = config.seeds[0]
     _, test_idx = split_examples(len(examples), config.test_share, seed)
     pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET), task)
@@ -283,7 +283,7 @@ def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray
     ``vanilla``: the whole vector's scores on the same held-out pairs (:func:`score_intervention`). The pairs' targets
     are the task's label ids; training aims at the model's id for each (``reading``), scoring reads the model's as the task's.
     """
-    read = None if reading.identity else reading.read
+    read = reading.read
     (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
     torch.manual_seed(seed)
     intervention = _make(config, k, runner.width, seed)

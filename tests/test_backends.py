@@ -17,6 +17,8 @@ from interp.cli import main
 from interp.hooks.locations import Location, all_locations, component_locations
 from interp.tasks.monli import encode_examples, load_monli
 
+from families import family_model, save_family_model
+
 pytest.importorskip("transformer_lens")
 
 
@@ -45,12 +47,14 @@ def _every_site(model) -> list[Location]:
     return all_locations(layers, ["cls", "w_h"]) + component_locations(layers, ["cls", "w_h"], n_heads=heads) + component_locations(layers, ["w_h"])
 
 
-@pytest.mark.parametrize("which", ["tiny", "embedded"])
-def test_every_site_agrees_across_backends(which, wide_classifier_dir, monli_dir):
+@pytest.mark.parametrize("which", ["tiny", "roberta", "embedded"])
+def test_every_site_agrees_across_backends(which, wide_classifier_dir, monli_dir, minilm_tokenizer, tmp_path):
     """Vectors within 1e-4 and the same labels (logits within 1e-4) through both backends, at every site of each model."""
     from interp.models.loading import load_classifier
 
-    spec = str(wide_classifier_dir) if which == "tiny" else "minilm"
+    spec = {"tiny": str(wide_classifier_dir), "embedded": "minilm"}.get(which)
+    if which == "roberta":  # TransformerLens's RoBERTa adapter, with its classification head
+        spec = str(save_family_model("roberta", tmp_path / "roberta", minilm_tokenizer, seed=4))
     model, tokenizer = load_classifier(spec, labels=("entailment", "neutral"), seed=0)
     encoded = encode_examples(load_monli(monli_dir, ("nmonli_test",))[:12], tokenizer)
     hf, tl = get_backend("hf", model), get_backend("transformer-lens", model, tokenizer)
@@ -163,19 +167,17 @@ def test_the_engine_import_path_is_free_of_transformer_lens():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
-def test_a_model_the_bridge_adapter_lacks_is_one_line_and_exit_2(minilm_tokenizer, monli_dir, tmp_path):
-    """The bridge's classifier adapter covers BERT: a RoBERTa classifier through --backend transformer-lens is refused by name."""
-    from transformers import RobertaConfig, RobertaForSequenceClassification
-
-    torch.manual_seed(2)
-    config = RobertaConfig(vocab_size=minilm_tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=37, max_position_embeddings=130, pad_token_id=0, num_labels=2,
-                           id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1})  # fmt: skip
-    RobertaForSequenceClassification(config).save_pretrained(tmp_path / "roberta", safe_serialization=True)
-    minilm_tokenizer.save_pretrained(tmp_path / "roberta")
+@pytest.mark.parametrize("family", ["distilbert", "deberta-v2"])
+def test_a_model_the_bridge_adapter_lacks_is_one_line_and_exit_2(family, minilm_tokenizer, monli_dir, tmp_path):
+    """TransformerLens's bridge has encoder adapters for BERT and RoBERTa only: another family through --backend
+    transformer-lens is refused by name, naming the backend that runs it; the default backend runs it."""
+    path = save_family_model(family, tmp_path / family, minilm_tokenizer)
     out = tmp_path / "iv.h5"
-    result = run("intervene", "--model", tmp_path / "roberta", "--data-dir", monli_dir, "--out", out, "--quiet",
-                 "--locations", "blocks.0.attn.hook_z.h1@w_h", "--backend", "transformer-lens")  # fmt: skip
+    args = ["intervene", "--model", path, "--data-dir", monli_dir, "--out", out, "--quiet", "--locations", "blocks.0.attn.hook_z.h1@w_h",
+            "--max-examples", "12"]  # fmt: skip
+    result = run(*args, "--backend", "transformer-lens")
     assert result.exit_code == 2, result.output
-    assert "covers BertForSequenceClassification, not RobertaForSequenceClassification" in result.stderr
+    assert f"has no adapter for {type(family_model(family)).__name__} (it has BertForSequenceClassification and " in result.stderr
+    assert "the default backend `hf` runs every family" in result.stderr and "--backend" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+    assert run(*args).exit_code == 0 and out.is_file()

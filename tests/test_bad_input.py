@@ -151,7 +151,7 @@ ROWS = [
     ("pytorch_model.bin", lambda m, t, mo, d: ["intervene", "--model", m["models"]["pickled"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "it holds pytorch_model.bin: convert it once with interp convert-checkpoint"),
     ("convert a safetensors checkpoint", lambda m, t, mo, d: ["convert-checkpoint", mo, t / "converted"], "already holds safetensors weights"),
     ("convert over a file", lambda m, t, mo, d: ["convert-checkpoint", m["models"]["pickled"], t / "notes.txt"], "notes.txt already exists"),
-    ("unsupported architecture", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["gpt2"], "--data-dir", d], "is a 'gpt2' model; interp supports the BERT family (bert, roberta"),
+    ("unsupported architecture", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["gpt2"], "--data-dir", d], "is a 'gpt2' model; interp supports these encoder families: bert, roberta"),
     ("evaluate empty weights", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["empty"], "--data-dir", d], "not a valid safetensors file"),
     # corrupt or edited HDF5
     ("truncated cache", lambda m, t, mo, d: ["probe", "--cache", _truncated(m["cache"], t), "--out", t / "p"], "not a readable HDF5 file"),

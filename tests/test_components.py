@@ -121,14 +121,14 @@ def test_locations_grammar():
         parse_locations("blocks.0.attn.hook_z.h2@cls", n_layers=2, roles=("cls",), n_heads=2)
 
 
-def test_a_site_the_model_lacks(encoded):
-    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+def test_a_site_the_model_lacks(model):
+    """A BERT whose block 0 has lost its output projection (a pruned or edited model) lacks hook_mlp_out there: refused by name."""
+    import copy
 
-    torch.manual_seed(0)
-    config = DistilBertConfig(vocab_size=30522, dim=32, n_layers=2, n_heads=2, hidden_dim=37, num_labels=2)
-    distil = DistilBertForSequenceClassification(config).eval()
-    with pytest.raises(ConfigError):
-        with hooked(distil, {"cls": torch.tensor([0])}, read=[Location(1, "cls", "hook_mlp_out")]):
+    edited = copy.deepcopy(model)
+    edited.bert.encoder.layer[0].output = torch.nn.Identity()
+    with pytest.raises(ConfigError, match=r"blocks have no output.dense \(not BERT-like's layout\), so it lacks site blocks.0.hook_mlp_out"):
+        with hooked(edited, {"cls": torch.tensor([0])}, read=[Location(1, "cls", "hook_mlp_out")]):
             pass
 
 

@@ -1,12 +1,15 @@
-"""The TransformerLens backend: a BERT classifier behind a ``TransformerBridge``, read and patched through its hook points.
+"""The TransformerLens backend: a BERT or RoBERTa classifier behind a ``TransformerBridge``, read and patched through its hook points.
 
 TransformerLens 4.x wraps Hugging Face models in a ``TransformerBridge``
-(the old ``HookedEncoder`` is gone) and lists ``BertForSequenceClassification``
-as unsupported. :class:`BertClassifierAdapter` covers it: TransformerLens's
-own BERT adapter with the masked-LM head and its LayerNorm dropped and
-``unembed`` mapped to the classifier; :func:`register_adapter` registers it
-in the adapter factory and in ``SUPPORTED_ARCHITECTURES`` (both are
-consulted when a bridge boots). It is written to be upstreamable as it stands.
+(the old ``HookedEncoder`` is gone); of the encoder families interp runs,
+its bridge has adapters for BERT and RoBERTa, as masked LMs only.
+:data:`ADAPTERS` covers their sequence classifiers: TransformerLens's own
+adapter with the masked-LM head and its LayerNorm dropped and ``unembed``
+mapped to the classifier; :func:`register_adapter` registers one in the
+adapter factory and in ``SUPPORTED_ARCHITECTURES`` (both are consulted when
+a bridge boots). They are written to be upstreamable as they stand. Other
+families (ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT) are refused in one
+line naming the default backend, which runs them all.
 
 Each site of :mod:`interp.hooks.locations` is read at the bridge hook the
 table there names (:func:`bridge_hook`): ``blocks.{l}.hook_out``,
@@ -34,55 +37,64 @@ from transformer_lens.factories import architecture_adapter_factory as factory
 from transformer_lens.model_bridge import TransformerBridge
 from transformer_lens.model_bridge.generalized_components import UnembeddingBridge
 from transformer_lens.model_bridge.supported_architectures.bert import BertArchitectureAdapter
+from transformer_lens.model_bridge.supported_architectures.roberta import RobertaArchitectureAdapter
 
 from interp.core.errors import ConfigError, named
 from interp.engine.batched import length_groups
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
 from interp.hooks.encoding import Encoded, location_tokens
 
-ARCHITECTURE = "BertForSequenceClassification"
+def _classifier_adapter(base: type, classifier: str) -> type:
+    """``base`` (a TransformerLens encoder adapter) for its ``*ForSequenceClassification``: no MLM head, ``unembed`` is the classifier.
 
-
-class BertClassifierAdapter(BertArchitectureAdapter):
-    """TransformerLens's BERT adapter for ``BertForSequenceClassification``: no MLM head, ``unembed`` is the classifier.
-
-    The pooler stays a component (``pooler``, as the BERT adapter's
-    ``prepare_model`` adds it); ``unembed`` wraps the classification layer,
-    so the bridge's output is the classifier's logits.
+    The pooler, where the family has one, stays a component (as the BERT
+    adapter's ``prepare_model`` adds it); ``unembed`` wraps the
+    classification layer ``classifier``, so the bridge's output is the classifier's logits.
     """
 
     def __init__(self, cfg) -> None:
-        super().__init__(cfg)
+        base.__init__(self, cfg)
         for name in ("mlm_head", "ln_final"):
             self.component_mapping.pop(name, None)
-        self.component_mapping["unembed"] = UnembeddingBridge(name="classifier")
+        self.component_mapping["unembed"] = UnembeddingBridge(name=classifier)
+
+    return type(base.__name__.replace("Architecture", "Classifier"), (base,), {"__init__": __init__, "__doc__": _classifier_adapter.__doc__})
 
 
-def register_adapter() -> None:
-    """Register :class:`BertClassifierAdapter` for ``BertForSequenceClassification`` (idempotent)."""
-    factory.SUPPORTED_ARCHITECTURES[ARCHITECTURE] = BertClassifierAdapter
-    factory.ArchitectureAdapterFactory.register_adapter(ARCHITECTURE, BertClassifierAdapter)
+#: The classifiers the bridge runs: TransformerLens's BERT and RoBERTa adapters with their classification heads.
+ADAPTERS = {
+    "BertForSequenceClassification": _classifier_adapter(BertArchitectureAdapter, "classifier"),
+    "RobertaForSequenceClassification": _classifier_adapter(RobertaArchitectureAdapter, "classifier.out_proj"),
+}
+
+
+def register_adapter(architecture: str = "BertForSequenceClassification") -> None:
+    """Register the classifier adapter of ``architecture`` (a key of :data:`ADAPTERS`) in TransformerLens's factory (idempotent)."""
+    factory.SUPPORTED_ARCHITECTURES[architecture] = ADAPTERS[architecture]
+    factory.ArchitectureAdapterFactory.register_adapter(architecture, ADAPTERS[architecture])
 
 
 def wrap(model, tokenizer) -> TransformerBridge:
-    """A ``TransformerBridge`` over a copy of ``model`` (a ``BertForSequenceClassification``), on its device, in eval mode.
+    """A ``TransformerBridge`` over a copy of ``model`` (a class of :data:`ADAPTERS`), on its device, in eval mode.
 
     The copy is what the bridge switches to eager attention; ``model`` is
     left as it is. Nothing is downloaded: the weights and the tokenizer are the ones given.
 
     Raises:
-        ConfigError: ``model`` is not a ``BertForSequenceClassification``.
+        ConfigError: TransformerLens has no adapter for ``model``'s class (naming the alternatives).
     """
-    if type(model).__name__ != ARCHITECTURE:
-        raise ConfigError(f"`backend=transformer-lens`: the bridge's classifier adapter covers {ARCHITECTURE}, not {type(model).__name__}")
-    register_adapter()
+    architecture = type(model).__name__
+    if architecture not in ADAPTERS:
+        raise ConfigError(f"`backend=transformer-lens`: TransformerLens's bridge has no adapter for {architecture} (it has "
+                          f"{' and '.join(ADAPTERS)}); the default backend `hf` runs every family interp supports")  # fmt: skip
+    register_adapter(architecture)
     device = next(model.parameters()).device
     bridge = TransformerBridge.boot_transformers(
         "interp-local-model",
         hf_model=copy.deepcopy(model).eval(),
         tokenizer=copy.deepcopy(tokenizer),
         device=str(device),
-        hf_config_overrides={"architectures": [ARCHITECTURE]},
+        hf_config_overrides={"architectures": [architecture]},
     )
     return bridge.eval()
 
@@ -115,7 +127,7 @@ class BridgeBackend:
     """Reads and interchange interventions through a TransformerBridge's hook points (see the module docstring).
 
     Args:
-        model: a Hugging Face ``BertForSequenceClassification`` (a copy is wrapped).
+        model: a Hugging Face ``BertForSequenceClassification`` or ``RobertaForSequenceClassification`` (a copy is wrapped).
         tokenizer: its tokenizer.
         argument: the option named in errors.
 

@@ -50,11 +50,13 @@ from interp.engine.components import BlockRest, gather
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
+from interp.hooks.architecture import architecture, model_inputs
 from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
 CPU_BATCH_SIZE = 256
+_AT = "at"  # the one role of a location rebuilt on each row's intervened tokens
 
 
 @contextmanager
@@ -165,6 +167,27 @@ def _first_block_context(shares: Sequence[BaseAttention], pair_qkv: Tensor, n_so
     return out
 
 
+def _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out: Tensor) -> Tensor:
+    """:func:`interchange_logits` where the rest of the block mixes tokens (DeBERTa-v2's convolution after block 0):
+    each pair's whole forward pass with the source's vectors written at the site, rows batched; ``out`` filled and returned."""
+    device = next(model.parameters()).device
+    site = Location(location.hidden_index, _AT, location.component, location.head)
+    n_sources = sources.shape[0]
+    for group in length_groups(bases):
+        ids, types = _inputs(bases, group, device)
+        where = torch.tensor([tokens[i] for i in group])
+        size = batch_size or auto_batch_size(model, ids.shape[1])
+        for start in range(0, len(group) * n_sources, size):
+            rows = torch.arange(start, min(start + size, len(group) * n_sources))
+            b, s = rows // n_sources, rows % n_sources
+            with hooked(model, {_AT: where[b]}, write={site: sources[s.to(device)].reshape(len(rows), -1)}):
+                logits = model(**model_inputs(model, ids[b.to(device)], types[b.to(device)])).logits
+            out[torch.tensor(group)[b], s] = logits.float().cpu()
+            if on_rows is not None:
+                on_rows(len(rows))
+    return out
+
+
 @torch.no_grad()
 def interchange_logits(
     model,
@@ -212,6 +235,8 @@ def interchange_logits(
     sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, width)
     n_sources = sources.shape[0]
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
+    if architecture(model).mixes_tokens_after(model, location):
+        return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
     rest = None if location.is_residual else BlockRest(model, location)
     index = location.hidden_index  # the suffix starts here: after the block of a component
     fast = fast_suffix(model, index)

@@ -4,7 +4,8 @@ A component site of block l (:mod:`interp.hooks.locations`: a head's or all
 heads' ``attn.hook_z``, ``hook_attn_out``, ``hook_resid_mid``,
 ``hook_mlp_out``) lies after block l's attention has mixed the tokens. Every
 step after it in the block (output projection, residual, LayerNorm,
-feed-forward, residual, LayerNorm; Devlin et al. 2019, §3) acts on each
+feed-forward, residual, LayerNorm; Devlin et al. 2019, §3, and their pre-LN
+order in ModernBERT) acts on each
 token alone. So replacing the component's vector at tokens P changes block
 l's output at P and nowhere else, and an interchange intervention there is
 a residual-stream interchange at ``hidden_states[l + 1]`` whose vectors at
@@ -14,11 +15,13 @@ P are
     r'   = z' W_O + b_O + x         (from ``attn.hook_z``)
          = attn_out' + x            (from ``hook_attn_out``)
          = resid_mid'               (from ``hook_resid_mid``)
-    a'   = LayerNorm_1(r')
-    out' = LayerNorm_2(a' + mlp(a'))     or LayerNorm_2(a + mlp_out') from ``hook_mlp_out``
+    out' = LayerNorm_2(a' + mlp(a')), a' = LayerNorm_1(r')     (post-LN: BERT, DistilBERT, DeBERTa-v2)
+         = r' + mlp(LayerNorm(r'))                             (pre-LN: ModernBERT)
+    out' = LayerNorm_2(a + mlp_out')  or  r + mlp_out'         (from ``hook_mlp_out``)
 
-with x, z and a the base's own block input, attention context and first
-LayerNorm output at P. :class:`BlockRest` computes ``out'`` with the
+with x, z, r and a the base's own block input, attention context,
+``resid_mid`` and first LayerNorm output at P (each family's modules:
+:mod:`interp.hooks.architecture`). :class:`BlockRest` computes ``out'`` with the
 block's own modules for a batch of (base, source) pairs, from each base's
 share (read once per base) and the source's component vector; the batched
 engine (:mod:`interp.engine.batched`) then runs the suffix from
@@ -34,6 +37,7 @@ from torch import Tensor
 
 from interp.engine.slicing import run_prefix
 from interp.hooks import feature_slice, hooked, site_module
+from interp.hooks.architecture import architecture
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
 
 _AT = "at"  # the one role of the locations read here: the intervened tokens
@@ -43,7 +47,7 @@ class BlockRest:
     """Block ``location.layer`` from a replaced component vector to its output, at the intervened tokens.
 
     Args:
-        model: a BERT-family classifier (its blocks have BERT's module layout).
+        model: a classifier of a family :mod:`interp.hooks.architecture` covers.
         location: a component location (not the residual stream).
 
     Raises:
@@ -56,7 +60,9 @@ class BlockRest:
             raise ValueError(f"location {location} is in the residual stream, not a component")
         site_module(model, location)
         self.model, self.location = model, location
-        self.block = model.base_model.encoder.layer[location.layer]
+        self.arch = architecture(model)
+        self.block = self.arch.block_list(model)[location.layer]
+        self.z_to_attn_out = site_module(model, Location(location.hidden_index, _AT, ATTN_OUT))[0]
         self.features = feature_slice(model, location)
         self._reads = {
             "x": Location(location.layer, _AT),
@@ -71,15 +77,13 @@ class BlockRest:
 
         Returns:
             the block output, float ``[batch, seq, d_model]``; and the base's
-            ``x`` (block input), ``z`` (all heads' context) and ``a`` (first
-            LayerNorm's output), each float ``[batch, tokens, d_model]``.
+            ``x`` (block input), ``z`` (all heads' context) and ``resid_mid``
+            (block input plus attention output), each float ``[batch, tokens, d_model]``.
         """
         with hooked(self.model, {_AT: where.cpu()}, read=list(self._reads.values())) as trace:
             hidden = run_prefix(self.model, input_ids, token_type_ids, self.location.hidden_index)
         batch, tokens = where.shape
-        parts = {name: trace[loc].view(batch, tokens, -1) for name, loc in self._reads.items()}
-        parts["a"] = self.block.attention.output.LayerNorm(parts.pop("resid_mid"))
-        return hidden, parts
+        return hidden, {name: trace[loc].view(batch, tokens, -1) for name, loc in self._reads.items()}
 
     def __call__(self, parts: dict[str, Tensor], new: Float[Tensor, "rows tokens width"]) -> Float[Tensor, "rows tokens d_model"]:
         """Block l's output at the intervened tokens with ``new`` at the component (one row per pair).
@@ -90,16 +94,16 @@ class BlockRest:
         """
         component, block = self.location.component, self.block
         if component == MLP_OUT:
-            return block.output.LayerNorm(new + parts["a"])
+            return self.arch.finish_mlp(block, parts["resid_mid"], new)
         if component == Z:
             z = parts["z"].clone()
             z[..., self.features] = new
-            resid_mid = block.attention.output.dense(z) + parts["x"]
+            resid_mid = self.z_to_attn_out(z) + parts["x"]
         elif component == ATTN_OUT:
             resid_mid = new + parts["x"]
         else:
             resid_mid = new
-        return block.feed_forward_chunk(block.attention.output.LayerNorm(resid_mid))
+        return self.arch.finish(block, resid_mid)
 
 
 @torch.no_grad()

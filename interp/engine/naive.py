@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from interp.hooks import hooked
+from interp.hooks.architecture import batch_inputs
 from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, collate
 
@@ -22,7 +23,7 @@ from interp.hooks.encoding import Encoded, collate
 def _forward(model, example: Encoded, pad_token_id: int, **hooks) -> tuple[Tensor, dict]:
     device = next(model.parameters()).device
     batch = collate([example], pad_token_id)
-    inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
+    inputs = batch_inputs(model, batch, device)
     with hooked(model, batch["positions"], **hooks) as trace:
         logits = model(**inputs).logits
     return logits[0].float().cpu(), trace

@@ -1,4 +1,4 @@
-"""Run a Hugging Face BERT-family classifier in two pieces: up to a hidden state, and on from it.
+"""Run a Hugging Face encoder classifier in two pieces: up to a hidden state, and on from it.
 
 Usage::
 
@@ -10,9 +10,10 @@ Usage::
 embedding output, l + 1 block l's output; see :mod:`interp.hooks.locations`).
 Both pieces run the model's own modules (its attention implementation,
 pooler and classification head): for the duration of the call the encoder's
-block list is narrowed to the blocks of the piece, and for the suffix a
-forward hook makes the embedding module return ``hidden``. Both are undone
-in ``finally``. Inputs must be unpadded (every row as long as the sequence),
+block list is narrowed to the blocks of the piece
+(:meth:`~interp.hooks.architecture.Architecture.narrowed`), and for the
+suffix a forward hook makes the embedding module return ``hidden``. Both are
+undone in ``finally``. Inputs must be unpadded (every row as long as the sequence),
 which is how the engine batches: no attention mask is passed.
 
 The suffix skips work the output does not need: a sequence classifier of
@@ -36,34 +37,52 @@ from torch import Tensor
 
 from interp.engine.blocks import FastBlocks, supports
 from interp.hooks import site_modules
+from interp.hooks.architecture import architecture, model_inputs
 
 
 @contextmanager
 def _only_blocks(model, start: int, stop: int, embedding_output: Tensor | None = None) -> Iterator[None]:
-    site_modules(model)  # raises ConfigError for a model without BERT's layout
-    base = model.base_model
-    blocks = base.encoder.layer
+    arch = architecture(model)  # raises ConfigError for a family interp does not cover
     handle = None
     try:
-        base.encoder.layer = blocks[start:stop]
-        if embedding_output is not None:
-            handle = base.embeddings.register_forward_hook(lambda module, args, output: embedding_output)
-        yield
+        with arch.narrowed(model, start, stop):
+            if embedding_output is not None:
+                handle = arch.embedding_module(model).register_forward_hook(lambda module, args, output: embedding_output)
+            yield
     finally:
-        base.encoder.layer = blocks
         if handle is not None:
             handle.remove()
+
+
+class _Reached(Exception):
+    """Raised by :func:`run_prefix`'s hook once the hidden state is read: the blocks after it never run."""
 
 
 def run_prefix(model, input_ids: Tensor, token_type_ids: Tensor, hidden_index: int) -> Tensor:
     """``hidden_states[hidden_index]``: float ``[batch, seq, d_model]``, running only the blocks before it.
 
+    Read at the module whose output it is (:func:`~interp.hooks.site_modules`),
+    where the forward pass is stopped: no later block, and no final norm
+    (ModernBERT's), runs.
+
     Args:
         input_ids, token_type_ids: int64 ``[batch, seq]``, unpadded.
         hidden_index: 0 (embedding output) .. number of blocks.
     """
-    with _only_blocks(model, 0, hidden_index):
-        return model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+    kept = []
+
+    def hook(module, args, output):
+        kept.append(output[0] if isinstance(output, tuple) else output)
+        raise _Reached
+
+    handle = site_modules(model)[hidden_index].register_forward_hook(hook)
+    try:
+        model.base_model(**model_inputs(model.base_model, input_ids, token_type_ids))
+    except _Reached:
+        return kept[0]
+    finally:
+        handle.remove()
+    raise AssertionError(f"{type(model).__name__} never ran the module of hidden_states[{hidden_index}]")
 
 
 # Sequence classifiers whose head (pooler + classifier) reads only the first token of the last hidden state.
@@ -140,19 +159,19 @@ def run_suffix(
     :mod:`interp.engine.reuse`), else through the model's own
     modules and :func:`block_first_token`.
     """
-    blocks = model.base_model.encoder.layer
+    blocks = architecture(model).block_list(model)
     n_blocks = len(blocks)
     if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
         if fast is not None:
             last = fast(hidden, context)
         else:
             with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
-                hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids).last_hidden_state
+                hidden = model.base_model(**model_inputs(model, input_ids, token_type_ids)).last_hidden_state
             last = block_first_token(blocks[-1], hidden)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
-            return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
+            return model(**model_inputs(model, input_ids[:, :1], token_type_ids[:, :1])).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
-        return model(input_ids=input_ids, token_type_ids=token_type_ids).logits
+        return model(**model_inputs(model, input_ids, token_type_ids)).logits
 
 
 def run_suffix_masked(model, hidden: Tensor, hidden_index: int, input_ids: Tensor, token_type_ids: Tensor, attention_mask: Tensor) -> Tensor:
@@ -165,16 +184,16 @@ def run_suffix_masked(model, hidden: Tensor, hidden_index: int, input_ids: Tenso
     batches mix lengths; equal to :func:`run_suffix` on each unpadded row up
     to float rounding (masked keys get zero weight).
     """
-    blocks = model.base_model.encoder.layer
+    blocks = architecture(model).block_list(model)
     n_blocks = len(blocks)
     if hidden_index < n_blocks and first_token_block(model, blocks[-1]):
         with _only_blocks(model, hidden_index, n_blocks - 1, embedding_output=hidden):
-            hidden = model.base_model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).last_hidden_state
+            hidden = model.base_model(**model_inputs(model, input_ids, token_type_ids, attention_mask)).last_hidden_state
         last = block_first_token(blocks[-1], hidden, attention_mask)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
-            return model(input_ids=input_ids[:, :1], token_type_ids=token_type_ids[:, :1]).logits
+            return model(**model_inputs(model, input_ids[:, :1], token_type_ids[:, :1])).logits
     with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
-        return model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask).logits
+        return model(**model_inputs(model, input_ids, token_type_ids, attention_mask)).logits
 
 
 def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
@@ -183,7 +202,7 @@ def fast_suffix(model, hidden_index: int) -> FastBlocks | None:
     ``None`` when the model's blocks lack BERT's layout (:func:`~interp.engine.blocks.supports`)
     or its last block runs in full (then :func:`run_suffix` uses the model's own modules throughout).
     """
-    blocks = model.base_model.encoder.layer
+    blocks = architecture(model).block_list(model)
     if hidden_index >= len(blocks) or not first_token_block(model, blocks[-1]) or not supports(model):
         return None
     return FastBlocks(model, hidden_index, len(blocks), first_token_last=True)

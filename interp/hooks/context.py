@@ -1,4 +1,4 @@
-"""Read or replace the vector at Locations of any Hugging Face BERT-family model.
+"""Read or replace the vector at Locations of a Hugging Face encoder (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT).
 
 Usage::
 
@@ -10,13 +10,12 @@ Usage::
     with hooked(model, positions, write={loc: vectors}): # vectors: [batch, tokens × d_model]
         logits = model(**inputs).logits                 # the interchange intervention
 
-Hooks are PyTorch forward hooks on ``base_model.embeddings`` (the embedding
-output, ``hidden_states[0]``) and ``base_model.encoder.layer[l]`` (block l's
-output, ``hidden_states[l + 1]``); component sites (:mod:`interp.hooks.locations`)
-hook modules inside block l: ``attention.output.dense`` (its input is
-``attn.hook_z``, its output ``hook_attn_out``), ``attention.output.LayerNorm``
-(its input is ``hook_resid_mid``) and ``output.dense`` (its output is
-``hook_mlp_out``), inputs through forward pre-hooks. They are removed in ``finally`` whatever
+Hooks are PyTorch forward hooks on the module whose output is
+``hidden_states[0]`` (the embeddings) and on each block (block l's output is
+``hidden_states[l + 1]``); a component site (:mod:`interp.hooks.locations`)
+is the input or output of a module inside block l, inputs through forward
+pre-hooks. Which modules those are is each family's own
+(:mod:`interp.hooks.architecture` has the table). They are removed in ``finally`` whatever
 happens inside the block, as TransformerLens ``hooks()`` and baukit
 ``TraceDict`` do. A write replaces the vectors at the location's tokens (each
 of its roles, at that example's position; one token per role, or every
@@ -36,28 +35,19 @@ import torch
 from torch import Tensor
 
 from interp.core.errors import ConfigError
+from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 
 
 def site_modules(model) -> list[torch.nn.Module]:
-    """The modules whose outputs are ``hidden_states[0..n_layers]``: embeddings, then each block.
+    """The modules whose outputs are ``hidden_states[0..n_layers]``: the embedding output, then each block.
+
+    Where they are depends on the family (:mod:`interp.hooks.architecture`).
 
     Raises:
-        ConfigError: the model has no ``base_model.embeddings`` / ``encoder.layer`` (not BERT-family),
-            or projects its embeddings to another width (ELECTRA-small), so that
-            ``hidden_states[0]`` is not the embedding module's output.
+        ConfigError: a family interp does not cover, or a model without its block list.
     """
-    base = getattr(model, "base_model", model)
-    embeddings = getattr(base, "embeddings", None)
-    layers = getattr(getattr(base, "encoder", None), "layer", None)
-    if embeddings is None or layers is None:
-        raise ConfigError(f"{type(model).__name__} has no embeddings / encoder.layer: not a BERT-family model")
-    if getattr(base, "embeddings_project", None) is not None:
-        raise ConfigError(
-            f"{type(model).__name__} projects its embeddings (embedding_size != hidden_size): "
-            "hidden_states[0] is not the embedding module's output, which interp does not support"
-        )
-    return [embeddings, *layers]
+    return architecture(model).hidden_modules(model)
 
 
 def n_layers(model) -> int:
@@ -79,23 +69,15 @@ def token_columns(positions: Mapping[str, Tensor], location: Location) -> Tensor
     return torch.cat([positions[r].reshape(len(positions[r]), -1) for r in location.roles], dim=1)
 
 
-# Where each component site is: (module path inside a block, whether the vector is the module's input).
-COMPONENT_MODULES = {
-    "attn.hook_z": ("attention.output.dense", True),
-    "hook_attn_out": ("attention.output.dense", False),
-    "hook_resid_mid": ("attention.output.LayerNorm", True),
-    "hook_mlp_out": ("output.dense", False),
-}
-
-
 def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
     """The module whose output (or, when the flag is true, first input) holds ``location``'s site.
 
     Raises:
         ConfigError: a location out of range for the model, a head out of
-            range, or a component site the model's blocks lack (not BERT's layout).
+            range, or a component site the model's blocks lack.
     """
-    modules = site_modules(model)
+    arch = architecture(model)
+    modules = arch.hidden_modules(model)
     if location.hidden_index >= len(modules):
         raise ConfigError(f"location {location} is out of range for a model with {len(modules) - 1} blocks")
     if location.is_residual:
@@ -103,13 +85,13 @@ def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
     heads = model.config.num_attention_heads
     if location.head >= heads:
         raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
-    path, is_input = COMPONENT_MODULES[location.component]
-    module = modules[location.hidden_index]
+    path, is_input = arch.components[location.component]
+    module = arch.block_list(model)[location.layer]
     for name in path.split("."):
         module = getattr(module, name, None)
     if not isinstance(module, torch.nn.Module):
         raise ConfigError(
-            f"location {location}: {type(model).__name__}'s blocks have no {path} (not BERT's layout), so it lacks site {location.site}"
+            f"location {location}: {type(model).__name__}'s blocks have no {path} (not {arch.name}'s layout), so it lacks site {location.site}"
         )
     return module, is_input
 
@@ -133,7 +115,8 @@ def hooked(
     """Hook ``model`` to read and/or replace vectors at locations during the forward passes inside the block.
 
     Args:
-        model: a Hugging Face BERT-family model (``BertForSequenceClassification``, ``BertModel``, ...).
+        model: a Hugging Face encoder of a family :mod:`interp.hooks.architecture` covers
+            (``BertForSequenceClassification``, ``DebertaV2Model``, ...).
         positions: role -> int64 ``[batch]``, each example's token index of that role (a task's
             roles: MoNLI's cls, w_p, w_h; any other task's own), or ``[batch, k]`` for a role
             covering k tokens (:func:`interp.hooks.encoding.collate` gives both).
@@ -159,6 +142,10 @@ def hooked(
     batch = len(next(iter(positions.values()))) if positions else 0
     rows = torch.arange(batch)[:, None]
     trace: dict[Location, Tensor] = {}
+    arch = architecture(model)
+    carried = [loc for loc in write if loc.component in arch.carried]  # their change also reaches the block's output
+    blocks = {loc: arch.block_list(model)[loc.layer] for loc in carried}
+    changes: dict[Location, Tensor] = {}
     by_site: dict[tuple[int, bool], dict] = defaultdict(lambda: {"read": [], "write": []})
     for loc in read:
         module, is_input = where[loc]
@@ -179,8 +166,11 @@ def hooked(
             hidden = hidden.clone()
             for loc in todo["write"]:
                 cols, f = columns[loc].to(hidden.device), features[loc]
-                new = write[loc](hidden[at, cols, f].reshape(batch, -1)) if callable(write[loc]) else write[loc]
+                old = hidden[at, cols, f]
+                new = write[loc](old.reshape(batch, -1)) if callable(write[loc]) else write[loc]
                 hidden[at, cols, f] = new.to(hidden.device, hidden.dtype).view(batch, cols.shape[1], -1)
+                if loc in blocks:
+                    changes[loc] = hidden[at, cols, f] - old
         for loc in todo["read"]:
             cols = columns[loc].to(hidden.device)
             vectors = hidden[at, cols, features[loc]].reshape(batch, -1)
@@ -203,8 +193,18 @@ def hooked(
 
         return hook
 
+    def carry_hook(loc):
+        def hook(module, args, output):
+            hidden = (output[0] if isinstance(output, tuple) else output).clone()
+            hidden[rows.to(hidden.device), columns[loc].to(hidden.device), features[loc]] += changes.pop(loc)
+            return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+        return hook
+
     handles = []
     try:
+        for loc, block in blocks.items():
+            handles.append(block.register_forward_hook(carry_hook(loc)))
         for (_, is_input), todo in by_site.items():
             if is_input:
                 handles.append(todo["module"].register_forward_pre_hook(input_hook(todo)))

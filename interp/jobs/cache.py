@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 from interp.api.loading import Classifier, classifier_for
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.devices import pick_device
+from interp.hooks.architecture import batch_inputs
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
@@ -138,7 +139,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
             for b in bar:
                 start, stop = b * batch_size, min((b + 1) * batch_size, n)
                 batch = collate(encoded[start:stop], tokenizer.pad_token_id)
-                inputs = {k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}
+                inputs = batch_inputs(model, batch, device)
                 trace = backend.read(inputs, batch["positions"], locations)
                 for loc in locations:
                     handle[str(loc)][start:stop] = trace[loc].float().cpu().numpy().astype(config.dtype)

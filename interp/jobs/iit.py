@@ -34,6 +34,7 @@ from interp.causal import run_interchange
 from interp.core.errors import ConfigError, named
 from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked, n_layers
+from interp.hooks.architecture import batch_inputs
 from interp.hooks.locations import Location, parse_locations
 from interp.models.loading import checkpoint_labels, model_layers, model_width
 from interp.jobs.train import TrainConfig, TrainResult, train
@@ -85,7 +86,7 @@ def iit_objective(config: TrainConfig, task: Task):
             source_batch, base_batch = collate([encoded[s] for s in sources], tokenizer.pad_token_id), collate([encoded[b] for b in idx], tokenizer.pad_token_id)
 
             def forward(batch):
-                return model(**{k: batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")}).logits
+                return model(**batch_inputs(model, batch, device)).logits
 
             with hooked(model, source_batch["positions"], read=[location], keep_grad=True) as trace:
                 forward(source_batch)

@@ -19,6 +19,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError
+from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate, encode_pair
 from interp.models.labels import LabelReading, read_labels
 from interp.models.loading import checkpoint_labels
@@ -42,11 +43,7 @@ def predict_logits(
     for start in tqdm(starts, desc="evaluate", unit="batch", disable=not progress, leave=False):
         idx = order[start : start + batch_size]
         batch = collate([encoded[i] for i in idx], pad_token_id)
-        logits = model(
-            input_ids=batch["input_ids"].to(device),
-            token_type_ids=batch["token_type_ids"].to(device),
-            attention_mask=batch["attention_mask"].to(device),
-        ).logits
+        logits = model(**batch_inputs(model, batch, device)).logits
         out[idx] = logits.float().cpu()
     return out
 

@@ -1,4 +1,4 @@
-"""Resolve a model name into a BERT-family sequence classifier and its tokenizer.
+"""Resolve a model name into an encoder sequence classifier (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT) and its tokenizer.
 
 Usage::
 
@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 
 from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
+from interp.hooks.architecture import MODEL_TYPES
 from interp.models.labels import parse_label_map
 from interp.models.checkpoint import (
     check_tokenizer_files,
@@ -32,8 +33,8 @@ from interp.models.checkpoint import (
 )
 
 EMBEDDED = "minilm"
-#: Encoder families whose HF classifiers share BERT's layout (embeddings, encoder.layer, [CLS] head).
-SUPPORTED_MODEL_TYPES: tuple[str, ...] = ("bert", "roberta", "xlm-roberta", "electra")
+#: The ``config.model_type`` of every encoder family interp runs (:mod:`interp.hooks.architecture`).
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = MODEL_TYPES
 
 
 @dataclass(frozen=True)
@@ -204,8 +205,8 @@ def load_classifier(
     config = _load_config(source)
     if config.model_type not in SUPPORTED_MODEL_TYPES:
         raise ModelError(
-            f"model {spec!r} is a {config.model_type!r} model; interp supports the BERT family "
-            f"({', '.join(SUPPORTED_MODEL_TYPES)})"
+            f"model {spec!r} is a {config.model_type!r} model; interp supports these encoder families: "
+            f"{', '.join(SUPPORTED_MODEL_TYPES)}"
         )
     head = has_classifier_head(config)
     if source.local:

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from interp.core.errors import OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
+from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate
 from interp.models.loading import quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
@@ -109,12 +110,7 @@ def fit(
         )
         for step, idx in enumerate(bar):
             batch = collate([encoded[i] for i in idx], pad_token_id)
-            loss = model(
-                input_ids=batch["input_ids"].to(device),
-                token_type_ids=batch["token_type_ids"].to(device),
-                attention_mask=batch["attention_mask"].to(device),
-                labels=batch["labels"].to(device),
-            ).loss
+            loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
             if extra_loss is not None:
                 extra = extra_loss(idx, epoch * len(batches) + step)
                 total_extra += extra.item() * len(idx)

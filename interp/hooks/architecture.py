@@ -1,0 +1,232 @@
+"""Where each encoder family keeps its sites: the one place that knows the module layouts.
+
+Every other module asks :func:`architecture` and never names a module path
+itself. An :class:`Architecture` says, for one family of Hugging Face
+encoders:
+
+* where its blocks are (``encoder.layer``, DistilBERT's ``transformer.layer``,
+  ModernBERT's ``layers``) and which module's output is ``hidden_states[0]``
+  (the embeddings; ELECTRA's ``embeddings_project`` where the embeddings are
+  narrower than the blocks);
+* which module inside a block holds each component site (table below), and
+  how the rest of a block runs from its residual stream after attention
+  (``hook_resid_mid``), for the engine's per-pair block rest
+  (:mod:`interp.engine.components`);
+* whether its forward takes ``token_type_ids``.
+
+============  ===================  ===================  ======================  ===================  ==============
+family        ``attn.hook_z``      ``hook_attn_out``    ``hook_resid_mid``      ``hook_mlp_out``     norm
+============  ===================  ===================  ======================  ===================  ==============
+BERT-like     input of             output of            input of                output of            post-LN
+              attention.output.    attention.output.    attention.output.       output.dense
+              dense                dense                LayerNorm
+DeBERTa-v2    (as BERT)            (as BERT)            (as BERT)               (as BERT)            post-LN
+DistilBERT    input of             output of            input of                output of            post-LN
+              attention.out_lin    attention.out_lin    sa_layer_norm           ffn.lin2
+ModernBERT    input of attn.Wo     output of attn.Wo    input of mlp_norm [*]   output of mlp.Wo     pre-LN
+============  ===================  ===================  ======================  ===================  ==============
+
+BERT-like is BERT, RoBERTa, XLM-R and ELECTRA. In every family
+``hook_resid_mid`` is the block input plus the attention output (before a
+post-LN block's first LayerNorm; ModernBERT's input to its MLP's norm).
+[*] In a pre-LN block that input is a branch off the residual stream, so a
+write there also adds its change to the block's output (``carried``): the
+stream itself is replaced, as in a post-LN block.
+The model-level sites (``hidden_states[l]``) are the embedding output and
+each block's output in every family; ModernBERT's final norm and
+DeBERTa-v2's relative-position embeddings are not sites. DeBERTa-v2's
+optional convolution (``conv_kernel_size`` > 0) is part of block 0: its
+output is ``hidden_states[1]``, as in the model's own ``hidden_states``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import torch
+from torch import Tensor
+
+from interp.core.errors import ConfigError
+
+
+def _get(root, dotted: str):
+    for name in dotted.split("."):
+        root = getattr(root, name, None)
+    return root
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """One family's module layout (see the module docstring's table).
+
+    Attributes:
+        name: the family, as errors and docs name it.
+        model_types: the ``config.model_type`` values it covers.
+        blocks: dotted path of the block list inside the base model.
+        components: component site -> (dotted path inside a block, whether
+            the site is the module's first input rather than its output).
+        finish: ``(block, resid_mid) -> block output``: the rest of a block
+            from its ``hook_resid_mid`` vectors (each token alone).
+        finish_mlp: ``(block, resid_mid, mlp_out) -> block output``: the
+            block's output from its own ``resid_mid`` and a replaced ``hook_mlp_out``.
+        carried: component sites that are the input of a module off the
+            residual path (ModernBERT's ``hook_resid_mid``, the input of its
+            MLP's norm): a write there also adds its change to the block's
+            output, so the residual stream carries it as the site means.
+        empty_block: where the encoder cannot run zero blocks (DeBERTa-v2), a
+            block that passes its input through, as that family's blocks
+            return it; run in place of none.
+    """
+
+    name: str
+    model_types: tuple[str, ...]
+    blocks: str
+    components: dict[str, tuple[str, bool]] = field(repr=False)
+    finish: Callable[[torch.nn.Module, Tensor], Tensor] = field(repr=False)
+    finish_mlp: Callable[[torch.nn.Module, Tensor, Tensor], Tensor] = field(repr=False)
+    carried: frozenset[str] = frozenset()
+    empty_block: Callable[[], torch.nn.Module] | None = field(default=None, repr=False)
+
+    def block_list(self, model) -> torch.nn.ModuleList:
+        """The model's blocks, in order."""
+        return _get(getattr(model, "base_model", model), self.blocks)
+
+    def embedding_module(self, model) -> torch.nn.Module:
+        """The module whose output is ``hidden_states[0]``: ELECTRA's ``embeddings_project`` where present, else ``embeddings``."""
+        base = getattr(model, "base_model", model)
+        return getattr(base, "embeddings_project", None) or base.embeddings
+
+    def hidden_modules(self, model) -> list[torch.nn.Module]:
+        """The modules whose outputs are ``hidden_states[0..n_layers]``: the embedding output, then each block (block 0 through DeBERTa-v2's convolution where it has one)."""
+        blocks = list(self.block_list(model))
+        conv = getattr(getattr(model.base_model, "encoder", None), "conv", None)
+        if conv is not None and blocks:
+            blocks[0] = conv
+        return [self.embedding_module(model), *blocks]
+
+    def mixes_tokens_after(self, model, location) -> bool:
+        """Whether something after ``location``'s component site mixes tokens inside its block: DeBERTa-v2's
+        convolution after block 0. Then a replaced component changes block 0's output beyond the intervened tokens."""
+        conv = getattr(getattr(model.base_model, "encoder", None), "conv", None)
+        return bool(location.component) and location.layer == 0 and conv is not None
+
+    @contextmanager
+    def narrowed(self, model, start: int, stop: int) -> Iterator[None]:
+        """Within the block the model runs only blocks ``start .. stop - 1`` (its block list is narrowed; restored in ``finally``).
+
+        DeBERTa-v2's convolution belongs to block 0, so it is switched off while block 0 is not run.
+        """
+        base = model.base_model
+        parent_path, _, attribute = self.blocks.rpartition(".")
+        parent = _get(base, parent_path) if parent_path else base
+        blocks = getattr(parent, attribute)
+        encoder = getattr(base, "encoder", None)
+        conv = getattr(encoder, "conv", None)
+        try:
+            kept = blocks[start:stop]
+            setattr(parent, attribute, kept if len(kept) or self.empty_block is None else torch.nn.ModuleList([self.empty_block()]))
+            if conv is not None and start > 0:
+                encoder.conv = None
+            yield
+        finally:
+            setattr(parent, attribute, blocks)
+            if conv is not None:
+                encoder.conv = conv
+
+
+class _PassThrough(torch.nn.Module):
+    """A block that returns its input, as DeBERTa-v2's blocks return their output: ``(hidden, None)``."""
+
+    def forward(self, hidden_states, *args, **kwargs):
+        return hidden_states, None
+
+
+def takes_token_types(model) -> bool:
+    """Whether ``model``'s forward takes ``token_type_ids`` (DistilBERT's and ModernBERT's do not)."""
+    return "token_type_ids" in inspect.signature(model.forward).parameters
+
+
+def model_inputs(model, input_ids: Tensor, token_type_ids: Tensor | None = None, attention_mask: Tensor | None = None) -> dict[str, Tensor]:
+    """The keyword arguments of a forward pass of ``model`` (or its base model): ``token_type_ids`` only where it takes them.
+
+    ``token_type_ids`` is dropped for a family without segment embeddings,
+    which is what its own tokenizer would give.
+    """
+    inputs = {"input_ids": input_ids}
+    if token_type_ids is not None and takes_token_types(model):
+        inputs["token_type_ids"] = token_type_ids
+    if attention_mask is not None:
+        inputs["attention_mask"] = attention_mask
+    return inputs
+
+
+def batch_inputs(model, batch: dict[str, Tensor], device) -> dict[str, Tensor]:
+    """:func:`model_inputs` of a collated batch (:func:`interp.hooks.encoding.collate`), moved to ``device``."""
+    return model_inputs(model, *(batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")))
+
+
+def _post_ln(norm_1: str, ffn: Callable, norm_2: str):
+    """``finish`` and ``finish_mlp`` of a post-LN block: a = norm_1(resid_mid); out = norm_2(a + ffn(a))."""
+
+    def finish(block, resid_mid):
+        a = _get(block, norm_1)(resid_mid)
+        return _get(block, norm_2)(a + ffn(block, a))
+
+    def finish_mlp(block, resid_mid, mlp_out):
+        return _get(block, norm_2)(mlp_out + _get(block, norm_1)(resid_mid))
+
+    return finish, finish_mlp
+
+
+_BERT_COMPONENTS = {
+    "attn.hook_z": ("attention.output.dense", True),
+    "hook_attn_out": ("attention.output.dense", False),
+    "hook_resid_mid": ("attention.output.LayerNorm", True),
+    "hook_mlp_out": ("output.dense", False),
+}
+_bert_finish = _post_ln("attention.output.LayerNorm", lambda block, a: block.output.dense(block.intermediate(a)), "output.LayerNorm")
+_distil_finish = _post_ln("sa_layer_norm", lambda block, a: block.ffn(a), "output_layer_norm")
+
+ARCHITECTURES: tuple[Architecture, ...] = (
+    Architecture("BERT-like", ("bert", "roberta", "xlm-roberta", "electra"), "encoder.layer", _BERT_COMPONENTS, *_bert_finish),
+    Architecture("DeBERTa-v2", ("deberta-v2",), "encoder.layer", _BERT_COMPONENTS, *_bert_finish, empty_block=_PassThrough),
+    Architecture(
+        "DistilBERT",
+        ("distilbert",),
+        "transformer.layer",
+        {"attn.hook_z": ("attention.out_lin", True), "hook_attn_out": ("attention.out_lin", False),
+         "hook_resid_mid": ("sa_layer_norm", True), "hook_mlp_out": ("ffn.lin2", False)},
+        *_distil_finish,
+    ),  # fmt: skip
+    Architecture(
+        "ModernBERT",
+        ("modernbert",),
+        "layers",
+        {"attn.hook_z": ("attn.Wo", True), "hook_attn_out": ("attn.Wo", False), "hook_resid_mid": ("mlp_norm", True), "hook_mlp_out": ("mlp.Wo", False)},
+        lambda block, resid_mid: resid_mid + block.mlp(block.mlp_norm(resid_mid)),
+        lambda block, resid_mid, mlp_out: resid_mid + mlp_out,
+        carried=frozenset({"hook_resid_mid"}),
+    ),
+)
+
+#: Every ``config.model_type`` interp runs, in the order errors list them.
+MODEL_TYPES: tuple[str, ...] = tuple(t for a in ARCHITECTURES for t in a.model_types)
+
+
+def architecture(model) -> Architecture:
+    """The :class:`Architecture` of ``model`` (a classifier or its base model), by ``config.model_type``.
+
+    Raises:
+        ConfigError: a family interp does not cover (naming the ones it does),
+            or a model without the family's block list.
+    """
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    for arch in ARCHITECTURES:
+        if model_type in arch.model_types:
+            if not isinstance(arch.block_list(model), torch.nn.ModuleList):
+                raise ConfigError(f"{type(model).__name__} has no {arch.blocks} block list: not a {arch.name} encoder")
+            return arch
+    raise ConfigError(f"{type(model).__name__} is a {model_type!r} model; interp supports {', '.join(MODEL_TYPES)}")

@@ -83,7 +83,7 @@ def _splits(value: str, option: str) -> tuple[str, ...]:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="interp")
 def main() -> None:
-    """Probes, interchange interventions and causal models for BERT-family NLI models."""
+    """Probes, interchange interventions and causal models for encoder NLI models (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT)."""
 
 
 # Shared option groups. Each is a decorator: its click options, and how the command receives them

@@ -18,20 +18,25 @@ FAMILIES = ("bert", "roberta", "electra", "distilbert", "deberta-v2", "deberta-v
 _COMMON = dict(vocab_size=30522, num_labels=2, id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1})
 
 
-def family_config(family: str, init: float = 0.2):
-    """The tiny config of ``family`` (one of :data:`FAMILIES`), its weights initialized with standard deviation ``init``
-    (0.2, wide: outputs move with every site; 0.02, the families' own default: what trains best)."""
+def family_config(family: str, init: float = 0.2, shape: tuple[int, int, int, int] = (3, 32, 2, 37)):
+    """The config of ``family`` (one of :data:`FAMILIES`), its weights initialized with standard deviation ``init``
+    (0.2, wide: outputs move with every site; 0.02, the families' own default: what trains best).
+
+    ``shape`` is (blocks, width, heads, feed-forward width): tiny by default; ELECTRA's embeddings are half as wide.
+    """
     import transformers as t
 
-    size = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=37, initializer_range=init, **_COMMON)
+    layers, width, heads, ff = shape
+    size = dict(hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=ff, initializer_range=init,
+                **_COMMON)  # fmt: skip
     if family == "bert":
         return t.BertConfig(max_position_embeddings=128, **size)
     if family == "roberta":
         return t.RobertaConfig(max_position_embeddings=130, pad_token_id=0, **size)
     if family == "electra":
-        return t.ElectraConfig(embedding_size=16, max_position_embeddings=128, **size)
+        return t.ElectraConfig(embedding_size=width // 2, max_position_embeddings=128, **size)
     if family == "distilbert":
-        return t.DistilBertConfig(dim=32, n_layers=3, n_heads=2, hidden_dim=37, max_position_embeddings=128, initializer_range=init,
+        return t.DistilBertConfig(dim=width, n_layers=layers, n_heads=heads, hidden_dim=ff, max_position_embeddings=128, initializer_range=init,
                                   **_COMMON)  # fmt: skip
     if family.startswith("deberta-v2"):
         conv = dict(conv_kernel_size=3, conv_act="gelu") if family.endswith("conv") else {}

@@ -222,3 +222,28 @@ def test_evaluate_intervene_and_das_run_on_real_monli(family, tmp_path, minilm_t
     run("das", "--out", tmp_path / "das", "--locations", "blocks.1.hook_resid_post@w_h", "--variable", "lexrel", "--splits",
         "nmonli_test", "--max-per-split", "30", "--subspace", "4", "--train-pairs", "64", "--test-pairs", "40", "--epochs", "1", "--quiet")  # fmt: skip
     assert len((tmp_path / "das" / "das.csv").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("family", ["distilbert", "deberta-v2", "modernbert"])
+def test_an_in_memory_model_of_each_family_in_the_notebook_api(family, monli_dir, minilm_tokenizer):
+    """interp.IntervenableModel takes a module built in a cell: its interchange equals the naive reference."""
+    import interp
+
+    model = family_model(family)
+    lab = interp.IntervenableModel(model, "monli", tokenizer=minilm_tokenizer, data_dir=str(monli_dir))
+    examples = lab.task.examples(("nmonli_test",), per_split=8, seed=3)
+    fast = lab.interchange(examples, examples, "blocks.1.attn.hook_z.h0@w_h")
+    slow = lab.interchange(examples, examples, "blocks.1.attn.hook_z.h0@w_h", naive=True)
+    assert fast.logits.shape == (8, 8, 2) and torch.allclose(fast.logits, slow.logits, atol=1e-5)
+    assert (fast.logits - fast.logits[:, :1]).abs().amax() > 1e-4  # the sources' heads do move the output
+
+
+def test_an_in_memory_model_of_another_family_is_refused_by_parameter(minilm_tokenizer):
+    from transformers import GPT2Config, GPT2ForSequenceClassification
+
+    import interp
+    from interp.core.errors import ModelError
+
+    gpt2 = GPT2ForSequenceClassification(GPT2Config(n_layer=1, n_embd=8, n_head=2, num_labels=2))
+    with pytest.raises(ModelError, match="^`?model=`?: GPT2ForSequenceClassification is a 'gpt2' model; interp supports bert, "):
+        interp.load_model(gpt2, minilm_tokenizer)

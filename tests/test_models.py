@@ -82,7 +82,7 @@ def test_non_bert_model_is_refused(tmp_path, tiny_encoder_dir):
     config = json.loads((tmp_path / "gpt/config.json").read_text())
     config.update(model_type="gpt2", architectures=["GPT2LMHeadModel"])
     (tmp_path / "gpt/config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelError, match="is a 'gpt2' model; interp supports the BERT family"):
+    with pytest.raises(ModelError, match="is a 'gpt2' model; interp supports these encoder families: bert, roberta, xlm-roberta, electra, deberta-v2, distilbert, modernbert$"):
         load_classifier(str(tmp_path / "gpt"), labels=LABELS)
 
 

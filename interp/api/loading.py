@@ -21,6 +21,7 @@ from typing import Any
 
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks import n_layers
+from interp.hooks.architecture import architecture
 from interp.models.labels import LabelReading, parse_label_map
 from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
@@ -125,8 +126,9 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
             loaded config is relabelled; an in-memory module is copied first (the caller's is left as it is).
 
     Raises:
-        ModelError: as :func:`interp.models.loading.load_classifier` (safetensors only, BERT family,
-            a fast tokenizer); an in-memory module without a tokenizer or without a head.
+        ModelError: as :func:`interp.models.loading.load_classifier` (safetensors only, a family of
+            :mod:`interp.hooks.architecture`, a fast tokenizer); an in-memory module without a tokenizer
+            or without a head, or of another family.
     """
     if isinstance(model, Classifier):
         if label_map is None:
@@ -139,6 +141,10 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         return Classifier(module, tok, model)
     if tokenizer is None:
         raise ModelError(f"`model=`: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
+    try:
+        architecture(model)
+    except ConfigError as exc:
+        raise ModelError(f"`model=`: {exc}") from None
     config = getattr(model, "config", None)
     if config is None or not (has_classifier_head(config) or hasattr(model, "classifier")):
         raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")

@@ -74,7 +74,7 @@ class DataError(InterpError):
 
 
 class ModelError(InterpError):
-    """A model name or directory cannot be resolved into a usable BERT-family model."""
+    """A model name or directory cannot be resolved into a usable encoder classifier of a family interp covers."""
 
 
 class ConfigError(InterpError):

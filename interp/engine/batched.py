@@ -20,12 +20,17 @@ pair (:func:`interp.engine.naive.naive_interchange`). Here:
   base's prefix with the source's vectors written at the base's tokens of
   the location (one per role; every piece under ``--wordpiece all``), the
   last block for the [CLS] row only
-  (:mod:`interp.engine.slicing`); for BERT-family models through
+  (:mod:`interp.engine.slicing`); for BERT and RoBERTa through
   fused blocks that reuse their buffers (:mod:`interp.engine.blocks`),
   where the first suffix block's projection and attention are not run per
   pair: its queries, keys and values are the base's except at the
   intervened token, so its attention comes from each base's share (once per
   base) and each source's row (once per source), :mod:`interp.engine.reuse`.
+
+Other families run the suffix through their own modules; where a block
+mixes tokens after a component site (DeBERTa-v2's convolution after block
+0) each pair runs its whole forward pass with the site hooked, rows still
+batched.
 
 Bases are grouped by token length so no row is ever padded: every row is the
 same computation as the naive unpadded pass, and the test suite checks
@@ -201,7 +206,7 @@ def interchange_logits(
     """Logits of the interchange intervention for every (base, source) pair at ``location``.
 
     Args:
-        model: a BERT-family classifier in eval mode.
+        model: an encoder classifier (:mod:`interp.hooks.architecture`) in eval mode.
         bases: the encoded base inputs.
         sources: float ``[n_sources, tokens × width]``, the source vectors at ``location``
             (:func:`source_vectors`, or the activation cache); ``width`` is

@@ -57,7 +57,7 @@ class PairSuffix:
     """The examples' prefixes at ``location``, and the intervened model's logits on any pairs of them.
 
     Args:
-        model: a BERT-family classifier in eval mode (dropout off: the
+        model: an encoder classifier in eval mode (dropout off: the
             outputs are the model's function, with or without gradients).
         encoded: the examples; pairs index them, as base and as source.
         location: where to intervene.

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import torch
+from jaxtyping import Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError
@@ -146,11 +147,18 @@ class _PassThrough(torch.nn.Module):
 
 def takes_token_types(model) -> bool:
     """Whether ``model``'s forward takes ``token_type_ids`` (DistilBERT's and ModernBERT's do not)."""
-    return "token_type_ids" in inspect.signature(model.forward).parameters
+    return "token_type_ids" in inspect.signature(type(model).forward).parameters  # the class's: an instance's may be wrapped
 
 
-def model_inputs(model, input_ids: Tensor, token_type_ids: Tensor | None = None, attention_mask: Tensor | None = None) -> dict[str, Tensor]:
+def model_inputs(
+    model,
+    input_ids: Int[Tensor, "batch seq"],
+    token_type_ids: Int[Tensor, "batch seq"] | None = None,
+    attention_mask: Int[Tensor, "batch seq"] | None = None,
+) -> dict[str, Tensor]:
     """The keyword arguments of a forward pass of ``model`` (or its base model): ``token_type_ids`` only where it takes them.
+
+    Each value is int64 ``[batch, seq]``, as given.
 
     ``token_type_ids`` is dropped for a family without segment embeddings,
     which is what its own tokenizer would give.
@@ -164,7 +172,7 @@ def model_inputs(model, input_ids: Tensor, token_type_ids: Tensor | None = None,
 
 
 def batch_inputs(model, batch: dict[str, Tensor], device) -> dict[str, Tensor]:
-    """:func:`model_inputs` of a collated batch (:func:`interp.hooks.encoding.collate`), moved to ``device``."""
+    """:func:`model_inputs` of a collated batch (:func:`interp.hooks.encoding.collate`), moved to ``device``: int64 ``[batch, seq]`` each."""
     return model_inputs(model, *(batch[k].to(device) for k in ("input_ids", "token_type_ids", "attention_mask")))
 
 

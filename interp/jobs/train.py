@@ -1,4 +1,4 @@
-"""`interp train`: fine-tune a BERT-family model into a classifier for a task (MoNLI by default, or any task's examples).
+"""`interp train`: fine-tune an encoder (any family interp covers) into a classifier for a task (MoNLI by default, or any task's examples).
 
 Usage::
 

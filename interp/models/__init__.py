@@ -1,4 +1,4 @@
-"""Models: resolving names into BERT-family classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task."""
+"""Models: resolving names into encoder classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task."""
 
 from interp.models.evaluation import evaluate, predict_logits
 from interp.models.labels import LabelReading, canonical_label, parse_label_map, read_labels

@@ -35,7 +35,7 @@ from interp.core.errors import ModelError
 
 WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
-#: Files any one of which gives transformers a real vocabulary for a BERT-family tokenizer.
+#: Files any one of which gives transformers a real vocabulary for an encoder tokenizer.
 TOKENIZER_FILES: tuple[str, ...] = (
     "tokenizer.json",  # fast tokenizers (what interp saves)
     "vocab.txt",  # BERT, ELECTRA WordPiece

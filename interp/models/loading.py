@@ -171,7 +171,7 @@ def load_classifier(
     seed: int | None = None,
     label_map: str | Mapping[int, str] | Sequence[str] | None = None,
 ):
-    """Load a BERT-family sequence classifier and its fast tokenizer.
+    """Load an encoder sequence classifier and its fast tokenizer.
 
     Args:
         spec: ``minilm``, a checkpoint directory, or a hub name.
@@ -192,7 +192,7 @@ def load_classifier(
         and its fast tokenizer.
 
     Raises:
-        ModelError: unknown name, not a BERT-family model, weights that are
+        ModelError: unknown name, a family interp does not cover, weights that are
             not valid safetensors (checked before loading), tokenizer files
             missing or not matching the model's vocabulary, no classifier
             head where one is required.

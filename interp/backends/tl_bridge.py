@@ -44,6 +44,7 @@ from interp.engine.batched import length_groups
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
 from interp.hooks.encoding import Encoded, location_tokens
 
+
 def _classifier_adapter(base: type, classifier: str) -> type:
     """``base`` (a TransformerLens encoder adapter) for its ``*ForSequenceClassification``: no MLM head, ``unembed`` is the classifier.
 

@@ -9,11 +9,12 @@ Usage::
 ``hidden_index`` counts as Hugging Face's ``hidden_states`` does (0 the
 embedding output, l + 1 block l's output; see :mod:`interp.hooks.locations`).
 Both pieces run the model's own modules (its attention implementation,
-pooler and classification head): for the duration of the call the encoder's
-block list is narrowed to the blocks of the piece
-(:meth:`~interp.hooks.architecture.Architecture.narrowed`), and for the
-suffix a forward hook makes the embedding module return ``hidden``. Both are
-undone in ``finally``. Inputs must be unpadded (every row as long as the sequence),
+pooler and classification head): the prefix is read, and the forward pass
+stopped, at the module whose output the hidden state is; for the suffix
+the encoder's block list is narrowed to the blocks after it
+(:meth:`~interp.hooks.architecture.Architecture.narrowed`) and a forward
+hook makes the embedding module return ``hidden``. Hooks and blocks are
+restored in ``finally``. Inputs must be unpadded (every row as long as the sequence),
 which is how the engine batches: no attention mask is passed.
 
 The suffix skips work the output does not need: a sequence classifier of

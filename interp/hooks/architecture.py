@@ -59,6 +59,11 @@ def _get(root, dotted: str):
     return root
 
 
+def _conv(model) -> torch.nn.Module | None:
+    """DeBERTa-v2's convolution after block 0, where the model has one."""
+    return getattr(getattr(model.base_model, "encoder", None), "conv", None)
+
+
 @dataclass(frozen=True)
 class Architecture:
     """One family's module layout (see the module docstring's table).
@@ -103,7 +108,7 @@ class Architecture:
     def hidden_modules(self, model) -> list[torch.nn.Module]:
         """The modules whose outputs are ``hidden_states[0..n_layers]``: the embedding output, then each block (block 0 through DeBERTa-v2's convolution where it has one)."""
         blocks = list(self.block_list(model))
-        conv = getattr(getattr(model.base_model, "encoder", None), "conv", None)
+        conv = _conv(model)
         if conv is not None and blocks:
             blocks[0] = conv
         return [self.embedding_module(model), *blocks]
@@ -111,8 +116,7 @@ class Architecture:
     def mixes_tokens_after(self, model, location) -> bool:
         """Whether something after ``location``'s component site mixes tokens inside its block: DeBERTa-v2's
         convolution after block 0. Then a replaced component changes block 0's output beyond the intervened tokens."""
-        conv = getattr(getattr(model.base_model, "encoder", None), "conv", None)
-        return bool(location.component) and location.layer == 0 and conv is not None
+        return bool(location.component) and location.layer == 0 and _conv(model) is not None
 
     @contextmanager
     def narrowed(self, model, start: int, stop: int) -> Iterator[None]:
@@ -124,18 +128,17 @@ class Architecture:
         parent_path, _, attribute = self.blocks.rpartition(".")
         parent = _get(base, parent_path) if parent_path else base
         blocks = getattr(parent, attribute)
-        encoder = getattr(base, "encoder", None)
-        conv = getattr(encoder, "conv", None)
+        conv = _conv(model)
         try:
             kept = blocks[start:stop]
             setattr(parent, attribute, kept if len(kept) or self.empty_block is None else torch.nn.ModuleList([self.empty_block()]))
             if conv is not None and start > 0:
-                encoder.conv = None
+                base.encoder.conv = None
             yield
         finally:
             setattr(parent, attribute, blocks)
             if conv is not None:
-                encoder.conv = conv
+                base.encoder.conv = conv
 
 
 class _PassThrough(torch.nn.Module):

@@ -22,7 +22,7 @@ from typing import Any
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
-from interp.models.labels import LabelReading, parse_label_map
+from interp.models.labels import LabelReading, label_config, parse_label_map
 from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
 
@@ -153,7 +153,8 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
     if label_map is not None:
         names = parse_label_map(label_map, int(config.num_labels))
         model = copy.deepcopy(model)
-        model.config.id2label, model.config.label2id = dict(enumerate(names)), {x: i for i, x in enumerate(names)}
+        for key, value in label_config(names).items():
+            setattr(model.config, key, value)
     model.eval()
     return Classifier(model, tokenizer)
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import inspect
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Iterator
 
 import torch
@@ -150,7 +151,12 @@ class _PassThrough(torch.nn.Module):
 
 def takes_token_types(model) -> bool:
     """Whether ``model``'s forward takes ``token_type_ids`` (DistilBERT's and ModernBERT's do not)."""
-    return "token_type_ids" in inspect.signature(type(model).forward).parameters  # the class's: an instance's may be wrapped
+    return _class_takes_token_types(type(model))  # the class's forward: an instance's may be wrapped
+
+
+@lru_cache(maxsize=None)
+def _class_takes_token_types(cls: type) -> bool:
+    return "token_type_ids" in inspect.signature(cls.forward).parameters  # once per class: model_inputs is on the engine's path
 
 
 def model_inputs(

@@ -24,6 +24,7 @@ from interp.hooks.encoding import Encoded, collate, encode_pair
 from interp.models.labels import LabelReading, read_labels
 from interp.models.loading import checkpoint_labels
 
+
 @torch.no_grad()
 def predict_logits(
     model, encoded: Sequence[Encoded], pad_token_id: int, batch_size: int = 128, progress: bool = False

@@ -87,6 +87,11 @@ def parse_label_map(label_map: str | Mapping[int, str] | Sequence[str], n_labels
     return names
 
 
+def label_config(names: Sequence[str]) -> dict[str, dict]:
+    """A config's ``id2label`` and ``label2id`` for label ``names`` in id order (what ``from_pretrained`` and a config take)."""
+    return {"id2label": dict(enumerate(names)), "label2id": {name: i for i, name in enumerate(names)}}
+
+
 @dataclass(frozen=True)
 class LabelReading:
     """How one classifier's output ids read as one task's labels.

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks.architecture import MODEL_TYPES
-from interp.models.labels import parse_label_map
+from interp.models.labels import label_config, parse_label_map
 from interp.models.checkpoint import (
     check_tokenizer_files,
     check_tokenizer_ids,
@@ -220,17 +220,13 @@ def load_classifier(
     if head:
         if label_map is not None:
             names = parse_label_map(label_map, config.num_labels)
-            kwargs.update(id2label=dict(enumerate(names)), label2id={name: i for i, name in enumerate(names)})
+            kwargs.update(label_config(names))
     else:
         if label_map is not None:
             raise ConfigError(f"`label_map=`: model {spec!r} has no classification head to name the labels of")
         if labels is None:
             raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one")
-        kwargs.update(
-            num_labels=len(labels),
-            id2label=dict(enumerate(labels)),
-            label2id={name: i for i, name in enumerate(labels)},
-        )
+        kwargs.update(num_labels=len(labels), **label_config(labels))
     if seed is not None:
         torch.manual_seed(seed)
     try:

@@ -48,9 +48,10 @@ demo: setup
 test: setup-test
 	$(PY) -m pytest -q
 
-# The API reference from the docstrings (pdoc), into site/; fails on a warning or a raw reStructuredText role.
+# The documentation site (Sphinx: guides, results, the executed notebooks, every command's --help, the API), into site/;
+# it fails on any warning or broken internal link. Open site/index.html from disk.
 docs: setup-test
-	$(PY) docs/build_api.py site
+	$(PY) docs/build.py site
 
 clean:
-	rm -rf $(VENV) runs site test-artifacts
+	rm -rf $(VENV) runs site build test-artifacts docs/reference/api docs/tutorials/*.ipynb

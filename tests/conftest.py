@@ -20,7 +20,7 @@ def monli_dir() -> Path:
     """The released MoNLI files: $INTERP_MONLI_DIR, else ../shared/datasets/monli beside the repo."""
     path = Path(os.environ.get("INTERP_MONLI_DIR") or REPO.parent / "shared" / "datasets" / "monli")
     if not (path / "pmonli.jsonl").is_file():
-        pytest.fail(f"MoNLI not found at {path}: set INTERP_MONLI_DIR (see README, 'Getting MoNLI')")
+        pytest.fail(f"MoNLI not found at {path}: set INTERP_MONLI_DIR (see README.md, 'Getting the data')")
     return path
 
 

@@ -201,25 +201,24 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
         interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8), epochs=0)
 
 
-def test_the_readme_notebook_block_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
-    """README's "From a notebook" runs as written, on the tiny model and the real MoNLI (the model and data paths swapped)."""
+def test_the_python_guide_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    """The Python API guide (docs/guides/python.md) runs as written, on the tiny model and the real MoNLI (the model and data paths swapped)."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## From a notebook") :]
-    block, job = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "python.md").read_text(encoding="utf-8")
+    block, job = re.findall(r"```python\n(.*?)```", guide, re.S)
     assert block.count("import") == 1 and "import interp" in block
     code = block.replace('"runs/demo/model"', repr(str(tiny_classifier_dir))).replace('"../shared/datasets/monli"', repr(str(monli_dir)))
     (tmp_path / "runs").mkdir()
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
-    exec(compile(code, "README.md (From a notebook)", "exec"), scope)  # noqa: S102 - our own README
+    exec(compile(code, "docs/guides/python.md", "exec"), scope)  # noqa: S102 - our own guide
     assert scope["res"].model_pred.shape == (100, 100) and (tmp_path / "runs" / "iv.h5").is_file()
     assert isinstance(scope["das"], interp.RotatedSubspace)
 
     # The job block runs on the same objects (a Task and a Classifier held in memory) and writes what res.save wrote.
-    exec(compile(job, "README.md (a job from a notebook)", "exec"), scope)  # noqa: S102
+    exec(compile(job, "docs/guides/python.md (a job on objects)", "exec"), scope)  # noqa: S102
     saved, ran = interp.load_interventions("runs/iv.h5"), interp.load_interventions("runs/iv_job.h5")
     assert ran.model_pred.shape == (100, 100) and np.array_equal(ran.model_pred, saved.model_pred)
     assert np.array_equal(ran.causal_pred["lexrel"], saved.causal_pred["lexrel"])

@@ -102,7 +102,7 @@ def _shorten(handle, name):
 
 USER_TASK_NOT_A_TASK = "def make_task():\n    return 42\n"
 TOY_TASK = Path(__file__).resolve().parents[1] / "examples" / "toy_task" / "task.py"
-#: The README's toy task, its first example given twice.
+#: The tasks guide's toy task, its first example given twice.
 USER_TASK_REPEATING_AN_ID = f"""
 import dataclasses, importlib.util
 spec = importlib.util.spec_from_file_location("toy_for_duplicates", {str(TOY_TASK)!r})

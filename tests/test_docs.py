@@ -1,37 +1,67 @@
-"""`make docs`: the API reference builds from the docstrings with no warning and no raw reStructuredText role."""
+"""`make docs`: the site builds with no warning, with a page per module and every command's help; a broken link fails it."""
 
 from __future__ import annotations
 
 import importlib.util
 import pkgutil
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 import interp
 
 REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("build_api", REPO / "docs" / "build_api.py")
-build_api = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(build_api)
+spec = importlib.util.spec_from_file_location("build_docs", REPO / "docs" / "build.py")
+build_docs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(build_docs)
 
 
-def test_the_reference_builds_clean_with_a_page_per_module(tmp_path):
-    out = tmp_path / "site"
-    result = subprocess.run([sys.executable, str(REPO / "docs" / "build_api.py"), str(out)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, monkeypatch_module):
+    """The site as ``make docs`` builds it, the notebooks rendered unexecuted (tests/test_notebook.py runs them)."""
+    monkeypatch_module.setenv("INTERP_DOCS_EXECUTE", "off")
+    out = tmp_path_factory.mktemp("site")
+    assert build_docs.build(out, tmp_path_factory.mktemp("doctrees")) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_the_site_builds_clean_with_a_page_per_module(site):
     modules = ["interp"] + [m.name for m in pkgutil.walk_packages(interp.__path__, "interp.")]
-    missing = [m for m in modules if not (out / (m.replace(".", "/") + ".html")).is_file()]
-    assert missing == []
-    # Sphinx-style roles became links: the demo's page links the behavioral job's.
-    demo = (out / "interp" / "jobs" / "demo.html").read_text(encoding="utf-8")
-    assert 'href="behavioral.html"' in demo and ":mod:`" not in demo
+    assert [m for m in modules if not (site / "reference" / "api" / f"{m}.html").is_file()] == []
+    # reST roles in docstrings became links: the demo job's page links the behavioral job's.
+    demo = (site / "reference" / "api" / "interp.jobs.demo.html").read_text(encoding="utf-8")
+    assert 'href="interp.jobs.behavioral.html' in demo and ":mod:`" not in demo
 
 
-def test_a_raw_role_would_be_reported():
-    """The null for the check above: a role pdoc leaves as text is found, one in a tag's attribute is not text."""
-    assert build_api.raw_roles("<p>see :ref:`the guide` here</p>") and build_api.raw_roles("<p>:py:func:`f`</p>")
-    assert build_api.raw_roles('<p title="x">plain `code`</p>') == []
+def test_the_site_has_the_guides_results_tutorials_and_every_command(site):
+    from interp.cli import main
+
+    pages = [p.relative_to(REPO / "docs").with_suffix(".html") for p in (REPO / "docs").rglob("*.md") if "reference/api" not in str(p)]
+    assert len(pages) >= 20 and [p for p in pages if not (site / p).is_file()] == []
+    assert (site / "tutorials" / "tour.html").is_file() and (site / "tutorials" / "das.html").is_file()
+    cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
+    commands = list(main.commands) + [f"{name}-{sub}" for name, group in main.commands.items() for sub in getattr(group, "commands", {})]
+    assert len(commands) > 15 and [c for c in commands if f'id="interp-{c}"' not in cli] == []
+
+
+def test_a_broken_link_or_anchor_fails_the_build(tmp_path, capsys):
+    """The null for the builds above: the same configuration and flags fail on a link to a missing page or heading."""
+    source = tmp_path / "docs"
+    source.mkdir()
+    (source / "conf.py").write_text((REPO / "docs" / "conf.py").read_text(encoding="utf-8").replace("_copy_notebooks()\n", ""))
+    (source / "index.md").write_text("# Home\n\n```{toctree}\npage\n```\n")
+    (source / "page.md").write_text("# Page\n\n## A heading\n\nSee [it](page.md#a-heading).\n")
+    assert build_docs.build(tmp_path / "ok", tmp_path / "dt1", source) == 0
+    for broken in ("[gone](missing.md)", "[gone](page.md#no-such-heading)"):
+        (source / "page.md").write_text(f"# Page\n\n## A heading\n\nSee {broken}.\n")
+        assert build_docs.build(tmp_path / "bad", tmp_path / "dt2", source) != 0
+        assert "myst.xref_missing" in capsys.readouterr().err
 
 
 def public_objects():

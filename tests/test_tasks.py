@@ -59,12 +59,12 @@ def test_task_refuses_bad_declarations_and_unknown_variables(monli_dir):
     assert WordPairs.from_json(monli.word_pairs.to_json()) == monli.word_pairs and monli.probe_targets == ("lexrel", "infer")
 
 
-TOY_TASK = REPO / "examples" / "toy_task" / "task.py"  # the README's example
+TOY_TASK = REPO / "examples" / "toy_task" / "task.py"  # the tasks guide's example
 
 
-def test_the_readme_shows_the_example_task_as_it_is():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert TOY_TASK.read_text(encoding="utf-8").strip() in readme
+def test_the_tasks_guide_shows_the_example_task_as_it_is():
+    guide = (REPO / "docs" / "guides" / "tasks.md").read_text(encoding="utf-8")
+    assert TOY_TASK.read_text(encoding="utf-8").strip() in guide
 
 
 def test_a_causal_model_that_misses_a_gold_label_is_refused_naming_the_example():

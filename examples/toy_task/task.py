@@ -1,4 +1,4 @@
-"""A complete user task for interp: a JSONL file and a two-variable causal model (README, "Your own task")."""
+"""A complete user task for interp: a JSONL file and a two-variable causal model (docs/guides/tasks.md)."""
 
 import json
 from dataclasses import dataclass

@@ -89,7 +89,7 @@ class _Layer:
 
 
 class FastBlocks:
-    """Blocks ``start .. stop - 1`` of a BERT-family model as one function of ``[rows, seq, d_model]``.
+    """Blocks ``start`` to ``stop - 1`` of a BERT-family model as one function of ``[rows, seq, d_model]``.
 
     Args:
         model: a model for which :func:`supports` is true; its weights are

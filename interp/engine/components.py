@@ -9,7 +9,7 @@ order in ModernBERT) acts on each
 token alone. So replacing the component's vector at tokens P changes block
 l's output at P and nowhere else, and an interchange intervention there is
 a residual-stream interchange at ``hidden_states[l + 1]`` whose vectors at
-P are
+P are::
 
     z'   = the base's z at P with the source's head H (or every head)
     r'   = z' W_O + b_O + x         (from ``attn.hook_z``)

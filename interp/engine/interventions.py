@@ -127,7 +127,7 @@ class Interchange(Intervention):
 
 
 class CoordinateBlock(Intervention):
-    """The source's coordinates ``start .. stop - 1`` (in the location's vector), the base's elsewhere: a localist baseline.
+    """The source's coordinates ``start`` to ``stop - 1`` (in the location's vector), the base's elsewhere: a localist baseline.
 
     Raises:
         ValueError: not ``0 <= start < stop <= width``.

@@ -16,7 +16,7 @@ the context of query i for a source with keys k'_p and values v'_p (p ∈ P) is,
 
 with M = max(m_i, max_p q_i·k'_p / sqrt(d_head)) so nothing overflows; the
 queries in P (the source's own) attend over all keys in full. Per pair that is
-O(seq × |P| × d_model) instead of the O(seq² × d_model) attention and the
+``O(seq × |P| × d_model)`` instead of the O(seq² × d_model) attention and the
 O(seq × d_model²) Q/K/V projection of a full block: it is the reuse of the
 first suffix block's keys and values that issue #5 names. The result
 equals softmax attention over the interchanged sequence to float rounding

@@ -1,1 +1,1 @@
-"""The file formats a user keeps: the activation cache (:mod:`.activations`) and the interventions file (:mod:`.interventions`)."""
+"""The file formats a user keeps: the activation cache (:mod:`interp.files.activations`) and the interventions file (:mod:`interp.files.interventions`)."""

@@ -105,8 +105,8 @@ def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True
     """Fine-tune with the task loss plus the IIT loss of ``config.iit``; as :func:`interp.jobs.train.train` otherwise.
 
     Raises:
-        ConfigError: ``config.iit`` missing or malformed, a variable or role the task lacks, a subspace wider than the location.
-        and as :func:`interp.jobs.train.train`.
+        ConfigError: ``config.iit`` missing or malformed, a variable or role the task lacks, a subspace wider than the location;
+            and as :func:`interp.jobs.train.train`.
     """
     if not config.iit:
         raise ConfigError("`iit=` names no VARIABLE@LOCATION")

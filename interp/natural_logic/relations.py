@@ -3,17 +3,17 @@
 MacCartney & Manning (2009), as used by Geiger et al. 2019 (Table 2) and
 Geiger et al. 2018 (Figure 1):
 
-=====  ==========  ==================================  =============
-symbol  name        set definition (x, y ⊆ U)           NLI label
-=====  ==========  ==================================  =============
-≡       equivalence  x = y                              entailment
-⊏       forward      x ⊂ y                              entailment
-⊐       reverse      x ⊃ y                              neutral
-^       negation     x ∩ y = ∅ and x ∪ y = U             contradiction
-|       alternation  x ∩ y = ∅ and x ∪ y ≠ U             contradiction
-‿       cover        x ∩ y ≠ ∅ and x ∪ y = U             neutral
-#       independence all other cases                    neutral
-=====  ==========  ==================================  =============
+======  ============  ==================================  =============
+symbol  name          set definition (x, y ⊆ U)           NLI label
+======  ============  ==================================  =============
+≡       equivalence   x = y                               entailment
+⊏       forward       x ⊂ y                               entailment
+⊐       reverse       x ⊃ y                               neutral
+^       negation      x ∩ y = ∅ and x ∪ y = U             contradiction
+|       alternation   x ∩ y = ∅ and x ∪ y ≠ U             contradiction
+‿       cover         x ∩ y ≠ ∅ and x ∪ y = U             neutral
+#       independence  all other cases                     neutral
+======  ============  ==================================  =============
 
 With x and y neither empty nor universal (the papers' assumption: "no
 expression is empty or universal"), exactly one relation holds.

@@ -9,7 +9,7 @@ g(Y)). Here every signature is computed, not copied:
   each neither empty nor universal (the papers' "no expression is empty or
   universal"; predicates are bit masks).
 * An argument relation R is imposed by its first-order axiom in every model
-  (⊏: X ⊆ Y; |: X ∩ Y = ∅; ^: Y = U \\ X; ‿: X ∪ Y = U; #: nothing), as the
+  (⊏: ``X ⊆ Y``; ``|``: ``X ∩ Y = ∅``; ^: ``Y = U \\ X``; ‿: ``X ∪ Y = U``; #: nothing), as the
   papers' Prover9 premises did.
 * The relation between two expressions is Table 2 applied to their
   denotations gathered over *all* models satisfying the axioms: which of the

@@ -1,4 +1,4 @@
-"""`interp report RUN_DIR`: one self-contained HTML page of a run folder (:mod:`.collect` gathers, :mod:`.page` writes)."""
+"""`interp report RUN_DIR`: one self-contained HTML page of a run folder (:mod:`interp.analysis.report.collect` gathers, :mod:`interp.analysis.report.page` writes)."""
 
 from interp.analysis.report.collect import collect_run
 from interp.analysis.report.page import ReportConfig, write_report

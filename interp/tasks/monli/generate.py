@@ -142,7 +142,7 @@ def wordnet_agreement(examples, wn) -> dict:
     Returns:
         counts of pairs, those with both words WordNet nouns, those WordNet relates,
         the agreement rate among the latter and among all with both words, the share
-        whose distance equals MoNLI's |depth|, and the disagreeing pairs.
+        whose distance equals MoNLI's ``|depth|``, and the disagreeing pairs.
     """
     pairs = {}
     for e in examples:

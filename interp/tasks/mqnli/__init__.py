@@ -1,1 +1,1 @@
-"""MQNLI (Geiger et al. 2018, 2019): the generator (:mod:`.generate`), its JSONL files (:mod:`.files`) and the tree as a causal model (:mod:`.causal_model`)."""
+"""MQNLI (Geiger et al. 2018, 2019): the generator (:mod:`interp.tasks.mqnli.generate`), its JSONL files (:mod:`interp.tasks.mqnli.files`) and the tree as a causal model (:mod:`interp.tasks.mqnli.causal_model`)."""

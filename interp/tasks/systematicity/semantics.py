@@ -5,7 +5,7 @@ IV2 and "IV1 + adverb" a subset of a universe {0 .. n-1} and each
 transitive verb a relation. Axioms: every noun ⊆ mammal ⊆ animal ⊆
 creature, every noun ⊆ beast ⊆ animal, and "ran quickly" ⊆ "ran".
 Modifiers intersect; "ran or cried" is the union, "ran and cried" the
-intersection. Quantifiers read |A ∩ B| = i: some i ≥ 1, a few i ≥ 2, at
+intersection. Quantifiers read ``|A ∩ B| = i``: some i ≥ 1, a few i ≥ 2, at
 least three i ≥ 3, more than three i ≥ 4, no i = 0, few i ≤ 1 (a cardinal
 reading with the paper's polarity, as its lambda term for *few* has),
 less than three i ≤ 2, at most three i ≤ 3. A fronted adverb or PP is

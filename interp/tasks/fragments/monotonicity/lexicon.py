@@ -85,7 +85,7 @@ DETERMINERS: dict[str, Determiner] = {
 
 
 def _truth() -> dict:
-    """Each determiner as a test on (|A ∩ B|, |A \\ B|): the counts of restrictor members inside and outside the scope."""
+    """Each determiner as a test on (``|A ∩ B|``, ``|A \\ B|``): the counts of restrictor members inside and outside the scope."""
     table = {
         "every": lambda i, o: o == 0, "all": lambda i, o: o == 0, "each": lambda i, o: o == 0,
         "a": lambda i, o: i > 0, "some": lambda i, o: i > 0,
@@ -101,7 +101,7 @@ def _truth() -> dict:
     return table
 
 
-#: Determiner -> truth as a function of (|A ∩ B|, |A \ B|) (numpy arrays in, bool arrays out); used by the model check only.
+#: Determiner -> truth as a function of (``|A ∩ B|``, ``|A \ B|``) (numpy arrays in, bool arrays out); used by the model check only.
 DETERMINER_TRUTH = _truth()
 
 #: Determiners with existential import: their restrictor is presupposed non-empty (Strawson entailment, see semantics).

@@ -6,7 +6,7 @@ transitive verb and for "with" (``has``). The knowledge base is imposed as
 axioms: ``x ≤ y`` makes x a subset of y, an antonym pair disjoint
 (:mod:`~interp.tasks.fragments.monotonicity.lexicon`). A sentence is
 evaluated compositionally: an NP's restrictor is the intersection of its
-noun, adjective and modifier; ``Q A B`` is a test on |A ∩ B| and |A \\ B|
+noun, adjective and modifier; ``Q A B`` is a test on ``|A ∩ B|`` and ``|A \\ B|``
 (:data:`~interp.tasks.fragments.monotonicity.lexicon.DETERMINER_TRUTH`);
 an object relative clause "who Q A V" is {y : Q(A, {x : V(x, y)})}.
 

@@ -1,0 +1,79 @@
+"""Sphinx configuration for the documentation site (``make docs`` builds it into ``site/``).
+
+Why Sphinx, with MyST-NB and furo: the docstrings of ``interp`` are
+reStructuredText (``:func:`` roles, grid tables, literal blocks), which Sphinx
+renders natively and resolves into links; MyST lets the guides stay Markdown
+(they read the same on GitHub); MyST-NB renders the executed notebooks;
+sphinx-click writes every command's ``--help`` from the click commands
+themselves, so the reference cannot drift from the CLI.
+
+``-W`` (the Makefile's flags) turns every warning into a failure, broken
+internal links and anchors included (MyST reports them as warnings).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+
+project = "interp"
+author = "the interp developers"
+copyright = "2026, the interp developers"
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx_click",
+]
+exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
+
+# Markdown guides: GitHub-style heading anchors, so `page.md#a-heading` links resolve (and a wrong one warns).
+myst_heading_anchors = 3
+myst_enable_extensions = ["dollarmath"]
+suppress_warnings = ["myst.header"]  # a results page opens with a title one level above its moved sections
+
+# The API reference: one page per module, from the docstrings (Google-style sections, reST roles).
+autosummary_generate = True
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    # A module's page documents what it defines; a package's re-exports (the `interp` facade's names) link there.
+    "ignore-module-all": True,
+    # scikit-learn's metadata-routing setters, which its estimators add to every subclass: not ours to document.
+    "exclude-members": "set_fit_request,set_score_request,set_predict_request,set_transform_request,set_partial_fit_request",
+}
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+default_role = "code"  # a single-backticked word in a docstring is code, as on GitHub
+
+# The tutorials: the notebooks of examples/, executed at build time (cached between builds under build/).
+# INTERP_DOCS_EXECUTE=off renders them without running (the suite's build: tests/test_notebook.py runs them).
+nb_execution_mode = os.environ.get("INTERP_DOCS_EXECUTE", "cache")
+nb_execution_cache_path = str(REPO / "build" / "jupyter_cache")
+nb_execution_timeout = 900
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+
+html_theme = "furo"
+html_title = "interp"
+html_static_path: list[str] = []
+
+
+def _copy_notebooks() -> None:
+    """Copy ``examples/*.ipynb`` beside the tutorials page (generated, git-ignored): Sphinx reads only its source folder."""
+    target = DOCS / "tutorials"
+    for notebook in sorted((REPO / "examples").glob("*.ipynb")):
+        copy = target / notebook.name
+        if not copy.exists() or copy.read_bytes() != notebook.read_bytes():
+            shutil.copyfile(notebook, copy)
+
+
+_copy_notebooks()

@@ -94,6 +94,13 @@ def _reshape(handle, name):
     handle[name] = data.reshape(data.shape[0], -1)[:, :1] if data.ndim > 1 else data[:, None]
 
 
+def _nan_rows(handle, name):
+    """NaN in two rows of a cached location, inf in a third: every probe scored 0.5 on such a file, silently."""
+    data = handle[name][:]
+    data[3, 0], data[7, 5], data[9, 1] = np.nan, np.nan, np.inf
+    handle[name][...] = data
+
+
 def _shorten(handle, name):
     data = handle[name][:]
     del handle[name]
@@ -158,6 +165,8 @@ ROWS = [
     ("cache location deleted", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.__delitem__(LOCATION)), "--out", t / "p"], f"dataset {LOCATION} is missing"),
     ("cache label shortened", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: _shorten(h, "label")), "--out", t / "p"], "dataset label has shape (199,)"),
     ("cache values deleted", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.__delitem__("values/lexrel")), "--out", t / "p"], "--targets 'lexrel': the cache keeps values of negated, output"),
+    ("cache rows of NaN", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: _nan_rows(h, LOCATION)), "--out", t / "p"], f"dataset {LOCATION} has NaN or infinite values in 3 row(s), examples "),
+    ("cache rows of NaN as sources", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _nan_rows(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], "NaN or infinite values"),
     ("cache vectors reshaped", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _reshape(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], f"dataset {LOCATION} has shape (200, 1)"),
     ("cache positions deleted", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: h.__delitem__("positions")), "--out", t / "x.h5", "--data-dir", d], "dataset positions is missing"),
     ("causal_pred deleted", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: h.__delitem__(f"lexrel/{LOCATION}/causal_pred")), "--out", t / "c"], "causal_pred is missing"),

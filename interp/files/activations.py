@@ -33,7 +33,7 @@ from typing import Iterator
 
 import numpy as np
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, DataError
 from interp.core.hdf5 import open_finished
 from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
@@ -90,6 +90,7 @@ class Cache(PerExampleFile):
 
         Raises:
             ConfigError: a role of the location is not in the cache.
+            DataError: a row holds NaN or infinity (the file was edited or spoiled), naming the dataset and the examples.
         """
         loc = self._parse(location)
         if not self.has(loc):
@@ -98,7 +99,17 @@ class Cache(PerExampleFile):
         if loc.head >= 0:
             d_head = int(self.meta["d_model"]) // int(self.meta["n_heads"])
             columns = slice(loc.head * d_head, (loc.head + 1) * d_head)
-        return np.concatenate([self.handle[self._stored(loc, r)][:, columns].astype(np.float32) for r in loc.roles], axis=1)
+        parts = []
+        for role in loc.roles:
+            name = self._stored(loc, role)
+            part = self.handle[name][:, columns].astype(np.float32)
+            bad = np.flatnonzero(~np.isfinite(part).all(axis=1))
+            if bad.size:
+                ids = ", ".join(str(self.example_ids[i]) for i in bad[:3]) + (f" and {bad.size - 3} more" if bad.size > 3 else "")
+                raise DataError(f"{self.path}: dataset {name} has NaN or infinite values in {bad.size} row(s), examples {ids}; "
+                                "the file was edited or spoiled (make it again)")
+            parts.append(part)
+        return np.concatenate(parts, axis=1)
 
 
 @contextmanager

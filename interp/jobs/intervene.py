@@ -125,6 +125,7 @@ def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[st
     Raises:
         ConfigError: the cache is missing or foreign, made with other weights,
             another WordPiece rule or float16, or lacks an example or a location.
+        DataError: a location's vectors hold NaN or infinity (the rows named).
     """
     with open_cache(config.cache) as cache:
         if cache.meta["model_sha256"] != lab.model.sha256:
@@ -140,6 +141,7 @@ def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[st
         for loc in locations:
             if not cache.has(loc):
                 raise ConfigError(f"location {loc} is not in the cache {config.cache}")
+            cache.vectors(loc)  # a NaN or infinite row is named now, before any unit starts
     return [row[i] for i in ids]
 
 

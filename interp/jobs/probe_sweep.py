@@ -215,6 +215,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
     Raises:
         ConfigError: bad settings, or a cache that is missing, foreign,
             unfinished, made with another model, or lacks a location.
+        DataError: a location's vectors hold NaN or infinity (the rows named), before any probe trains.
         OutputError: ``out_dir`` cannot be written.
     """
     config.validate()
@@ -238,6 +239,8 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
                 tqdm.write(f"{out}/probes.csv: already swept with these settings, reusing it")
             return done["rows"]
         words = {role: cache.words(role) for role in cache.word_roles}
+        for loc, _ in plan:  # a NaN or infinite row is named before any probe trains (it once scored every probe 0.5)
+            cache.vectors(loc)
         for loc, names in tqdm(plan, desc="probes", unit="location", disable=not progress):
             rows.extend(sweep_location(cache.vectors(loc), loc, {t: targets[t] for t in names}, ids, words, config))
     from interp.analysis.probes.figure import plot_probes

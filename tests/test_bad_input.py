@@ -41,6 +41,8 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
     result = run("intervene", "--model", tiny_classifier_dir, "--max-examples", "12", "--locations", LOCATION,
                  "--out", iv, "--data-dir", monli_dir, "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.stderr
+    result = run("cliques", "--interventions", iv, "--out", root / "cliques", "--min-size", "2", "--format", "graphml,json")
+    assert result.exit_code == 0, result.stderr
     data = root / "monli"
     shutil.copytree(monli_dir, data)
     lines = (data / "nmonli_test.jsonl").read_text().splitlines()
@@ -76,7 +78,7 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
         config["id2label"], config["label2id"] = dict(enumerate(names)), {n: i for i, n in enumerate(names)}
         (model / "config.json").write_text(json.dumps(config))
         models[how] = model
-    return {"cache": cache, "iv": iv, "data": data, "models": models, "root": root}
+    return {"cache": cache, "iv": iv, "cliques": root / "cliques", "data": data, "models": models, "root": root}
 
 
 def edited(made, tmp_path, which: str, edit) -> Path:
@@ -99,6 +101,21 @@ def _nan_rows(handle, name):
     data = handle[name][:]
     data[3, 0], data[7, 5], data[9, 1] = np.nan, np.nan, np.inf
     handle[name][...] = data
+
+
+def _graph_spoiled(made, tmp_path: Path, manifest_too: bool) -> Path:
+    """A copy of the cliques run whose graph.json is node-link data of the wrong shape (it raised a TypeError in networkx);
+    with ``manifest_too`` its manifest records the spoiled file's SHA-256, as if the command had written it."""
+    from interp.core.checksums import sha256_of
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(made["cliques"], run_dir)
+    (run_dir / "graph.json").write_text(json.dumps({"directed": False, "multigraph": False, "graph": {}, "nodes": 1, "edges": 2}))
+    if manifest_too:
+        manifest = json.loads((run_dir / "cliques.manifest.json").read_text())
+        manifest["files"]["graph.json"]["sha256"] = sha256_of(run_dir / "graph.json")
+        (run_dir / "cliques.manifest.json").write_text(json.dumps(manifest))
+    return run_dir
 
 
 def _shorten(handle, name):
@@ -167,6 +184,8 @@ ROWS = [
     ("cache values deleted", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.__delitem__("values/lexrel")), "--out", t / "p"], "--targets 'lexrel': the cache keeps values of negated, output"),
     ("cache rows of NaN", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: _nan_rows(h, LOCATION)), "--out", t / "p"], f"dataset {LOCATION} has NaN or infinite values in 3 row(s), examples "),
     ("cache rows of NaN as sources", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _nan_rows(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], "NaN or infinite values"),
+    ("report on an edited graph.json", lambda m, t, mo, d: ["report", _graph_spoiled(m, t, False)], "graph.json: changed since 'cliques' wrote it"),
+    ("report on a malformed graph.json", lambda m, t, mo, d: ["report", _graph_spoiled(m, t, True)], "graph.json: not a readable graph (TypeError"),
     ("cache vectors reshaped", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _reshape(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], f"dataset {LOCATION} has shape (200, 1)"),
     ("cache positions deleted", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: h.__delitem__("positions")), "--out", t / "x.h5", "--data-dir", d], "dataset positions is missing"),
     ("causal_pred deleted", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: h.__delitem__(f"lexrel/{LOCATION}/causal_pred")), "--out", t / "c"], "causal_pred is missing"),

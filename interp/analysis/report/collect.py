@@ -164,8 +164,8 @@ def _read_graph(directory: Path, files: dict):
         if name in files:
             try:
                 return read(directory / name)
-            except (OSError, ValueError, KeyError) as exc:
-                raise ConfigError(f"{directory / name}: not a readable graph ({exc})") from None
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, SyntaxError, nx.NetworkXError) as exc:  # SyntaxError: XML's ParseError
+                raise ConfigError(f"{directory / name}: not a readable graph ({type(exc).__name__}: {exc})") from None
     return None
 
 
@@ -246,13 +246,31 @@ SETTINGS = {
 }
 
 
+def _check_listed(manifest: Path, command, files) -> None:
+    """Every file a manifest lists is there and as its command wrote it (size and SHA-256), before any is read.
+
+    Raises:
+        ConfigError: the manifest is not interp's shape, or a file it lists is missing or changed since (naming it).
+    """
+    from interp.core.checksums import sha256_of
+
+    if not isinstance(command, str) or not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
+        raise ConfigError(f"{manifest}: not an interp manifest (command and files with their sizes and SHA-256); the file was edited")
+    for name, written in files.items():
+        path = manifest.parent / name
+        if not path.is_file():
+            raise ConfigError(f"{manifest}: lists {name}, which is missing; run {command!r} again")
+        if "sha256" in written and sha256_of(path) != written["sha256"]:
+            raise ConfigError(f"{path}: changed since {command!r} wrote it (its SHA-256 is not the one {manifest.name} records); run {command!r} again")
+
+
 def collect_run(run_dir: str | Path) -> dict:
     """Everything the report shows, from the manifests in ``run_dir`` (see the module docstring for the sections).
 
     Raises:
         ConfigError: ``run_dir`` is not a folder, holds no manifest and no
-            checkpoint, or a file a manifest lists is missing or unreadable
-            (naming it).
+            checkpoint, or a file a manifest lists is missing, changed since its
+            command wrote it (SHA-256), or unreadable (naming it).
     """
     run = Path(run_dir)
     if not run.is_dir():
@@ -261,9 +279,7 @@ def collect_run(run_dir: str | Path) -> dict:
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files", {}), manifest.parent
-        for name in files:
-            if not (directory / name).is_file():
-                raise ConfigError(f"{manifest}: lists {name}, which is missing; run {command!r} again")
+        _check_listed(manifest, command, files)
         data["manifests"].append({"manifest": str(manifest.relative_to(run)), "command": command, "files": files})
         if command in SETTINGS and SETTINGS[command][0] in files:
             name, pick = SETTINGS[command]
@@ -281,7 +297,10 @@ def collect_run(run_dir: str | Path) -> dict:
             chosen = _read_json(directory / "selected.json")
             data["inoculation"].append({"source": str(directory / "selected.json"), **chosen})
         elif command == "cliques":
-            section = graph_section(directory, files)
+            try:
+                section = graph_section(directory, files)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a graph or cliques.json not in the shape `cliques` writes
+                raise ConfigError(f"{directory}: the files of `cliques` are not as it writes them ({type(exc).__name__}: {exc}); run cliques again") from None
             if section is not None:
                 data["graphs"].append(section)
     if not data["behavioral"]:

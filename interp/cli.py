@@ -63,9 +63,13 @@ class _Group(click.Group):
         except InterpError as exc:
             click.echo(f"interp: error: {exc.render(_flag)}", err=True)
             ctx.exit(2)
-        except click.UsageError as exc:  # a flag click itself refuses: one line too, naming the command's help
-            where = f"; see interp {exc.ctx.info_name} --help" if exc.ctx is not None and exc.ctx.info_name else ""
-            click.echo(f"interp: error: {exc.format_message()}{where}", err=True)
+        except click.UsageError as exc:  # a flag click itself refuses: one line too, naming the (sub)command's help
+            names, c = [], exc.ctx
+            while c is not None and c.parent is not None:
+                names.append(c.info_name)
+                c = c.parent
+            where = f"; see interp {' '.join(reversed(names))} --help" if names else ""
+            click.echo(f"interp: error: {exc.format_message().rstrip('.')}{where}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("\ninterp: interrupted; run the same command again to resume", err=True)

@@ -148,6 +148,17 @@ def _huge_number(made, tmp_path: Path) -> Path:
     (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
     return data
 
+def _edited_sidecar(tmp_path: Path) -> Path:
+    """A saved DAS rotation whose sidecar's location was edited after saving (it was scored at the other tokens)."""
+    from interp.engine.interventions import RotatedSubspace
+    from interp.files.subspaces import save_intervention
+
+    weights = save_intervention(RotatedSubspace(32, 2, seed=0), tmp_path / "saved" / "lexrel", {"variable": "lexrel", "location": LOCATION})
+    sidecar = weights.with_suffix(".json")
+    sidecar.write_text(sidecar.read_text().replace("@w_h", "@w_p"))
+    return weights
+
+
 # (id, arguments given the fixtures, the message expected in the one line)
 ROWS = [
     # spoiled data
@@ -169,6 +180,8 @@ ROWS = [
     ("LABEL_k without a map", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--data-dir", d], "say what each means with --label-map (0=NAME,1=NAME"),
     ("labels the task lacks", lambda m, t, mo, d: ["intervene", "--model", m["models"]["yes/no"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "has label 'yes', which task 'monli' neither has"),
     ("a label map missing an id", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--label-map", "0=entailment", "--data-dir", d], "--label-map leaves out id 1"),
+    ("a DAS sidecar edited after saving", lambda m, t, mo, d: ["das", "--model", mo, "--load", _edited_sidecar(t), "--data-dir", d],
+     "the sidecar was edited: location is 'blocks.1.hook_resid_post@w_p'"),
     ("a label map inventing an id", lambda m, t, mo, d: ["das", "--model", m["models"]["generic"], "--label-map", "0=entailment,1=neutral,2=contradiction", "--out", t / "das", "--data-dir", d], "there is no id 2"),
     ("a label map not ID=NAME", lambda m, t, mo, d: ["train", "--model", m["models"]["generic"], "--label-map", "entailment,neutral", "--out", t / "m", "--data-dir", d], "--label-map: 'entailment' is not ID=NAME"),
     ("a label map for a headless model", lambda m, t, mo, d: ["cache", "--model", "minilm", "--label-map", "0=entailment,1=neutral", "--out", t / "a.h5", "--data-dir", d], "has no classification head to name the labels of"),
@@ -186,6 +199,8 @@ ROWS = [
     ("cache rows of NaN as sources", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _nan_rows(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], "NaN or infinite values"),
     ("report on an edited graph.json", lambda m, t, mo, d: ["report", _graph_spoiled(m, t, False)], "graph.json: changed since 'cliques' wrote it"),
     ("report on a malformed graph.json", lambda m, t, mo, d: ["report", _graph_spoiled(m, t, True)], "graph.json: not a readable graph (TypeError"),
+    ("cache example_ids shortened", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: _shorten(h, "example_ids")), "--out", t / "p"], "dataset example_ids has shape (199,), expected (200,)"),
+    ("a subcommand's choice", lambda m, t, mo, d: ["fragments", "generate", "--setting", "bogus", "--out", t / "f.jsonl"], "'bogus' is not one of 'simple', 'hard'; see interp fragments generate --help"),
     ("cache vectors reshaped", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: _reshape(h, LOCATION)), "--out", t / "x.h5", "--data-dir", d], f"dataset {LOCATION} has shape (200, 1)"),
     ("cache positions deleted", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--cache", edited(m, t, "cache", lambda h: h.__delitem__("positions")), "--out", t / "x.h5", "--data-dir", d], "dataset positions is missing"),
     ("causal_pred deleted", lambda m, t, mo, d: ["cliques", "--interventions", edited(m, t, "iv", lambda h: h.__delitem__(f"lexrel/{LOCATION}/causal_pred")), "--out", t / "c"], "causal_pred is missing"),

@@ -97,7 +97,9 @@ class Intervention(nn.Module):
         """
         expected = self.tensors()
         if set(tensors) != set(expected):
-            raise ValueError(f"tensors {sorted(tensors)} are not {sorted(expected)}")
+            found = sorted(tensors)
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            raise ValueError(f"it holds {len(found)} tensor(s) ({shown}), not {', '.join(sorted(expected))}")
         for name, value in tensors.items():
             if value.shape != expected[name].shape:
                 raise ValueError(f"tensor {name!r} has shape {tuple(value.shape)}, not {tuple(expected[name].shape)}")

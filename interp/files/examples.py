@@ -75,6 +75,10 @@ class PerExampleFile(ExampleFile):
         if "example_ids" not in self.handle:
             raise ConfigError(f"{self.path}: dataset example_ids is missing; the file was edited or is not interp's")
         n = self.handle["example_ids"].shape[0] if self.handle["example_ids"].ndim == 1 else -2
+        rows = {self.handle[name].shape[0] for name in ("split", "label", "positions") if name in self.handle and self.handle[name].ndim}
+        if len(rows) == 1 and n not in rows:  # the others agree: example_ids is the one edited
+            raise ConfigError(f"{self.path}: dataset example_ids has shape {self.handle['example_ids'].shape}, expected ({rows.pop()},) "
+                              "as split, label and positions have; the file was edited (make it again)")
         expected = {"split": (n,), "label": (n,), "positions": (n, -1)}
         for group in ("words", "values", "text"):
             if group in self.handle:

@@ -15,15 +15,19 @@ internals, so a file does not depend on how orthogonality is kept) and
 ``STEM.json``: ``format`` (:data:`FORMAT`), the settings that rebuild the
 module (``kind``, ``width``, ``k``; ``start``/``stop`` for a coordinate
 block) and the caller's metadata (task, variable, location, model and the
-SHA-256 of its weights, scores). No code is loaded from either file.
+SHA-256 of its weights, scores). The two are bound: the sidecar records the
+weights file's SHA-256 (``weights_sha256``), and the weights file's header
+metadata keeps the sidecar as saved (key :data:`BOUND`), so a swapped weights
+file or an edited setting is refused on load. No code is loaded from either file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
@@ -32,6 +36,8 @@ from interp.core.outputs import write_bytes_atomic
 from interp.engine.interventions import Intervention, make_intervention
 
 FORMAT = "interp.intervention/1"
+#: The key of the safetensors header metadata that holds the sidecar as saved (compared on load).
+BOUND = "interp.sidecar"
 
 
 def _stem(path: str | Path) -> Path:
@@ -62,10 +68,33 @@ def save_intervention(intervention: Intervention, path: str | Path, meta: dict) 
     stem.parent.mkdir(parents=True, exist_ok=True)
     tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.tensors().items()}
     weights = _with(stem, ".safetensors")
-    write_bytes_atomic(weights, save_tensors(tensors))
     sidecar = {"format": FORMAT, **settings, **meta}
+    blob = save_tensors(tensors, metadata={BOUND: json.dumps(sidecar, sort_keys=True)})  # the sidecar as saved, inside the weights file
+    write_bytes_atomic(weights, blob)
+    sidecar["weights_sha256"] = hashlib.sha256(blob).hexdigest()
     write_bytes_atomic(_with(stem, ".json"), (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode())
     return weights
+
+
+def _check_bound(stem: Path, blob: bytes, meta: dict, argument: str) -> None:
+    """The sidecar and the weights file belong together: the file's SHA-256 is the one the sidecar records, and every
+    setting the weights file keeps of its sidecar (written by :func:`save_intervention`) is the sidecar's.
+
+    Raises:
+        DataError: naming the file, and the first setting that differs (a location edited in the sidecar).
+    """
+    if "weights_sha256" in meta and hashlib.sha256(blob).hexdigest() != meta["weights_sha256"]:
+        raise DataError(f"{named(argument, _with(stem, '.safetensors'))}: not the weights file its sidecar was saved with (SHA-256 differs)")
+    try:
+        with safe_open(_with(stem, ".safetensors"), "pt") as handle:
+            kept = (handle.metadata() or {}).get(BOUND)
+        kept = json.loads(kept) if kept is not None else {}
+    except (OSError, ValueError, SafetensorError) as exc:
+        raise DataError(f"{named(argument, _with(stem, '.safetensors'))}: not a safetensors file ({exc})") from None
+    for key, value in (kept.items() if isinstance(kept, dict) else ()):
+        if meta.get(key) != value:
+            raise DataError(f"{named(argument, _with(stem, '.json'))}: the sidecar was edited: {key} is {meta.get(key)!r}, "
+                            f"but the weights were saved for {value!r}")
 
 
 def load_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
@@ -77,7 +106,9 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
         argument: how errors name the path (the CLI passes its flag).
 
     Raises:
-        DataError: a file is missing, unreadable, of another format, or its tensors do not fit its settings.
+        DataError: a file is missing, unreadable, of another format, or its tensors do not fit its settings;
+            the weights file is not the one the sidecar was saved with (SHA-256), or a setting in the sidecar
+            was edited since (the copy kept in the weights file's header differs).
         ConfigError: it was trained on another model's weights.
     """
     stem = _stem(path)
@@ -90,6 +121,7 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
         raise DataError(f"{named(argument, _with(stem, '.json'))}: not JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise DataError(f"{named(argument, _with(stem, '.json'))}: not an interp intervention (format {FORMAT} expected)")
+    _check_bound(stem, blob, meta, argument)
     if model_sha256 is not None and meta.get("model_sha256") != model_sha256:
         raise ConfigError(
             f"{named(argument, stem)}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "

@@ -137,6 +137,22 @@ def make_task():
     task = toy.make_task()
     return dataclasses.replace(task, load=lambda splits: (lambda found: found + found[:1])(task.load(splits)))
 """
+#: The toy task, its examples' words without the hypothesis noun (a cache kept no noun_h for any example, silently).
+USER_TASK_WITHOUT_A_ROLE = USER_TASK_REPEATING_AN_ID.replace(
+    "found + found[:1]", "[dataclasses.replace(e, words={'noun_p': e.words['noun_p']}) for e in found]"
+)
+#: The toy task with a causal model whose label mechanism is reversed: it contradicts every gold label.
+USER_TASK_CONTRADICTING_GOLD = USER_TASK_REPEATING_AN_ID.split("def make_task")[0] + """
+from interp.causal import Mechanism
+
+def reversed_labels(pairs):
+    made = toy.causal_model(pairs)
+    label = Mechanism(("up", "negated"), lambda up, negated: "neutral" if up != negated else "entailment")
+    return dataclasses.replace(made, mechanisms={**made.mechanisms, "label": label})
+
+def make_task():
+    return dataclasses.replace(toy.make_task(), causal_model=reversed_labels)
+"""
 
 
 def _huge_number(made, tmp_path: Path) -> Path:
@@ -169,6 +185,10 @@ ROWS = [
     ("task not a Task", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'task.py'}:make_task", "--model", mo, "--locations", LOCATION, "--out", t / "x.h5"], "returned a int, not an interp Task"),
     ("unknown task", lambda m, t, mo, d: ["cache", "--task", "snli", "--model", mo, "--out", t / "a.h5"], "not a built-in task"),
     ("a 5,000-digit number", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _huge_number(m, t), "--skip-checksums", "--splits", "nmonli_test"], "nmonli_test.jsonl:3: unreadable JSON"),
+    ("a task example without a role", lambda m, t, mo, d: ["cache", "--task", f"{t / 'norole.py'}:make_task", "--model", mo, "--out", t / "a.h5"],
+     "example 'toy:1' has no word for role 'noun_h'"),
+    ("a causal model contradicting the gold labels", lambda m, t, mo, d: ["demo", "--task", f"{t / 'wrong.py'}:make_task", "--model", mo, "--out", t / "demo"],
+     "does not fit the dataset: it labels example toy:1"),
     ("a task repeating an id", lambda m, t, mo, d: ["cache", "--task", f"{t / 'dup.py'}:make_task", "--model", mo, "--out", t / "a.h5"], "occurs twice"),
     ("fragments check on MoNLI", lambda m, t, mo, d: ["fragments", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'; is this a file of interp fragments generate?"),
     ("monotonicity check on MoNLI", lambda m, t, mo, d: ["monotonicity", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'"),
@@ -258,6 +278,8 @@ def test_bad_input_gives_one_line_exit_2_and_leaves_the_output_folder_as_it_was(
     _, arguments, message = row
     (tmp_path / "task.py").write_text(USER_TASK_NOT_A_TASK)
     (tmp_path / "dup.py").write_text(USER_TASK_REPEATING_AN_ID)
+    (tmp_path / "norole.py").write_text(USER_TASK_WITHOUT_A_ROLE)
+    (tmp_path / "wrong.py").write_text(USER_TASK_CONTRADICTING_GOLD)
     (tmp_path / "notes.txt").write_text("my notes\n")
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "mine.txt").write_text("keep me\n")

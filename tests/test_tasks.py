@@ -89,6 +89,12 @@ def test_a_tasks_examples_are_checked_as_they_load():
     assert replace(task, name="again").load(("all",)) == examples  # a copy wraps the original loader once
     with pytest.raises(DataError, match="has gold label 'entailment'"):  # a copy with other labels checks against its own
         replace(task, labels=("contradiction", "neutral")).load(("all",))
+    lacking = [replace(e, words={"noun_p": e.words["noun_p"]}) if i == 4 else e for i, e in enumerate(examples)]
+    with pytest.raises(DataError, match="example 'toy:5' has no word for role 'noun_h'"):
+        replace(task, load=lambda splits: lacking).load(("all",))
+    assert replace(task, load=lambda splits: lacking, optional_roles=("noun_h",)).load(("all",)) == lacking  # declared: allowed
+    with pytest.raises(ConfigError, match="optional role 'noun_x' is not one of its roles"):
+        replace(task, optional_roles=("noun_x",))
 
 
 def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir, monli_dir, tmp_path):

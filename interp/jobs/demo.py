@@ -142,7 +142,8 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     """Run the six stages into ``config.behavioral.out_dir``.
 
     Raises:
-        ConfigError: bad settings, a task without a causal model, a location out of range.
+        ConfigError: bad settings, a task without a causal model or one that misses a gold label of the studied
+            examples (checked before fine-tuning), a location out of range.
         InterpError: as the stages do (bad data, model or output path).
     """
     started = time.perf_counter()
@@ -167,6 +168,8 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     out = Path(b.out_dir)
     data = DataSpec(task=task)  # resolved once; the stages below take the object
     default_set = task.default_splits or task.splits
+    studied = dict.fromkeys((*(plan.cache_splits or default_set), *(plan.splits or default_set)))
+    task.build_causal_model(task.examples(tuple(studied)))  # a causal model that misses a gold label fails before fine-tuning
 
     behavioral = run_behavioral(b, progress=progress)
     lap(task.behavioral_stage.title)

@@ -64,11 +64,15 @@ class WordPairs:
         return cls(**json.loads(text))
 
 
-def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...]) -> Callable[[Sequence[str]], list]:
-    """``load``, its examples checked once as they arrive: ids unique within each split, gold labels among ``labels``.
+def _checked_load(
+    load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...], roles: Sequence[str] = ()
+) -> Callable[[Sequence[str]], list]:
+    """``load``, its examples checked once as they arrive: ids unique within each split, gold labels among ``labels``,
+    a word for each of ``roles`` (the roles every example must have) in each example's ``words``.
 
     Every command that loads a task gets these checks before any heavy step (a user task repeating an id, a label the
-    classifier has no output for). ``checked.__wrapped__`` is ``load``, so a task copied with other labels re-wraps the original.
+    classifier has no output for, an example missing a role, which a cache silently left out for every example).
+    ``checked.__wrapped__`` is ``load``, so a task copied with other labels re-wraps the original.
     """
 
     def checked(splits: Sequence[str]) -> list:
@@ -81,6 +85,14 @@ def _checked_load(load: Callable[[Sequence[str]], list], name: str, labels: tupl
             seen.add(key)
             if e.label not in labels:
                 raise DataError(f"task {name!r}: example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}")
+            words = getattr(e, "words", None)
+            missing = [r for r in roles if not isinstance(words, Mapping) or r not in words]
+            if missing:
+                raise DataError(
+                    f"task {name!r}: example {e.id!r} has no word for role {missing[0]!r} (its words: "
+                    f"{', '.join(words) if isinstance(words, Mapping) and words else 'none'}); every example needs each of "
+                    f"{', '.join(roles)} (declare a role some examples lack in optional_roles)"
+                )
         return examples
 
     checked.__wrapped__ = load  # type: ignore[attr-defined]
@@ -106,7 +118,8 @@ class Task:
             behavioral-only task.
         inputs: ``example -> {input variable: value}``.
         alignment: variable -> the token roles it is aligned to by default.
-        roles: every token role an example of the task can have.
+        roles: every token role an example of the task can have; ``cls`` ([CLS]) needs no word, every other
+            role not in :attr:`optional_roles` needs one in each example's ``words`` (checked by :attr:`load`).
         label_mapping: a label one side lacks -> the task label it reads as: a gold label a classifier
             lacks is scored against it (the semantic fragments' ``{"contradiction": "neutral"}`` lets a
             two-label MoNLI model be scored on three-label data), a classifier's label the task lacks is
@@ -124,6 +137,8 @@ class Task:
             (MoNLI: Table 1); ``None``: one fine-tuning on :attr:`training_splits` (:attr:`behavioral_stage`).
         demo: how the demo studies the fine-tuned model (:class:`~interp.tasks.stages.DemoPlan`); ``None``: the default plan.
         eval_splits: what ``interp evaluate`` scores by default (empty: every split).
+        optional_roles: roles some examples lack (the generated monotonicity fragment's substituted words,
+            absent where a pair is not a one-word substitution); a cache keeps a role only where every example has it.
     """
 
     name: str
@@ -144,14 +159,19 @@ class Task:
     behavioral: BehavioralStage | None = None
     demo: DemoPlan | None = None
     eval_splits: tuple[str, ...] = ()
+    optional_roles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"task {self.name!r} declares no labels")
-        object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels))
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")
+        unknown_optional = [r for r in self.optional_roles if r not in self.roles]
+        if unknown_optional:
+            raise ConfigError(f"task {self.name!r}: optional role {unknown_optional[0]!r} is not one of its roles ({', '.join(self.roles)})")
+        required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles)
+        object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels, required))
         bad_mapping = {k: v for k, v in self.label_mapping.items() if v not in self.labels or k == v}
         if bad_mapping:
             raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} folds a label into one the task lacks ({', '.join(self.labels)})")

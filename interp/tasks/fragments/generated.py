@@ -152,6 +152,7 @@ def generated_task(data_file: str | Path | None) -> Task:
         splits=SPLITS,
         load=lambda splits: read_generated(data_file, tuple(splits)),
         roles=ROLES,
+        optional_roles=tuple(r for r in ROLES if r != "cls"),  # only a one-word substitution has them
         default_splits=("lexical_test",),
         eval_splits=("test", "lexical_test"),
         causal_model=lambda examples: polarity_causal_model(examples) and causal,

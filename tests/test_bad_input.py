@@ -175,6 +175,13 @@ def _edited_sidecar(tmp_path: Path) -> Path:
     return weights
 
 
+def _linked(tmp_path: Path, name: str) -> Path:
+    """``tmp_path / name``, a symbolic link to the user's own folder (``folder/``, with ``mine.txt``)."""
+    link = tmp_path / name
+    link.symlink_to(tmp_path / "folder", target_is_directory=True)
+    return link
+
+
 # (id, arguments given the fixtures, the message expected in the one line)
 ROWS = [
     # spoiled data
@@ -200,6 +207,12 @@ ROWS = [
     ("LABEL_k without a map", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--data-dir", d], "say what each means with --label-map (0=NAME,1=NAME"),
     ("labels the task lacks", lambda m, t, mo, d: ["intervene", "--model", m["models"]["yes/no"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "has label 'yes', which task 'monli' neither has"),
     ("a label map missing an id", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--label-map", "0=entailment", "--data-dir", d], "--label-map leaves out id 1"),
+    ("train's work folder a symlink", lambda m, t, mo, d: ["train", "--model", mo, "--splits", "nmonli_test", "--max-examples", "16", "--epochs", "1",
+                                                            "--eval-splits", "", "--out", _linked(t, "m.partial").with_suffix(""), "--data-dir", d],
+     "m.partial is a symbolic link"),
+    ("intervene's unit folder a symlink", lambda m, t, mo, d: ["intervene", "--model", mo, "--max-examples", "6", "--locations", LOCATION,
+                                                                "--out", _linked(t, "z.h5.parts").with_suffix(""), "--data-dir", d],
+     "z.h5.parts is a symbolic link"),
     ("a DAS sidecar edited after saving", lambda m, t, mo, d: ["das", "--model", mo, "--load", _edited_sidecar(t), "--data-dir", d],
      "the sidecar was edited: location is 'blocks.1.hook_resid_post@w_p'"),
     ("a label map inventing an id", lambda m, t, mo, d: ["das", "--model", m["models"]["generic"], "--label-map", "0=entailment,1=neutral,2=contradiction", "--out", t / "das", "--data-dir", d], "there is no id 2"),
@@ -319,6 +332,9 @@ FULL = [
     ("probe", lambda f, mo, d, m: ["probe", "--cache", m["cache"], "--locations", LOCATION, "--out", f / "p"], "No space left on device"),
     ("cliques", lambda f, mo, d, m: ["cliques", "--interventions", m["iv"], "--min-size", "2", "--out", f / "c"], "No space left on device"),
     ("train", lambda f, mo, d, m: ["train", "--model", mo, "--splits", "nmonli_test", "--max-examples", "16", "--epochs", "2", "--eval-splits", "", "--out", f / "m", "--data-dir", d], "No space left on device"),
+    ("das", lambda f, mo, d, m: ["das", "--model", mo, "--max-examples", "60", "--locations", LOCATION, "--subspace", "2", "--train-pairs", "32",
+                                 "--test-pairs", "16", "--epochs", "1", "--out", f / "das", "--data-dir", d], "MB are free"),
+    ("head-sweep", lambda f, mo, d, m: ["head-sweep", "--model", mo, "--max-per-split", "20", "--out", f / "hs", "--data-dir", d], "MB are free"),
 ]
 
 
@@ -333,3 +349,29 @@ def test_a_full_disk_gives_one_line_and_leaves_nothing(row, full_disk, made, tin
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output and message in result.stderr, result.stderr
     assert snapshot(full_disk) == before
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A tmpfs mounted read-only (EROFS for every write, root included)."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("row", FULL, ids=[r[0] for r in FULL])
+def test_a_read_only_folder_is_named_as_the_cause(row, read_only, made, tiny_classifier_dir, monli_dir):
+    """Every writing command says the folder is on a read-only file system (not a traceback, not "too little free space")."""
+    _, arguments, _ = row
+    args = arguments(read_only, tiny_classifier_dir, monli_dir, made)
+    result = run(*args, *(["--quiet"] if args[0] != "cliques" else []))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output, result.stderr
+    assert "read-only file system" in result.stderr.lower() and "MB are free" not in result.stderr, result.stderr
+    assert not any(read_only.iterdir())

@@ -54,11 +54,12 @@ def test_das_resumes_without_redoing_units_and_reloads_to_the_same_iia(tiny_run,
     out, args, _ = tiny_run
     before = {p.name: p.stat().st_mtime_ns for p in (out / "das.parts").glob("*.json")}
     (out / "das.parts" / "negated__blocks.1.hook_resid_post@w_h__k4__s1.json").unlink()  # as if killed during that unit
+    (out / "das.parts" / "lexrel__blocks.1.hook_resid_post@w_h__k4__s0.json").write_text('{"das_iia": ')  # damaged on disk
     result = _das(*args, monli_dir=monli_dir)
     assert result.exit_code == 0, result.output
     after = {p.name: p.stat().st_mtime_ns for p in (out / "das.parts").glob("*.json")}
     redone = {name for name in after if after[name] != before.get(name)}
-    assert redone == {"negated__blocks.1.hook_resid_post@w_h__k4__s1.json"}
+    assert redone == {"negated__blocks.1.hook_resid_post@w_h__k4__s1.json", "lexrel__blocks.1.hook_resid_post@w_h__k4__s0.json"}
     row = next(r for r in csv.DictReader(open(out / "das.csv")) if r["variable"] == "lexrel" and r["seed"] == "1" and "w_p+w_h" in r["location"])
     scored = _das("--model", tiny_classifier_dir, "--load", out / row["file"], "--splits", "pmonli,nmonli_test", "--max-per-split", "30",
                   "--seeds", "1", "--test-pairs", "40", monli_dir=monli_dir)  # fmt: skip

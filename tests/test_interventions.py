@@ -186,10 +186,12 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
     assert not again.exists() and not (tmp_path / "again.h5.partial").exists()
     shards = sorted(p.name for p in (tmp_path / "again.h5.parts").glob("*.npy"))
     assert shards == ["loc000-unit000000.npy", "loc000-unit000001.npy"]  # 24 bases, 16 a unit: location 1 done
+    damaged = tmp_path / "again.h5.parts" / "loc000-unit000001.npy"
+    damaged.write_bytes(damaged.read_bytes()[:200])  # a unit file damaged on disk (it was a traceback after every other unit)
     calls["n"] = 100
     result = run(*args)
     assert result.exit_code == 0, result.stderr
-    assert calls["n"] == 102  # the 2 units of the second location only
+    assert calls["n"] == 103  # the 2 units of the second location, and the damaged one again
     assert not (tmp_path / "again.h5.parts").exists()
     with h5py.File(again, "r") as a, h5py.File(out, "r") as b:
         assert {k: str(v) for k, v in a.attrs.items()} == {k: str(v) for k, v in b.attrs.items()}

@@ -42,3 +42,24 @@ def test_a_failure_midway_keeps_the_old_file_and_removes_the_partial(tmp_path):
         with atomic_text(tmp_path / "missing" / "x.json") as handle:
             handle.write("never")
     assert not (tmp_path / "missing").exists()
+
+
+def test_unit_files_that_do_not_read_back_as_their_shape_are_removed_before_any_unit_runs(tmp_path):
+    """A truncated file, another shape, another dtype, random bytes: each removed (and so computed again); a sound one kept."""
+    import numpy as np
+
+    from interp.jobs.shards import Shards
+
+    shards = Shards(tmp_path / "x.h5.parts", {"r": 1}, shape=lambda u: (16 if u < 1 else 8, 24, 2))
+    shards.prepare()
+    shards.write(0, 0, np.zeros((16, 24, 2), np.float32))
+    shards.write(0, 1, np.zeros((8, 24, 2), np.float32))
+    shards.write(1, 0, np.zeros((16, 24, 3), np.float32))  # another shape
+    shards.write(1, 1, np.zeros((8, 24, 2), np.float64).astype(np.float32))
+    np.save(shards.path(1, 1), np.zeros((8, 24, 2), np.float64))  # another dtype
+    shards.path(2, 0).write_bytes(shards.path(0, 0).read_bytes()[:150])  # truncated
+    shards.path(2, 1).write_bytes(b"\x93NUMPY garbage")
+    assert Shards(shards.directory, {"r": 1}).prepare() == []  # the null: without shapes nothing is judged
+    removed = Shards(shards.directory, {"r": 1}, shape=shards.shape).prepare()
+    assert sorted(p.name for p in removed) == ["loc001-unit000000.npy", "loc001-unit000001.npy", "loc002-unit000000.npy", "loc002-unit000001.npy"]
+    assert shards.done(0, 0) and shards.done(0, 1) and not shards.done(1, 0) and not shards.done(2, 1)

@@ -22,19 +22,59 @@ from typing import Any, Iterable, Iterator, TextIO
 from interp.core.errors import OutputError, named
 
 
+def no_link(path: Path) -> Path:
+    """``path``, a name interp keeps unfinished work under (``.partial``, ``.parts``), refused if it is a symbolic link.
+
+    Such names are interp's own: a link there would make a run write into,
+    and later delete from, whatever it points to, so none is followed.
+
+    Raises:
+        OutputError: naming ``path``.
+    """
+    if path.is_symlink():
+        raise OutputError(f"{path} is a symbolic link; interp keeps unfinished work under that name and follows no link there (remove it)")
+    return path
+
+
 def partial_path(path: Path) -> Path:
-    """The work path beside ``path`` where an unfinished output lives."""
-    return path.with_name(path.name + ".partial")
+    """The work path beside ``path`` where an unfinished output lives (never a symbolic link: :func:`no_link`)."""
+    return no_link(path.with_name(path.name + ".partial"))
+
+
+def _nearest_folder(path: Path) -> Path:
+    """``path`` if it is a folder, else the nearest folder above it that exists (where writing ``path`` starts)."""
+    folder = path if str(path) else Path(".")
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def require_writable(path: Path, argument: str = "out") -> None:
+    """Refuse ``path`` (a file or folder to be written) when the nearest existing folder on its way cannot be written.
+
+    Checked before any work, so a read-only file system or a folder without
+    write permission is named as the cause, not met as a traceback halfway
+    or read as too little free space. Creates nothing.
+
+    Raises:
+        OutputError: naming ``argument`` and the folder: on a read-only file system, or not writable.
+    """
+    folder = _nearest_folder(Path(path))
+    if os.access(folder, os.W_OK | os.X_OK):
+        return
+    read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    why = "it is on a read-only file system" if read_only else "no permission to write there"
+    raise OutputError(f"{named(argument, path)}: cannot write in {folder} ({why})")
 
 
 def ensure_writable_dir(path: Path, argument: str = "out") -> Path:
-    """Create ``path`` (and parents) or raise :class:`OutputError` naming ``argument``."""
+    """Create ``path`` (and parents) or raise :class:`OutputError` naming ``argument`` (and a read-only file system)."""
+    require_writable(path, argument)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{named(argument, path)}: cannot create directory ({exc.strerror or exc})") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise OutputError(f"{named(argument, path)}: directory is not writable")
+    require_writable(path, argument)
     return path
 
 
@@ -107,12 +147,11 @@ def require_free_space(path: Path, needed: int, argument: str = "out") -> None:
     that into one line.
 
     Raises:
-        OutputError: naming ``argument``, the bytes needed and those free.
+        OutputError: naming ``argument``: the folder cannot be written (:func:`require_writable`), or the bytes
+            needed and those free.
     """
-    directory = path.parent if str(path.parent) else Path(".")
-    while not directory.exists() and directory != directory.parent:
-        directory = directory.parent
-    free = shutil.disk_usage(directory).free
+    require_writable(path, argument)
+    free = shutil.disk_usage(_nearest_folder(Path(path).parent)).free
     if free < needed:
         raise OutputError(
             f"{named(argument, path)}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
@@ -215,7 +254,7 @@ class OutputSet:
     def __enter__(self) -> "OutputSet":
         if self.directory.exists() and not self.directory.is_dir():
             raise OutputError(f"{named(self.argument, self.directory)} is a file; give a directory")
-        shutil.rmtree(self.staging, ignore_errors=True)  # a killed run's leftovers: ours by name
+        shutil.rmtree(no_link(self.staging), ignore_errors=True)  # a killed run's leftovers: ours by name
         ensure_writable_dir(self.staging, self.argument)
         return self
 

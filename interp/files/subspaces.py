@@ -32,7 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from interp.core.errors import ConfigError, DataError, named
-from interp.core.outputs import write_bytes_atomic
+from interp.core.outputs import ensure_writable_dir, write_bytes_atomic
 from interp.engine.interventions import Intervention, make_intervention
 
 FORMAT = "interp.intervention/1"
@@ -65,7 +65,7 @@ def save_intervention(intervention: Intervention, path: str | Path, meta: dict) 
     if clash:
         raise ValueError(f"meta may not set {', '.join(clash)}: the intervention's own settings")
     stem = _stem(path)
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(stem.parent, "path")
     tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.tensors().items()}
     weights = _with(stem, ".safetensors")
     sidecar = {"format": FORMAT, **settings, **meta}

@@ -50,7 +50,17 @@ from interp.analysis.das import FitSettings, best_block, fit_intervention, n_ste
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
 from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.errors import ConfigError, OutputError, named
-from interp.core.outputs import OutputSet, read_json, save_figure_atomic, write_csv_atomic, write_json_atomic
+from interp.core.outputs import (
+    OutputSet,
+    ensure_writable_dir,
+    no_link,
+    read_json,
+    require_free_space,
+    require_writable,
+    save_figure_atomic,
+    write_csv_atomic,
+    write_json_atomic,
+)
 from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.files.subspaces import load_intervention, save_intervention
@@ -147,6 +157,12 @@ def _make(config: DasConfig, k: str, width: int, seed: int):
     return (RotatedSubspace if config.kind == "rotated" else LowRankSubspace)(width, int(k), seed=seed)
 
 
+def _finished(unit: Path) -> bool:
+    """Whether a unit's row reads back whole (a damaged or edited one is run again, not met as a traceback at the end)."""
+    row = read_json(unit)
+    return isinstance(row, dict) and {"das_iia", "vanilla_iia", "file"} <= set(row)
+
+
 def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     """Run (or resume) every unit of ``config``; returns the rows of ``das.csv``.
 
@@ -162,6 +178,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{named('out', out)} is a file; give a directory")
+    require_writable(out)  # before the model loads: a read-only folder named, not met halfway
     lab, examples = bind(config)
     task, model, tokenizer = lab.task, lab.model.module, lab.model.tokenizer
     causal = task.build_causal_model(examples)
@@ -177,15 +194,20 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         **{k: getattr(config, k) for k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size")},
         "wordpiece": lab.wordpiece, **({} if lab.reading.identity else {"model_labels": list(lab.reading.model_labels)}),
     }  # fmt: skip
-    parts = out / "das.parts"
+    parts = no_link(out / "das.parts")
     saved = read_json(parts / "request.json") if parts.is_dir() else None
     if saved is not None and saved != request:
         if not config.overwrite:
             raise OutputError(f"{named('out', out)} holds a DAS run with other settings (model, examples or training); pass `overwrite=True` or choose another `out=`")
         for stale in parts.glob("*.json"):
             stale.unlink()
+    units = [(loc, seed, var, k) for loc in locations for seed in config.seeds for var in config.variables for k in config.subspaces]
+    todo = [u for u in units if saved != request or not _finished(parts / f"{_unit_name(u[2], u[0], u[3], u[1])}.json")]
+    # What is left to write (each unit's matrix at most width² float32s, its sidecar and row; the tables and the figure):
+    # checked first, so a full disk stops the run before it starts instead of leaving unfinished state behind.
+    require_free_space(out / "das.csv", sum(4 * widths[loc] ** 2 + (16 << 10) for loc, *_ in todo) + (1 << 20))
     if saved != request:
-        parts.mkdir(parents=True, exist_ok=True)
+        ensure_writable_dir(parts)
         write_json_atomic(parts / "request.json", request)
 
     inputs = [task.inputs(e) for e in examples]
@@ -199,8 +221,6 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
                 _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset), task)
                 for idx, n, offset in ((train_idx, config.train_pairs, 0), (test_idx, config.test_pairs, HELD_OUT_SEED_OFFSET))
             )
-    units = [(loc, seed, var, k) for loc in locations for seed in config.seeds for var in config.variables for k in config.subspaces]
-    todo = [u for u in units if not (parts / f"{_unit_name(u[2], u[0], u[3], u[1])}.json").is_file()]
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
     bar = tqdm(total=total, unit="step", disable=not progress, desc="das")

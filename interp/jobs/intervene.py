@@ -172,15 +172,16 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     ids = [e.id for e in examples]
     meta = lab.file_meta(causal.name, config.variables, locations, unit_size=config.unit_size, precision=config.precision)
     rows = _cache_rows(config, lab, ids, locations) if config.cache is not None else None
-    shards = Shards(parts_dir(out), unit_request(meta, lab.task, ids))
+    n, size, n_labels = len(ids), config.unit_size, len(lab.model.labels)
+    shards = Shards(parts_dir(out), unit_request(meta, lab.task, ids), shape=lambda u: (min(size, n - u * size), n, n_labels))
     done = out.exists() and finished(out, meta, ids)
     if not done:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
         require_free_space(out, 2 * len(ids) ** 2 * (len(lab.model.labels) * 4 + 2) * len(locations) + (1 << 20))
     if _reuse(out, done, shards, config, progress):
         return out
     with workers(lab.model.device) as team:
-        if team.leader:
-            shards.prepare()
+        if team.leader and (damaged := shards.prepare()) and progress:
+            tqdm.write(f"{shards.directory}: {len(damaged)} damaged unit file(s) ({damaged[0].name}…) removed; computing them again")
         team.barrier()
         with precision(lab.model.module, config.precision):
             ran = sum(_run_location(config, shards, i, lab, examples, rows, loc, team, progress and team.leader) for i, loc in enumerate(locations))

@@ -13,7 +13,7 @@ export INTERP_FRAGMENTS_DIR
 export HF_HUB_OFFLINE = 1
 DEMO_OUT ?= runs/demo
 
-.PHONY: setup setup-test browser wordnet demo test docs clean
+.PHONY: fuzz setup setup-test browser wordnet demo test docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ demo: setup
 
 test: setup-test
 	$(PY) -m pytest -q
+
+# The Hypothesis properties of tests/test_fuzz.py 25 times longer than in `make test` (a few minutes).
+fuzz: setup-test
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q tests/test_fuzz.py
 
 # The documentation site (Sphinx: guides, results, the executed notebooks, every command's --help, the API), into site/;
 # it fails on any warning or broken internal link. Open site/index.html from disk.

@@ -30,15 +30,21 @@ def read_lines(path: str | os.PathLike, how_to_make: str) -> list[str]:
     return lines
 
 
-def json_record(text: str, where: str, required: tuple[str, ...] = (), written_by: str = "") -> dict:
+def json_record(
+    text: str, where: str, required: tuple[str, ...] = (), written_by: str = "", *, strings: tuple[str, ...] = (),
+    objects: tuple[str, ...] = (),
+) -> dict:
     """``text`` parsed as a JSON object.
 
     Args:
         where: ``file:line``, what every message starts with.
         required: fields the object must have; ``written_by``: the command that writes such files (for the message).
+        strings: fields that, where present, must be strings; ``objects``: fields that, where present, must be
+            objects whose values are strings (a sentence's words by position).
 
     Raises:
-        DataError: an empty line, malformed JSON (with the column), JSON that is not an object, or a required field missing.
+        DataError: an empty line, malformed JSON (with the column), JSON that is not an object, a required field
+            missing, or a field of another JSON type than ``strings`` or ``objects`` say.
     """
     if not text.strip():
         raise DataError(f"{where}: empty line")
@@ -54,4 +60,18 @@ def json_record(text: str, where: str, required: tuple[str, ...] = (), written_b
     if missing:
         hint = f"; is this a file of {written_by}?" if written_by else ""
         raise DataError(f"{where}: missing field {missing[0]!r}{hint}")
+    for name in strings:
+        if name in record and not isinstance(record[name], str):
+            raise DataError(f"{where}: field {name!r} is {_json_type(record[name])}, not a string")
+    for name in objects:
+        if name in record and not (isinstance(record[name], dict) and all(isinstance(v, str) for v in record[name].values())):
+            raise DataError(f"{where}: field {name!r} is {_json_type(record[name])}, not an object of strings")
     return record
+
+
+def _json_type(value) -> str:
+    """How JSON calls ``value``'s type (``a number``, ``an array``, ...)."""
+    for kind, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"), (dict, "an object")):
+        if isinstance(value, kind):
+            return name
+    return "null"

@@ -34,7 +34,7 @@ import numpy as np
 
 from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
-from interp.core.errors import ConfigError, DataError, named
+from interp.core.errors import ConfigError, DataError, InterpError, named
 from interp.core.subsets import seeded_subset
 from interp.models.labels import LabelReading, read_labels
 from interp.tasks.stages import BehavioralStage, DemoPlan, fine_tuning
@@ -76,9 +76,21 @@ def _checked_load(
     """
 
     def checked(splits: Sequence[str]) -> list:
-        examples = load(splits)
+        try:
+            examples = load(splits)
+        except InterpError:
+            raise
+        except Exception as exc:  # a user's loader is user code: its failure is named, not a traceback
+            raise DataError(f"task {name!r}: its load({list(splits)}) raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(examples, (list, tuple)):
+            raise DataError(f"task {name!r}: its load returned {type(examples).__name__}, not a list of examples")
         seen: set[tuple[str, str]] = set()
-        for e in examples:
+        for i, e in enumerate(examples):
+            lacking = [a for a in ("id", "premise", "hypothesis", "label") if not isinstance(getattr(e, a, None), str)]
+            if lacking:
+                raise DataError(f"task {name!r}: example {i} ({type(e).__name__}) has no {lacking[0]!r} string; an example has "
+                                "id, premise, hypothesis, label, split and words")
+
             key = (getattr(e, "split", ""), e.id)  # splits may overlap (a lexical test inside a test): unique within one
             if key in seen:
                 raise DataError(f"task {name!r}: example id {e.id!r} occurs twice in split {key[0]!r}; ids must be unique")

@@ -73,7 +73,8 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
     examples = []
     for lineno, text in enumerate(lines, start=1):
         where = f"{path}:{lineno}"
-        record = json_record(text, where)
+        record = json_record(text, where, strings=("id", "premise", "hypothesis", "label", "split", *NODES),
+                             objects=("premise_words", "hypothesis_words"))
         try:
             p, h = record["premise_words"], record["hypothesis_words"]
             fields = (record["id"], record["premise"], record["hypothesis"], record["label"], record["split"])
@@ -85,7 +86,7 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
             raise DataError(f"{where}: unknown split {record['split']!r} (train or test)")
         try:
             values = run_forward(model, inputs_of(p, h))
-        except (ConfigError, KeyError) as exc:
+        except (ConfigError, KeyError, TypeError, ValueError) as exc:
             raise DataError(f"{where}: not a pair of the MQNLI fragment ({exc})") from None
         for side, words in (("premise", p), ("hypothesis", h)):
             if record[side] != " ".join(words[k] for k in POSITIONS):

@@ -84,19 +84,20 @@ def read_systematicity(path: str | Path, splits: Sequence[str]) -> list[Systemat
     out = []
     for i, line in enumerate(read_lines(path, "interp monotonicity generate"), start=1):
         where = f"{path}:{i}"
-        r = json_record(line, where)
+        r = json_record(line, where, ("premise", "hypothesis", "label", "split", "direction"), "interp monotonicity generate",
+                        strings=("id", "premise", "hypothesis", "label", "split", "direction", "position"))
         if r.get("split") not in splits:
             continue
         try:
             monotonicity, context = causal_inputs(r)
             words = {"target.p": _target_word(r["premise_tree"], r["position"]), "target.h": _target_word(r["hypothesis_tree"], r["position"])}
             direction = r["direction"]
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
             raise DataError(f"{where}: not a systematicity record ({type(exc).__name__}: {exc})") from None
         if r.get("label") not in LABELS or direction not in DIRECTIONS:
             raise DataError(f"{where}: label {r.get('label')!r} / direction {direction!r} not one of {LABELS} / {DIRECTIONS}")
         if r["label"] != entailment_label(compose(context, monotonicity), direction):
-            raise DataError(f"{where}: label {r['label']!r} disagrees with its quantifiers {r['quantifiers']} and direction {direction}")
+            raise DataError(f"{where}: label {r['label']!r} disagrees with its quantifiers {r.get('quantifiers')} and direction {direction}")
         out.append(SystematicityPair(r.get("id", where), r["premise"], r["hypothesis"], r["label"], r["split"], monotonicity, context, direction, words))
     if not out:
         raise DataError(f"{path}: no pairs in split(s) {', '.join(splits)}")

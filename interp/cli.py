@@ -201,6 +201,10 @@ def _backend_option(function):
     )(function)
 
 
+_INPUT = click.option("--input", default=None, help="pair, or hypothesis: the hypothesis-only baseline (the premise left empty) "
+                      "[default: pair; evaluate: what the checkpoint was trained to read].")
+
+
 def _wordpiece_option(rules: str = "first or last"):
     return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
@@ -218,16 +222,18 @@ def _wordpiece_option(rules: str = "first or last"):
 @click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h); adds the cross-entropy of the intervened output against the causal model's counterfactual.")
 @click.option("--iit-weight", type=float, default=1.0, show_default=True, help="Weight of the IIT loss.")
 @click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation).")
+@click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row).")
+@_INPUT
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, out, overwrite):
+def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, out, overwrite):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
 
     config = TrainConfig(
         model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
-        epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace,
+        epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, init=init, input=input or "pair",
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
     result = (train_iit if iit else train_model)(config, out, progress=progress, overwrite=overwrite)
@@ -242,7 +248,8 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
-def evaluate(model, label_map, data, splits, batch_size, as_json):
+@_INPUT
+def evaluate(model, label_map, data, splits, batch_size, as_json, input):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.models.evaluation import evaluate_task
     from interp.tasks import resolve_tasks, task_for_file
@@ -252,8 +259,8 @@ def evaluate(model, label_map, data, splits, batch_size, as_json):
     tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
                                  data_file=data.data_file, argument="task")  # fmt: skip
     chosen = _splits(splits, "--splits") if splits is not None else None
-    table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty(), label_map=label_map)
-             for name, task in tasks.items()}  # fmt: skip
+    table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty(), label_map=label_map,
+                                 input=input) for name, task in tasks.items()}  # fmt: skip
     if group is None:
         (metrics,) = table.values()
         click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(

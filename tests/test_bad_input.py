@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -311,18 +312,24 @@ def test_the_table_is_at_least_forty_rows():
     assert len(ROWS) >= 40 and len({r[0] for r in ROWS}) == len(ROWS)
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A 64 KiB tmpfs: every output that needs more fails with ENOSPC."""
-    mount = tmp_path / "full"
+@contextmanager
+def tmpfs(mount: Path, options: str):
+    """A 64 KiB tmpfs mounted at ``mount`` with ``options`` (skips the test where mounting is not allowed)."""
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"{options}size=64k", "tmpfs", str(mount)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
     try:
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs: every output that needs more fails with ENOSPC."""
+    with tmpfs(tmp_path / "full", "") as mount:
+        yield mount
 
 
 FULL = [
@@ -354,15 +361,8 @@ def test_a_full_disk_gives_one_line_and_leaves_nothing(row, full_disk, made, tin
 @pytest.fixture
 def read_only(tmp_path):
     """A tmpfs mounted read-only (EROFS for every write, root included)."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
-    try:
+    with tmpfs(tmp_path / "ro", "ro,") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 @pytest.mark.parametrize("row", FULL, ids=[r[0] for r in FULL])

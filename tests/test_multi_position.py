@@ -11,7 +11,7 @@ from transformers import AutoModelForSequenceClassification
 
 from interp.core.errors import ConfigError
 from interp.engine import interchange_logits, naive_interchange, source_vectors
-from interp.hooks import hooked, n_layers
+from interp.hooks import hooked
 from interp.hooks.locations import Location, parse_locations
 from interp.tasks import resolve_task
 from interp.hooks.encoding import collate, encode_examples, location_tokens
@@ -180,7 +180,7 @@ def test_mqnli_runs_through_cache_probe_intervene_and_cliques(mqnli_file, tiny_m
     subj_loc = "blocks.1.hook_resid_post@adj_s.p+n_s.p+adj_s.h+n_s.h"
     with open_interventions(tmp_path / "iv.h5") as iv:
         assert iv.task == "mqnli" and subj_loc in iv.locations and len(iv.locations) == 2 * 3
-        assert iv.aligned_locations("n_s") == [f"blocks.0.hook_resid_pre@n_s.p+n_s.h", "blocks.0.hook_resid_post@n_s.p+n_s.h", both]
+        assert iv.aligned_locations("n_s") == ["blocks.0.hook_resid_pre@n_s.p+n_s.h", "blocks.0.hook_resid_post@n_s.p+n_s.h", both]
         model_pred = iv.matrix("model_pred", subj_loc)
         graphs = {v: build_graph(model_pred, iv.matrix("causal_pred", subj_loc, v), iv.values(v).codes) for v in ("n_s", "subj_np")}
     assert not np.array_equal(graphs["n_s"].causal, graphs["subj_np"].causal), "causal edges come from the chosen variable"

@@ -136,6 +136,52 @@ def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
     assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
     assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
+    variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"])}
+    assert len(variants) == 2 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
+
+
+def test_random_init_keeps_the_architecture_and_tokenizer_and_draws_every_weight_from_the_seed(tiny_classifier_dir):
+    """MoNLI Table 1's no-pretraining row: the checkpoint's config and tokenizer, none of its weights."""
+    pretrained, tokenizer = load_classifier(str(tiny_classifier_dir), require_head=True)
+    first, random_tokenizer = load_classifier(str(tiny_classifier_dir), require_head=True, seed=0, init="random")
+    again, _ = load_classifier(str(tiny_classifier_dir), require_head=True, seed=0, init="random")
+    other, _ = load_classifier(str(tiny_classifier_dir), require_head=True, seed=1, init="random")
+    assert type(first) is type(pretrained) and first.config.to_diff_dict().keys() >= {"hidden_size", "num_hidden_layers"}
+    assert first.config.hidden_size == pretrained.config.hidden_size and first.config.id2label == pretrained.config.id2label
+    assert random_tokenizer.get_vocab() == tokenizer.get_vocab()
+    kept, drawn, seeded = pretrained.state_dict(), first.state_dict(), other.state_dict()
+    assert kept.keys() == drawn.keys()
+    for name, value in drawn.items():
+        assert torch.equal(value, again.state_dict()[name]), name  # the seed decides
+        if value.is_floating_point() and value.numel() > 1 and "LayerNorm" not in name and "bias" not in name:
+            assert not torch.equal(value, kept[name]), name  # no pretrained weight survives
+            assert not torch.equal(value, seeded[name]), name  # another seed, other weights
+
+
+def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, monli_dir, minilm_tokenizer, tmp_path):
+    """Trained and scored on the hypothesis alone: its predictions cannot depend on the premise (the null: the pair model's do)."""
+    from interp.hooks.encoding import HypothesisOnly, encode_pair, input_view
+    from interp.models.evaluation import evaluate_task
+    from interp.tasks import resolve_task
+
+    task = resolve_task("monli", data_dir=str(monli_dir))
+
+    examples = load_monli(monli_dir, ("nmonli_test",))[:24]
+    seen = encode_pair(HypothesisOnly(examples[0]), minilm_tokenizer, LABELS)
+    assert list(seen.input_ids) == minilm_tokenizer("", examples[0].hypothesis)["input_ids"]
+    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_train",), epochs=1, batch_size=16, max_examples=48, lr=5e-3,
+                         eval_splits=("nmonli_test",), data=DataSpec(data_dir=str(monli_dir)))  # fmt: skip
+    other = [replace(e, premise=examples[(i + 7) % len(examples)].premise) for i, e in enumerate(examples)]  # premises swapped
+    for input, invariant in (("hypothesis", True), ("pair", False)):
+        out = tmp_path / input
+        train(replace(config, input=input), out, progress=False)
+        model, tokenizer = load_classifier(str(out), require_head=True)
+        logits = [predict_logits(model, [encode_pair(e, tokenizer, LABELS) for e in input_view(batch, input)], tokenizer.pad_token_id)
+                  for batch in (examples, other)]  # fmt: skip
+        assert torch.allclose(*logits, atol=1e-5) is invariant, input
+        record = json.loads((out / TRAINING_FILE).read_text())
+        assert record["config"]["input"] == input
+        assert evaluate_task(str(out), task, ("nmonli_test",)) == record["metrics"]  # `interp evaluate` reads as it was trained
 
 
 def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_dir, tmp_path):

@@ -224,6 +224,43 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     return [encode_example(e, tokenizer, wordpiece, labels) for e in examples]
 
 
+#: What a classifier reads of an example: the pair, or the hypothesis alone (:func:`input_view`).
+INPUTS: tuple[str, ...] = ("pair", "hypothesis")
+
+
+class HypothesisOnly:
+    """An example seen without its premise: ``premise`` is empty, every other attribute is the example's.
+
+    The hypothesis-only baseline (Poliak et al. 2018; Richardson et al. 2020,
+    Table 1; MoNLI's discussion, Geiger et al. 2020 §4): a classifier that
+    reaches high accuracy without the premise learned the dataset's artifacts.
+    Tokenized as a pair with an empty premise (``[CLS] [SEP] hypothesis [SEP]``),
+    so the hypothesis keeps its segment and positions.
+    """
+
+    premise = ""
+
+    def __init__(self, example):
+        self.example = example
+
+    def __getattr__(self, name: str):
+        return getattr(self.example, name)
+
+    def __repr__(self) -> str:
+        return f"HypothesisOnly({self.example!r})"
+
+
+def input_view(examples: Sequence, input: str = "pair") -> list:
+    """``examples`` as a classifier with ``input`` reads them: as they are (``pair``) or :class:`HypothesisOnly`.
+
+    Raises:
+        ConfigError: naming ``input=``: not one of :data:`INPUTS`.
+    """
+    if input not in INPUTS:
+        raise ConfigError(f"`input=` must be {' or '.join(INPUTS)}, got {input!r}")
+    return list(examples) if input == "pair" else [HypothesisOnly(e) for e in examples]
+
+
 def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | None = None) -> Encoded:
     """Tokenize any NLI pair (``id``, ``premise``, ``hypothesis``, and ``label`` in ``labels`` or its own ``label_id``).
 

@@ -39,10 +39,10 @@ from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
 from interp.api.training import FineTuneSettings
 from interp.core.subsets import seeded_subset
-from interp.hooks.encoding import encode_pair
+from interp.hooks.encoding import INPUTS, encode_pair, input_view
 from interp.models.evaluation import evaluate
 from interp.models.labels import parse_label_map
-from interp.models.loading import checkpoint_labels, load_classifier, model_identity
+from interp.models.loading import INITS, checkpoint_labels, load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
 from interp.api.specs import DataSpec, flat
 from interp.tasks import Task
@@ -79,6 +79,8 @@ class TrainConfig(FineTuneSettings):
     iit_weight: float = 1.0
     iit_subspace: int | None = None
     label_map: tuple[str, ...] | None = None  # a head's label names in id order, where its id2label does not say (LABEL_0...)
+    init: str = "pretrained"  # or "random": the same architecture and tokenizer, weights drawn from ``seed`` (MoNLI Table 1's no-pretraining row)
+    input: str = "pair"  # or "hypothesis": the hypothesis-only baseline (the premise left empty in training and in scoring)
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
@@ -117,6 +119,9 @@ class TrainConfig(FineTuneSettings):
             (self.iit_subspace is None or self.iit_subspace >= 1, "`iit_subspace=` must be at least 1"),
             (self.iit is not None or (self.iit_subspace is None and self.iit_weight == 1.0),
              "`iit_subspace=` and `iit_weight=` shape interchange intervention training: give `iit=` VARIABLE@LOCATION too"),
+            (self.init in INITS, f"`init=` must be {' or '.join(INITS)}, got {self.init!r}"),
+            (self.input in INPUTS, f"`input=` must be {' or '.join(INPUTS)}, got {self.input!r}"),
+            (self.iit is None or self.input == "pair", "`iit=` aligns a variable with tokens of the pair: train it with `input=pair`"),
         ]
         for ok, message in checks:
             if not ok:
@@ -135,6 +140,9 @@ class TrainConfig(FineTuneSettings):
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
             for key in ("iit", "iit_weight", "iit_subspace"):
+                del settings[key]
+        for key, default in (("init", "pretrained"), ("input", "pair")):  # and before --init and --input
+            if settings[key] == default:
                 del settings[key]
         if settings["task"] == "monli":
             del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
@@ -193,7 +201,7 @@ def train(
         raise ConfigError("`iit=`: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
-    eval_examples = config.load(config.eval_splits)
+    eval_examples = input_view(config.load(config.eval_splits), config.input)
     # MoNLI ids name a line of its file; other tasks' ids need not, so their content is fingerprinted.
     stable = config.resolved_task().stable_ids
     keys = [e.id if stable else f"{e.id}\t{e.premise}\t{e.hypothesis}\t{e.label}" for e in train_examples]
@@ -214,11 +222,11 @@ def train(
             f"{named('out_dir', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
         )
     started = time.perf_counter()
-    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map)
+    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map, init=config.init)
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
     reading = config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model)
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
-    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in train_examples]
+    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in input_view(train_examples, config.input)]
     try:
         def curve() -> dict:
             return {"accuracy": evaluate(model, tokenizer, eval_examples, reading=reading)}

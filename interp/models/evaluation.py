@@ -12,7 +12,9 @@ and ``split``; nothing here knows a task.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import torch
@@ -20,9 +22,10 @@ from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError
 from interp.hooks.architecture import batch_inputs
-from interp.hooks.encoding import Encoded, collate, encode_pair
+from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair, input_view
 from interp.models.labels import LabelReading, read_labels
-from interp.models.loading import checkpoint_labels
+from interp.models.loading import checkpoint_labels, resolve_model
+from interp.models.training import TRAINING_FILE
 
 
 @torch.no_grad()
@@ -92,8 +95,19 @@ def evaluate(
     return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}
 
 
+def trained_input(spec: str) -> str:
+    """What the checkpoint ``spec`` was fine-tuned to read (``pair`` or ``hypothesis``; its ``training.json`` says), else ``pair``."""
+    source = resolve_model(spec)
+    try:
+        record = json.loads((Path(source.location) / TRAINING_FILE).read_text(encoding="utf-8")) if source.local else {}
+    except (OSError, ValueError):
+        record = {}
+    found = record.get("config", {}).get("input") if isinstance(record, dict) and isinstance(record.get("config"), dict) else None
+    return found if found in INPUTS else "pair"
+
+
 def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                  label_map=None) -> dict[str, dict]:  # fmt: skip
+                  label_map=None, input: str | None = None) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
 
     A model with the task's labels in any order is scored as is; a model with
@@ -101,7 +115,9 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     the task's :attr:`~interp.tasks.base.Task.label_mapping`; a model with fewer
     (MoNLI's two labels on a semantic fragment) is scored against the mapped gold
     labels (:meth:`~interp.tasks.base.Task.read_labels`). ``label_map`` names a
-    head's ids where its ``id2label`` does not (``LABEL_0``...).
+    head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
+    hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
+    read (:func:`trained_input`).
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
@@ -116,7 +132,7 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
-    examples = task.load(tuple(splits))
+    examples = input_view(task.load(tuple(splits)), trained_input(spec) if input is None else input)
     model, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
     return score_task(model, tokenizer, task, examples, batch_size, progress, spec)
 

@@ -163,6 +163,10 @@ def checkpoint_labels(config) -> tuple[str, ...]:
     return tuple(str(config.id2label[i]) for i in range(config.num_labels))
 
 
+#: How :func:`load_classifier` initializes the weights.
+INITS: tuple[str, ...] = ("pretrained", "random")
+
+
 def load_classifier(
     spec: str,
     labels: Sequence[str] | None = None,
@@ -170,6 +174,7 @@ def load_classifier(
     require_head: bool = False,
     seed: int | None = None,
     label_map: str | Mapping[int, str] | Sequence[str] | None = None,
+    init: str = "pretrained",
 ):
     """Load an encoder sequence classifier and its fast tokenizer.
 
@@ -186,6 +191,9 @@ def load_classifier(
             (``LABEL_0``...): ``"0=contradiction,1=neutral,2=entailment"``, a dict or the names in
             id order (:func:`interp.models.labels.parse_label_map`); written into the loaded
             model's config (not the checkpoint).
+        init: ``pretrained`` (the checkpoint's weights) or ``random``: the same architecture, config and tokenizer,
+            every weight drawn afresh from ``seed`` (MoNLI's "no pretraining" row, Geiger et al. 2020, Table 1:
+            what fine-tuning learns from the dataset's artifacts alone).
 
     Returns:
         ``(model, tokenizer)``: a ``PreTrainedModel`` in eval mode on CPU,
@@ -196,10 +204,14 @@ def load_classifier(
             not valid safetensors (checked before loading), tokenizer files
             missing or not matching the model's vocabulary, no classifier
             head where one is required.
-        ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head.
+        ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head;
+            naming ``init=``: neither ``pretrained`` nor ``random``.
     """
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    if init not in INITS:
+        raise ConfigError(f"`init=` must be {' or '.join(INITS)}, got {init!r}")
 
     source = resolve_model(spec)
     config = _load_config(source)
@@ -231,7 +243,12 @@ def load_classifier(
         torch.manual_seed(seed)
     try:
         with quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(source.location, **kwargs)
+            if init == "random":  # the checkpoint's config with the head's labels, no weights read
+                kwargs.pop("use_safetensors"), kwargs.pop("trust_remote_code")
+                config = config.__class__.from_dict({**config.to_dict(), **kwargs, "architectures": None})
+                model = AutoModelForSequenceClassification.from_config(config)
+            else:
+                model = AutoModelForSequenceClassification.from_pretrained(source.location, **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None

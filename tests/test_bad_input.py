@@ -165,6 +165,15 @@ def _huge_number(made, tmp_path: Path) -> Path:
     (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
     return data
 
+def _repeated_line(monli_dir: Path, tmp_path: Path) -> Path:
+    """A copy of MoNLI whose nmonli_test repeats its line 3 at the end (read with checksums skipped, it counted twice)."""
+    data = tmp_path / "monli_repeated"
+    shutil.copytree(monli_dir, data)
+    lines = (data / "nmonli_test.jsonl").read_text().splitlines()
+    (data / "nmonli_test.jsonl").write_text("\n".join([*lines, lines[2]]) + "\n")
+    return data
+
+
 def _edited_sidecar(tmp_path: Path) -> Path:
     """A saved DAS rotation whose sidecar's location was edited after saving (it was scored at the other tokens)."""
     from interp.engine.interventions import RotatedSubspace
@@ -197,6 +206,8 @@ ROWS = [
      "example 'toy:1' has no word for role 'noun_h'"),
     ("a causal model contradicting the gold labels", lambda m, t, mo, d: ["demo", "--task", f"{t / 'wrong.py'}:make_task", "--model", mo, "--out", t / "demo"],
      "does not fit the dataset: it labels example toy:1"),
+    ("a repeated MoNLI line", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _repeated_line(d, t), "--skip-checksums", "--splits", "nmonli_test"],
+     "nmonli_test.jsonl:201: repeats line 3 word for word"),
     ("a task repeating an id", lambda m, t, mo, d: ["cache", "--task", f"{t / 'dup.py'}:make_task", "--model", mo, "--out", t / "a.h5"], "occurs twice"),
     ("fragments check on MoNLI", lambda m, t, mo, d: ["fragments", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'; is this a file of interp fragments generate?"),
     ("monotonicity check on MoNLI", lambda m, t, mo, d: ["monotonicity", "check", Path(d) / "nmonli_test.jsonl"], "nmonli_test.jsonl:1: missing field 'premise_tree'"),

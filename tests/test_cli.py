@@ -40,7 +40,7 @@ def test_missing_data_directory_exits_2(tmp_path):
 
 
 def test_checksum_mismatch_exits_2(spoil, tiny_classifier_dir):
-    directory = spoil("nmonli_test", 2, record())
+    directory = spoil("nmonli_test", 2, record(sentence1="the woman does not own a dog", sentence2="the woman does not own a mammal"))
     args = ("evaluate", "--model", str(tiny_classifier_dir), "--splits", "nmonli_test", "--data-dir", str(directory))
     result = run(*args)
     assert result.exit_code == 2 and "nmonli_test.jsonl: SHA-256" in result.stderr

@@ -70,15 +70,17 @@ def test_any_location_text_parses_or_is_refused(spec):
 
 
 @pytest.fixture(scope="module")
-def task_files(monli_dir, mqnli_file, tmp_path_factory):
-    """One real file per JSONL reader: MoNLI's released split and the three generators' outputs."""
+def task_files(monli_dir, fragments_dir, mqnli_file, tmp_path_factory):
+    """One real file per JSONL reader: MoNLI's and a semantic fragment's released splits, and the three generators' outputs."""
     root = tmp_path_factory.mktemp("fuzz_files")
+    (root / "fragments" / "negation").mkdir(parents=True)
+    shutil.copy(Path(fragments_dir) / "negation" / "dev.json", root / "fragments" / "negation" / "dev.json")
     runner = CliRunner()
     for args in (["fragments", "generate", "--out", root / "mono.jsonl", "--n-train", "30", "--n-dev", "6", "--n-test", "6"],
                  ["monotonicity", "generate", "--protocol", "predicate", "--out", root / "sys.jsonl"]):  # fmt: skip
         result = runner.invoke(main, [str(a) for a in args])
         assert result.exit_code == 0, result.output
-    return {"monli": Path(monli_dir) / "nmonli_test.jsonl", "mqnli": mqnli_file, "monotonicity-fragment": root / "mono.jsonl",
+    return {"monli": Path(monli_dir) / "nmonli_test.jsonl", "fragment:negation": root / "fragments" / "negation" / "dev.json", "mqnli": mqnli_file, "monotonicity-fragment": root / "mono.jsonl",
             "monotonicity": root / "sys.jsonl"}  # fmt: skip
 
 
@@ -87,6 +89,10 @@ def _reader(name: str):
         from interp.tasks.monli.data import read_split
 
         return lambda path: read_split(path, "nmonli_test")
+    if name == "fragment:negation":
+        from interp.tasks.fragments.data import load_fragment
+
+        return lambda path: load_fragment("negation", ("dev",), data_dir=path.parent.parent, verify_checksums=False)
     if name == "mqnli":
         from interp.tasks.mqnli.files import read_mqnli
 
@@ -117,10 +123,11 @@ def spoiled_lines(draw, line: str):
     return json.dumps(record)
 
 
-@pytest.mark.parametrize("task", ["monli", "mqnli", "monotonicity-fragment", "monotonicity"])
+@pytest.mark.parametrize("task", ["monli", "fragment:negation", "mqnli", "monotonicity-fragment", "monotonicity"])
 def test_any_spoiled_line_of_a_tasks_file_loads_or_is_named(task, task_files, tmp_path_factory):
     lines = task_files[task].read_text(encoding="utf-8").splitlines()[:40]
-    path = tmp_path_factory.mktemp("spoiled") / task_files[task].name
+    path = tmp_path_factory.mktemp("spoiled") / "fragments" / "negation" / task_files[task].name
+    path.parent.mkdir(parents=True)
     read = _reader(task)
 
     @given(st.data())

@@ -96,10 +96,13 @@ def test_unknown_split():
 
 
 def test_checksum_mismatch_names_the_file(spoil):
-    directory = spoil("nmonli_test", 3, record())
+    directory = spoil("nmonli_test", 3, record(sentence1="the woman does not own a dog", sentence2="the woman does not own a mammal"))
     with pytest.raises(DataError, match=r"nmonli_test\.jsonl: SHA-256 [0-9a-f]{64} does not match"):
         load_monli(directory, splits=("nmonli_test",))
     assert len(load_monli(directory, splits=("nmonli_test",), verify_checksums=False)) == 200
+    repeated = spoil("nmonli_test", 3, record())  # line 1 word for word
+    with pytest.raises(DataError, match=r"nmonli_test\.jsonl:3: repeats line 1 word for word"):
+        load_monli(repeated, splits=("nmonli_test",), verify_checksums=False)
 
 
 @pytest.mark.parametrize(

@@ -176,6 +176,10 @@ class Task:
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"task {self.name!r} declares no labels")
+        odd = [x for x in self.labels if not isinstance(x, str) or not x.strip() or not x.isprintable()]
+        if odd or len(set(self.labels)) != len(self.labels):
+            raise ConfigError(f"task {self.name!r}: labels {tuple(self.labels)!r} are not distinct printable names"
+                              + (f" ({odd[0]!r})" if odd else ""))
         bad = [r for r in self.roles if not isinstance(r, str) or not re.fullmatch(r"[A-Za-z_][\w.]*", r)]
         if bad:
             raise ConfigError(f"task {self.name!r}: token role {bad[0]!r} is not a name (letters, digits, _ and .), as locations need")

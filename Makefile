@@ -48,7 +48,7 @@ demo: setup
 test: setup-test
 	$(PY) -m pytest -q
 
-# The Hypothesis properties of tests/test_fuzz.py 25 times longer than in `make test` (a few minutes).
+# The Hypothesis properties of tests/test_fuzz.py 25 times longer than in `make test` (about 90 s).
 fuzz: setup-test
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q tests/test_fuzz.py
 

@@ -59,6 +59,9 @@ def _flag(param: str, value: str) -> str:
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
+            bad = next((a for a in ctx.args if "\x00" in a), None)
+            if bad is not None:  # no path or name can hold one, and the OS refuses it with a ValueError deep in a command
+                raise ConfigError(f"argument {bad!r} holds a NUL character, which no path or name can")
             return super().invoke(ctx)
         except InterpError as exc:
             click.echo(f"interp: error: {exc.render(_flag)}", err=True)

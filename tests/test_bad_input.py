@@ -206,6 +206,7 @@ ROWS = [
      "example 'toy:1' has no word for role 'noun_h'"),
     ("a causal model contradicting the gold labels", lambda m, t, mo, d: ["demo", "--task", f"{t / 'wrong.py'}:make_task", "--model", mo, "--out", t / "demo"],
      "does not fit the dataset: it labels example toy:1"),
+    ("a NUL in an argument", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-file", "runs/a\x00b.jsonl"], "holds a NUL character"),
     ("a repeated MoNLI line", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _repeated_line(d, t), "--skip-checksums", "--splits", "nmonli_test"],
      "nmonli_test.jsonl:201: repeats line 3 word for word"),
     ("a task repeating an id", lambda m, t, mo, d: ["cache", "--task", f"{t / 'dup.py'}:make_task", "--model", mo, "--out", t / "a.h5"], "occurs twice"),

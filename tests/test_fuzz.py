@@ -203,7 +203,7 @@ def _datasets(path: Path) -> list[str]:
 
 arrays = st.one_of(
     st.tuples(st.sampled_from(["f4", "f8", "i1", "i8", "u1"]), st.lists(st.integers(0, 5), max_size=3)).map(lambda t: np.ones(t[1], dtype=t[0])),
-    st.lists(st.text(max_size=5), max_size=4).map(lambda xs: np.array(xs, dtype=h5py.string_dtype())),
+    st.lists(st.text(st.characters(blacklist_characters="\x00"), max_size=5), max_size=4).map(lambda xs: np.array(xs, dtype=h5py.string_dtype())),
     st.just(np.array([np.nan, np.inf], dtype="f4")),
 )
 

@@ -12,7 +12,6 @@ and ``split``; nothing here knows a task.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -21,6 +20,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError
+from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair, input_view
 from interp.models.labels import LabelReading, read_labels
@@ -98,11 +98,9 @@ def evaluate(
 def trained_input(spec: str) -> str:
     """What the checkpoint ``spec`` was fine-tuned to read (``pair`` or ``hypothesis``; its ``training.json`` says), else ``pair``."""
     source = resolve_model(spec)
-    try:
-        record = json.loads((Path(source.location) / TRAINING_FILE).read_text(encoding="utf-8")) if source.local else {}
-    except (OSError, ValueError):
-        record = {}
-    found = record.get("config", {}).get("input") if isinstance(record, dict) and isinstance(record.get("config"), dict) else None
+    record = read_json(Path(source.location) / TRAINING_FILE) if source.local else None
+    settings = record.get("config") if isinstance(record, dict) else None
+    found = settings.get("input") if isinstance(settings, dict) else None
     return found if found in INPUTS else "pair"
 
 

@@ -81,7 +81,8 @@ def _checked_load(
         except InterpError:
             raise
         except Exception as exc:  # a user's loader is user code: its failure is named, not a traceback
-            raise DataError(f"task {name!r}: its load({list(splits)}) raised {type(exc).__name__}: {exc}") from None
+            said = next(iter(str(exc).splitlines()), "")  # its first line: the message stays one line
+            raise DataError(f"task {name!r}: its load({list(splits)}) raised {type(exc).__name__}: {said}") from None
         if not isinstance(examples, (list, tuple)):
             raise DataError(f"task {name!r}: its load returned {type(examples).__name__}, not a list of examples")
         seen: set[tuple[str, str]] = set()
@@ -90,7 +91,6 @@ def _checked_load(
             if lacking:
                 raise DataError(f"task {name!r}: example {i} ({type(e).__name__}) has no {lacking[0]!r} string; an example has "
                                 "id, premise, hypothesis, label, split and words")
-
             key = (getattr(e, "split", ""), e.id)  # splits may overlap (a lexical test inside a test): unique within one
             if key in seen:
                 raise DataError(f"task {name!r}: example id {e.id!r} occurs twice in split {key[0]!r}; ids must be unique")

@@ -129,6 +129,8 @@ def test_any_spoiled_line_of_a_tasks_file_loads_or_is_named(task, task_files, tm
     path = tmp_path_factory.mktemp("spoiled") / "fragments" / "negation" / task_files[task].name
     path.parent.mkdir(parents=True)
     read = _reader(task)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert read(path)  # the null: the unspoiled lines load
 
     @given(st.data())
     def check(data):

@@ -232,8 +232,10 @@ class HypothesisOnly:
     """An example seen without its premise: ``premise`` is empty, every other attribute is the example's.
 
     The hypothesis-only baseline (Poliak et al. 2018; Richardson et al. 2020,
-    Table 1; MoNLI's discussion, Geiger et al. 2020 §4): a classifier that
-    reaches high accuracy without the premise learned the dataset's artifacts.
+    Table 1, "Additional Baselines"): a classifier that reaches high accuracy
+    without the premise learned the dataset's artifacts, which Geiger et al.
+    2020, §5.2, name (after Gururangan et al. 2018) to read BERT's
+    above-chance score without pretraining.
     Tokenized as a pair with an empty premise (``[CLS] [SEP] hypothesis [SEP]``),
     so the hypothesis keeps its segment and positions.
     """

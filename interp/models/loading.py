@@ -228,27 +228,26 @@ def load_classifier(
             f"model {spec!r} is a {config.model_type} encoder ({', '.join(config.architectures or ['no architecture'])}) "
             "without a trained sequence-classification head; fine-tune it first with `interp train`"
         )
-    kwargs: dict = {"trust_remote_code": False, "use_safetensors": True}
+    head_labels: dict = {}  # what the loaded config says of the head's labels, where it changes them
     if head:
         if label_map is not None:
-            names = parse_label_map(label_map, config.num_labels)
-            kwargs.update(label_config(names))
+            head_labels = label_config(parse_label_map(label_map, config.num_labels))
     else:
         if label_map is not None:
             raise ConfigError(f"`label_map=`: model {spec!r} has no classification head to name the labels of")
         if labels is None:
             raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one")
-        kwargs.update(num_labels=len(labels), **label_config(labels))
+        head_labels = {"num_labels": len(labels), **label_config(labels)}
     if seed is not None:
         torch.manual_seed(seed)
     try:
         with quiet_transformers():
             if init == "random":  # the checkpoint's config with the head's labels, no weights read
-                kwargs.pop("use_safetensors"), kwargs.pop("trust_remote_code")
-                config = config.__class__.from_dict({**config.to_dict(), **kwargs, "architectures": None})
-                model = AutoModelForSequenceClassification.from_config(config)
+                model = AutoModelForSequenceClassification.from_config(config.__class__.from_dict({**config.to_dict(), **head_labels}))
             else:
-                model = AutoModelForSequenceClassification.from_pretrained(source.location, **kwargs)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    source.location, trust_remote_code=False, use_safetensors=True, **head_labels
+                )
         tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None

@@ -46,7 +46,7 @@ demo: setup
 	$(VENV)/bin/interp demo --out $(DEMO_OUT)
 
 test: setup-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # The Hypothesis properties of tests/test_fuzz.py 25 times longer than in `make test` (about 90 s).
 fuzz: setup-test

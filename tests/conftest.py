@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on the network in tests
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `make test` runs one worker per core (pytest-xdist): one thread each, for this process and the
+    # commands and notebook kernels it starts, so that the workers do not oversubscribe the cores.
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
 
 import json
 import shutil
@@ -13,6 +20,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: The files that take a minute or more, longest first. Under `make test`'s workers (pytest-xdist, one file per
+#: worker at a time, in collection order: --no-loadscope-reorder) they start first, so that no long file starts last.
+SLOW_FILES = ("test_notebook.py", "test_runnable_docs.py", "test_labels.py", "test_architectures.py", "test_interventions.py",
+              "test_interventions_scale.py", "test_docs.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        rank = {name: i for i, name in enumerate(SLOW_FILES)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FILES)))  # stable: a file's tests keep their order
 
 
 @pytest.fixture(scope="session")

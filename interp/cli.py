@@ -227,22 +227,28 @@ def _wordpiece_option(rules: str = "first or last"):
 @click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation).")
 @click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row).")
 @_INPUT
+@click.option("--node-loss", default=None, help="Also train a head per causal-model variable (comma-separated, or all) to predict its value, "
+              "a cross-entropy added to the label's (Geiger et al. 2019, Figure 4: MQNLI's tree nodes).")
+@click.option("--node-weight", type=float, default=1.0, show_default=True, help="Weight of the node loss.")
+@click.option("--node-read", default="cls", show_default=True, help="Where the node heads read the last block: cls, or tokens (each variable's aligned tokens).")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, out, overwrite):
+def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, node_loss, node_weight,
+          node_read, out, overwrite):  # fmt: skip
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
+    from interp.models.evaluation import accuracy_lines
 
     config = TrainConfig(
         model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
         epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, init=init, input=input or "pair",
+        node_loss=node_loss, node_weight=node_weight, node_read=node_read,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
     result = (train_iit if iit else train_model)(config, out, progress=progress, overwrite=overwrite)
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
-    for split, m in result.metrics.items():
-        click.echo(f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})")
+    click.echo("\n".join(accuracy_lines(result.metrics)))
 
 
 @main.command()
@@ -254,7 +260,7 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits
 @_INPUT
 def evaluate(model, label_map, data, splits, batch_size, as_json, input):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
-    from interp.models.evaluation import evaluate_task
+    from interp.models.evaluation import accuracy_lines, evaluate_task
     from interp.tasks import resolve_tasks, task_for_file
 
     if batch_size < 1:
@@ -266,8 +272,7 @@ def evaluate(model, label_map, data, splits, batch_size, as_json, input):
                                  input=input) for name, task in tasks.items()}  # fmt: skip
     if group is None:
         (metrics,) = table.values()
-        click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(
-            f"{split:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})" for split, m in metrics.items()))  # fmt: skip
+        click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics)))
     else:
         click.echo(json.dumps(table, indent=2) if as_json else _group_table(table, group))
 
@@ -654,16 +659,17 @@ def fragments_compare(data_file, fragment, splits, data):
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write (stats go to <out stem>.stats.json).")
 @click.option("--n-train", type=int, default=5000, show_default=True, help="Training examples.")
 @click.option("--n-test", type=int, default=1000, show_default=True, help="Test examples.")
+@click.option("--n-dev", type=int, default=0, show_default=True, help="Development examples, drawn like the test ones (no pair in both).")
 @click.option("--split", default="fair", show_default=True, help="fair (Algorithm 3 at --ratio; test on the rest), random (a pool as large; test on the rest) or iid (train and test from the whole space).")
 @click.option("--ratio", type=float, default=0.0, show_default=True, help="Algorithm 3's ratio: 0 the hardest fair split, 1 the whole space.")
 @click.option("--vocab-size", type=int, default=100, show_default=True, help="Artificial words per open class.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def mqnli(out, n_train, n_test, split, ratio, vocab_size, seed, overwrite):
-    """Generate MQNLI pairs labelled by the natural-logic tree, with a fair, random or iid train/test split."""
+def mqnli(out, n_train, n_test, n_dev, split, ratio, vocab_size, seed, overwrite):
+    """Generate MQNLI pairs labelled by the natural-logic tree, with a fair, random or iid train/test (and dev) split."""
     from interp.tasks.mqnli.generate import MQNLIConfig, format_stats, generate_mqnli
 
-    config = MQNLIConfig(n_train=n_train, n_test=n_test, split=split, ratio=ratio, vocab_size=vocab_size, seed=seed)
+    config = MQNLIConfig(n_train=n_train, n_test=n_test, n_dev=n_dev, split=split, ratio=ratio, vocab_size=vocab_size, seed=seed)
     stats = generate_mqnli(config, out, overwrite=overwrite)
     click.echo(format_stats(stats))
     click.echo(f"wrote {out}")

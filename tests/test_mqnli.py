@@ -23,6 +23,7 @@ from interp.tasks.mqnli.causal_model import (
     inputs_of,
     mqnli_causal_model,
 )
+from interp.tasks import resolve_task
 from interp.tasks.mqnli.files import MQNLI_LABELS, read_mqnli
 from interp.tasks.mqnli.generate import (
     MQNLIConfig,
@@ -244,7 +245,7 @@ def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp
 
     data, _ = generated
     config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec(data_file=str(data)), epochs=1, batch_size=32, max_examples=96)
-    assert config.splits == ("train",) and config.eval_splits == ("train", "test")
+    assert config.splits == ("train",) and config.eval_splits == ("train", "dev", "test")  # a file without dev scores the other two
     result = train(config, tmp_path / "mq", progress=False)
     assert result.n_train == 96 and set(result.metrics) == {"train", "test"}
     assert result.metrics["test"]["n"] == 300
@@ -257,7 +258,9 @@ def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp
     metrics = json.loads(out.output)
     assert metrics["test"] == result.metrics["test"]
     bad = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "mq"), "--data-file", str(data), "--splits", "dev"])
-    assert bad.exit_code == 2 and "unknown split 'dev'" in bad.output
+    assert bad.exit_code == 2 and "no pairs in split(s) dev" in bad.output and "interp mqnli --n-dev" in bad.output
+    bad = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "mq"), "--data-file", str(data), "--splits", "validation"])
+    assert bad.exit_code == 2 and "unknown split 'validation'" in bad.output
 
 
 def test_iid_split_draws_both_sides_from_the_whole_space(tmp_path):
@@ -267,3 +270,46 @@ def test_iid_split_draws_both_sides_from_the_whole_space(tmp_path):
     examples = read_mqnli(out)
     assert len({(e.premise, e.hypothesis) for e in examples}) == 600, "no sentence pair is in both splits"
     assert Counter(e.label for e in examples if e.split == "test") == {label: 100 for label in MQNLI_LABELS}
+
+
+def test_a_dev_split_is_drawn_like_test_and_leaves_train_and_test_as_they_were(tmp_path, space):
+    """``n_dev`` adds a balanced dev split from the test pool (2019, §4.4); the train and test records stay the same."""
+    plain, with_dev = tmp_path / "plain.jsonl", tmp_path / "dev.jsonl"
+    generate_mqnli(MQNLIConfig(n_train=700, n_test=150, vocab_size=10, seed=4), plain)
+    stats = generate_mqnli(MQNLIConfig(n_train=700, n_test=150, n_dev=90, vocab_size=10, seed=4), with_dev)
+    rows = [json.loads(line) for line in with_dev.read_text().splitlines()]
+    assert [r for r in rows if r["split"] != "dev"] == [json.loads(line) for line in plain.read_text().splitlines()]
+    assert "dev" not in json.loads(plain.with_name("plain.stats.json").read_text())["n"] and stats["n"]["dev"] == 90
+    dev, test, train = (read_mqnli(with_dev, (s,)) for s in ("dev", "test", "train"))
+    assert Counter(e.label for e in dev) == {label: 30 for label in MQNLI_LABELS}
+    assert not {(e.premise, e.hypothesis) for e in dev} & {(e.premise, e.hypothesis) for e in test + train}
+    trained = {tuple(Relation_or_pair(e.nodes[leaf]) for leaf in space.leaves) for e in train}
+    assert not trained & {tuple(Relation_or_pair(e.nodes[leaf]) for leaf in space.leaves) for e in dev}  # fair: unseen inputs
+    task = resolve_task("mqnli", data_file=str(plain))
+    with pytest.raises(DataError, match=r"plain.jsonl: no pairs in split\(s\) dev \(a dev split is generated with interp mqnli --n-dev N\)"):
+        task.load(("dev",))
+
+
+def test_the_informative_open_class_subset_is_the_neutral_pairs_that_collapsing_open_class_words_would_decide(generated):
+    """Geiger et al. (2018), Table 1: test pairs neutral only because aligned open-class words are independent."""
+    from interp.tasks.mqnli.causal_model import OPEN_CLASS, collapsed_label
+
+    out, _ = generated
+    task = resolve_task("mqnli", data_file=str(out))
+    test = task.load(("test",))
+    subset = task.load(("test_informative",))
+    assert {e.split for e in subset} == {"test_informative"} and 0 < len(subset) < sum(e.label == "neutral" for e in test)
+    chosen = {e.id for e in subset}
+    model = mqnli_causal_model()
+    for e in test:
+        # Naive reference: give the hypothesis the premise's word at each open-class position where both have one.
+        h = dict(e.hypothesis_words)
+        for k in OPEN_CLASS:
+            if EMPTY not in (e.premise_words[k], h[k]):
+                h[k] = e.premise_words[k]
+        decided = run_forward(model, inputs_of(e.premise_words, h))["label"]
+        assert decided == collapsed_label(e.premise_words, e.hypothesis_words)
+        assert (e.id in chosen) == (e.label == "neutral" and decided != "neutral")
+    # The null: a pair whose open-class words already agree is never in it, whatever its label.
+    same = [e for e in test if all(e.premise_words[k] == e.hypothesis_words[k] or EMPTY in (e.premise_words[k], e.hypothesis_words[k]) for k in OPEN_CLASS)]
+    assert same and not chosen & {e.id for e in same}

@@ -134,3 +134,33 @@ def test_cli_generates_checks_and_the_task_reads(tmp_path, tiny_classifier_dir):
     (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
     with pytest.raises(DataError, match=r"bad.jsonl:1: label .* disagrees"):
         read_systematicity(tmp_path / "bad.jsonl", ("train",))
+
+
+def test_accuracy_is_broken_down_by_upward_and_downward_inferences(tmp_path, tiny_classifier_dir):
+    """Each split's accuracy per polarity (Yanaka et al. 2020, §4), against a count by hand from the same predictions."""
+    from interp.hooks.encoding import encode_pair
+    from interp.models.evaluation import predict_logits, score_task
+    from interp.models.loading import checkpoint_labels, load_classifier
+    from interp.tasks.systematicity.task import polarity_of
+
+    out = tmp_path / "prod.jsonl"
+    records = protocol_records(ProtocolConfig(protocol="productivity", step=1, n_train=40, n_test=30, seed=3))
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    task = resolve_task("monotonicity", data_file=str(out))
+    examples = task.load(("test_d3", "test_d4"))
+    # The polarity the task computes from its causal inputs is the one each record was written with.
+    written = {r["id"]: r["polarity"] for r in records}
+    assert [polarity_of(e) for e in examples] == [written[e.id] for e in examples] and {polarity_of(e) for e in examples} == {"up", "down"}
+    model, tokenizer = load_classifier(str(tiny_classifier_dir), require_head=True)
+    scores = score_task(model, tokenizer, task, examples)
+    reading = task.read_labels(checkpoint_labels(model.config))
+    predicted = reading.predict(predict_logits(model, [encode_pair(e, tokenizer, reading.label_ids) for e in examples], tokenizer.pad_token_id)).tolist()
+    right = [p == reading.scored[reading.task_labels.index(e.label)] for e, p in zip(examples, predicted)]
+    for split in ("test_d3", "test_d4"):
+        by = scores[split]["by"]["polarity"]
+        for value in ("up", "down"):
+            mine = [r for e, r in zip(examples, right) if e.split == split and polarity_of(e) == value]
+            assert (by[value]["correct"], by[value]["n"]) == (sum(mine), len(mine))
+        assert sum(v["n"] for v in by.values()) == scores[split]["n"] and sum(v["correct"] for v in by.values()) == scores[split]["correct"]
+    shown = CliRunner().invoke(main, ["evaluate", "--model", str(tiny_classifier_dir), "--task", "monotonicity", "--data-file", str(out), "--splits", "test_d3"])
+    assert shown.exit_code == 0 and "  polarity=up" in shown.output and "  polarity=down" in shown.output

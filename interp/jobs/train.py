@@ -45,6 +45,7 @@ from interp.models.labels import parse_label_map
 from interp.models.loading import INITS, checkpoint_labels, load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
 from interp.api.specs import DataSpec, flat
+from interp.jobs.node_loss import READS as NODE_READS, node_objective, node_variables
 from interp.tasks import Task
 
 
@@ -81,10 +82,15 @@ class TrainConfig(FineTuneSettings):
     label_map: tuple[str, ...] | None = None  # a head's label names in id order, where its id2label does not say (LABEL_0...)
     init: str = "pretrained"  # or "random": the same architecture and tokenizer, weights drawn from ``seed`` (MoNLI Table 1's no-pretraining row)
     input: str = "pair"  # or "hypothesis": the hypothesis-only baseline (the premise left empty in training and in scoring)
+    node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.jobs.node_loss)
+    node_weight: float = 1.0
+    node_read: str = "cls"  # or "tokens": each variable's aligned tokens
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
             object.__setattr__(self, "label_map", parse_label_map(self.label_map))
+        if isinstance(self.node_loss, str):  # "all" or "subj_np,vp"
+            object.__setattr__(self, "node_loss", tuple(v.strip() for v in self.node_loss.split(",")))
         task = self.resolved_task()
         if not self.splits:
             object.__setattr__(self, "splits", task.training_splits)
@@ -122,11 +128,19 @@ class TrainConfig(FineTuneSettings):
             (self.init in INITS, f"`init=` must be {' or '.join(INITS)}, got {self.init!r}"),
             (self.input in INPUTS, f"`input=` must be {' or '.join(INPUTS)}, got {self.input!r}"),
             (self.iit is None or self.input == "pair", "`iit=` aligns a variable with tokens of the pair: train it with `input=pair`"),
+            (self.node_weight > 0, "`node_weight=` must be positive"),
+            (self.node_read in NODE_READS, f"`node_read=` must be {' or '.join(NODE_READS)}, got {self.node_read!r}"),
+            (self.node_loss is not None or (self.node_weight == 1.0 and self.node_read == "cls"),
+             "`node_weight=` and `node_read=` shape the node loss: give `node_loss=` too"),
+            (self.node_loss is None or self.iit is None, "`node_loss=` and `iit=`: train with one extra loss at a time"),
+            (self.node_loss is None or self.input == "pair", "`node_loss=` reads the pair: train it with `input=pair`"),
         ]
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
         task = self.resolved_task()
+        if self.node_loss is not None:
+            node_variables(self.node_loss, task)
         known = (*task.splits, *task.extra_splits)
         for name in (*self.splits, *self.eval_splits):
             if name not in known:
@@ -140,6 +154,9 @@ class TrainConfig(FineTuneSettings):
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
             for key in ("iit", "iit_weight", "iit_subspace"):
+                del settings[key]
+        if settings["node_loss"] is None:  # and before the node loss
+            for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
         for key, default in (("init", "pretrained"), ("input", "pair")):  # and before --init and --input
             if settings[key] == default:
@@ -183,7 +200,8 @@ def train(
 
     ``objective(model, tokenizer, train_examples)``, when given, returns the
     ``extra_loss`` of :func:`fit` (how :mod:`interp.jobs.iit` adds interchange
-    intervention training without this layer knowing of hooks).
+    intervention training without this layer knowing of hooks). With
+    ``config.node_loss`` the objective is :mod:`interp.jobs.node_loss`'s.
 
     If ``out_dir`` already holds a finished run with the same settings and
     training examples, it is reused (``result.reused``) and nothing is
@@ -199,6 +217,9 @@ def train(
     config.validate()
     if config.iit and objective is None:
         raise ConfigError("`iit=`: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
+    if config.node_loss is not None:
+        task = config.resolved_task()
+        objective = node_objective(node_variables(config.node_loss, task), task, read=config.node_read, weight=config.node_weight, seed=config.seed)
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = input_view(config.load(config.eval_splits), config.input)
@@ -225,11 +246,12 @@ def train(
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map, init=config.init)
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
     reading = config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model)
+    groups = config.resolved_task().breakdown  # Yanaka et al.'s upward / downward, where the task has it
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
     encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in input_view(train_examples, config.input)]
     try:
         def curve() -> dict:
-            return {"accuracy": evaluate(model, tokenizer, eval_examples, reading=reading)}
+            return {"accuracy": evaluate(model, tokenizer, eval_examples, reading=reading, groups=groups)}
 
         log = fit(
             model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
@@ -240,7 +262,7 @@ def train(
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
         raise
-    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, reading=reading) if eval_examples else {}
+    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, reading=reading, groups=groups) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
         config=flat(config),

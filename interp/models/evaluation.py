@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 from tqdm.auto import tqdm
@@ -62,19 +62,25 @@ def evaluate(
     labels: Sequence[str] | None = None,
     fold: Mapping[str, str] | None = None,
     reading: LabelReading | None = None,
-) -> dict[str, dict[str, float | int]]:
-    """Accuracy per split of any NLI pairs with ``split`` and ``label``.
+    groups: Mapping[str, Callable[[Any], str]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Accuracy per split of any NLI pairs with ``split`` and ``label``, and within each split per group.
 
     The model's labels are read as the dataset's by name
     (:func:`interp.models.labels.read_labels`): ``labels`` is the dataset's label
     set and ``fold`` how a label one side lacks reads (a task's
     ``label_mapping``: a three-label SNLI model on two-label MoNLI reads its
     contradiction as neutral, Geiger, Richardson & Potts 2020, §5.1); or give
-    the ``reading`` itself.
+    the ``reading`` itself. ``groups``: a name -> ``example -> value``
+    (a task's :attr:`~interp.tasks.base.Task.breakdown`, e.g. the polarity
+    of the replaced position, Yanaka et al. 2020, §4: downward inferences
+    are harder); each split's accuracy is then also given per value.
 
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
-        in the order splits first appear in ``examples``.
+        in the order splits first appear in ``examples``; with ``groups``,
+        each split also has ``"by": {name: {value: {"accuracy", "correct", "n"}}}``,
+        values in the order they first appear.
 
     Raises:
         ModelError: the model's labels cannot be read as ``labels``.
@@ -88,11 +94,33 @@ def evaluate(
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     predicted = reading.predict(logits)
     gold = {label: reading.scored[j] for j, label in enumerate(reading.task_labels)}
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    groups = dict(groups or {})
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     for example, p in zip(examples, predicted.tolist()):
-        counts[example.split][0] += int(p == gold[example.label])
-        counts[example.split][1] += 1
-    return {split: {"accuracy": c / n, "correct": c, "n": n} for split, (c, n) in counts.items()}
+        right = int(p == gold[example.label])
+        for key in [(example.split,), *((example.split, name, str(of(example))) for name, of in groups.items())]:
+            counts[key][0] += right
+            counts[key][1] += 1
+    out: dict[str, dict[str, Any]] = {}
+    for key, (c, n) in counts.items():
+        score = {"accuracy": c / n, "correct": c, "n": n}
+        if len(key) == 1:
+            out[key[0]] = {**score, **({"by": {name: {} for name in groups}} if groups else {})}
+        else:
+            out[key[0]]["by"][key[1]][key[2]] = score
+    return out
+
+
+def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """:func:`evaluate`'s result as text: a line per split, then one per group value under it (``  polarity=down``)."""
+    def line(name: str, m: Mapping[str, Any]) -> str:
+        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})"
+
+    lines = []
+    for split, m in metrics.items():
+        lines.append(line(split, m))
+        lines += [line(f"  {group}={value}", score) for group, values in m.get("by", {}).items() for value, score in values.items()]
+    return lines
 
 
 def trained_input(spec: str) -> str:
@@ -139,10 +167,11 @@ def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128
     """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, its labels read by ``task.read_labels``.
 
     Returns:
-        ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear.
+        ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear; where the task has a
+        :attr:`~interp.tasks.base.Task.breakdown`, each split's ``"by"`` gives them per group (:func:`evaluate`).
 
     Raises:
         ModelError: the model's labels cannot score this task.
     """
     reading = task.read_labels(checkpoint_labels(model.config), model=spec)
-    return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading)
+    return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)

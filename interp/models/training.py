@@ -76,7 +76,9 @@ def fit(
     ``extra_loss(batch indices, step)``, when given, returns a scalar
     tensor (shape ``[]``, nats) added to each batch's cross-entropy
     (interchange intervention training's term, :mod:`interp.jobs.iit`); its
-    mean is logged as ``extra_loss``.
+    mean is logged as ``extra_loss``. An ``extra_loss`` that is an
+    ``nn.Module`` trains its own parameters with the model's, and they are
+    kept in the resumable state (the node heads of :mod:`interp.jobs.node_loss`).
 
     Returns:
         One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,
@@ -86,13 +88,15 @@ def fit(
 
     device = next(model.parameters()).device
     total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed)) * config.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
+    trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
+    optimizer = torch.optim.AdamW(trained.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
     log: list[dict] = []
     start_epoch = 0
     saved = read_training_state(state_path, device) if state_path is not None else None
     if saved is not None and saved.info.get("fingerprint") == fingerprint:
-        if saved.restore(model=model, optimizer=optimizer, scheduler=scheduler):
+        if saved.restore(model=trained, optimizer=optimizer, scheduler=scheduler):
             log, start_epoch = saved.info["log"], saved.info["epoch"]
             if progress:
                 tqdm.write(f"resuming after epoch {start_epoch} of {config.epochs} from {state_path}")
@@ -133,7 +137,7 @@ def fit(
             tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s){scores}")
         if state_path is not None and epoch + 1 < config.epochs:
             info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
-            save_training_state(state_path, model=model, optimizer=optimizer, scheduler=scheduler, info=info)
+            save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
     model.eval()
     return log
 

@@ -151,6 +151,9 @@ class Task:
         eval_splits: what ``interp evaluate`` scores by default (empty: every split).
         optional_roles: roles some examples lack (the generated monotonicity fragment's substituted words,
             absent where a pair is not a one-word substitution); a cache keeps a role only where every example has it.
+        breakdown: a name -> ``example -> value``: groups each split's accuracy is also given by, wherever a command
+            scores the task per split (``evaluate``, ``train``): Yanaka et al. (2020)'s upward and downward
+            inferences, the polarity of the replaced position.
     """
 
     name: str
@@ -172,6 +175,7 @@ class Task:
     demo: DemoPlan | None = None
     eval_splits: tuple[str, ...] = ()
     optional_roles: tuple[str, ...] = ()
+    breakdown: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -187,6 +191,9 @@ class Task:
         if unknown_optional:
             raise ConfigError(f"task {self.name!r}: optional role {unknown_optional[0]!r} is not one of its roles ({', '.join(self.roles)})")
         required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles)
+        odd_groups = [k for k, of in self.breakdown.items() if not isinstance(k, str) or not k.isidentifier() or not callable(of)]
+        if odd_groups:
+            raise ConfigError(f"task {self.name!r}: breakdown {odd_groups[0]!r} is not a name with a function of an example")
         object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels, required))
         bad_mapping = {k: v for k, v in self.label_mapping.items() if v not in self.labels or k == v}
         if bad_mapping:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Mapping
 
-from interp.causal.base import CausalModel, Mechanism
+from interp.causal.base import CausalModel, Mechanism, run_forward
 from interp.core.errors import ConfigError
 from interp.natural_logic.composition import CompositionTree, Tree
 from interp.natural_logic.relations import LABEL_OF, RELATIONS, Relation
@@ -219,3 +219,38 @@ def mqnli_causal_model() -> CausalModel:
         output="label",
         values={**domains, **{n: RELATIONS for n in _UPPER}, "label": tuple(dict.fromkeys(LABEL_OF.values()))},
     )
+
+
+#: The open-class positions: the modifiers and the heads.
+OPEN_CLASS: tuple[str, ...] = ("adj_s", "n_s", "adv", "v", "adj_o", "n_o")
+
+
+def collapsed_label(premise: Mapping[str, str], hypothesis: Mapping[str, str]) -> str:
+    """The label had every pair of aligned non-empty open-class words been the same word.
+
+    Geiger et al. (2018, §4.2): models that cannot use the identity of the
+    open-class words read "every Swiss baker madly rubs some rock" and "every
+    wild baker sells some rock" as ``every Adj_S N_S Adv V some N_O`` and
+    ``every Adj_S N_S V some N_O``, an entailment. This is that reading: the
+    hypothesis takes the premise's word wherever both sides have one (ε stays ε).
+    """
+    collapsed = {k: premise[k] if k in OPEN_CLASS and premise[k] != EMPTY and hypothesis[k] != EMPTY else hypothesis[k] for k in POSITIONS}
+    return run_forward(_model(), inputs_of(premise, collapsed))["label"]
+
+
+@lru_cache(maxsize=1)
+def _model() -> CausalModel:
+    return mqnli_causal_model()
+
+
+def informative(premise: Mapping[str, str], hypothesis: Mapping[str, str], label: str) -> bool:
+    """Whether a pair is in the informative open-class subset (Geiger et al. 2018, Table 1): labelled neutral solely
+    because aligned open-class words are independent, i.e. neutral, while :func:`collapsed_label` is not.
+
+    >>> p = dict(q_s="every", adj_s="swiss", n_s="baker", neg="ε", adv="madly", v="rubs", q_o="some", adj_o="ε", n_o="rock")
+    >>> informative(p, {**p, "adj_s": "wild", "adv": "ε", "v": "sells"}, "neutral")
+    True
+    >>> informative(p, {**p, "adv": "ε"}, "entailment")
+    False
+    """
+    return label == "neutral" and collapsed_label(premise, hypothesis) != "neutral"

@@ -1,6 +1,6 @@
 """MQNLI files: one JSON object per line, read back with every label checked against the tree.
 
-A record holds ``id``, ``split`` (train or test), ``premise``, ``hypothesis``,
+A record holds ``id``, ``split`` (train, test, or dev), ``premise``, ``hypothesis``,
 ``label``, the value of every node of :data:`interp.tasks.mqnli.causal_model.NODES`
 (relation symbols) and the words at each position (``premise_words``,
 ``hypothesis_words``). :func:`interp.tasks.mqnli.generate.generate_mqnli` writes them
@@ -20,8 +20,8 @@ from interp.tasks.mqnli.causal_model import NODES, POSITIONS, inputs_of, mqnli_c
 
 #: MQNLI's labels in a classifier's label-id order.
 MQNLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
-#: The splits a generated file holds.
-MQNLI_SPLITS: tuple[str, ...] = ("train", "test")
+#: The splits a generated file holds (``dev`` where it was generated with ``n_dev``).
+MQNLI_SPLITS: tuple[str, ...] = ("train", "dev", "test")
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def read_mqnli(path: str | Path, splits: Sequence[str] = MQNLI_SPLITS) -> list[M
         if record["label"] not in MQNLI_LABELS:
             raise DataError(f"{where}: unknown label {record['label']!r}; MQNLI labels are {', '.join(MQNLI_LABELS)}")
         if record["split"] not in MQNLI_SPLITS:
-            raise DataError(f"{where}: unknown split {record['split']!r} (train or test)")
+            raise DataError(f"{where}: unknown split {record['split']!r} ({', '.join(MQNLI_SPLITS)})")
         try:
             values = run_forward(model, inputs_of(p, h))
         except (ConfigError, KeyError, TypeError, ValueError) as exc:

@@ -64,7 +64,7 @@ from interp.tasks.mqnli.causal_model import (
     inputs_of,
     mqnli_causal_model,
 )
-from interp.tasks.mqnli.files import MQNLI_LABELS
+from interp.tasks.mqnli.files import MQNLI_LABELS, MQNLI_SPLITS
 
 SPLIT_KINDS = ("fair", "random", "iid")
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
@@ -78,10 +78,14 @@ class MQNLIConfig:
     ``split`` is ``fair``, ``random`` or ``iid`` (see the module doc).
     ``ratio`` is Algorithm 3's: 0 gives the minimal fair training pool (the
     hardest task), 1 the whole space. ``vocab_size`` words per open class.
+    ``n_dev``: a development split drawn like the test split, from the same
+    pool, as the 2019 paper's (§4.4: dev and test "each contain 10,000
+    distinct examples randomly sampled from S̃_train"); no pair is in both.
     """
 
     n_train: int = 5000
     n_test: int = 1000
+    n_dev: int = 0
     split: str = "fair"
     ratio: float = 0.0
     vocab_size: int = 100
@@ -92,6 +96,7 @@ class MQNLIConfig:
         checks = [
             (self.n_train >= 1, "`n_train=` must be at least 1"),
             (self.n_test >= 0, "`n_test=` must be non-negative"),
+            (self.n_dev >= 0, "`n_dev=` must be non-negative"),
             (self.split in SPLIT_KINDS, f"`split=` must be one of {', '.join(SPLIT_KINDS)}, got {self.split!r}"),
             (0.0 <= self.ratio <= 1.0, f"`ratio=` must be between 0 and 1, got {self.ratio}"),
             (2 <= self.vocab_size <= MAX_VOCAB, f"`vocab_size=` must be between 2 and {MAX_VOCAB}"),
@@ -259,7 +264,7 @@ def _record(model, example_id: str, split: str, p: dict, h: dict) -> dict:
 
 
 def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = False) -> dict:
-    """Generate train and test pairs into one JSONL file (``split`` field) and ``<out>.stats.json``.
+    """Generate train, test (and dev) pairs into one JSONL file (``split`` field) and ``<out>.stats.json``.
 
     Returns:
         The statistics written beside the file (sizes, label shares before
@@ -298,8 +303,10 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
     vocab = vocabulary(config.vocab_size)
     model = mqnli_causal_model()
     records, seen = [], set()
-    for split, ids in (("train", train_ids), ("test", test_ids)):
-        for i in ids:
+    # dev is drawn last, after the train and test words, so that adding it leaves those records as they were.
+    dev = lambda: _balanced(space, test_pool, _quotas(config.n_dev, Counter()), rng) if config.n_dev else []  # noqa: E731
+    for split, ids in (("train", lambda: train_ids), ("test", lambda: test_ids), ("dev", dev)):
+        for i in ids():
             for _ in range(100):
                 p, h = _realize_words(space, space.inputs[i], vocab, rng)
                 key = (sentence(p), sentence(h))
@@ -307,6 +314,7 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
                     break
             seen.add(key)
             records.append(_record(model, f"mqnli:{len(records) + 1}", split, p, h))
+    written = [s for s in MQNLI_SPLITS if s != "dev" or config.n_dev]  # a file without dev reads as before
     train_abstract = [space.inputs[i] for i in train_ids]
     gaps = unexposed(tree, train_abstract)
     stats = {
@@ -317,8 +325,8 @@ def generate_mqnli(config: MQNLIConfig, out: str | Path, *, overwrite: bool = Fa
         "test_pool": len(test_pool),
         "fair_pool_size": len(fair),
         "cover_examples": len(cover),
-        "n": {s: sum(r["split"] == s for r in records) for s in ("train", "test")},
-        "labels": {s: dict(Counter(r["label"] for r in records if r["split"] == s)) for s in ("train", "test")},
+        "n": {s: sum(r["split"] == s for r in records) for s in written},
+        "labels": {s: dict(Counter(r["label"] for r in records if r["split"] == s)) for s in written},
         "label_shares_uniform": label_shares(space, config.vocab_size, False),
         "label_shares_phrase_balanced": label_shares(space, config.vocab_size, True),
         "independent_phrase_share_uniform": _independent_phrase_share(config.vocab_size),
@@ -342,7 +350,7 @@ def format_stats(stats: dict) -> str:
     ]
     uniform = stats["label_shares_uniform"]
     uniform = {**uniform, "neutral": 1 - uniform["entailment"] - uniform["contradiction"]}
-    for split in ("train", "test"):
+    for split in stats["n"]:
         labels = stats["labels"][split]
         shares = ", ".join(f"{label} {labels.get(label, 0)}" for label in MQNLI_LABELS)
         lines.append(f"  {split}: {stats['n'][split]} examples ({shares})")

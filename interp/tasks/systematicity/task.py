@@ -11,7 +11,9 @@ Causal model (Yanaka et al. 2020, §2; van Benthem's monotonicity calculus)::
 Roles: ``cls`` and ``target.p`` / ``target.h``, the replaced noun (or IV1)
 in premise and hypothesis. Default alignment: polarity and monotonicity at
 ``target.p``, direction at ``target.h``, context and label at ``cls``.
-Labels are MoNLI's two, so a MoNLI model can be scored as is.
+Labels are MoNLI's two, so a MoNLI model can be scored as is. Every
+accuracy is also given for upward and downward inferences apart (the
+``polarity`` breakdown): the paper finds downward ones harder (§4).
 
 Usage::
 
@@ -137,4 +139,10 @@ def systematicity_task(data_file: str | Path | None) -> Task:
         causal_model=systematicity_causal_model,
         inputs=lambda e: {"monotonicity": e.monotonicity, "context": e.context, "direction": e.direction},
         alignment=ALIGNMENT,
+        breakdown={"polarity": polarity_of},
     )
+
+
+def polarity_of(example: SystematicityPair) -> str:
+    """``up`` or ``down``: the polarity of the example's replaced position (its context composed with its quantifier)."""
+    return compose(example.context, example.monotonicity)

@@ -26,6 +26,7 @@ from typing import Callable
 import click
 
 from interp.core.errors import ConfigError, InterpError
+from interp.tasks.fragments.data import FRAGMENTS, LOGIC
 from interp.jobs.train import TrainConfig
 
 _D = TrainConfig  # the CLI's defaults are the library's (class attributes: no task is resolved at import)
@@ -585,23 +586,37 @@ def convert_checkpoint(source, out, overwrite):
 
 @main.group()
 def fragments() -> None:
-    """The monotonicity fragment (Richardson et al. 2020, Appendix): generate it, check its labels in finite models, compare it with the released one."""
+    """The semantic fragments (Richardson et al. 2020): generate one, check its labels in finite models, compare it with the released one."""
 
 
 @fragments.command("generate")
-@click.option("--setting", type=click.Choice(["simple", "hard"]), default="simple", show_default=True, help="simple: one relative clause, 5 determiners; hard: up to three, all 13.")
-@click.option("--n-train", type=int, default=3000, show_default=True, help="Training pairs (one of each label per premise).")
+@click.option("--fragment", type=click.Choice(["monotonicity", *LOGIC]), default="monotonicity", show_default=True,
+              help="monotonicity (Figure 8's grammar, --setting) or a logic fragment (§3's templates, with its causal model).")
+@click.option("--setting", type=click.Choice(["simple", "hard"]), default=None, help="monotonicity only: simple (one relative clause, 5 determiners; the default) or hard (up to three, all 13).")
+@click.option("--n-train", type=int, default=3000, show_default=True, help="Training pairs (labels balanced 1:1:1).")
 @click.option("--n-dev", type=int, default=1000, show_default=True)
-@click.option("--n-test", type=int, default=1000, show_default=True)
-@click.option("--depth", type=int, default=None, help="Longest walk of substitutions [default: simple 2, hard 3].")
+@click.option("--n-test", type=int, default=1000, show_default=True, help="Test pairs (a logic fragment's test names are disjoint from training's).")
+@click.option("--depth", type=int, default=None, help="monotonicity only: longest walk of substitutions [default: simple 2, hard 3].")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write (statistics go to <out stem>.stats.json); read it with --task monotonicity-fragment --data-file.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write (statistics go to <out stem>.stats.json); read it with --task monotonicity-fragment (or logic-fragment) --data-file.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def fragments_generate(setting, n_train, n_dev, n_test, depth, seed, out, overwrite):
-    """Generate labelled pairs from Figure 8's grammar, polarities and substitutions (seeded)."""
+def fragments_generate(fragment, setting, n_train, n_dev, n_test, depth, seed, out, overwrite):
+    """Generate labelled pairs of a fragment (seeded): the monotonicity grammar, or a logic fragment's templates, each label checked in finite models."""
+    if fragment != "monotonicity":
+        from interp.tasks.fragments.logic.generate import LogicConfig, generate_logic_fragment
+
+        if setting is not None or depth is not None:
+            raise ConfigError(f"--{'setting' if setting is not None else 'depth'} is for --fragment monotonicity only")
+        stats = generate_logic_fragment(LogicConfig(fragment, n_train, n_dev, n_test, seed), out, overwrite=overwrite)
+        for split in ("train", "dev", "test"):
+            if split in stats:
+                s = stats[split]
+                click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}; inputs {s['inputs']}")
+        click.echo(f"wrote {out} (every label confirmed in finite models)")
+        return
     from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
 
-    config = GenerateConfig(setting=setting, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
+    config = GenerateConfig(setting=setting or "simple", n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
     stats = generate_fragment(config, out, overwrite=overwrite)
     for split in ("train", "dev", "test"):
         if split in stats:
@@ -612,11 +627,12 @@ def fragments_generate(setting, n_train, n_dev, n_test, depth, seed, out, overwr
 
 @fragments.command("check")
 @click.argument("data_file", type=click.Path(dir_okay=False))
-@click.option("--models", "per_size", type=int, default=1000, show_default=True, help="Sampled models per universe size (1 to 10), besides the exhaustive ones.")
+@click.option("--models", "per_size", type=int, default=1000, show_default=True, help="monotonicity: sampled models per universe size (1 to 10), besides the exhaustive ones (a logic fragment's models are all searched).")
 @click.option("--seed", type=int, default=0, show_default=True)
 def fragments_check(data_file, per_size, seed):
     """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
     from interp.core.jsonlines import json_record
+    from interp.tasks.fragments.logic.check import check_logic_records
     from interp.tasks.fragments.monotonicity.semantics import check_records
 
     if per_size < 1:
@@ -624,32 +640,41 @@ def fragments_check(data_file, per_size, seed):
     if not os.path.isfile(data_file):
         raise ConfigError(f"DATA_FILE {data_file}: file not found")
     with open(data_file, encoding="utf-8") as handle:
-        records = [json_record(line, f"{data_file}:{i}", ("premise_tree", "hypothesis_tree", "label"), "interp fragments generate")
-                   for i, line in enumerate(handle, start=1)]  # fmt: skip
-    result = check_records(records, per_size=per_size, seed=seed)
+        records = [json_record(line, f"{data_file}:{i}") for i, line in enumerate(handle, start=1)]
+    if records and "premise_lf" in records[0]:
+        result = check_logic_records(records, str(data_file))
+    else:
+        required = ("premise_tree", "hypothesis_tree", "label")
+        records = [json_record(json.dumps(r), f"{data_file}:{i}", required, "interp fragments generate") for i, r in enumerate(records, start=1)]
+        result = check_records(records, per_size=per_size, seed=seed)
     for key, c in result["counts"].items():
         click.echo(f"{key:28} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
     if result["unconfirmed"]:
         click.echo(f"unconfirmed (no model of the kind the label needs was found): {', '.join(result['unconfirmed'][:20])}")
     if result["refuted"]:
-        click.echo(f"refuted: {', '.join(result['refuted'])}", err=True)
+        click.echo(f"refuted: {', '.join(result['refuted'][:50])}", err=True)
         sys.exit(1)
 
 
 @fragments.command("compare")
 @click.argument("data_file", type=click.Path(dir_okay=False))
-@click.option("--fragment", type=click.Choice(["monotonicity_simple", "monotonicity_hard"]), default=None, help="The released fragment [default: the file's setting's].")
+@click.option("--fragment", type=click.Choice(list(FRAGMENTS)), default=None, help="The released fragment [default: the file's: its logic fragment, or monotonicity_SETTING].")
 @click.option("--splits", default="train,dev,test", show_default=True, help="Splits of both to compare.")
 @_data(task=False)
 def fragments_compare(data_file, fragment, splits, data):
     """Set a generated file beside the released fragment: label balance, determiners, sentence length, vocabulary overlap."""
     from interp.tasks.fragments.data import load_fragment
     from interp.tasks.fragments.generated import read_generated
+    from interp.tasks.fragments.logic.task import file_fragment, is_logic_file, read_logic
     from interp.tasks.fragments.monotonicity.compare import compare, format_comparison
 
     chosen = _splits(splits, "--splits")
-    generated = read_generated(data_file, chosen)
-    fragment = fragment or f"monotonicity_{generated[0].setting}"
+    if is_logic_file(data_file):
+        generated = read_logic(data_file, chosen)
+        fragment = fragment or file_fragment(data_file)
+    else:
+        generated = read_generated(data_file, chosen)
+        fragment = fragment or f"monotonicity_{generated[0].setting}"
     released = load_fragment(fragment, chosen, **data)
     rows = lambda pairs: [{"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label} for p in pairs]  # noqa: E731
     click.echo(format_comparison(compare(rows(generated), rows(released)), ("generated", fragment)))

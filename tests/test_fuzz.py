@@ -77,11 +77,12 @@ def task_files(monli_dir, fragments_dir, mqnli_file, tmp_path_factory):
     shutil.copy(Path(fragments_dir) / "negation" / "dev.json", root / "fragments" / "negation" / "dev.json")
     runner = CliRunner()
     for args in (["fragments", "generate", "--out", root / "mono.jsonl", "--n-train", "30", "--n-dev", "6", "--n-test", "6"],
+                 ["fragments", "generate", "--fragment", "counting", "--out", root / "logic.jsonl", "--n-train", "30", "--n-dev", "6", "--n-test", "6"],
                  ["monotonicity", "generate", "--protocol", "predicate", "--out", root / "sys.jsonl"]):  # fmt: skip
         result = runner.invoke(main, [str(a) for a in args])
         assert result.exit_code == 0, result.output
     return {"monli": Path(monli_dir) / "nmonli_test.jsonl", "fragment:negation": root / "fragments" / "negation" / "dev.json", "mqnli": mqnli_file, "monotonicity-fragment": root / "mono.jsonl",
-            "monotonicity": root / "sys.jsonl"}  # fmt: skip
+            "logic-fragment": root / "logic.jsonl", "monotonicity": root / "sys.jsonl"}  # fmt: skip
 
 
 def _reader(name: str):
@@ -101,6 +102,10 @@ def _reader(name: str):
         from interp.tasks.fragments.generated import read_generated
 
         return lambda path: read_generated(path, ("train", "dev", "test", "lexical_train", "lexical_dev", "lexical_test"))
+    if name == "logic-fragment":
+        from interp.tasks.fragments.logic.task import read_logic
+
+        return read_logic
     from interp.tasks.systematicity.task import read_systematicity
 
     return lambda path: read_systematicity(path, ("train", "test"))
@@ -123,7 +128,7 @@ def spoiled_lines(draw, line: str):
     return json.dumps(record)
 
 
-@pytest.mark.parametrize("task", ["monli", "fragment:negation", "mqnli", "monotonicity-fragment", "monotonicity"])
+@pytest.mark.parametrize("task", ["monli", "fragment:negation", "mqnli", "monotonicity-fragment", "logic-fragment", "monotonicity"])
 def test_any_spoiled_line_of_a_tasks_file_loads_or_is_named(task, task_files, tmp_path_factory):
     lines = task_files[task].read_text(encoding="utf-8").splitlines()[:40]
     path = tmp_path_factory.mktemp("spoiled") / "fragments" / "negation" / task_files[task].name

@@ -258,7 +258,7 @@ def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp
     metrics = json.loads(out.output)
     assert metrics["test"] == result.metrics["test"]
     bad = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "mq"), "--data-file", str(data), "--splits", "dev"])
-    assert bad.exit_code == 2 and "no pairs in split(s) dev" in bad.output and "interp mqnli --n-dev" in bad.output
+    assert bad.exit_code == 2 and "no pairs in split(s) dev" in bad.output and "interp mqnli and --n-dev" in bad.output
     bad = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "mq"), "--data-file", str(data), "--splits", "validation"])
     assert bad.exit_code == 2 and "unknown split 'validation'" in bad.output
 
@@ -286,7 +286,7 @@ def test_a_dev_split_is_drawn_like_test_and_leaves_train_and_test_as_they_were(t
     trained = {tuple(Relation_or_pair(e.nodes[leaf]) for leaf in space.leaves) for e in train}
     assert not trained & {tuple(Relation_or_pair(e.nodes[leaf]) for leaf in space.leaves) for e in dev}  # fair: unseen inputs
     task = resolve_task("mqnli", data_file=str(plain))
-    with pytest.raises(DataError, match=r"plain.jsonl: no pairs in split\(s\) dev \(a dev split is generated with interp mqnli --n-dev N\)"):
+    with pytest.raises(DataError, match=r"plain.jsonl: no pairs in split\(s\) dev \(a dev split is generated with interp mqnli and n_dev=\)"):
         task.load(("dev",))
 
 

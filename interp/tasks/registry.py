@@ -6,6 +6,7 @@ Usage::
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
     resolve_task("monotonicity-fragment", data_file="runs/mono.jsonl")  # written by `interp fragments generate`
+    resolve_task("logic-fragment", data_file="runs/counting.jsonl")  # written by `interp fragments generate --fragment counting`
     resolve_task("monotonicity", data_file="runs/sys/productivity1.jsonl")  # written by `interp monotonicity generate`
     resolve_task("my_tasks/toy.py:make_task")     # a file: imported only because the user named it
     resolve_task("my_package.tasks:make_task")    # an importable module
@@ -27,15 +28,16 @@ from typing import Mapping
 from interp.core.errors import ConfigError, named
 from interp.tasks.base import Task
 from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
+from interp.tasks.fragments.logic.task import NAME as LOGIC_GENERATED, logic_task
 from interp.tasks.fragments.data import LOGIC, MONOTONICITY
 from interp.tasks.fragments.task import ALL, FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli", GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
+BUILT_IN = ("monli", "mqnli", GENERATED, LOGIC_GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
 #: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
-FILE_TASKS = ("mqnli", GENERATED, SYSTEMATICITY)
+FILE_TASKS = ("mqnli", GENERATED, LOGIC_GENERATED, SYSTEMATICITY)
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,10 @@ def resolve_task(
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
+        spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
-        data_file: the generated file ``mqnli``, ``monotonicity-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
+        data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
         argument: how messages name the setting (the CLI passes ``--task``).
 
     Raises:
@@ -131,6 +133,8 @@ def resolve_task(
         return mqnli_task(data_file)
     if spec == GENERATED:
         return generated_task(data_file)
+    if spec == LOGIC_GENERATED:
+        return logic_task(data_file)
     if spec == SYSTEMATICITY:
         return systematicity_task(data_file)
     if spec.startswith(PREFIX):

@@ -99,7 +99,7 @@ def load_mqnli(data_file: str | Path, splits: Sequence[str]) -> list[MQNLIExampl
 
     Raises:
         DataError: as :func:`~interp.tasks.mqnli.files.read_mqnli`; none of ``splits`` is in the file (naming
-            ``interp mqnli --n-dev`` where ``dev`` is missing).
+            ``interp mqnli`` and ``n_dev=`` where ``dev`` is missing).
     """
     wanted = set(splits)
     read = tuple(s for s in MQNLI_SPLITS if s in wanted or (s == "test" and INFORMATIVE in wanted))
@@ -108,6 +108,6 @@ def load_mqnli(data_file: str | Path, splits: Sequence[str]) -> list[MQNLIExampl
     if INFORMATIVE in wanted:
         out += [replace(e, split=INFORMATIVE) for e in examples if e.split == "test" and informative(e.premise_words, e.hypothesis_words, e.label)]
     if not out:
-        hint = " (a dev split is generated with interp mqnli --n-dev N)" if "dev" in wanted else ""
+        hint = " (a dev split is generated with interp mqnli and `n_dev=`)" if "dev" in wanted else ""
         raise DataError(f"{data_file}: no pairs in split(s) {', '.join(splits)}{hint}")
     return out

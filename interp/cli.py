@@ -607,11 +607,12 @@ def fragments_generate(fragment, setting, n_train, n_dev, n_test, depth, seed, o
 
         if setting is not None or depth is not None:
             raise ConfigError(f"--{'setting' if setting is not None else 'depth'} is for --fragment monotonicity only")
-        stats = generate_logic_fragment(LogicConfig(fragment, n_train, n_dev, n_test, seed), out, overwrite=overwrite)
+        config = LogicConfig(fragment=fragment, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed)
+        stats = generate_logic_fragment(config, out, overwrite=overwrite)
         for split in ("train", "dev", "test"):
             if split in stats:
                 s = stats[split]
-                click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}; inputs {s['inputs']}")
+                click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}")
         click.echo(f"wrote {out} (every label confirmed in finite models)")
         return
     from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
@@ -633,26 +634,25 @@ def fragments_check(data_file, per_size, seed):
     """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
     from interp.core.jsonlines import json_record
     from interp.tasks.fragments.logic.check import check_logic_records
+    from interp.tasks.fragments.logic.task import is_logic_file
     from interp.tasks.fragments.monotonicity.semantics import check_records
 
     if per_size < 1:
         raise ConfigError("--models must be at least 1")
     if not os.path.isfile(data_file):
         raise ConfigError(f"DATA_FILE {data_file}: file not found")
+    logic = is_logic_file(data_file)
+    required = ("premise_lf", "hypothesis_lf", "label") if logic else ("premise_tree", "hypothesis_tree", "label")
     with open(data_file, encoding="utf-8") as handle:
-        records = [json_record(line, f"{data_file}:{i}") for i, line in enumerate(handle, start=1)]
-    if records and "premise_lf" in records[0]:
-        result = check_logic_records(records, str(data_file))
-    else:
-        required = ("premise_tree", "hypothesis_tree", "label")
-        records = [json_record(json.dumps(r), f"{data_file}:{i}", required, "interp fragments generate") for i, r in enumerate(records, start=1)]
-        result = check_records(records, per_size=per_size, seed=seed)
+        records = [json_record(line, f"{data_file}:{i}", required, "interp fragments generate") for i, line in enumerate(handle, start=1)]
+    result = check_logic_records(records, str(data_file)) if logic else check_records(records, per_size=per_size, seed=seed)
     for key, c in result["counts"].items():
         click.echo(f"{key:28} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
     if result["unconfirmed"]:
         click.echo(f"unconfirmed (no model of the kind the label needs was found): {', '.join(result['unconfirmed'][:20])}")
     if result["refuted"]:
-        click.echo(f"refuted: {', '.join(result['refuted'][:50])}", err=True)
+        more = f" and {len(result['refuted']) - 50} more" if len(result["refuted"]) > 50 else ""
+        click.echo(f"refuted: {', '.join(result['refuted'][:50])}{more}", err=True)
         sys.exit(1)
 
 

@@ -8,8 +8,9 @@ check confirms every label independently (:mod:`~interp.tasks.fragments.logic.se
 
 * negation, boolean: ``person`` (is the hypothesis's person one the
   premise speaks of: ``in`` / ``out``), ``place`` (is its place one the
-  premise gives that person), ``negated`` (does the hypothesis deny the
-  visit); ``fact`` is what the premise says of that visit.
+  premise gives that person; for a person it does not speak of, one it
+  names at all), ``negated`` (does the hypothesis deny the visit); ``fact``
+  is what the premise says of that visit.
 * quantifier: ``quantifier`` (every / no / some), ``scope`` (is the
   hypothesis's object in the quantified range), ``negated``; ``fact``.
 * counting: ``count`` (the premise's number, or the length of its list),

@@ -91,11 +91,12 @@ def negation(inputs: dict, rng: random.Random, vocab: Vocabulary) -> Draft:
     for i, (x, y) in enumerate(zip(listed, places)):
         p.add(", " if i else "").add(f"{x} has only visited {y}")
     j = rng.randrange(n)
-    person = listed[j] if inputs["person"] == "in" else other_person
-    if inputs["place"] == "in" and inputs["person"] == "in":
-        place = places[j]
+    if inputs["person"] == "out":  # place: one the premise names, or not
+        person, place = other_person, (rng.choice(places[:n]) if inputs["place"] == "in" else other_place)
+    elif inputs["place"] == "in":
+        person, place = listed[j], places[j]
     else:  # another listed person's place, or one no one is said to have visited
-        place = rng.choice([y for k, y in enumerate(places[:n]) if k != j] + [other_place])
+        person, place = listed[j], rng.choice([y for k, y in enumerate(places[:n]) if k != j] + [other_place])
     h, h_lf = _visit_hypothesis(person, place, inputs["negated"])
     p_lf = ["and", *(["only", x, [y]] for x, y in zip(listed, places))]
     return _draft(p, h, p_lf, h_lf, people, places)

@@ -120,9 +120,9 @@ _DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default
                          help="MoNLI directory (default: $INTERP_MONLI_DIR); with --task fragment:NAME or fragments, the semantic fragments' (default: $INTERP_FRAGMENTS_DIR).")  # fmt: skip
 _SKIP_CHECKSUMS = click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released MoNLI.")
 _TASK = click.option("--task", default="monli", show_default=True,
-                     help="monli, mqnli, monotonicity-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
+                     help="monli, mqnli, monotonicity-fragment, logic-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
 _DATA_FILE = click.option("--data-file", type=click.Path(dir_okay=False), default=None,
-                          help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file.")  # fmt: skip
+                          help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment or logic-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file.")  # fmt: skip
 
 
 def _specs():

@@ -181,9 +181,9 @@ def load_task(task, *, data_dir: str | None = None, data_file: str | None = None
     """A :class:`~interp.tasks.base.Task` from a name, a ``file.py:function`` / ``module:function``, or a ``Task`` (returned as is).
 
     Args:
-        task: ``monli``, ``mqnli``, ``fragment:NAME``, ``monotonicity-fragment``, ``monotonicity``, a user's function, or a ``Task``.
+        task: ``monli``, ``mqnli``, ``fragment:NAME``, ``monotonicity-fragment``, ``logic-fragment``, ``monotonicity``, a user's function, or a ``Task``.
         data_dir: where MoNLI's (or the fragments') released files lie (else ``$INTERP_MONLI_DIR`` / ``$INTERP_FRAGMENTS_DIR``).
-        data_file: the generated file a file task reads (``mqnli``, ``monotonicity-fragment``, ``monotonicity``).
+        data_file: the generated file a file task reads (``mqnli``, ``monotonicity-fragment``, ``logic-fragment``, ``monotonicity``).
         verify_checksums: check the released files' SHA-256.
 
     Raises:

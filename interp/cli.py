@@ -608,22 +608,18 @@ def fragments_generate(fragment, setting, n_train, n_dev, n_test, depth, seed, o
         if setting is not None or depth is not None:
             raise ConfigError(f"--{'setting' if setting is not None else 'depth'} is for --fragment monotonicity only")
         config = LogicConfig(fragment=fragment, n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed)
-        stats = generate_logic_fragment(config, out, overwrite=overwrite)
-        for split in ("train", "dev", "test"):
-            if split in stats:
-                s = stats[split]
-                click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}")
-        click.echo(f"wrote {out} (every label confirmed in finite models)")
-        return
-    from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
+        stats, done = generate_logic_fragment(config, out, overwrite=overwrite), " (every label confirmed in finite models)"
+    else:
+        from interp.tasks.fragments.monotonicity.generate import GenerateConfig, generate_fragment
 
-    config = GenerateConfig(setting=setting or "simple", n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
-    stats = generate_fragment(config, out, overwrite=overwrite)
+        config = GenerateConfig(setting=setting or "simple", n_train=n_train, n_dev=n_dev, n_test=n_test, seed=seed, depth=depth)
+        stats, done = generate_fragment(config, out, overwrite=overwrite), ""
     for split in ("train", "dev", "test"):
         if split in stats:
             s = stats[split]
-            click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}; lexical {s['lexical']} {s['lexical_polarity_direction']}")
-    click.echo(f"wrote {out}")
+            lexical = f"; lexical {s['lexical']} {s['lexical_polarity_direction']}" if "lexical" in s else ""
+            click.echo(f"{split:6} {s['pairs']:6} pairs from {s['premises']} premises; labels {s['labels']}{lexical}")
+    click.echo(f"wrote {out}{done}")
 
 
 @fragments.command("check")

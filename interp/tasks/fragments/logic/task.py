@@ -115,20 +115,24 @@ def file_fragment(path: str | Path) -> str:
     Raises:
         DataError: a missing or empty file, or a first line that is not a logic fragment's pair.
     """
-    lines = read_lines(Path(path), "interp fragments generate (a logic fragment)")
-    record = json_record(lines[0], f"{path}:1")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read ({exc}); interp fragments generate (a logic fragment) writes such files") from None
+    record = json_record(first, f"{path}:1")
     if record.get("fragment") not in LOGIC:
         raise DataError(f"{path}:1: no logic fragment named in field 'fragment'; is this a file of interp fragments generate (a logic fragment)?")
     return record["fragment"]
 
 
 def is_logic_file(path: str | Path) -> bool:
-    """Whether ``path``'s first line is a generated logic fragment's pair (False for a missing or unreadable file)."""
+    """Whether ``path``'s first line is a generated logic fragment's pair (:func:`file_fragment`; False where it is refused)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return '"premise_lf"' in handle.readline()
-    except (OSError, UnicodeDecodeError):
+        file_fragment(path)
+    except DataError:
         return False
+    return True
 
 
 def logic_task(data_file: str | Path | None) -> Task:

@@ -137,3 +137,29 @@ def test_the_report_page_shows_each_k_s_choice(monli_run):
     assert result.exit_code == 0, result.stderr
     (shown,) = page_data(out / "report" / "index.html")["inoculation"]
     assert shown["selected"] == json.loads((out / "selected.json").read_text())["selected"]
+
+
+def test_the_figure_command_tables_each_run_from_its_csv_and_draws_a_panel_per_run(monli_run, tmp_path):
+    """The reference: the lossless choice over every k > 0 and the k-max mean, recomputed from the CSV by hand."""
+    from interp.analysis.intervals import mean_interval
+    from interp.jobs.inoculation_figure import inoculation_table, read_inoculation
+
+    out, _, _ = monli_run
+    rows = [r for r in _rows(out) if r["k"] != "0"]
+    best_dev = max(float(r["dev_average"]) for r in rows)
+    best = next(r for r in rows if float(r["dev_average"]) == best_dev)  # ties: the earlier (smaller k) unit
+    (table_row,) = inoculation_table([read_inoculation(out)]).to_dict("records")
+    assert table_row["challenge_after"] == pytest.approx(100 * float(best["challenge_test"]), abs=1e-2)
+    assert table_row["chosen"] == best["unit"] and table_row["k_max"] == 24 and table_row["units"] == 4
+    mean, low, high = mean_interval([100 * float(r["challenge_test"]) for r in rows if r["k"] == "24"])
+    assert (table_row["challenge_at_k_max"], table_row["challenge_at_k_max_low"]) == pytest.approx((mean, low), abs=1e-2)
+    result = run("inoculation-figure", out, out, "--out", tmp_path / "panels.png", "--columns", 2)
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "panels.png").read_bytes()[:4] == b"\x89PNG" and result.stdout.count(out.name) == 2 and "challenge_after" in result.stdout
+
+
+def test_the_figure_command_names_a_folder_that_is_not_a_finished_run(tmp_path):
+    (tmp_path / "half").mkdir()
+    result = run("inoculation-figure", tmp_path / "half", "--out", tmp_path / "panels.png")
+    assert result.exit_code == 2 and "selected.json: missing" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "panels.png").exists()

@@ -12,19 +12,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from interp.analysis.intervals import mean_interval
+
 METHODS = ("das", "block", "vanilla")
 _TITLES = {"das": "DAS, k = {k}", "block": "best block of k = {k} coordinates", "vanilla": "whole vector (vanilla)"}
-
-
-def _interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean and the 95% t interval over seeds (the mean twice with one seed)."""
-    from scipy.stats import t
-
-    mean = float(np.mean(values))
-    if len(values) < 2:
-        return mean, mean, mean
-    half = float(t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / np.sqrt(len(values)))
-    return mean, mean - half, mean + half
 
 
 def summarize_seeds(rows: list[dict]) -> list[dict]:
@@ -42,7 +33,7 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
         summary = {"variable": variable, "location": location, "size": size, "seeds": len(members),
                    "k": float(np.mean([m["k"] for m in members])), "chance": float(np.mean([m["chance"] for m in members]))}  # fmt: skip
         for method in METHODS:
-            mean, low, high = _interval([float(m[f"{method}_iia"]) for m in members])
+            mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members])
             summary.update({f"{method}_iia": round(mean, 4), f"{method}_low": round(low, 4), f"{method}_high": round(high, 4)})
         out.append(summary)
     return out

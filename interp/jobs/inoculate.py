@@ -185,7 +185,7 @@ def _scores(model, tokenizer, original: HeldOut, challenge: HeldOut) -> dict:
     return row
 
 
-def _best(records: list[dict]) -> dict:
+def lossless_choice(records: list[dict]) -> dict:
     """The lossless choice: the best dev average; ties go to the earlier unit of the grid."""
     return max(records, key=lambda r: (round(r["dev_average"], 12), -r["order"]))
 
@@ -249,7 +249,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
                       **_scores(model, tokenizer, original, challenge), "identity": identity}  # fmt: skip
             record["seconds"] = time.perf_counter() - started
             same_k = [r for r in records.values() if r["k"] == k] + [{**record, "order": order}]
-            if _best(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
+            if lossless_choice(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
                 target = out / "models" / f"k{k}"
                 save_checkpoint(model, tokenizer, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target), "out_dir")
             write_json_atomic(units / f"{name}.json", record)
@@ -258,7 +258,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     finally:
         bar.close()
     rows = [baseline] + sorted(records.values(), key=lambda r: r["order"])
-    selected = [baseline] + [_best([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
+    selected = [baseline] + [lossless_choice([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
                "test_average", "train_loss", "seconds"]  # fmt: skip
     with OutputSet(out, "inoculate", "out_dir") as outputs:

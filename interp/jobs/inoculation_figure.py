@@ -33,6 +33,7 @@ from typing import Sequence
 
 from interp.analysis.intervals import mean_interval
 from interp.core.errors import DataError
+from interp.jobs.inoculate import lossless_choice
 
 _NUMBERS = ("k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test", "test_average")
 
@@ -80,8 +81,8 @@ def read_inoculation(run_dir: str | Path) -> InoculationRun:
 
 def lossless_after(run: InoculationRun) -> dict:
     """The lossless choice over every k > 0: the selected row with the best dev average (ties: the smaller k)."""
-    later = [r for r in run.selected if r["k"] > 0]
-    return max(later, key=lambda r: (round(r["dev_average"], 12), -r["k"])) if later else run.selected[0]
+    later = [{**r, "order": i} for i, r in enumerate(r for r in run.selected if r["k"] > 0)]  # selected rows run in order of k
+    return lossless_choice(later) if later else run.selected[0]
 
 
 def inoculation_table(runs: Sequence[InoculationRun]):

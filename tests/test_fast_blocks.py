@@ -20,10 +20,17 @@ SIZES = dict(vocab_size=100, hidden_size=32, num_hidden_layers=3, num_attention_
 
 
 def _model(family: str, act: str):
+    """A tiny random classifier whose biases and norms are random too (a fresh model's are 0 and 1, which hide a dropped term)."""
     torch.manual_seed(3)
     if family == "roberta":
-        return RobertaForSequenceClassification(RobertaConfig(hidden_act=act, **SIZES)).eval()
-    return BertForSequenceClassification(BertConfig(hidden_act=act, **SIZES)).eval()
+        model = RobertaForSequenceClassification(RobertaConfig(hidden_act=act, **SIZES)).eval()
+    else:
+        model = BertForSequenceClassification(BertConfig(hidden_act=act, **SIZES)).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("bias") or "LayerNorm" in name:
+                parameter.add_(torch.randn_like(parameter), alpha=0.3)
+    return model
 
 
 def _own_blocks(model, hidden, start, stop):

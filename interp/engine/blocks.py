@@ -20,9 +20,11 @@ used: every row is unpadded.
 
 Two more savings serve the engine (:mod:`interp.engine.batched`):
 
-* ``first_token_last``: the last block computes its keys and values for
-  every token but its query, attention output and feed-forward for the
-  first token ([CLS]) only, all a sequence classifier's head reads;
+* ``first_token_last``: the last block computes its query, attention
+  output and feed-forward for the first token ([CLS]) only, all a sequence
+  classifier's head reads, and forms no keys or values: the query is folded
+  through W_k and the attention weights applied to the block's input before
+  W_v (:meth:`FastBlocks._first_token_attention`);
 * ``context``: the first block's attention context can be passed in. In an
   interchange intervention every row is a base's prefix with one source
   vector written at one token, so that block's queries, keys and values are
@@ -169,6 +171,26 @@ class FastBlocks:
         return context.transpose(1, 2).reshape(-1, layer.w_o.shape[0])
 
     @staticmethod
+    def _first_token_attention(layer: _Layer, q: Tensor, x: Tensor) -> Tensor:
+        """The first token's attention context ``[rows, d]`` from its query ``[rows, heads, d_head]`` and the block's input ``[rows, seq, d]``.
+
+        Keys and values are never formed. Per head, ``q·(x_j W_k + b_k) =
+        x_j·(W_k q) + q·b_k``, and the last term is the same for every key, so
+        softmax drops it; and since the weights sum to one, ``Σ_j a_j (x_j W_v
+        + b_v) = (Σ_j a_j x_j) W_v + b_v``. That is ``2 d² + 2 seq × heads × d``
+        multiply-adds a row instead of the ``2 seq × d²`` of the keys and values.
+        """
+        rows, seq, d = x.shape
+        heads, d_head = q.shape[1:]
+        w_k = layer.w_qkv[:, d : 2 * d].view(d, heads, d_head)
+        w_v = layer.w_qkv[:, 2 * d :].view(d, heads, d_head)
+        folded = torch.einsum("dhe,rhe->rdh", w_k, q)  # [rows, d, heads]: each head's query through W_k
+        weights = torch.softmax(torch.bmm(x, folded).mul_(layer.scaling), dim=1)  # [rows, seq, heads], over the keys
+        mixed = torch.bmm(weights.transpose(1, 2), x)  # [rows, heads, d]: each head's weighted input
+        context = torch.einsum("rhd,dhe->rhe", mixed, w_v).add_(layer.b_qkv[2 * d :].view(heads, d_head))
+        return context.reshape(rows, d)
+
+    @staticmethod
     def _split(layer: _Layer, projected: Tensor, rows: int, parts: int) -> tuple[Tensor, ...]:
         """``[rows * seq, parts * d]`` as ``parts`` views ``[rows, heads, seq, d_head]``."""
         d_head = projected.shape[-1] // parts // layer.heads
@@ -190,15 +212,13 @@ class FastBlocks:
         x = hidden.reshape(tokens, d)
         for index, layer in enumerate(self.layers):
             given = context if index == 0 else None
-            if index == len(self.layers) - 1 and self.first_token_last:  # keys and values for every token, the rest for the first
+            if index == len(self.layers) - 1 and self.first_token_last:  # the first token only
                 first = x.view(rows, seq, d)[:, 0]
                 if given is not None:
                     attended = given[:, 0]
                 else:
-                    kv = self._buffer("kv", (tokens, 2 * d), x)
-                    k, v = self._split(layer, torch.addmm(layer.b_qkv[d:], x, layer.w_qkv[:, d:], out=kv), rows, 2)
-                    q = torch.addmm(layer.b_qkv[:d], first, layer.w_qkv[:, :d]).view(rows, 1, layer.heads, -1).transpose(1, 2)
-                    attended = self._attend(layer, q, k, v)
+                    q = torch.addmm(layer.b_qkv[:d], first, layer.w_qkv[:, :d]).view(rows, layer.heads, -1)
+                    attended = self._first_token_attention(layer, q, x.view(rows, seq, d))
                 return self._rest(layer, attended, first, "first.").view(rows, 1, d)
             if given is not None:
                 attended = given.reshape(tokens, d)

@@ -20,12 +20,13 @@ which is how the engine batches: no attention mask is passed.
 The suffix skips work the output does not need: a sequence classifier of
 the heads in :data:`READS_FIRST_TOKEN` reads only the first token ([CLS]) of
 the last block's output, so that block computes its query, attention
-output, residual and feed-forward for the [CLS] row alone (keys and values
-still for every row). This is exact up to float rounding; the tests compare
-it with the full pass. The whole suffix, the [CLS]-only last block
-included, can also run through
+output, residual and feed-forward for the [CLS] row alone (through the
+model's own modules, keys and values still for every row). This is exact
+up to float rounding; the tests compare it with the full pass. The whole
+suffix, the [CLS]-only last block included, can also run through
 :class:`~interp.engine.blocks.FastBlocks` (:func:`fast_suffix`), the
-same function with fused projections and reused buffers.
+same function with fused projections and reused buffers, whose last block
+forms no keys or values at all.
 """
 
 from __future__ import annotations

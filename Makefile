@@ -58,4 +58,4 @@ docs: setup-test
 	$(PY) docs/build.py site
 
 clean:
-	rm -rf $(VENV) runs site build test-artifacts docs/reference/api docs/tutorials/*.ipynb
+	rm -rf $(VENV) runs site build jupyter_execute test-artifacts docs/reference/api docs/tutorials/*.ipynb

@@ -18,6 +18,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis: `make test` draws the same examples on every run and keeps no example database, so the suite
+# cannot fail at random; `make fuzz` (HYPOTHESIS_PROFILE=long) keeps the random search, 25 times longer.
+settings.register_profile("default", max_examples=40, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=1000, deadline=None, derandomize=False, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parents[1]
 

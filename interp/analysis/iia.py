@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
 from interp.files.interventions import Fp32Check, open_interventions
 from interp.hooks.locations import Location
 
@@ -44,8 +45,12 @@ def summarize_matrices(
     base_pred: np.ndarray,
     source_values: np.ndarray | None = None,
     source_pred: np.ndarray | None = None,
+    *,
+    square: bool | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
 ) -> dict:
-    """IIA and its nulls from one location's int8 ``[n_bases, n_sources]`` matrices (row = base) and the per-example columns.
+    """IIA and its nulls, each with its 95% interval, from one location's int8 ``[n_bases, n_sources]`` matrices (row = base).
 
     Args:
         values: each base's value code of ``variable``: pairs whose codes
@@ -53,14 +58,21 @@ def summarize_matrices(
         label, base_pred: the bases' gold and the model's own label ids.
         source_values, source_pred: the same for the sources; ``None`` when
             the sources are the bases (a square file).
+        square: whether the sources are the bases (``None``: when ``source_values`` is ``None``); it decides how
+            the bootstrap resamples (:class:`~interp.analysis.bootstrap.ExampleBootstrap`).
+        n_boot, seed: the bootstrap's replicates and seed (the intervals are the same for the same seed).
 
     Returns:
         ``location``, ``variable``, ``pairs``, ``causal_pairs``, and for each
         pair set ``iia``, ``stays_base``, ``copies_source`` (suffix
-        ``_causal`` for the causal set; shares 0..1); ``changed`` (1 −
-        ``stays_base``) and ``base_accuracy``.
+        ``_causal`` for the causal set; shares 0..1), each with ``_low`` and
+        ``_high``, the bounds of its 95% interval from a bootstrap over
+        examples; ``gap`` (``gap_causal``): IIA minus the larger null, with its
+        interval from the same replicates; ``changed`` (1 − ``stays_base``),
+        ``base_accuracy``, and ``interval``, a line naming the method.
     """
     run = model_pred >= 0
+    square = source_values is None if square is None else square
     source_values = values if source_values is None else source_values
     source_pred = base_pred if source_pred is None else source_pred
     sets = {"": run, "_causal": (values[:, None] != source_values[None, :]) & run}
@@ -70,12 +82,26 @@ def summarize_matrices(
         "stays_base": model_pred == base_pred[:, None],
         "copies_source": model_pred == source_pred[None, :],
     }
+    boot = ExampleBootstrap(*model_pred.shape, square=square, n_boot=n_boot, seed=seed)
     for suffix, pairs in sets.items():
+        denominator = boot.totals(pairs)
+        replicates = {}
         for name, hit in checks.items():
             summary[name + suffix] = float((hit & pairs).sum() / max(pairs.sum(), 1))
+            replicates[name] = np.where(denominator > 0, boot.totals(hit & pairs) / np.maximum(denominator, 1), np.nan)
+            summary[f"{name}{suffix}_low"], summary[f"{name}{suffix}_high"] = percentile_interval(replicates[name], boot.confidence)
+        summary["gap" + suffix] = summary["iia" + suffix] - max(summary["stays_base" + suffix], summary["copies_source" + suffix])
+        gaps = replicates["iia"] - np.maximum(replicates["stays_base"], replicates["copies_source"])
+        summary[f"gap{suffix}_low"], summary[f"gap{suffix}_high"] = percentile_interval(gaps, boot.confidence)
     summary["changed"] = 1.0 - summary["stays_base"] if summary["pairs"] else 0.0
     summary["base_accuracy"] = float((base_pred == label).mean())
+    summary["interval"] = boot.method
     return summary
+
+
+def estimate(summary: dict, name: str) -> Estimate:
+    """A figure of a :func:`summarize_matrices` summary (``iia_causal``, ``gap``, ...) with its interval."""
+    return Estimate(summary[name], summary[f"{name}_low"], summary[f"{name}_high"], summary.get("interval", ""))
 
 
 def _summarize_open(file, location: str | None, variable: str | None) -> dict:
@@ -116,10 +142,12 @@ def summarize_all(path: str | Path, aligned_only: bool = False) -> list[dict]:
 
 
 def layer_table(summaries: list[dict]) -> str:
-    """A Markdown table, variable × layer, of IIA on causal pairs with the larger null in brackets.
+    """A Markdown table, variable × layer, of IIA on causal pairs with its 95% interval and the larger null in brackets.
 
     Layer 0 is the embedding output (``blocks.0.hook_resid_pre``), r the
-    output of block r − 1. A cell in bold stands above both nulls. A cell at
+    output of block r − 1. A cell in bold stands above both nulls: the
+    interval of its gap (IIA minus the larger null, from the same bootstrap
+    replicates) lies above zero. A cell at
     layer 0 of a location without [CLS] is marked ``(words)``: there the
     interchange swaps the words at its roles, an interchange of the input;
     where the location covers every word below the variable (MQNLI's
@@ -132,9 +160,10 @@ def layer_table(summaries: list[dict]) -> str:
         loc = Location.parse(s["location"])
         index = loc.hidden_index
         null = max(s["stays_base_causal"], s["copies_source_causal"])
-        mark = "**" if s["iia_causal"] > null and s["causal_pairs"] else ""
+        mark = "**" if s["causal_pairs"] and s["gap_causal_low"] > 0 else ""
         words = " (words)" if index == 0 and "cls" not in loc.roles else ""
-        text = f"{mark}{s['iia_causal']:.3f}{mark} ({null:.3f}){words}" if s["causal_pairs"] else "no causal pair"
+        iia = estimate(s, "iia_causal")
+        text = f"{mark}{iia!r}{mark} ({null:.3f}){words}" if s["causal_pairs"] else "no causal pair"
         cells.setdefault(s["variable"], {})[index] = text
     n_layers = max((i for c in cells.values() for i in c), default=0)
     head = "| variable | " + " | ".join(str(r) for r in range(n_layers + 1)) + " |"
@@ -144,17 +173,17 @@ def layer_table(summaries: list[dict]) -> str:
 
 
 def format_summaries(summaries: list[dict]) -> str:
-    """One line per variable and location: IIA on all and on causal pairs, each with its two nulls."""
-    lines = [
-        f"{'variable':10}{'location':32}{'pairs':>8}{'IIA':>7}{'stays':>7}{'copies':>7}"
-        f"{'causal pairs':>14}{'IIA':>7}{'stays':>7}{'copies':>7}",
-    ]
+    """Two lines per variable and location (all pairs, causal pairs): IIA, its two nulls and IIA minus the larger null,
+    each with its 95% interval; a line on the method, and any fp32 check."""
+    lines = [f"{'variable':10}{'location':32}{'pair set':>9}{'pairs':>9}  {'IIA':21}{'stays':21}{'copies':21}{'IIA - larger null':>22}"]
     for s in summaries:
-        lines.append(
-            f"{s['variable']:10}{s['location']:32}{s['pairs']:>8}{s['iia']:>7.3f}{s['stays_base']:>7.3f}{s['copies_source']:>7.3f}"
-            f"{s['causal_pairs']:>14}{s['iia_causal']:>7.3f}{s['stays_base_causal']:>7.3f}{s['copies_source_causal']:>7.3f}"
-        )
+        for suffix, name, count in (("", "all", s["pairs"]), ("_causal", "causal", s["causal_pairs"])):
+            first = f"{s['variable']:10}{s['location']:32}" if not suffix else " " * 42
+            figures = "".join(f"{estimate(s, n + suffix)!r:21}" for n in ("iia", "stays_base", "copies_source"))
+            lines.append(f"{first}{name:>9}{count:>9}  {figures}{estimate(s, 'gap' + suffix)!r:>22}".rstrip())
     lines.append("IIA: intervened label = the causal model's counterfactual; stays: = the base's own label; copies: = the source's own label")
+    if summaries:
+        lines.append(f"[low, high]: {summaries[0]['interval']}; an IIA stands above the nulls where its gap's interval lies above 0")
     for s in summaries:
         check = s.get("fp32_check")
         if check is not None:

@@ -27,6 +27,7 @@ the intervention only.
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -36,6 +37,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.analysis.das import FitSettings, fit_intervention
+from interp.analysis.iia import summarize_matrices
 from interp.api.loading import Classifier, load_model, load_task
 from interp.api.results import InterchangeResult
 from interp.backends import Backend, check_backend_name, get_backend
@@ -289,10 +291,17 @@ class IntervenableModel:
             values = [task.values(causal, examples, v) for v in task.variables]
         if base_pred is None:
             base_pred = self.reading.predict(self.predict(examples))
+        label = np.array([task.labels.index(e.label) for e in examples], dtype=np.int8)
+        codes = {v.variable: v.codes for v in values}
+
+        def summary(variable: str, loc: Location, model_pred: np.ndarray) -> dict:  # IIA with its intervals, kept beside the matrices
+            found = summarize_matrices(str(loc), variable, model_pred, causal_pred[variable], codes[variable], label, base_pred)
+            return {"summary": json.dumps(found)}
+
         buffer = io.BytesIO()
         with h5py().File(buffer, "w") as handle:
             write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,
-                                list(locations), logits_at, location_attrs)  # fmt: skip
+                                list(locations), logits_at, location_attrs, summary)  # fmt: skip
         write_bytes_atomic(Path(path), buffer.getvalue())
         return Path(path)
 

@@ -6,7 +6,8 @@ Usage::
     res.model_pred                 # int8 [n_bases, n_sources]: the intervened model's label ids
     res.causal_pred["lexrel"]      # int8 [n_bases, n_sources]: the causal model's counterfactual label ids
     res.iia("lexrel")              # share of causal pairs where they agree (0..1)
-    res.summary("lexrel")          # IIA on all and on causal pairs, each with both nulls
+    res.summary("lexrel")          # IIA on all and on causal pairs, each with both nulls and 95% intervals
+    res.summary_frame()            # the same, one row per (variable, pair set)
     res.cliques("lexrel").cliques  # greedy disjoint cliques of the intervention graph (square results)
     res.to_frame()                 # one row per (base, source, variable)
     res.save("iv.h5"); interp.load_interventions("iv.h5")   # today's HDF5 format, and the same object back
@@ -29,7 +30,8 @@ from torch import Tensor
 
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import SearchResult, search
-from interp.analysis.iia import summarize_matrices
+from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
+from interp.analysis.iia import estimate, summarize_matrices
 from interp.causal.values import VariableValues
 from interp.core.errors import ConfigError, named
 from interp.core.outputs import write_bytes_atomic, write_file_manifest
@@ -103,27 +105,50 @@ class InterchangeResult:
             raise ConfigError(f"{named('variable', repr(variable))}: this result holds {', '.join(self.causal_pred) or 'no variable'}")
         return variable
 
-    def summary(self, variable: str | None = None) -> dict:
-        """IIA on all and on causal pairs, each beside ``stays_base`` and ``copies_source`` (:func:`interp.analysis.iia.summarize_matrices`)."""
+    def summary(self, variable: str | None = None, *, n_boot: int = N_BOOT, seed: int = SEED) -> dict:
+        """IIA on all and on causal pairs, each beside ``stays_base`` and ``copies_source``, every figure with ``_low`` and
+        ``_high``, its 95% interval from a seeded bootstrap over examples (:func:`interp.analysis.iia.summarize_matrices`).
+
+        ``changed`` is the share of pairs whose label the interchange moved off the base's own (1 − ``stays_base``);
+        ``base_accuracy`` the model's accuracy on the bases (no intervention); ``gap``: IIA minus the larger null.
+        """
         name = self._variable(variable)
         return summarize_matrices(
             str(self.location), name, self.model_pred, self.causal_pred[name], self.values[name].codes, self.base_label,
-            self.base_pred, self.source_values[name].codes, self.source_pred,
+            self.base_pred, self.source_values[name].codes, self.source_pred, square=self.square, n_boot=n_boot, seed=seed,
         )  # fmt: skip
 
     def summaries(self) -> list[dict]:
         """:meth:`summary` for every variable held."""
         return [self.summary(v) for v in self.causal_pred]
 
-    def iia(self, variable: str | None = None, pairs: str = "causal") -> float:
+    def summary_frame(self):
+        """A ``pandas.DataFrame``, one row per (variable, pair set): ``pairs`` and each figure (``iia``, ``stays_base``,
+        ``copies_source``, ``gap``) with its ``_low`` and ``_high`` bounds; ``interval`` names the method."""
+        import pandas as pd
+
+        rows = []
+        for s in self.summaries():
+            for pair_set, suffix, count in (("causal", "_causal", s["causal_pairs"]), ("all", "", s["pairs"])):
+                row = {"location": s["location"], "variable": s["variable"], "pair_set": pair_set, "pairs": count}
+                for figure in ("iia", "stays_base", "copies_source", "gap"):
+                    row.update({figure + end: s[figure + suffix + end] for end in ("", "_low", "_high")})
+                rows.append({**row, "interval": s["interval"]})
+        return pd.DataFrame(rows)
+
+    def iia(self, variable: str | None = None, pairs: str = "causal") -> Estimate:
         """Interchange-intervention accuracy, 0..1, on the ``causal`` pairs (base and source differ in the variable) or ``all``.
+
+        Returns:
+            An :class:`~interp.analysis.bootstrap.Estimate`: a float that also holds ``low`` and ``high``, its 95%
+            interval from a seeded bootstrap over examples.
 
         Raises:
             ConfigError: naming ``pairs=`` or ``variable=``.
         """
         if pairs not in PAIR_SETS:
             raise ConfigError(f"{named('pairs', repr(pairs))}: choose from {', '.join(PAIR_SETS)}")
-        return self.summary(variable)["iia_causal" if pairs == "causal" else "iia"]
+        return estimate(self.summary(variable), "iia_causal" if pairs == "causal" else "iia")
 
     def graph(self, variable: str | None = None) -> InterventionGraph:
         """The intervention graph (Appendix A.3): an edge where the model agrees with the causal model both ways and on both self-interchanges.

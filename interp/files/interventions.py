@@ -64,6 +64,7 @@ def write_interventions(
     locations: Sequence[Location],
     logits_at: Callable[[int, Location], np.ndarray],
     location_attrs: Callable[[int], dict] | None = None,
+    variable_attrs: Callable[[str, Location, np.ndarray], dict] | None = None,
 ) -> None:
     """Write a complete interventions file into an open, empty HDF5 ``handle``.
 
@@ -77,6 +78,8 @@ def write_interventions(
         causal_pred: intervened variable -> int8 ``[n, n]`` counterfactual label ids.
         logits_at: ``(index, location) -> float32 [n, n, n_model_labels]``, called once per location.
         location_attrs: ``index -> extra attributes`` of a location's group (the fp32 check).
+        variable_attrs: ``(variable, location, model_pred) -> extra attributes`` of the variable's group at the
+            location (its IIA summary with intervals, as JSON text under ``summary``).
     """
     check_variable_names(list(causal_pred))
     write_examples(handle, examples, encoded, roles, meta["labels"], values)
@@ -94,6 +97,8 @@ def write_interventions(
             target = handle.create_group(f"{variable}/{loc}")
             target.create_dataset("causal_pred", data=table.astype(np.int8))
             target["model_pred"] = group["model_pred"]  # a hard link: stored once
+            if variable_attrs is not None:
+                target.attrs.update(variable_attrs(variable, loc, group["model_pred"][()]))
     handle.attrs.update(meta)
     handle.attrs["complete"] = True
 

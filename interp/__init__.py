@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import importlib
 
-from interp.core.errors import ConfigError, DataError, InterpError, ModelError, OutputError
+from interp.core.errors import ConfigError, DataError, InterpError, InterpWarning, ModelError, OutputError
 
 __version__ = "0.1.0"
 
@@ -58,6 +58,11 @@ _EXPORTS = {
     "IntervenableModel": "interp.api.intervenable",
     "InterchangeResult": "interp.api.results",
     "load_interventions": "interp.api.results",
+    "DasResult": "interp.api.das_result",
+    # figures with their uncertainty
+    "Estimate": "interp.analysis.bootstrap",
+    "ExampleBootstrap": "interp.analysis.bootstrap",
+    "split_accuracies": "interp.analysis.chance",
     "fine_tune": "interp.api.training",
     "FineTuneSettings": "interp.api.training",
     # the settings every job shares: which data, which examples, how to run
@@ -97,7 +102,7 @@ _EXPORTS = {
     "load_intervention": "interp.files.subspaces",
 }
 
-__all__ = sorted([*_EXPORTS, "ConfigError", "DataError", "InterpError", "ModelError", "OutputError", "__version__"])
+__all__ = sorted([*_EXPORTS, "ConfigError", "DataError", "InterpError", "InterpWarning", "ModelError", "OutputError", "__version__"])
 
 
 def __getattr__(name: str):

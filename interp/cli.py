@@ -20,12 +20,13 @@ import json
 from dataclasses import replace
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable
 
 import click
 
-from interp.core.errors import ConfigError, InterpError
+from interp.core.errors import ConfigError, InterpError, InterpWarning
 from interp.tasks.fragments.data import FRAGMENTS, LOGIC
 from interp.jobs.train import TrainConfig
 
@@ -57,13 +58,23 @@ def _flag(param: str, value: str) -> str:
     return flag if value in ("", "True") else f"{flag} {value}"
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    if issubclass(category, InterpWarning):
+        click.echo(f"interp: warning: {message}", err=True)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             bad = next((a for a in ctx.args if "\x00" in a), None)
             if bad is not None:  # no path or name can hold one, and the OS refuses it with a ValueError deep in a command
                 raise ConfigError(f"argument {bad!r} holds a NUL character, which no path or name can")
-            return super().invoke(ctx)
+            with warnings.catch_warnings():  # the library's warnings as one line each on stderr
+                warnings.simplefilter("always", InterpWarning)
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except InterpError as exc:
             click.echo(f"interp: error: {exc.render(_flag)}", err=True)
             ctx.exit(2)

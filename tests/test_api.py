@@ -154,11 +154,15 @@ def test_iia_nulls_frame_and_graph_agree(lab, examples):
 
 def test_train_das_trains_the_intervention_not_the_model(lab, examples):
     before = {k: v.clone() for k, v in lab.model.module.state_dict().items()}
-    das = lab.train_das("lexrel", LOCATION, examples, k=4, n_pairs=64, epochs=1, seed=2)
-    assert isinstance(das, interp.RotatedSubspace) and das.k == 4 and not das.training
+    with pytest.warns(interp.InterpWarning, match="does not clear the untrained"):  # a random 2-layer model: nothing to learn
+        das = lab.train_das("lexrel", LOCATION, examples, k=4, n_pairs=64, epochs=1, seed=2)
+    assert isinstance(das.intervention, interp.RotatedSubspace) and das.k == 4 and not das.intervention.training
     assert all(torch.equal(v, lab.model.module.state_dict()[k]) for k, v in before.items())
-    assert not torch.allclose(das.matrix, interp.RotatedSubspace(lab.model.d_model, k=4, seed=2).matrix)  # it moved
+    assert not torch.allclose(das.intervention.matrix, interp.RotatedSubspace(lab.model.d_model, k=4, seed=2).matrix)  # it moved
     assert lab.interchange(examples[:4], examples[4:8], LOCATION, intervention=das).logits.shape == (4, 4, 2)
+    assert [h["epoch"] for h in das.history] == [0, 1] and das.history[0]["held_out_iia"] == das.untrained_iia
+    assert das.history[-1]["held_out_iia"] == das.iia and das.untrained_iia.low <= das.untrained_iia <= das.untrained_iia.high
+    assert len(das.held_out_pairs) == das.to_frame().held_out_pairs[0] and das.history_frame().columns.tolist() == ["epoch", "loss", "train_iia", "held_out_iia"]
 
 
 def test_bad_input_names_the_parameter(lab, examples, tiny_mqnli_classifier_dir, monli_dir, tmp_path):
@@ -215,7 +219,7 @@ def test_the_python_guide_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeyp
     scope: dict = {}
     exec(compile(code, "docs/guides/python.md", "exec"), scope)  # noqa: S102 - our own guide
     assert scope["res"].model_pred.shape == (100, 100) and (tmp_path / "runs" / "iv.h5").is_file()
-    assert isinstance(scope["das"], interp.RotatedSubspace)
+    assert isinstance(scope["das"].intervention, interp.RotatedSubspace)
 
     # The job block runs on the same objects (a Task and a Classifier held in memory) and writes what res.save wrote.
     exec(compile(job, "docs/guides/python.md (a job on objects)", "exec"), scope)  # noqa: S102

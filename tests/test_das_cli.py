@@ -50,6 +50,23 @@ def test_das_writes_one_row_per_unit_a_summary_a_heatmap_and_the_interventions(t
     assert "lexrel" in stdout and "blocks.0.hook_resid_post@w_p+w_h" in stdout
 
 
+def test_das_reports_the_untrained_baseline_the_history_and_intervals_over_examples(tiny_run):
+    """Each unit scores the same intervention before training on the same held-out pairs, and keeps its history; a random
+    tiny model has nothing to align, so its DAS does not clear that baseline and the command says so."""
+    out, _, output = tiny_run
+    rows = list(csv.DictReader(open(out / "das.csv")))
+    for r in rows:
+        history = json.loads(r["history"])
+        assert [h["epoch"] for h in history] == [0, 1] and history[0]["loss"] is None
+        assert history[0]["held_out_iia"] == pytest.approx(float(r["untrained_iia"])) and history[-1]["held_out_iia"] == pytest.approx(float(r["das_iia"]))
+        assert history[-1]["loss"] == pytest.approx(float(r["final_loss"]), abs=1e-4)
+        for name in ("das", "untrained", "vanilla", "block"):
+            assert float(r[f"{name}_iia_low"]) <= float(r[f"{name}_iia"]) <= float(r[f"{name}_iia_high"]), name
+        assert float(r["das_gain"]) == pytest.approx(float(r["das_iia"]) - float(r["untrained_iia"]))
+    assert "untrained" in output and "history (loss; held-out IIA)" in output
+    assert "does not clear the untrained intervention's" in output  # the warning, on stderr (mixed in here)
+
+
 def test_das_resumes_without_redoing_units_and_reloads_to_the_same_iia(tiny_run, tiny_classifier_dir, monli_dir):
     out, args, _ = tiny_run
     before = {p.name: p.stat().st_mtime_ns for p in (out / "das.parts").glob("*.json")}

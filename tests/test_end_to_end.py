@@ -76,3 +76,22 @@ def test_interventions_and_cliques_on_real_monli(trained, monli_dir, tmp_path):
         assert members <= correct, "an example the model gets wrong is in a clique"
         assert clique["value_counts"]["⊏"] > 0 and clique["value_counts"]["⊐"] > 0  # a causal edge joins ⊏ and ⊐
         assert {int(lexrel[m]) for m in members} == {0, 1}
+
+
+def test_a_model_at_chance_on_one_split_is_named_by_intervene_das_and_the_report(trained, monli_dir, tmp_path):
+    """The PMoNLI-only model fails under negation: intervene, das and the report page name NMoNLI test and its accuracy."""
+    from interp.analysis.report.collect import collect_run
+
+    out, _ = trained
+    common = ["--model", str(out), "--splits", "pmonli,nmonli_test", "--max-per-split", "40", "--data-dir", str(monli_dir), "--quiet"]
+    run = tmp_path / "run"
+    result = CliRunner().invoke(main, ["intervene", *common, "--locations", "blocks.2.hook_resid_post@w_h", "--out", str(run / "iv.h5")])
+    assert result.exit_code == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if line.startswith("interp: warning:")]
+    assert any("at chance on nmonli_test: accuracy" in line and "majority label's share" in line for line in warned), result.stderr
+    result = CliRunner().invoke(main, ["das", *common, "--locations", "blocks.2.hook_resid_post@w_h", "--subspace", "4", "--train-pairs", "32",
+                                       "--test-pairs", "16", "--epochs", "1", "--out", str(run / "das")])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "at chance on nmonli_test" in result.stderr
+    warnings = collect_run(run)["warnings"]
+    assert len(warnings) >= 1 and all("iv.h5" in w for w in warnings) and any("nmonli_test" in w for w in warnings)

@@ -32,8 +32,16 @@ import torch.nn.functional as F
 from jaxtyping import Int
 from torch import Tensor
 
+from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
 from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, Intervention
 from interp.engine.pair_suffix import PairSuffix, frozen_weights
+from interp.models.labels import LabelReading
+
+
+#: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
+HELD_OUT_SEED_OFFSET = 7919
+#: Training pairs a training history scores after each epoch (a seeded share of the training pairs).
+HISTORY_TRAIN_PAIRS = 256
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,7 @@ def fit_intervention(
     targets: Int[Tensor, "pairs"],
     settings: FitSettings = FitSettings(),
     on_step: Callable[[float], None] | None = None,
+    on_epoch: Callable[[int, float], None] | None = None,
 ) -> list[float]:
     """Train ``intervention``'s parameters (the model frozen) so that the intervened outputs are the counterfactual labels.
 
@@ -87,6 +96,8 @@ def fit_intervention(
         bases, sources: int64 ``[pairs]``, indices into the runner's examples.
         targets: int64 ``[pairs]``, the counterfactual label ids.
         on_step: called with each step's loss (progress).
+        on_epoch: called after each epoch with its number (from 1) and mean loss, the intervention in eval mode
+            (to score it: a training history); training goes on afterwards.
 
     Returns:
         The mean loss of each epoch (cross-entropy, nats per pair, plus the boundless penalty).
@@ -126,6 +137,10 @@ def fit_intervention(
                 if on_step is not None:
                     on_step(value)
             losses.append(epoch_loss / len(bases))
+            intervention.eval()
+            if on_epoch is not None:
+                on_epoch(len(losses), losses[-1])  # eval mode
+                intervention.train()
     intervention.eval()
     return losses
 
@@ -147,27 +162,106 @@ def score_intervention(
     targets: Tensor,
     own_pred: np.ndarray,
     read: Sequence[int] | None = None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
 ) -> dict:
-    """IIA of ``intervention`` on the given pairs, with its nulls.
+    """IIA of ``intervention`` on the given pairs, with its nulls, each with its 95% interval.
+
+    The interval resamples the examples, bases and sources independently (Owen 2007, the pigeonhole bootstrap;
+    :class:`~interp.analysis.bootstrap.ExampleBootstrap`), not the pairs: pairs that share an example are not
+    independent. Scores of several interventions on the same pairs with the same ``seed`` share their replicates,
+    so their differences have intervals too (:func:`difference`).
 
     Args:
         targets: int64 ``[pairs]``, counterfactual label ids.
         own_pred: int ``[n_examples]``, the model's own label on each example (for the nulls).
         read: the model's label ids as the task's (:func:`predict_pairs`); ``targets`` and ``own_pred`` are then the task's.
+        n_boot, seed: the bootstrap's replicates and seed.
 
     Returns:
-        ``pairs``, ``iia``, ``stays_base``, ``copies_source``, ``chance`` (shares, 0..1).
+        ``pairs``, ``iia``, ``stays_base``, ``copies_source`` (shares, 0..1) each with ``_low`` and ``_high``,
+        ``chance`` (the most common counterfactual's share), ``interval`` (the method) and ``hits`` (bool ``[pairs]``,
+        where the intervened label is the counterfactual; for :func:`difference`).
     """
     pred = predict_pairs(runner, intervention, bases, sources, read=read)
     targets = targets.cpu().numpy()
     counts = np.bincount(targets)
-    return {
-        "pairs": int(len(pred)),
-        "iia": float((pred == targets).mean()),
-        "stays_base": float((pred == own_pred[bases.numpy()]).mean()),
-        "copies_source": float((pred == own_pred[sources.numpy()]).mean()),
-        "chance": float(counts.max() / counts.sum()),
-    }
+    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
+    out: dict = {"pairs": int(len(pred))}
+    own_b, own_s = own_pred[bases.cpu().numpy()], own_pred[sources.cpu().numpy()]
+    for name, hit in (("iia", pred == targets), ("stays_base", pred == own_b), ("copies_source", pred == own_s)):
+        out[name] = float(hit.mean()) if len(hit) else 0.0
+        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(boot.pair_share(b, s, hit), boot.confidence)
+    out.update(chance=float(counts.max() / counts.sum()), interval=boot.method, hits=pred == targets)
+    return out
+
+
+def pair_bootstrap(bases: Tensor, sources: Tensor, *, n_boot: int = N_BOOT, seed: int = SEED) -> tuple[ExampleBootstrap, np.ndarray, np.ndarray]:
+    """The bootstrap of a list of pairs: the examples that occur as bases, and those that occur as sources, each drawn
+    on its own; returns it with each pair's base and source as indices into those two lists."""
+    base_examples, b = np.unique(bases.cpu().numpy(), return_inverse=True)
+    source_examples, s = np.unique(sources.cpu().numpy(), return_inverse=True)
+    return ExampleBootstrap(len(base_examples), len(source_examples), square=False, n_boot=n_boot, seed=seed), b, s
+
+
+def difference(first: dict, second: dict, bases: Tensor, sources: Tensor, *, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
+    """IIA of ``first`` minus IIA of ``second`` (two :func:`score_intervention` results on the same pairs), with the
+    95% interval of the difference from the same bootstrap replicates (a paired comparison)."""
+    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
+    replicates = boot.pair_share(b, s, first["hits"]) - boot.pair_share(b, s, second["hits"])
+    return boot.interval(first["iia"] - second["iia"], replicates)
+
+
+@dataclass
+class Trained:
+    """What :func:`train_and_score` found: held-out scores before (``untrained``) and after (``trained``) training
+    (:func:`score_intervention` dicts), their difference ``gain`` with its paired interval, the per-epoch ``history``
+    (epoch 0: before training; ``loss`` ``None`` there) and each epoch's mean loss."""
+
+    trained: dict
+    untrained: dict
+    gain: Estimate
+    history: list[dict]
+    losses: list[float]
+
+
+def train_and_score(
+    runner: PairSuffix,
+    intervention: Intervention,
+    train: tuple[Tensor, Tensor, Tensor],
+    test: tuple[Tensor, Tensor, Tensor],
+    own_pred: np.ndarray,
+    reading: LabelReading,
+    settings: FitSettings,
+    on_step: Callable[[float], None] | None = None,
+) -> Trained:
+    """Score ``intervention`` untrained on the held-out pairs, train it (:func:`fit_intervention`) scoring it after
+    every epoch, and score it again: DAS with its untrained baseline and its history.
+
+    ``train``, ``test``: (bases, sources, targets) int64 ``[pairs]`` each, targets as the task's label ids (the
+    model is trained towards ``reading.targets`` of them, and read back with ``reading.read``). The history scores
+    up to :data:`HISTORY_TRAIN_PAIRS` seeded training pairs and every held-out pair.
+    """
+    read = reading.read
+    (train_b, train_s, train_t), (test_b, test_s, test_t) = train, test
+    sample = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(settings.seed))[:HISTORY_TRAIN_PAIRS]
+
+    def scores() -> tuple[dict, dict]:
+        on_train = score_intervention(runner, intervention, train_b[sample], train_s[sample], train_t[sample], own_pred, read, n_boot=2)
+        return on_train, score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
+
+    on_train, untrained = scores()
+    history = [{"epoch": 0, "loss": None, "train_iia": on_train["iia"], "held_out_iia": untrained["iia"]}]
+
+    def on_epoch(epoch: int, loss: float) -> None:
+        on_train, held_out = scores()
+        history.append({"epoch": epoch, "loss": loss, "train_iia": on_train["iia"], "held_out_iia": held_out["iia"]})
+
+    targets = torch.from_numpy(reading.targets(train_t.numpy()))
+    losses = fit_intervention(runner, intervention, train_b, train_s, targets, settings, on_step=on_step, on_epoch=on_epoch)
+    trained = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
+    return Trained(trained, untrained, difference(trained, untrained, test_b, test_s), history, losses)
 
 
 def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targets: Tensor, read: Sequence[int] | None = None) -> Intervention:

@@ -8,32 +8,43 @@ held-out IIA, the mean over seeds.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import numpy as np
 
 from interp.analysis.intervals import mean_interval
 
-METHODS = ("das", "block", "vanilla")
-_TITLES = {"das": "DAS, k = {k}", "block": "best block of k = {k} coordinates", "vanilla": "whole vector (vanilla)"}
+METHODS = ("das", "untrained", "block", "vanilla")
+_TITLES = {"das": "DAS, k = {k}", "untrained": "untrained, k = {k}", "block": "best block of k = {k} coordinates", "vanilla": "whole vector (vanilla)"}
 
 
 def summarize_seeds(rows: list[dict]) -> list[dict]:
-    """One row per (variable, location, size): for each method the held-out IIA's mean and 95% interval over seeds.
+    """One row per (variable, location, size): for each method the held-out IIA with its 95% interval.
+
+    With several seeds, the mean and Student's t interval over seeds (:func:`~interp.analysis.intervals.mean_interval`);
+    with one, that seed's IIA and its bootstrap interval over the held-out examples
+    (:func:`~interp.analysis.das.score_intervention`). ``interval`` says which.
 
     Columns: ``variable``, ``location``, ``size``, ``seeds``, ``k`` (mean,
-    the learned one for ``boundless``), ``chance``, and ``{method}_iia``,
-    ``{method}_low``, ``{method}_high`` for ``das``, ``block``, ``vanilla``.
+    the learned one for ``boundless``), ``chance``, ``interval``, and ``{method}_iia``,
+    ``{method}_low``, ``{method}_high`` for ``das``, ``untrained`` (the same intervention before training),
+    ``block``, ``vanilla``.
     """
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
         groups[row["variable"], row["location"], str(row["size"])].append(row)
     out = []
     for (variable, location, size), members in groups.items():
+        several = len(members) > 1
         summary = {"variable": variable, "location": location, "size": size, "seeds": len(members),
-                   "k": float(np.mean([m["k"] for m in members])), "chance": float(np.mean([m["chance"] for m in members]))}  # fmt: skip
+                   "k": float(np.mean([m["k"] for m in members])), "chance": float(np.mean([m["chance"] for m in members])),
+                   "interval": "95% t interval over seeds" if several else "95% bootstrap interval over held-out examples"}  # fmt: skip
         for method in METHODS:
-            mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members])
+            if several:
+                mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members])
+            else:
+                mean, low, high = (float(members[0][f"{method}_iia{end}"]) for end in ("", "_low", "_high"))
             summary.update({f"{method}_iia": round(mean, 4), f"{method}_low": round(low, 4), f"{method}_high": round(high, 4)})
         out.append(summary)
     return out
@@ -73,15 +84,22 @@ def das_heatmap(rows: list[dict]):
 
 
 def format_das(rows: list[dict]) -> str:
-    """The summary as a text table: one line per (variable, location, size), IIA as mean [95% interval] with several seeds."""
-    lines = [f"{'variable':10} {'location':34} {'k':>6} {'seeds':>5}  {'DAS':>19}  {'best block':>19}  {'vanilla':>19}  chance"]
-    for s in summarize_seeds(rows):
-        cells = []
-        for method in METHODS:
-            cell = f"{s[f'{method}_iia']:.3f}"
-            if s["seeds"] > 1:
-                cell += f" [{s[f'{method}_low']:.2f},{s[f'{method}_high']:.2f}]"
-            cells.append(f"{cell:>19}")
+    """The summary as a text table: one line per (variable, location, size), each held-out IIA with its 95% interval
+    (over seeds with several, over held-out examples with one), the untrained intervention beside DAS; then each
+    unit's training history (loss and held-out IIA per epoch, epoch 0 untrained)."""
+    lines = [f"{'variable':10} {'location':34} {'k':>6} {'seeds':>5}  " + "  ".join(f"{h:>21}" for h in ("DAS", "untrained", "best block", "vanilla"))
+             + "  chance"]  # fmt: skip
+    summaries = summarize_seeds(rows)
+    for s in summaries:
+        cells = [f"{s[f'{m}_iia']:.3f} [{s[f'{m}_low']:.3f}, {s[f'{m}_high']:.3f}]" for m in METHODS]
         k = s["size"] if s["size"] != "boundless" else f"b:{s['k']:.0f}"
-        lines.append(f"{s['variable']:10} {s['location']:34} {k:>6} {s['seeds']:>5}  {'  '.join(cells)}  {s['chance']:.3f}")
+        lines.append(f"{s['variable']:10} {s['location']:34} {k:>6} {s['seeds']:>5}  {'  '.join(f'{c:>21}' for c in cells)}  {s['chance']:.3f}")
+    lines.append("[low, high]: " + "; ".join(sorted({s["interval"] for s in summaries})) + "; untrained: the same kind, k and initial "
+                 "parameters before training, on the same pairs")  # fmt: skip
+    lines.append("history (loss; held-out IIA), epoch 0 untrained:")
+    for row in rows:
+        history = json.loads(row.get("history") or "[]")
+        losses = " ".join("-" if h["loss"] is None else f"{h['loss']:.3f}" for h in history)
+        iia = " ".join(f"{h['held_out_iia']:.3f}" for h in history)
+        lines.append(f"  {row['variable']} {row['location']} k={row['size']} seed {row['seed']}: loss {losses}; IIA {iia}")
     return "\n".join(lines)

@@ -8,7 +8,7 @@ Usage::
     X = lab.vectors("blocks.2.hook_resid_post@w_h", examples)          # float32 [n, tokens, d_model]
     res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
     res.iia("lexrel"), res.cliques("lexrel"), res.to_frame()
-    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)    # a trained RotatedSubspace
+    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)    # DasResult: held-out IIA, untrained baseline, history
     lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h", intervention=das).iia("lexrel")
 
 The design, in the words of pyvene's ``IntervenableModel`` and
@@ -36,15 +36,18 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
-from interp.analysis.das import FitSettings, fit_intervention
+from interp.analysis.bootstrap import Estimate
+from interp.analysis.chance import chance_messages, split_accuracies
+from interp.analysis.das import HELD_OUT_SEED_OFFSET, FitSettings, train_and_score
 from interp.analysis.iia import summarize_matrices
 from interp.api.loading import Classifier, load_model, load_task
+from interp.api.das_result import DasResult
 from interp.api.results import InterchangeResult
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
-from interp.causal.pairs import counterfactual_pairs
+from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, named, warn
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
 from interp.engine.interventions import Interchange, Intervention, make_intervention
@@ -165,6 +168,22 @@ class IntervenableModel:
         vectors = sources if isinstance(sources, Tensor) else self.source_vectors(location, sources)
         return self.backend.interchange_logits(self.encode(bases), vectors, location, batch_size=self.batch_size, on_rows=on_rows)
 
+    def split_accuracies(self, examples: Sequence, own: np.ndarray | None = None, *, warn_at_chance: bool = True) -> list[dict]:
+        """The model's accuracy on each split among ``examples``, with its Wilson interval, beside the majority label's share
+        (:func:`interp.analysis.chance.split_accuracies`); with ``warn_at_chance``, an
+        :class:`~interp.core.errors.InterpWarning` for every split where the model is not above chance.
+
+        ``own``: the model's own task label ids on ``examples`` when already computed (``None``: predicted here).
+        """
+        examples = list(examples)
+        own = self.reading.predict(self.predict(examples)) if own is None else own
+        gold = np.array([self.task.labels.index(e.label) for e in examples])
+        rows = split_accuracies([getattr(e, "split", "examples") for e in examples], gold, own)
+        if warn_at_chance:
+            for message in chance_messages(rows, f"model {self.model.name!r}"):
+                warn(message)
+        return rows
+
     # -- interventions ---------------------------------------------------------------------------------------
 
     def interchange(
@@ -198,6 +217,7 @@ class IntervenableModel:
                 of another width, a trained intervention at a component site.
         """
         bases, sources = list(bases), list(sources)
+        intervention = getattr(intervention, "intervention", intervention)  # a DasResult stands for its trained module
         if not bases or not sources:
             raise ConfigError("`bases=`, `sources=`: give at least one example each")
         variables = tuple(self.task.variables if variables is None else variables)
@@ -234,6 +254,7 @@ class IntervenableModel:
         labels = tuple(task.labels)
         causal_pred = self._counterfactuals(causal, bases, sources, variables)
         own = self.reading.predict(self.predict(every))
+        self.split_accuracies(every, own)
         row = {e.id: i for i, e in enumerate(every)}
         base_pred = own[[row[e.id] for e in bases]]
         source_pred = own[[row[e.id] for e in sources]]
@@ -320,38 +341,72 @@ class IntervenableModel:
         lr: float = 1e-3,
         batch_size: int = 64,
         seed: int = 0,
-    ) -> Intervention:
-        """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``.
+        test_share: float = 0.2,
+        test_pairs: int = 500,
+    ) -> DasResult:
+        """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``;
+        score it, and the same intervention untrained, on held-out pairs.
 
         Distributed alignment search (Geiger, Wu, Potts, Icard & Goodman 2024,
-        §3; ``kind="boundless"``: Wu et al. 2023, §3): ``n_pairs`` balanced
-        counterfactual pairs among ``examples`` (:func:`interp.causal.pairs.counterfactual_pairs`,
-        half of them changing the output, seeded), the model frozen, the
-        intervention's parameters trained with Adam on cross-entropy.
+        §3; ``kind="boundless"``: Wu et al. 2023, §3): ``examples`` are split
+        (seeded, ``test_share`` held out: :func:`interp.causal.pairs.split_examples`);
+        ``n_pairs`` balanced counterfactual pairs among the training part
+        (:func:`interp.causal.pairs.counterfactual_pairs`, half of them
+        changing the output), the model frozen, the intervention's parameters
+        trained with Adam on cross-entropy; ``test_pairs`` pairs among the
+        held-out part score it after every epoch and at the end. The untrained
+        baseline is the same kind and ``k`` with the initial parameters, on the
+        same held-out pairs; an :class:`~interp.core.errors.InterpWarning`
+        names both figures when the trained IIA does not clear it.
 
         Args:
             k: dimensions of the subspace (``rotated``, ``lowrank``); ignored by ``boundless``.
             kind: ``rotated`` (DAS), ``lowrank`` (the same function, width × k parameters) or ``boundless``.
 
         Returns:
-            The trained module (:class:`~interp.engine.interventions.RotatedSubspace`, ...) in eval mode;
-            pass it to :meth:`interchange` as ``intervention=`` to score it on held-out examples.
+            A :class:`~interp.api.das_result.DasResult`: the trained module (``.intervention``, eval mode; pass the
+            result or the module to :meth:`interchange` as ``intervention=``), held-out IIA, the untrained baseline
+            and their difference with 95% intervals over the held-out examples, and the per-epoch history.
 
         Raises:
-            ConfigError: naming ``variable=``, ``location=`` (component sites are refused), ``k=`` or ``kind=``.
+            ConfigError: naming ``variable=``, ``location=`` (component sites are refused), ``k=``, ``kind=``,
+                ``epochs=``, ``lr=``, ``batch_size=``, ``test_share=`` or ``test_pairs=``.
         """
         self.task.check_variable(variable, "variable")
         loc = self.location(location, (variable,))
+        try:
+            settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        except ValueError as exc:
+            raise ConfigError(f"{named(str(exc).split()[0])} {' '.join(str(exc).split()[1:])}") from None
+        if not (isinstance(test_pairs, int) and test_pairs >= 2):
+            raise ConfigError(f"{named('test_pairs', test_pairs)}: give at least 2 held-out pairs")
         examples = list(examples)
         causal = self.task.build_causal_model(examples)
         inputs = [self.task.inputs(e) for e in examples]
-        pairs = counterfactual_pairs(causal, inputs, variable, range(len(examples)), n_pairs, seed)
+        train_idx, test_idx = split_examples(len(examples), test_share, seed)
+        train = counterfactual_pairs(causal, inputs, variable, train_idx, n_pairs, seed)
+        test = counterfactual_pairs(causal, inputs, variable, test_idx, test_pairs, seed + HELD_OUT_SEED_OFFSET)
         runner = PairSuffix(self.model.module, self.encode(examples), loc)
         try:
             intervention = make_intervention(kind, runner.width, k, seed)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(k))}: {exc}") from None
-        targets = torch.from_numpy(self.reading.targets([self.task.labels.index(v) for v in pairs.counterfactual]))
-        settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
-        fit_intervention(runner, intervention, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, settings)
-        return intervention.cpu()
+        task_ids = lambda pairs: torch.tensor([self.task.labels.index(v) for v in pairs.counterfactual], dtype=torch.long)  # noqa: E731
+        held_out = (torch.from_numpy(test.base), torch.from_numpy(test.source), task_ids(test))
+        own = self.reading.predict(self.predict(examples))
+        self.split_accuracies(examples, own)
+        found = train_and_score(runner, intervention, (torch.from_numpy(train.base), torch.from_numpy(train.source), task_ids(train)),
+                                held_out, own, self.reading, settings)  # fmt: skip
+        trained, untrained, gain = found.trained, found.untrained, found.gain
+        pick = lambda score, name: Estimate(score[name], score[f"{name}_low"], score[f"{name}_high"], score["interval"])  # noqa: E731
+        result = DasResult(
+            intervention=intervention.cpu().eval(), variable=variable, location=loc, iia=pick(trained, "iia"),
+            untrained_iia=pick(untrained, "iia"), gain=gain, stays_base=pick(trained, "stays_base"),
+            copies_source=pick(trained, "copies_source"), chance=trained["chance"], history=found.history, train_pairs=len(train.base),
+            held_out_pairs=[(examples[b].id, examples[s].id) for b, s in zip(test.base, test.source)], interval=trained["interval"],
+        )  # fmt: skip
+        if not result.learned:
+            warn(f"DAS for {variable} at {loc} (k={result.k}): held-out IIA {result.iia!r} does not clear the untrained "
+                 f"intervention's {result.untrained_iia!r} on the same {len(test.base)} pairs (gain {gain!r}); train on more pairs "
+                 f"or epochs (`n_pairs=`, `epochs=`) before reading it")  # fmt: skip
+        return result

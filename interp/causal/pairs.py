@@ -54,7 +54,7 @@ def split_examples(n: int, test_share: float, seed: int) -> tuple[np.ndarray, np
         ConfigError: ``test_share`` outside (0, 1), or fewer than 2 examples on a side.
     """
     if not 0 < test_share < 1:
-        raise ConfigError(f"test_share must lie in (0, 1), got {test_share}")
+        raise ConfigError(f"`test_share=` must lie in (0, 1), got {test_share}")
     n_test = max(2, int(round(n * test_share)))
     if n - n_test < 2:
         raise ConfigError(f"{n} examples cannot be split into training and held-out parts of at least 2 each")

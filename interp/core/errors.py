@@ -83,3 +83,20 @@ class ConfigError(InterpError):
 
 class OutputError(InterpError):
     """An output path cannot be written, or holds results that do not match the request."""
+
+
+class InterpWarning(UserWarning):
+    """A result that stands but should not be read at face value: a model at chance on a split it is analysed on, a
+    learned intervention that does not clear its untrained baseline. The CLI prints it as one line on stderr."""
+
+
+def warn(message: str) -> None:
+    """Issue an :class:`InterpWarning` (parameter marks written as in errors), pointed at the first caller outside ``interp``."""
+    import os
+    import sys
+    import warnings
+
+    package, level, frame = os.path.dirname(os.path.dirname(__file__)), 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(PARAM_MARK.sub(lambda m: f"{m.group(1)}={m.group(2)}", message), InterpWarning, stacklevel=level)

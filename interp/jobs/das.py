@@ -35,6 +35,7 @@ written together with a manifest (:class:`interp.core.outputs.OutputSet`).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -46,10 +47,17 @@ from tqdm.auto import tqdm
 
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.analysis.das import FitSettings, best_block, fit_intervention, n_steps, score_intervention
+from interp.analysis.das import (
+    HELD_OUT_SEED_OFFSET,
+    FitSettings,
+    best_block,
+    n_steps,
+    score_intervention,
+    train_and_score,
+)
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
 from interp.causal.pairs import counterfactual_pairs, split_examples
-from interp.core.errors import ConfigError, OutputError, named
+from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import (
     OutputSet,
     ensure_writable_dir,
@@ -73,8 +81,6 @@ from interp.hooks.encoding import location_tokens
 
 KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"
-#: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
-HELD_OUT_SEED_OFFSET = 7919
 #: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
 BLOCK_CHOICE_PAIRS = 256
 
@@ -160,7 +166,7 @@ def _make(config: DasConfig, k: str, width: int, seed: int):
 def _finished(unit: Path) -> bool:
     """Whether a unit's row reads back whole (a damaged or edited one is run again, not met as a traceback at the end)."""
     row = read_json(unit)
-    return isinstance(row, dict) and {"das_iia", "vanilla_iia", "file"} <= set(row)
+    return isinstance(row, dict) and {"das_iia", "untrained_iia", "vanilla_iia", "file"} <= set(row)
 
 
 def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
@@ -212,6 +218,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
 
     inputs = [task.inputs(e) for e in examples]
     own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))  # the task's label ids, as the targets
+    lab.split_accuracies(examples, own_pred)
     read = lab.reading.read
     pair_sets = {}
     for seed in config.seeds:
@@ -237,6 +244,11 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
                 vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred, read)
             row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar, lab.reading)
             row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
+            if not row["das_gain_low"] > 0:
+                warn(f"DAS for {variable} at {loc} (k={row['k']}, seed {seed}): held-out IIA {row['das_iia']:.3f} "
+                     f"[{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] does not clear the untrained intervention's "
+                     f"{row['untrained_iia']:.3f} [{row['untrained_iia_low']:.3f}, {row['untrained_iia_high']:.3f}] on the same "
+                     f"{row['test_pairs']} pairs; train on more pairs or epochs (`train_pairs=`, `epochs=`) before reading it")
             name = _unit_name(variable, loc, k, seed)
             intervention = row.pop("_intervention")
             row["file"] = f"interventions/{name}.safetensors"
@@ -287,8 +299,9 @@ def score_saved(config: DasConfig, path: str) -> dict:
     pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET), task)
     saved = score_intervention(runner, intervention, *pairs, own_pred, read)
     vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred, read)
-    return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed, **{f"saved_{k}": v for k, v in saved.items()},
-            **{f"vanilla_{k}": v for k, v in vanilla.items() if k != "pairs"}}  # fmt: skip
+    return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed,
+            **{f"saved_{k}": v for k, v in saved.items() if k not in ("hits", "interval")},
+            **{f"vanilla_{k}": v for k, v in vanilla.items() if k not in ("pairs", "hits", "interval")}, "interval": saved["interval"]}  # fmt: skip
 
 
 def _as_tensors(pairs, task: Task) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -308,10 +321,9 @@ def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray
     torch.manual_seed(seed)
     intervention = _make(config, k, runner.width, seed)
     started = time.perf_counter()
-    model_t = torch.from_numpy(reading.targets(train_t.numpy()))
-    losses = fit_intervention(runner, intervention, train_b, train_s, model_t, settings, on_step=lambda loss: bar.update(1))
-    seconds = time.perf_counter() - started
-    das = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
+    found = train_and_score(runner, intervention, pairs[0], pairs[1], own_pred, reading, settings, on_step=lambda loss: bar.update(1))
+    seconds = time.perf_counter() - started  # the history's scoring included
+    das, untrained, gain, losses = found.trained, found.untrained, found.gain, found.losses
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
     block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose], read)
     localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred, read)
@@ -328,8 +340,9 @@ def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray
         "final_loss": round(losses[-1], 5),
         "chance": das["chance"],
     }
-    for name, score in (("das", das), ("vanilla", vanilla), ("block", localist)):
-        row.update({f"{name}_{key}": score[key] for key in ("iia", "stays_base", "copies_source")})
+    for name, score in (("das", das), ("untrained", untrained), ("vanilla", vanilla), ("block", localist)):
+        row.update({f"{name}_{key}{end}": score[key + end] for key in ("iia", "stays_base", "copies_source") for end in ("", "_low", "_high")})
+    row.update(das_gain=float(gain), das_gain_low=gain.low, das_gain_high=gain.high, history=json.dumps(found.history))
     row["block"] = f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', runner.width)}"
     row["_intervention"] = intervention
     return row

@@ -26,6 +26,7 @@ all are done the HDF5 file is assembled in ``<out>.partial`` and moved to
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,6 +167,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     check_replaceable(out, FORMAT)
     lab, examples = bind(config)
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
+    if os.environ.get("RANK", "0") == "0":  # one warning under torchrun, for each split the model is at chance on
+        lab.split_accuracies(examples)
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
         location_tokens(lab.encode(examples), loc.roles, f"location {loc}")

@@ -11,6 +11,9 @@ is left out rather than drawn from half a file.
 
 Sections (each a list, one entry per source, empty when absent):
 
+* ``warnings``: one line per split of an interventions file on which its
+  model is not above chance (:mod:`interp.analysis.chance`), shown at the
+  top of the page;
 * ``behavioral``: models × splits accuracy (``metrics.json`` of ``interp
   demo``, else each checkpoint's ``training.json``), with the paper's
   figures where the run recorded them;
@@ -20,8 +23,8 @@ Sections (each a list, one entry per source, empty when absent):
   role, layer, accuracy and both selectivities as mean and std over seeds
   (Hewitt & Liang 2019 control tasks; Geiger et al. 2020 §6.1);
 * ``iia``: one record per variable, method and location: role, layer,
-  IIA and its interval or nulls (vanilla interchange from an
-  interventions file, §6.2; DAS, the best coordinate block and vanilla
+  IIA with its 95% interval and nulls (vanilla interchange from an
+  interventions file, §6.2, the interval a bootstrap over examples; DAS, the best coordinate block and vanilla
   from ``interp das``, Geiger et al. 2023);
 * ``graphs``: the intervention graph of a ``cliques`` run with a force
   layout (networkx's Kamada-Kawai, :func:`layout`), each node's example
@@ -130,10 +133,22 @@ def iia_from_interventions(path: Path) -> list[dict]:
         role, layer = _place(s["location"])
         records.append({
             "variable": s["variable"], "method": "vanilla", "location": s["location"], "role": role, "layer": layer,
-            "iia": s["iia_causal"], "detail": f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, "
-            f"copies source {s['copies_source_causal']:.3f}",
+            "iia": s["iia_causal"], "iia_low": s["iia_causal_low"], "iia_high": s["iia_causal_high"],
+            "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over examples); "
+            f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}",
         })  # fmt: skip
     return records
+
+
+def chance_from_interventions(path: Path) -> list[str]:
+    """A warning for each split of an interventions file on which its model is not above chance (:mod:`interp.analysis.chance`)."""
+    from interp.analysis.chance import chance_messages, split_accuracies
+    from interp.files.interventions import open_interventions
+
+    with open_interventions(path) as file:
+        rows = split_accuracies([str(x) for x in file.column("split")], file.column("label"), file.column("base_pred"))
+        model = str(file.meta.get("model", "the model"))
+    return [f"{path.name}: {m}" for m in chance_messages(rows, f"model {model!r}")]
 
 
 def iia_from_das(path: Path) -> list[dict]:
@@ -141,12 +156,15 @@ def iia_from_das(path: Path) -> list[dict]:
     records = []
     for row in _read_csv(path):
         role, layer = _place(row["location"])
-        for method in ("das", "block", "vanilla"):
+        over = row.get("interval") or f"over {row['seeds']} seeds"  # a summary written before the untrained column says its seeds only
+        for method in ("das", "untrained", "block", "vanilla"):
+            if f"{method}_iia" not in row:
+                continue
             name = f"{method} k={row['size']}" if method != "vanilla" else "vanilla"
             records.append({
                 "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer,
-                "iia": float(row[f"{method}_iia"]),
-                "detail": f"95% interval {float(row[f'{method}_low']):.3f} to {float(row[f'{method}_high']):.3f} over {row['seeds']} seeds; chance {float(row['chance']):.3f}",
+                "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]),
+                "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}",
             })  # fmt: skip
     unique = {(r["variable"], r["method"], r["location"]): r for r in records}  # vanilla repeats once per k
     return list(unique.values())
@@ -275,7 +293,8 @@ def collect_run(run_dir: str | Path) -> dict:
     run = Path(run_dir)
     if not run.is_dir():
         raise ConfigError(f"RUN_DIR {run}: not a folder")
-    data: dict = {"run_dir": str(run), "behavioral": [], "inoculation": [], "probes": [], "iia": [], "graphs": [], "manifests": [], "settings": []}
+    data: dict = {"run_dir": str(run), "warnings": [], "behavioral": [], "inoculation": [], "probes": [], "iia": [], "graphs": [],
+                  "manifests": [], "settings": []}  # fmt: skip
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files", {}), manifest.parent
@@ -291,6 +310,7 @@ def collect_run(run_dir: str | Path) -> dict:
         elif command == "intervene":
             for name in files:
                 data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
+                data["warnings"] += chance_from_interventions(directory / name)
         elif command == "das" and "das_summary.csv" in files:
             data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
         elif command == "inoculate" and "selected.json" in files:

@@ -56,6 +56,11 @@
 
   document.getElementById("run").textContent = "run folder " + data.run_dir + "; page written " + data.generated;
 
+  // Warnings first: a model at chance on a split it is analysed on makes every figure below describe a model that has not learned.
+  if ((data.warnings || []).length) {
+    main.append(el("div", { id: "warnings", class: "warning" }, el("strong", {}, "Warning"), el("ul", {}, ...data.warnings.map((w) => el("li", {}, w)))));
+  }
+
   // Behavior: accuracy of each model on each split (Table 1 of Geiger et al. 2020 for the MoNLI demo).
   if (data.behavioral.length) {
     const s = section("behavioral", "Behavior");

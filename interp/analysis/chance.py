@@ -1,0 +1,68 @@
+"""Is the model above chance on the splits it is analysed on? Accuracy per split with its Wilson interval, beside the majority label.
+
+An interchange intervention asks how a model computes its answers; on a
+split where it does not get them (accuracy no better than always saying
+the most common label) its IIA, its cliques and its DAS alignments describe
+a model that has not learned the task, and the figures read as findings
+about nothing. :func:`split_accuracies` gives each split's accuracy with its
+95% Wilson score interval (Wilson 1927; scipy's ``binomtest``) and the
+majority label's share with its own; a split is *at chance* when the
+accuracy's interval does not lie above the majority share.
+:func:`chance_messages` words the warning every analysing command issues.
+
+Example:
+
+>>> import numpy as np
+>>> rows = split_accuracies(np.array(["a"] * 100 + ["b"] * 100), np.array([0, 1] * 100), np.array([0] * 110 + [1] * 90))
+>>> [(r["split"], round(r["accuracy"], 2), r["at_chance"]) for r in rows]
+[('a', 0.5, True), ('b', 0.5, True)]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from interp.analysis.bootstrap import CONFIDENCE, Estimate
+
+
+def wilson(hits: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
+    """The share ``hits / n`` with its Wilson score interval (scipy's ``binomtest(...).proportion_ci(method="wilson")``)."""
+    from scipy.stats import binomtest
+
+    if n == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), "no example")
+    ci = binomtest(int(hits), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return Estimate(hits / n, ci.low, ci.high, f"{confidence:.0%} Wilson score interval over {n} examples")
+
+
+def split_accuracies(splits: Sequence[str], gold: np.ndarray, pred: np.ndarray) -> list[dict]:
+    """Per split, in order of first appearance: ``split``, ``examples``, ``accuracy`` and ``majority`` (the most common gold
+    label's share; both :class:`~interp.analysis.bootstrap.Estimate` with Wilson intervals) and ``at_chance`` (the
+    accuracy's interval does not lie above the majority share).
+
+    ``gold``, ``pred``: int ``[n]`` label ids (the task's), one per example; ``splits``: each example's split.
+    """
+    splits, gold, pred = np.asarray(splits, dtype=object), np.asarray(gold), np.asarray(pred)
+    rows = []
+    for split in dict.fromkeys(splits.tolist()):
+        where = splits == split
+        n = int(where.sum())
+        accuracy = wilson(int((gold[where] == pred[where]).sum()), n)
+        majority = wilson(int(np.bincount(gold[where]).max()), n)
+        rows.append({"split": split, "examples": n, "accuracy": accuracy, "majority": majority, "at_chance": bool(accuracy.low <= float(majority))})
+    return rows
+
+
+def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
+    """One warning per split at chance in :func:`split_accuracies`' ``rows``, naming the split and both figures."""
+    return [
+        f"{model} is at chance on {r['split']}: accuracy {r['accuracy']!r} ({r['examples']} examples, 95% Wilson interval) does not "
+        f"stand above the majority label's share {r['majority']!r}; interventions on it describe a model that has not learned the task"
+        for r in rows
+        if r["at_chance"]
+    ]
+
+
+__all__ = ["chance_messages", "split_accuracies", "wilson"]

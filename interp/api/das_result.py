@@ -1,0 +1,91 @@
+"""What distributed alignment search returns: the trained intervention, its held-out IIA beside the untrained baseline, and its history.
+
+Usage::
+
+    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)
+    das.iia, das.untrained_iia, das.gain     # held-out IIA, the same intervention before training, their difference (95% intervals)
+    das.history_frame()                      # per epoch: loss, IIA on training pairs, IIA on held-out pairs
+    das.intervention                         # the trained module; interchange(..., intervention=das) takes das itself
+
+A learned intervention can score above chance without having learned
+anything: a random k-dimensional rotation already moves some labels. The
+null it must beat is the same kind of intervention, at the same k and
+initial parameters, untrained, scored on the same held-out pairs; the
+intervals of both (and of their difference) come from one bootstrap over
+the held-out examples (:func:`interp.analysis.das.score_intervention`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from interp.analysis.bootstrap import Estimate
+from interp.engine.interventions import Intervention
+from interp.hooks.locations import Location
+
+
+@dataclass(eq=False)
+class DasResult:
+    """A trained subspace intervention and how sure its held-out IIA is (Geiger, Wu, Potts, Icard & Goodman 2024, §3).
+
+    Attributes:
+        intervention: the trained module (eval mode), for :meth:`~interp.api.intervenable.IntervenableModel.interchange`.
+        variable, location: what was aligned, and where.
+        iia: held-out IIA (0..1) with its 95% interval (a bootstrap over the held-out examples).
+        untrained_iia: the same kind, ``k`` and initial parameters before training, on the same pairs.
+        gain: ``iia − untrained_iia``, its interval from the same replicates.
+        stays_base, copies_source: the held-out nulls of the trained intervention, with intervals.
+        chance: the most common counterfactual label's share of the held-out pairs.
+        history: one dict per epoch: ``epoch``, ``loss`` (mean cross-entropy, nats per pair), ``train_iia`` (on up to
+            256 training pairs), ``held_out_iia``.
+        train_pairs: how many pairs it was trained on; ``held_out_pairs``: the (base id, source id) of every held-out pair.
+        interval: how the intervals were found.
+    """
+
+    intervention: Intervention
+    variable: str
+    location: Location
+    iia: Estimate
+    untrained_iia: Estimate
+    gain: Estimate
+    stays_base: Estimate
+    copies_source: Estimate
+    chance: float
+    history: list[dict]
+    train_pairs: int
+    held_out_pairs: list[tuple[str, str]] = field(repr=False)
+    interval: str = ""
+
+    @property
+    def k(self) -> int:
+        """The subspace's dimension."""
+        return self.intervention.k
+
+    @property
+    def learned(self) -> bool:
+        """Whether the held-out IIA clears the untrained baseline: the interval of the gain lies above zero."""
+        return self.gain.low > 0
+
+    def history_frame(self):
+        """The training history as a ``pandas.DataFrame``, one row per epoch (epoch 0: before training)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.history)
+
+    def to_frame(self):
+        """One row (``pandas.DataFrame``): variable, location, k, each figure with ``_low`` and ``_high``, chance, pairs."""
+        import pandas as pd
+
+        row = {"variable": self.variable, "location": str(self.location), "k": self.k, "train_pairs": self.train_pairs,
+               "held_out_pairs": len(self.held_out_pairs), "chance": self.chance}  # fmt: skip
+        for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source"):
+            value = getattr(self, name)
+            row.update({name: float(value), f"{name}_low": value.low, f"{name}_high": value.high})
+        return pd.DataFrame([{**row, "interval": self.interval}])
+
+    def __repr__(self) -> str:
+        return (f"DasResult({self.variable} at {self.location}, k={self.k}: held-out IIA {self.iia!r}, untrained {self.untrained_iia!r}, "
+                f"gain {self.gain!r}; {len(self.history) - 1} epochs)")  # fmt: skip
+
+
+__all__ = ["DasResult"]

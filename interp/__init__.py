@@ -60,7 +60,7 @@ _EXPORTS = {
     "load_interventions": "interp.api.results",
     "DasResult": "interp.api.das_result",
     # figures with their uncertainty
-    "Estimate": "interp.analysis.bootstrap",
+    "Estimate": "interp.core.estimates",
     "ExampleBootstrap": "interp.analysis.bootstrap",
     "split_accuracies": "interp.analysis.chance",
     "fine_tune": "interp.api.training",

@@ -87,7 +87,9 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
     m = metrics["nmonli_test"]
     assert m["accuracy"] == pytest.approx(m["correct"] / 200)
     plain = run("evaluate", "--model", str(tiny_classifier_dir), "--splits", "nmonli_test", "--data-dir", str(monli_dir))
-    assert plain.stdout == f"nmonli_test    accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/200)\n"
+    assert m["low"] < m["accuracy"] < m["high"]  # its 95% Wilson interval
+    assert plain.stdout == (f"nmonli_test    accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/200; "
+                            f"95% Wilson interval {100 * m['low']:.1f}-{100 * m['high']:.1f}%)\n")
 
 
 def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
@@ -123,7 +125,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     assert f"Cliques (Appendix A.3) at {location}, variable lexrel: 300 examples" in result.stdout
     assert "block model" in result.stdout and "within and across values of lexrel" in result.stdout
     for variable in ("lexrel", "negated", "output"):
-        assert re.search(rf"^{variable} +{re.escape(location)} +90000 ", result.stdout, re.M), variable
+        assert re.search(rf"^{variable} +{re.escape(location)} +all +90000 +\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\]", result.stdout, re.M), variable
     assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]

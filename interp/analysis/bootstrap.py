@@ -45,37 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from interp.core.errors import ConfigError, named
+from interp.core.estimates import CONFIDENCE, Estimate
 
 #: Replicates and seed every interval uses unless told otherwise.
 N_BOOT = 1000
 SEED = 0
-CONFIDENCE = 0.95
-
-
-class Estimate(float):
-    """A share (0..1) with its interval: a ``float`` that also carries ``low``, ``high`` and how they were found.
-
-    Arithmetic and comparisons see the point estimate; ``repr`` shows the interval, e.g. ``0.547 [0.531, 0.568]``.
-    """
-
-    low: float
-    high: float
-    method: str
-
-    def __new__(cls, value: float, low: float, high: float, method: str = "") -> "Estimate":
-        self = super().__new__(cls, value)
-        self.low, self.high, self.method = float(low), float(high), method
-        return self
-
-    @property
-    def collapsed(self) -> bool:
-        """Whether every replicate gave the same figure (the percentile interval is a point)."""
-        return self.low == self.high
-
-    def __repr__(self) -> str:
-        return f"{float(self):.3f} [{self.low:.3f}, {self.high:.3f}]"
-
-    __str__ = __repr__
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:

@@ -24,17 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from interp.analysis.bootstrap import CONFIDENCE, Estimate
-
-
-def wilson(hits: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
-    """The share ``hits / n`` with its Wilson score interval (scipy's ``binomtest(...).proportion_ci(method="wilson")``)."""
-    from scipy.stats import binomtest
-
-    if n == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), "no example")
-    ci = binomtest(int(hits), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return Estimate(hits / n, ci.low, ci.high, f"{confidence:.0%} Wilson score interval over {n} examples")
+from interp.core.estimates import wilson
 
 
 def split_accuracies(splits: Sequence[str], gold: np.ndarray, pred: np.ndarray) -> list[dict]:
@@ -65,4 +55,4 @@ def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
     ]
 
 
-__all__ = ["chance_messages", "split_accuracies", "wilson"]
+__all__ = ["chance_messages", "split_accuracies"]

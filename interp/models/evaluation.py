@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 from tqdm.auto import tqdm
 
+from interp.core.estimates import wilson
 from interp.core.errors import ConfigError
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
@@ -77,7 +78,8 @@ def evaluate(
     are harder); each split's accuracy is then also given per value.
 
     Returns:
-        ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int}}``
+        ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int, "low", "high"}}`` (``low``, ``high``: the
+        accuracy's 95% Wilson score interval, :func:`interp.core.estimates.wilson`)
         in the order splits first appear in ``examples``; with ``groups``,
         each split also has ``"by": {name: {value: {"accuracy", "correct", "n"}}}``,
         values in the order they first appear.
@@ -103,7 +105,8 @@ def evaluate(
             counts[key][1] += 1
     out: dict[str, dict[str, Any]] = {}
     for key, (c, n) in counts.items():
-        score = {"accuracy": c / n, "correct": c, "n": n}
+        interval = wilson(c, n)
+        score = {"accuracy": c / n, "correct": c, "n": n, "low": interval.low, "high": interval.high}
         if len(key) == 1:
             out[key[0]] = {**score, **({"by": {name: {} for name in groups}} if groups else {})}
         else:
@@ -112,9 +115,10 @@ def evaluate(
 
 
 def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """:func:`evaluate`'s result as text: a line per split, then one per group value under it (``  polarity=down``)."""
+    """:func:`evaluate`'s result as text: a line per split with its Wilson interval, then one per group value under it (``  polarity=down``)."""
     def line(name: str, m: Mapping[str, Any]) -> str:
-        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']})"
+        interval = wilson(m["correct"], m["n"])  # a metrics file written before intervals were kept has none
+        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']}; 95% Wilson interval {100 * interval.low:.1f}-{100 * interval.high:.1f}%)"
 
     lines = []
     for split, m in metrics.items():

@@ -19,6 +19,7 @@ negated and output, and search lexrel's cliques there (Appendix A.3).
 
 from __future__ import annotations
 
+from interp.core.estimates import wilson
 from interp.tasks.monli.data import SPLITS
 from interp.tasks.stages import BehavioralStage, Check, DemoPlan, Training
 
@@ -33,27 +34,32 @@ CHALLENGE_MAX_ACCURACY = 0.20
 GENERALIZATION_MIN_ACCURACY = 0.85
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:5.1f}"
+def _pct(m: dict) -> str:
+    """An accuracy in percent with its 95% Wilson interval: ``99.5 [97.2-99.9]``."""
+    interval = wilson(m["correct"], m["n"])
+    return f"{100 * m['accuracy']:.1f} [{100 * interval.low:.1f}-{100 * interval.high:.1f}]"
 
 
 def format_table(result, model: str) -> str:
-    """Table 1 (behavioral part) as plain text, accuracies in percent, the paper's BERT beside it."""
-    c, g = result.accuracy["challenge"], result.accuracy["generalization"]
+    """Table 1 (behavioral part) as plain text, accuracies in percent with their 95% Wilson intervals over the split's
+    examples (one fine-tuning: the seed's spread is not in them), the paper's BERT beside it."""
+    c, g = result.runs["challenge"].metrics, result.runs["generalization"].metrics
     holds = result.holds
+    w = 20
     lines = [
         f"Table 1, behavioral (Geiger, Richardson & Potts 2020, §5); model {model!r}, PMoNLI standing in for SNLI",
         "",
-        f"{'':28}{'trained on':24}{'PMoNLI':>8}{'NMoNLI train':>14}{'NMoNLI test':>13}",
-        f"{'challenge set (§5.1)':28}{'PMoNLI':24}{_pct(c['pmonli']):>8}{_pct(c['nmonli_train']):>14}{_pct(c['nmonli_test']):>13}",
-        f"{'  paper, BERT':28}{'SNLI':24}{PAPER_BERT['challenge']['pmonli']:>8}{'':>14}"
-        f"{PAPER_BERT['challenge']['nmonli']:>13}   (NMoNLI, all of it)",
-        f"{'generalization (§5.2)':28}{'PMoNLI + NMoNLI train':24}{_pct(g['pmonli']):>8}"
-        f"{_pct(g['nmonli_train']):>14}{_pct(g['nmonli_test']):>13}",
-        f"{'  paper, BERT':28}{'SNLI, then NMoNLI train':24}{'':>8}{'':>14}"
-        f"{PAPER_BERT['generalization']['snli_then_nmonli']:>13}",
-        f"{'  paper, BERT':28}{'NMoNLI train':24}{'':>8}{'':>14}{PAPER_BERT['generalization']['nmonli_only']:>13}",
+        f"{'':28}{'trained on':24}{'PMoNLI':>{w}}{'NMoNLI train':>{w}}{'NMoNLI test':>{w}}",
+        f"{'challenge set (§5.1)':28}{'PMoNLI':24}{_pct(c['pmonli']):>{w}}{_pct(c['nmonli_train']):>{w}}{_pct(c['nmonli_test']):>{w}}",
+        f"{'  paper, BERT':28}{'SNLI':24}{PAPER_BERT['challenge']['pmonli']:>{w}}{'':>{w}}"
+        f"{PAPER_BERT['challenge']['nmonli']:>{w}}   (NMoNLI, all of it)",
+        f"{'generalization (§5.2)':28}{'PMoNLI + NMoNLI train':24}{_pct(g['pmonli']):>{w}}"
+        f"{_pct(g['nmonli_train']):>{w}}{_pct(g['nmonli_test']):>{w}}",
+        f"{'  paper, BERT':28}{'SNLI, then NMoNLI train':24}{'':>{w}}{'':>{w}}"
+        f"{PAPER_BERT['generalization']['snli_then_nmonli']:>{w}}",
+        f"{'  paper, BERT':28}{'NMoNLI train':24}{'':>{w}}{'':>{w}}{PAPER_BERT['generalization']['nmonli_only']:>{w}}",
         "",
+        "[low-high]: 95% Wilson interval over the split's examples, for this one fine-tuning (its seed's spread is not in it)",
         f"challenge-set effect (NMoNLI test <= {100 * CHALLENGE_MAX_ACCURACY:.0f}%): "
         f"{'holds' if holds['challenge_effect'] else 'DOES NOT HOLD'}",
         f"systematic generalization (NMoNLI test >= {100 * GENERALIZATION_MIN_ACCURACY:.0f}%): "

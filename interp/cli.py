@@ -243,10 +243,12 @@ def _wordpiece_option(rules: str = "first or last"):
               "a cross-entropy added to the label's (Geiger et al. 2019, Figure 4: MQNLI's tree nodes).")
 @click.option("--node-weight", type=float, default=1.0, show_default=True, help="Weight of the node loss.")
 @click.option("--node-read", default="cls", show_default=True, help="Where the node heads read the last block: cls, or tokens (each variable's aligned tokens).")
-@click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create.")
+@click.option("--seeds", default=None, help="Comma-separated fine-tuning seeds (instead of --seed): one checkpoint per seed under --out "
+              "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds.")
+@click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, node_loss, node_weight,
-          node_read, out, overwrite):  # fmt: skip
+          node_read, seeds, out, overwrite):  # fmt: skip
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
@@ -258,6 +260,12 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits
         node_loss=node_loss, node_weight=node_weight, node_read=node_read,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
+    if seeds is not None:
+        from interp.jobs.seeds import format_seeds, train_seeds
+
+        found = train_seeds(config, out, _ints(seeds, "--seeds"), progress=progress, overwrite=overwrite, trainer=train_iit if iit else train_model)
+        click.echo(format_seeds(found))
+        return
     result = (train_iit if iit else train_model)(config, out, progress=progress, overwrite=overwrite)
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
     click.echo("\n".join(accuracy_lines(result.metrics)))

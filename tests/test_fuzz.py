@@ -208,7 +208,7 @@ def _datasets(path: Path) -> list[str]:
 
 arrays = st.one_of(
     st.tuples(st.sampled_from(["f4", "f8", "i1", "i8", "u1"]), st.lists(st.integers(0, 5), max_size=3)).map(lambda t: np.ones(t[1], dtype=t[0])),
-    st.lists(st.text(st.characters(blacklist_characters="\x00"), max_size=5), max_size=4).map(lambda xs: np.array(xs, dtype=h5py.string_dtype())),
+    st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=5), max_size=4).map(lambda xs: np.array(xs, dtype=h5py.string_dtype())),
     st.just(np.array([np.nan, np.inf], dtype="f4")),
 )
 
@@ -218,7 +218,7 @@ arrays = st.one_of(
 attr_values = st.one_of(
     st.integers(-(2**63), 2**63 - 1),
     st.floats(),
-    st.text(st.characters(blacklist_characters="\x00"), max_size=12),
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12),
     json_values.map(json.dumps),
 )
 

@@ -212,3 +212,34 @@ def test_predict_logits_keeps_input_order(tiny_classifier_dir, small_set):
             ids = torch.tensor([encoded[i].input_ids])
             one = model(input_ids=ids, token_type_ids=torch.tensor([encoded[i].token_type_ids])).logits[0]
             assert torch.allclose(batched[i], one, atol=1e-5)
+
+
+def test_train_seeds_writes_each_seeds_checkpoint_and_the_table_over_seeds(tiny_encoder_dir, monli_dir, tmp_path):
+    """`interp train --seeds`: one resumable checkpoint per seed, every seed's accuracy, their mean and t interval; a second
+    run with one more seed trains only that seed."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from interp.analysis.intervals import mean_interval
+    from interp.cli import main
+
+    out = tmp_path / "seeds"
+    args = ["train", "--model", str(tiny_encoder_dir), "--splits", "nmonli_train", "--max-examples", "32", "--epochs", "1", "--lr", "5e-3",
+            "--eval-splits", "nmonli_test", "--data-dir", str(monli_dir), "--quiet", "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(main, [*args, "--seeds", "0,1"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(open(out / "seeds.csv")))
+    assert [(r["seed"], r["split"]) for r in rows] == [("0", "nmonli_test"), ("1", "nmonli_test")]
+    assert all(float(r["wilson_low"]) <= float(r["accuracy"]) <= float(r["wilson_high"]) for r in rows)
+    (summary,) = list(csv.DictReader(open(out / "seeds_summary.csv")))
+    accuracies = [json.loads((out / f"seed{s}" / TRAINING_FILE).read_text())["metrics"]["nmonli_test"]["accuracy"] for s in (0, 1)]
+    mean, low, high = mean_interval(accuracies)
+    assert float(summary["seed_0"]) == pytest.approx(accuracies[0], abs=1e-4) and float(summary["mean"]) == pytest.approx(mean, abs=1e-4)
+    assert float(summary["t_low"]) == pytest.approx(low, abs=1e-4) and float(summary["t_high"]) == pytest.approx(high, abs=1e-4)
+    assert "seed 0" in result.output and "mean [95% t interval over seeds]" in result.output
+    before = (out / "seed0" / "model.safetensors").stat().st_mtime_ns
+    again = CliRunner().invoke(main, [*args, "--seeds", "0,1,2"])
+    assert again.exit_code == 0, again.output
+    assert (out / "seed0" / "model.safetensors").stat().st_mtime_ns == before and (out / "seed2" / TRAINING_FILE).is_file()
+    assert len(list(csv.DictReader(open(out / "seeds.csv")))) == 3

@@ -47,6 +47,7 @@ from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.devices import pick_device
+from interp.core.environment import environment
 from interp.core.errors import ConfigError, named, warn
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
@@ -323,6 +324,7 @@ class IntervenableModel:
         with h5py().File(buffer, "w") as handle:
             write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,
                                 list(locations), logits_at, location_attrs, summary)  # fmt: skip
+            handle.attrs["environment"] = json.dumps(environment())  # not part of the request: a file is reused across machines
         write_bytes_atomic(Path(path), buffer.getvalue())
         return Path(path)
 

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 
 from tqdm.auto import tqdm
 
+from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
 from interp.api.training import FineTuneSettings
@@ -179,6 +180,7 @@ class TrainResult:
     metrics: dict = field(default_factory=dict)
     seconds: float = 0.0
     labels: dict = field(default_factory=dict)  # a head with other labels than the task's: {"model": its names, "read_as": folds}
+    environment: dict = field(default_factory=dict)  # what can move a figure between machines (interp.core.environment)
     reused: bool = False
 
     def to_json(self) -> dict:
@@ -272,6 +274,7 @@ def train(
         metrics=metrics,
         seconds=time.perf_counter() - started,
         labels={} if reading.identity else {"model": list(reading.model_labels), "read_as": reading.folded},
+        environment=environment(),
     )
     save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint", "out_dir")
     shutil.rmtree(work, ignore_errors=True)

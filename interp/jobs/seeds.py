@@ -1,0 +1,93 @@
+"""`interp train --seeds`: the same fine-tuning once per seed, each its own resumable checkpoint, and a table over seeds.
+
+Usage::
+
+    from interp.jobs.seeds import train_seeds, format_seeds
+    result = train_seeds(TrainConfig(), "runs/seeds", seeds=(0, 1, 2))     # runs/seeds/seed0/, seed1/, seed2/, seeds.csv, seeds_summary.csv
+    print(format_seeds(result))
+
+The seed varied is the fine-tuning's: the new head's initial weights, the
+batch order and dropout (and ``max_examples``' subset, when one is drawn).
+Each seed is a checkpoint of :func:`interp.jobs.train.train` under
+``<out>/seed<S>/``: one finished earlier is reused, one interrupted resumes,
+so adding a seed trains only it. ``seeds.csv`` holds one row per seed and
+split (its accuracy with the 95% Wilson interval over the split's
+examples); ``seeds_summary.csv`` one row per split: every seed's accuracy,
+their mean and Student's t 95% interval over seeds
+(:func:`interp.analysis.intervals.mean_interval`). The Wilson interval says
+how sure one model's accuracy is on these examples; the t interval how far
+another seed's model would land.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from interp.analysis.intervals import mean_interval
+from interp.core.errors import ConfigError, named
+from interp.core.outputs import OutputSet, write_csv_atomic
+from interp.jobs.train import TrainConfig, TrainResult, train
+
+
+@dataclass
+class SeedsResult:
+    """Each seed's :class:`~interp.jobs.train.TrainResult`, the per-seed rows and the summary rows (as written)."""
+
+    out_dir: Path
+    seeds: tuple[int, ...]
+    runs: dict[int, TrainResult]
+    rows: list[dict]
+    summary: list[dict]
+
+
+def train_seeds(config: TrainConfig, out_dir: str | Path, seeds: Sequence[int], *, progress: bool = True, overwrite: bool = False,
+                trainer: Callable[..., TrainResult] = train) -> SeedsResult:  # fmt: skip
+    """Fine-tune ``config`` once per seed into ``<out_dir>/seed<S>/`` and write the tables over seeds.
+
+    ``trainer``: :func:`interp.jobs.train.train`, or :func:`interp.jobs.iit.train_iit` for interchange intervention training.
+
+    Raises:
+        ConfigError: naming ``seeds=`` when empty or repeated.
+        As :func:`interp.jobs.train.train` for each seed.
+    """
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"{named('seeds', ','.join(map(str, seeds)) or 'none')}: give one or more distinct seeds")
+    out = Path(out_dir)
+    runs = {}
+    for seed in seeds:
+        if progress:
+            print(f"== seed {seed}: {out / f'seed{seed}'}", flush=True)
+        runs[seed] = trainer(replace(config, seed=seed), out / f"seed{seed}", progress=progress, overwrite=overwrite)
+    rows = [{"seed": seed, "split": split, "accuracy": m["accuracy"], "wilson_low": m.get("low"), "wilson_high": m.get("high"),
+             "correct": m["correct"], "n": m["n"]}  # fmt: skip
+            for seed, run in runs.items() for split, m in run.metrics.items()]
+    summary = []
+    for split in dict.fromkeys(r["split"] for r in rows):
+        values = {r["seed"]: r["accuracy"] for r in rows if r["split"] == split}
+        mean, low, high = mean_interval(list(values.values()))
+        summary.append({"split": split, "seeds": len(values), **{f"seed_{s}": v for s, v in values.items()}, "mean": mean, "t_low": low,
+                        "t_high": high, "min": min(values.values()), "max": max(values.values())})  # fmt: skip
+    if rows:
+        with OutputSet(out, "train-seeds") as outputs:
+            write_csv_atomic(rows, outputs.path("seeds.csv"))
+            write_csv_atomic(summary, outputs.path("seeds_summary.csv"))
+    return SeedsResult(out, seeds, runs, rows, summary)
+
+
+def format_seeds(result: SeedsResult) -> str:
+    """The summary as text: one line per split, every seed's accuracy (%), the mean and its 95% t interval over seeds."""
+    seeds = result.seeds
+    head = f"{'split':16}" + "".join(f"{'seed ' + str(s):>9}" for s in seeds) + f"{'mean [95% t interval over seeds]':>36}"
+    lines = [f"fine-tuning seed varied over {', '.join(map(str, seeds))} (the new head, batch order and dropout); accuracy (%)", head]
+    for s in result.summary:
+        cells = "".join(f"{100 * s['seed_' + str(seed)]:9.1f}" for seed in seeds)
+        interval = f"{100 * s['mean']:.1f} [{100 * s['t_low']:.1f}, {100 * s['t_high']:.1f}]"
+        lines.append(f"{s['split']:16}{cells}{interval:>36}")
+    lines.append(f"each seed's checkpoint: {result.out_dir}/seed<S>/; tables: {result.out_dir}/seeds.csv, seeds_summary.csv")
+    return "\n".join(lines)
+
+
+__all__ = ["SeedsResult", "format_seeds", "train_seeds"]

@@ -127,3 +127,18 @@ def test_a_result_and_its_file_carry_the_intervals(tiny_classifier_dir, monli_di
     # Bases that are not the sources: resampled independently (Owen 2007).
     other = lab.interchange(examples[:8], examples[8:], "blocks.0.hook_resid_post@w_h", variables=("lexrel",))
     assert "drawn independently" in other.summary("lexrel")["interval"]
+
+
+def test_a_split_at_chance_is_named_and_a_good_or_tiny_one_is_told_apart():
+    """Accuracy per split with its Wilson interval against the majority label: at chance, too few to tell, or above."""
+    from interp.analysis.chance import chance_messages, split_accuracies
+
+    gold = np.array([0, 1] * 100 + [0, 1, 0] + [0, 1] * 100)
+    splits = ["good"] * 200 + ["tiny"] * 3 + ["chance"] * 200
+    pred = np.concatenate([gold[:200], gold[200:203], np.zeros(200, dtype=int)])  # right on good and tiny, always 0 on chance
+    rows = split_accuracies(splits, gold, pred)
+    assert [(r["split"], r["at_chance"]) for r in rows] == [("good", False), ("tiny", True), ("chance", True)]
+    assert rows[0]["accuracy"] == 1.0 and rows[2]["majority"] == 0.5 and rows[2]["accuracy"].low < 0.5 < rows[2]["accuracy"].high
+    messages = chance_messages(rows, "model 'm'")
+    assert len(messages) == 2 and "not shown above chance on tiny" in messages[0] and "too few examples" in messages[0]
+    assert messages[1].startswith("model 'm' is at chance on chance: accuracy 0.500") and "majority label's share 0.500" in messages[1]

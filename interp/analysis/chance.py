@@ -46,13 +46,22 @@ def split_accuracies(splits: Sequence[str], gold: np.ndarray, pred: np.ndarray) 
 
 
 def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
-    """One warning per split at chance in :func:`split_accuracies`' ``rows``, naming the split and both figures."""
-    return [
-        f"{model} is at chance on {r['split']}: accuracy {r['accuracy']!r} ({r['examples']} examples, 95% Wilson interval) does not "
-        f"stand above the majority label's share {r['majority']!r}; interventions on it describe a model that has not learned the task"
-        for r in rows
-        if r["at_chance"]
-    ]
+    """One warning per split at chance in :func:`split_accuracies`' ``rows``, naming the split and both figures.
+
+    Where the accuracy itself is above the majority share but its interval is not (a handful of examples), the
+    warning says the split is too small to tell, rather than that the model is at chance there.
+    """
+    messages = []
+    for r in rows:
+        if not r["at_chance"]:
+            continue
+        figures = (f"accuracy {r['accuracy']!r} ({r['examples']} examples, 95% Wilson interval) does not stand above the majority "
+                   f"label's share {r['majority']!r}")  # fmt: skip
+        if float(r["accuracy"]) > float(r["majority"]):
+            messages.append(f"{model} is not shown above chance on {r['split']}: {figures}; too few examples to tell")
+        else:
+            messages.append(f"{model} is at chance on {r['split']}: {figures}; interventions on it describe a model that has not learned the task")
+    return messages
 
 
 __all__ = ["chance_messages", "split_accuracies"]

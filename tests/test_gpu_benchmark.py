@@ -1,0 +1,25 @@
+"""`benchmarks/gpu.py --smoke`: the GPU benchmark's every arm at tiny sizes on the CPU, so the script cannot rot between GPU runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("gpu_benchmark", REPO / "benchmarks" / "gpu.py")
+    gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu)
+    results = gpu.main(["--smoke", "--monli", str(monli_dir), "--seeds", "0,1", "--sizes", "minilm", "--out", str(tmp_path)])
+    assert [r["seed"] for r in results["finetune"]] == [0, 1] and all(r["low"] <= r["nmonli_test"] <= r["high"] for r in results["finetune"])
+    assert [r["precision"] for r in results["allpairs"]] == ["fp32", "tf32", "bf16"]
+    assert all(r["pairs"] == 24 * 24 and r["engine_s"] > 0 and r["wall_s"] >= r["engine_s"] for r in results["allpairs"])
+    assert all(r["agreement"] is not None for r in results["allpairs"][1:])  # the reduced precisions' check against fp32
+    assert [r["size"] for r in results["engine"]] == ["minilm"] and all(r["labels_agree"] for r in results["engine"])
+    assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
+    assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
+    table = capsys.readouterr().out.splitlines()
+    assert table[-1].startswith("| whole script |") and any("intervene, all 576 pairs, bf16" in line for line in table)

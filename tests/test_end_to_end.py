@@ -93,5 +93,8 @@ def test_a_model_at_chance_on_one_split_is_named_by_intervene_das_and_the_report
                                        "--test-pairs", "16", "--epochs", "1", "--out", str(run / "das")])  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert "at chance on nmonli_test" in result.stderr
+    result = CliRunner().invoke(main, ["cliques", "--interventions", str(run / "iv.h5"), "--out", str(run / "cliques")])
+    assert result.exit_code == 0, result.stderr
+    assert "iv.h5: model" in result.stderr and "at chance on nmonli_test" in result.stderr
     warnings = collect_run(run)["warnings"]
     assert len(warnings) >= 1 and all("iv.h5" in w for w in warnings) and any("nmonli_test" in w for w in warnings)

@@ -64,4 +64,17 @@ def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
     return messages
 
 
-__all__ = ["chance_messages", "split_accuracies"]
+def file_chance_messages(path) -> list[str]:
+    """:func:`chance_messages` for the model of a finished interventions file, from its per-example columns (split,
+    gold label, the model's own label), each prefixed with the file's name."""
+    from pathlib import Path
+
+    from interp.files.interventions import open_interventions
+
+    with open_interventions(path) as file:
+        rows = split_accuracies([str(x) for x in file.column("split")], file.column("label"), file.column("base_pred"))
+        model = str(file.meta.get("model", "the model"))
+    return [f"{Path(path).name}: {m}" for m in chance_messages(rows, f"model {model!r}")]
+
+
+__all__ = ["chance_messages", "file_chance_messages", "split_accuracies"]

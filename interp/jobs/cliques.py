@@ -47,9 +47,10 @@ from interp.analysis.cliques.baselines import (
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import Clique, search
-from interp.core.errors import ConfigError, OutputError, named
+from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
+from interp.analysis.chance import file_chance_messages
 from interp.files.interventions import open_interventions
 from interp.models.loading import model_sha256
 from interp.tasks.base import WordPairs
@@ -226,6 +227,8 @@ def run_cliques(config: CliqueConfig) -> dict:
     with open_interventions(config.interventions, model_sha256=expected_sha) as file:
         location = file.location(config.location)
         variable = file.variable(config.variable)
+        for message in file_chance_messages(config.interventions):  # a graph of a model that has not learned the task says little
+            warn(message)
         values = file.values(variable)
         graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location, variable), values.codes)
         nodes = {k: file.column(k) for k in ("label", "base_pred", "split")}

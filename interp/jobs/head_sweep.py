@@ -74,7 +74,8 @@ class HeadSweepConfig:
 
 
 def sweep_rows(path: str | Path) -> list[dict]:
-    """One row per location of a finished interventions file: its site kind, layer, head, role, IIA and nulls."""
+    """One row per location of a finished interventions file: its site kind, layer, head, role, IIA with its 95% interval
+    (bootstrap over examples) and nulls, and whether it stands above both (the interval of their gap above zero)."""
     rows = []
     for s in summarize_all(path):
         loc = Location.parse(s["location"])
@@ -83,8 +84,10 @@ def sweep_rows(path: str | Path) -> list[dict]:
             "site": "resid" if loc.is_residual else loc.component, "layer": loc.layer if not loc.is_residual else loc.hidden_index - 1,
             "hidden_index": loc.hidden_index, "head": loc.head, "variable": s["variable"],
             "pairs": s["pairs"], "causal_pairs": s["causal_pairs"], "iia": s["iia"], "iia_causal": s["iia_causal"],
+            "iia_causal_low": s["iia_causal_low"], "iia_causal_high": s["iia_causal_high"],
             "stays_base_causal": s["stays_base_causal"], "copies_source_causal": s["copies_source_causal"],
-            "above_nulls": bool(s["causal_pairs"]) and s["iia_causal"] > max(s["stays_base_causal"], s["copies_source_causal"]),
+            # above both nulls: the 95% interval of IIA minus the larger null (one bootstrap over examples) lies above zero
+            "above_nulls": bool(s["causal_pairs"]) and s["gap_causal_low"] > 0,
         })  # fmt: skip
     return rows
 

@@ -12,8 +12,10 @@ them at every location (21 for a 6-block model), and for each location
 * ``iia_causal``: interchange-intervention accuracy on the causal pairs
   (base and source differ in the intervened variable, lexrel by default, so
   the causal model's counterfactual differs from the base's label), with its
-  two nulls ``stays_base_causal`` and ``copies_source_causal``
-  (:mod:`interp.analysis.iia`);
+  95% interval from a bootstrap over the m examples (``iia_causal_low``,
+  ``iia_causal_high``) and its two nulls ``stays_base_causal`` and
+  ``copies_source_causal``; ``gap_causal_low`` above 0 means the IIA stands
+  above both (:mod:`interp.analysis.iia`);
 * ``largest_clique``: the largest clique of the greedy search
   (:mod:`interp.analysis.cliques`) over α = 1..10, peeling to the end;
 * the chance level of a clique at the location's edge density.
@@ -113,8 +115,11 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "variable": variable,
                     "iia": summary["iia"],
                     "iia_causal": summary["iia_causal"],
+                    "iia_causal_low": summary["iia_causal_low"],  # 95% bootstrap interval over examples
+                    "iia_causal_high": summary["iia_causal_high"],
                     "stays_base_causal": summary["stays_base_causal"],
                     "copies_source_causal": summary["copies_source_causal"],
+                    "gap_causal_low": summary["gap_causal_low"],  # IIA minus the larger null: above 0 means above both nulls
                     "output_changed": summary["changed"],
                     "edges": graph.n_edges,
                     "density": graph.density,
@@ -140,7 +145,9 @@ def plot_locations(rows: list[dict], path: Path) -> Path:
     for role in dict.fromkeys(r["role"] for r in rows):
         mine = sorted((r for r in rows if r["role"] == role), key=lambda r: r["hidden_index"])
         layers = [r["hidden_index"] for r in mine]
-        axes[0].plot(layers, [r["iia_causal"] for r in mine], marker="o", label=role)
+        iia = [r["iia_causal"] for r in mine]
+        bars = [[max(i - r["iia_causal_low"], 0) for i, r in zip(iia, mine)], [max(r["iia_causal_high"] - i, 0) for i, r in zip(iia, mine)]]
+        axes[0].errorbar(layers, iia, yerr=bars, marker="o", capsize=2, label=role)  # 95% bootstrap intervals over examples
         axes[1].plot(layers, [r["largest_clique"] for r in mine], marker="o", label=role)
         for r in mine:
             if r["copies_source_output"]:
@@ -185,11 +192,13 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
 
 def format_ranking(rows: list[dict], top: int | None = None) -> str:
     """The ranking as a table."""
-    lines = [f"{'rank':>4}  {'location':32}{'IIA (causal pairs)':>19}{'stays':>7}{'copies':>7}{'largest clique':>16}{'chance':>8}"]
+    lines = [f"{'rank':>4}  {'location':32}{'IIA (causal pairs) [95%]':>26}{'stays':>7}{'copies':>7}{'largest clique':>16}{'chance':>8}"]
     for r in rows[:top]:
         note = "  (copies the source's output)" if r["copies_source_output"] else ""
+        iia = f"{r['iia_causal']:.3f} [{r['iia_causal_low']:.3f}, {r['iia_causal_high']:.3f}]"
         lines.append(
-            f"{r['rank']:>4}  {r['location']:32}{r['iia_causal']:>19.3f}{r['stays_base_causal']:>7.3f}{r['copies_source_causal']:>7.3f}"
+            f"{r['rank']:>4}  {r['location']:32}{iia:>26}{r['stays_base_causal']:>7.3f}{r['copies_source_causal']:>7.3f}"
             f"{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
         )
+    lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources)")
     return "\n".join(lines)

@@ -40,6 +40,7 @@ import csv
 import json
 from pathlib import Path
 
+from interp.analysis.chance import file_chance_messages
 from interp.core.errors import ConfigError
 from interp.hooks.locations import Location
 
@@ -138,17 +139,6 @@ def iia_from_interventions(path: Path) -> list[dict]:
             f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}",
         })  # fmt: skip
     return records
-
-
-def chance_from_interventions(path: Path) -> list[str]:
-    """A warning for each split of an interventions file on which its model is not above chance (:mod:`interp.analysis.chance`)."""
-    from interp.analysis.chance import chance_messages, split_accuracies
-    from interp.files.interventions import open_interventions
-
-    with open_interventions(path) as file:
-        rows = split_accuracies([str(x) for x in file.column("split")], file.column("label"), file.column("base_pred"))
-        model = str(file.meta.get("model", "the model"))
-    return [f"{path.name}: {m}" for m in chance_messages(rows, f"model {model!r}")]
 
 
 def iia_from_das(path: Path) -> list[dict]:
@@ -310,7 +300,7 @@ def collect_run(run_dir: str | Path) -> dict:
         elif command == "intervene":
             for name in files:
                 data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
-                data["warnings"] += chance_from_interventions(directory / name)
+                data["warnings"] += file_chance_messages(directory / name)
         elif command == "das" and "das_summary.csv" in files:
             data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
         elif command == "inoculate" and "selected.json" in files:

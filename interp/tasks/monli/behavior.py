@@ -7,8 +7,9 @@ Two fine-tunings of the same pretrained model:
   learned that `not` reverses entailment scores far *below* chance there
   (the paper's SNLI-trained BERT: 2.2%).
 * **systematic generalization** (§5.2): trained on PMoNLI + NMoNLI train,
-  scored on NMoNLI test, whose substituted general words never occur in
-  training (paper: 90.0 with SNLI, 96.7 without).
+  scored on NMoNLI test, whose word pairs never occur under negation in
+  training (none is in NMoNLI train; 126 of its 200 examples have a pair
+  that PMoNLI holds unnegated) (paper: 90.0 with SNLI, 96.7 without).
 
 The plan (§6): cache every split, probe every location, intervene at the
 location the probes single out for lexrel (§6.1), among a seeded mixed set

@@ -126,7 +126,7 @@ class DasConfig:
         if not self.subspaces:
             raise ConfigError("`subspaces=` names no size")
         for k in self.subspaces:
-            if k != BOUNDLESS and not (k.isdigit() and int(k) >= 1):
+            if k != BOUNDLESS and not (k.isascii() and k.isdigit() and len(k) <= 12 and int(k) >= 1):  # no 5,000-digit int() parse
                 raise ConfigError(f"{named('subspaces', repr(k))}: give a size k >= 1 or 'boundless'")
         if BOUNDLESS in self.subspaces and self.kind != "rotated":
             raise ConfigError("`subspaces=boundless` learns a full rotation: use it with `kind=rotated`")

@@ -80,6 +80,12 @@ def test_selectivity_against_the_type_control_exposes_word_identity():
     assert row["task_acc_mean"] > 0.97
     assert row["type_control_acc_mean"] > 0.9 and abs(row["selectivity_type_mean"]) < 0.1
     assert abs(row["shuffle_control_acc_mean"] - 0.5) < 0.1 and row["selectivity_shuffle_mean"] > 0.35
+    # Intervals over the 800 examples: around each figure (the per-example mean equals the fold mean up to fold sizes), and
+    # the shuffle selectivity's excludes zero where the type selectivity's, near zero, holds it.
+    for figure in ("task_acc", "selectivity_type", "selectivity_shuffle"):
+        assert row[f"{figure}_low"] - 0.01 <= row[f"{figure}_mean"] <= row[f"{figure}_high"] + 0.01, figure
+    assert row["selectivity_shuffle_low"] > 0.3 and row["selectivity_type_low"] < 0.05
+    assert 0.01 < row["selectivity_shuffle_high"] - row["selectivity_shuffle_low"] < 0.2
 
 
 @pytest.mark.parametrize("control", [TypeControl, ShuffleControl])

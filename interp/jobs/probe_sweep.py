@@ -12,7 +12,12 @@ fold (stratified k-fold on the target, the same folds for task and
 controls); selectivity = task accuracy − control accuracy on the same
 examples. Each seed redraws the folds, the control labels and the initial
 weights; rows report the mean and standard deviation over seeds of the
-fold-averaged figures.
+fold-averaged figures, and beside the task accuracy and each selectivity
+(``_low``, ``_high``) its 95% interval from a bootstrap over examples
+(scipy's ``bootstrap``, percentile, 1,000 resamples, seed 0) of each
+example's held-out correctness averaged over seeds: how sure the figure is
+on this many examples, where the standard deviation says how the seeds
+spread.
 
 Targets: any causal variable whose values the cache keeps (MoNLI:
 ``lexrel``, forward ⊏ vs reverse ⊐; ``negated``; ``output``), and ``label``
@@ -169,18 +174,36 @@ def sweep_location(
             acc: dict[tuple, list[float]] = {}
             for (seed, _, label_set), a in zip(specs, held_out):
                 acc.setdefault((label_set, seed), []).append(float(a))
+            # Each example is held out once per seed: its held-out correctness, averaged over seeds, for the intervals.
+            per_example = {ls: np.zeros(n) for ls in LABEL_SETS}
+            for (seed, _, label_set), hit, train in zip(specs, correct.numpy(), masks):
+                per_example[label_set][~train] += hit[~train] / config.seeds
             per_seed = {ls: np.array([np.mean(acc[(ls, s)]) for s in range(config.seeds)]) for ls in LABEL_SETS}
             row = {"location": str(loc), "hidden_index": loc.hidden_index, "role": "+".join(loc.roles), "site": _site_kind(loc),
                    "target": target, "probe": kind}  # fmt: skip
             for ls in LABEL_SETS:
                 row[f"{ls}_acc_mean"], row[f"{ls}_acc_std"] = per_seed[ls].mean(), per_seed[ls].std()
+            row["task_acc_low"], row["task_acc_high"] = example_interval(per_example["task"])
             for control in ("type", "shuffle"):
                 sel = per_seed["task"] - per_seed[f"{control}_control"]
                 row[f"selectivity_{control}_mean"], row[f"selectivity_{control}_std"] = sel.mean(), sel.std()
+                row[f"selectivity_{control}_low"], row[f"selectivity_{control}_high"] = example_interval(
+                    per_example["task"] - per_example[f"{control}_control"])
             row.update(seeds=config.seeds, folds=config.folds, n_examples=n, classes=n_classes, chance=float(np.bincount(y).max() / n))
             rows.append(row)
         offset += len(specs)
     return rows
+
+
+def example_interval(values: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """The 95% percentile interval of the mean of per-example ``values`` (a probe's held-out correctness, or task minus
+    control correctness for selectivity), from scipy's bootstrap over examples, seeded."""
+    from scipy.stats import bootstrap
+
+    if np.ptp(values) == 0:  # every example alike: the interval is the value itself (it says nothing beyond these examples)
+        return float(values[0]), float(values[0])
+    found = bootstrap((values,), np.mean, n_resamples=n_resamples, method="percentile", random_state=seed, vectorized=True)
+    return float(found.confidence_interval.low), float(found.confidence_interval.high)
 
 
 def _site_kind(loc: Location) -> str:

@@ -58,11 +58,16 @@ def _flag(param: str, value: str) -> str:
     return flag if value in ("", "True") else f"{flag} {value}"
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    if issubclass(category, InterpWarning):
-        click.echo(f"interp: warning: {message}", err=True)
-    else:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+def _shown(previous):
+    """``warnings.showwarning`` that prints the library's warnings as one line each on stderr and hands others to ``previous``."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, InterpWarning):
+            click.echo(f"interp: warning: {message}", err=True)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    return show
 
 
 class _Group(click.Group):
@@ -73,7 +78,7 @@ class _Group(click.Group):
                 raise ConfigError(f"argument {bad!r} holds a NUL character, which no path or name can")
             with warnings.catch_warnings():  # the library's warnings as one line each on stderr
                 warnings.simplefilter("always", InterpWarning)
-                warnings.showwarning = _show_warning
+                warnings.showwarning = _shown(warnings.showwarning)
                 return super().invoke(ctx)
         except InterpError as exc:
             click.echo(f"interp: error: {exc.render(_flag)}", err=True)

@@ -137,9 +137,9 @@ def fit_intervention(
                 if on_step is not None:
                     on_step(value)
             losses.append(epoch_loss / len(bases))
-            intervention.eval()
             if on_epoch is not None:
-                on_epoch(len(losses), losses[-1])  # eval mode
+                intervention.eval()
+                on_epoch(len(losses), losses[-1])
                 intervention.train()
     intervention.eval()
     return losses
@@ -197,7 +197,8 @@ def score_intervention(
     return out
 
 
-def pair_bootstrap(bases: Tensor, sources: Tensor, *, n_boot: int = N_BOOT, seed: int = SEED) -> tuple[ExampleBootstrap, np.ndarray, np.ndarray]:
+def pair_bootstrap(bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], *, n_boot: int = N_BOOT,
+                   seed: int = SEED) -> tuple[ExampleBootstrap, np.ndarray, np.ndarray]:  # fmt: skip
     """The bootstrap of a list of pairs: the examples that occur as bases, and those that occur as sources, each drawn
     on its own; returns it with each pair's base and source as indices into those two lists."""
     base_examples, b = np.unique(bases.cpu().numpy(), return_inverse=True)
@@ -205,7 +206,8 @@ def pair_bootstrap(bases: Tensor, sources: Tensor, *, n_boot: int = N_BOOT, seed
     return ExampleBootstrap(len(base_examples), len(source_examples), square=False, n_boot=n_boot, seed=seed), b, s
 
 
-def difference(first: dict, second: dict, bases: Tensor, sources: Tensor, *, n_boot: int = N_BOOT, seed: int = SEED) -> Estimate:
+def difference(first: dict, second: dict, bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], *, n_boot: int = N_BOOT,
+               seed: int = SEED) -> Estimate:  # fmt: skip
     """IIA of ``first`` minus IIA of ``second`` (two :func:`score_intervention` results on the same pairs), with the
     95% interval of the difference from the same bootstrap replicates (a paired comparison)."""
     boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
@@ -229,8 +231,8 @@ class Trained:
 def train_and_score(
     runner: PairSuffix,
     intervention: Intervention,
-    train: tuple[Tensor, Tensor, Tensor],
-    test: tuple[Tensor, Tensor, Tensor],
+    train: tuple[Int[Tensor, "train"], Int[Tensor, "train"], Int[Tensor, "train"]],
+    test: tuple[Int[Tensor, "test"], Int[Tensor, "test"], Int[Tensor, "test"]],
     own_pred: np.ndarray,
     reading: LabelReading,
     settings: FitSettings,

@@ -181,7 +181,8 @@ def format_summaries(summaries: list[dict]) -> str:
             first = f"{s['variable']:10}{s['location']:32}" if not suffix else " " * 42
             figures = "".join(f"{estimate(s, n + suffix)!r:21}" for n in ("iia", "stays_base", "copies_source"))
             lines.append(f"{first}{name:>9}{count:>9}  {figures}{estimate(s, 'gap' + suffix)!r:>22}".rstrip())
-    lines.append("IIA: intervened label = the causal model's counterfactual; stays: = the base's own label; copies: = the source's own label")
+    lines.append("IIA: intervened label = the causal model's counterfactual; stays: = the base's own label; copies: = the source's own label; "
+                 "causal pairs: base and source differ in the variable")
     if summaries:
         lines.append(f"[low, high]: {summaries[0]['interval']}; an IIA stands above the nulls where its gap's interval lies above 0")
     for s in summaries:

@@ -227,8 +227,6 @@ def run_cliques(config: CliqueConfig) -> dict:
     with open_interventions(config.interventions, model_sha256=expected_sha) as file:
         location = file.location(config.location)
         variable = file.variable(config.variable)
-        for message in file_chance_messages(config.interventions):  # a graph of a model that has not learned the task says little
-            warn(message)
         values = file.values(variable)
         graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location, variable), values.codes)
         nodes = {k: file.column(k) for k in ("label", "base_pred", "split")}
@@ -289,6 +287,8 @@ def run_cliques(config: CliqueConfig) -> dict:
         pairs = _word_pairs(nodes)
         general = {value: int(role == pairs.hypothesis) for value, role in pairs.general.items()} if pairs is not None else None
         _figure(report, location, variable, result.best_alpha, outputs.path("clique.png"), general)
+    for message in file_chance_messages(config.interventions):  # with the results: a graph of a model at chance says little
+        warn(message)
     return report
 
 

@@ -218,7 +218,6 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
 
     inputs = [task.inputs(e) for e in examples]
     own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))  # the task's label ids, as the targets
-    lab.split_accuracies(examples, own_pred)
     read = lab.reading.read
     pair_sets = {}
     for seed in config.seeds:
@@ -244,11 +243,6 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
                 vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred, read)
             row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar, lab.reading)
             row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
-            if not row["das_gain_low"] > 0:
-                warn(f"DAS for {variable} at {loc} (k={row['k']}, seed {seed}): held-out IIA {row['das_iia']:.3f} "
-                     f"[{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] does not clear the untrained intervention's "
-                     f"{row['untrained_iia']:.3f} [{row['untrained_iia_low']:.3f}, {row['untrained_iia_high']:.3f}] on the same "
-                     f"{row['test_pairs']} pairs; train on more pairs or epochs (`train_pairs=`, `epochs=`) before reading it")
             name = _unit_name(variable, loc, k, seed)
             intervention = row.pop("_intervention")
             row["file"] = f"interventions/{name}.safetensors"
@@ -263,6 +257,13 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))
         fig = das_heatmap(rows)
         save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
+    lab.split_accuracies(examples, own_pred)  # with the results: a warning for each split the model is at chance on
+    for row in rows:  # and for each unit whose DAS does not clear its untrained baseline
+        if not row["das_gain_low"] > 0:
+            warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): held-out IIA {row['das_iia']:.3f} "
+                 f"[{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] does not clear the untrained intervention's "
+                 f"{row['untrained_iia']:.3f} [{row['untrained_iia_low']:.3f}, {row['untrained_iia_high']:.3f}] on the same "
+                 f"{row['test_pairs']} pairs; train on more pairs or epochs (`train_pairs=`, `epochs=`) before reading it")  # fmt: skip
     return rows
 
 

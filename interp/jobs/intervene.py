@@ -167,8 +167,6 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     check_replaceable(out, FORMAT)
     lab, examples = bind(config)
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
-    if os.environ.get("RANK", "0") == "0":  # one warning under torchrun, for each split the model is at chance on
-        lab.split_accuracies(examples)
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
         location_tokens(lab.encode(examples), loc.roles, f"location {loc}")
@@ -181,6 +179,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     if not done:  # the unit files, then the assembled file beside them: n x n x labels float32 per location
         require_free_space(out, 2 * len(ids) ** 2 * (len(lab.model.labels) * 4 + 2) * len(locations) + (1 << 20))
     if _reuse(out, done, shards, config, progress):
+        _warn_at_chance(lab, examples)
         return out
     with workers(lab.model.device) as team:
         if team.leader and (damaged := shards.prepare()) and progress:
@@ -196,7 +195,15 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
             with precision(lab.model.module, config.precision):
                 _assemble(out, meta, lab, examples, locations, shards, checks)
         team.barrier()
+    _warn_at_chance(lab, examples)
     return out
+
+
+def _warn_at_chance(lab: IntervenableModel, examples) -> None:
+    """Once the file is there (under torchrun, by the first process only): a warning for each split of ``examples`` on
+    which the model is not above chance (:meth:`IntervenableModel.split_accuracies`)."""
+    if os.environ.get("RANK", "0") == "0":
+        lab.split_accuracies(examples)
 
 
 def unit_request(meta: dict, task: Task, ids: list[str]) -> dict:

@@ -49,8 +49,8 @@ def train_seeds(config: TrainConfig, out_dir: str | Path, seeds: Sequence[int], 
     ``trainer``: :func:`interp.jobs.train.train`, or :func:`interp.jobs.iit.train_iit` for interchange intervention training.
 
     Raises:
-        ConfigError: naming ``seeds=`` when empty or repeated.
-        As :func:`interp.jobs.train.train` for each seed.
+        ConfigError: naming ``seeds=`` when empty or repeated; and whatever :func:`interp.jobs.train.train` raises, for
+            each seed.
     """
     seeds = tuple(int(s) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):

@@ -41,7 +41,7 @@ from interp.models.labels import LabelReading
 #: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
 HELD_OUT_SEED_OFFSET = 7919
 #: Training pairs a training history scores after each epoch (a seeded share of the training pairs).
-HISTORY_TRAIN_PAIRS = 256
+HISTORY_TRAIN_PAIRS = 128
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ class DasResult:
         stays_base, copies_source: the held-out nulls of the trained intervention, with intervals.
         chance: the most common counterfactual label's share of the held-out pairs.
         history: one dict per epoch: ``epoch``, ``loss`` (mean cross-entropy, nats per pair), ``train_iia`` (on up to
-            256 training pairs), ``held_out_iia``.
+            128 training pairs), ``held_out_iia``.
         train_pairs: how many pairs it was trained on; ``held_out_pairs``: the (base id, source id) of every held-out pair.
         interval: how the intervals were found.
     """

@@ -344,7 +344,7 @@ class IntervenableModel:
         batch_size: int = 64,
         seed: int = 0,
         test_share: float = 0.2,
-        test_pairs: int = 500,
+        test_pairs: int = 200,
     ) -> DasResult:
         """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``;
         score it, and the same intervention untrained, on held-out pairs.

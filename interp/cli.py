@@ -449,7 +449,8 @@ def das(model, label_map, out, locations, data, variable, subspace, kind, sample
         score = score_saved(config, load_path)
         click.echo(f"{score['variable']} at {score['location']}, k = {score['k']}, seed {score['seed']}: held-out IIA "
                    f"{score['saved_iia']:.3f} (vanilla {score['vanilla_iia']:.3f}, chance {score['saved_chance']:.3f}; "
-                   f"stays base {score['saved_stays_base']:.3f}, copies source {score['saved_copies_source']:.3f}) on {score['saved_pairs']} pairs")
+                   f"stays base {score['saved_stays_base']:.3f}, copies source {score['saved_copies_source']:.3f}) on {score['saved_pairs']} pairs; "
+                   f"95% interval of the IIA [{score['saved_iia_low']:.3f}, {score['saved_iia_high']:.3f}] ({score['interval']})")
         return
     rows = run_das(config, progress=progress)
     click.echo(f"wrote {out}/das.csv, das_summary.csv, das.png ({len(rows)} units; held-out IIA, mean [95% interval] over seeds)")

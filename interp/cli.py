@@ -586,13 +586,14 @@ def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, ep
 @click.argument("run_dirs", metavar="RUN_DIR...", nargs=-1, required=True, type=click.Path())
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="PNG to write: a panel per run (Richardson et al.'s Figures 6 and 7).")
 @click.option("--columns", type=click.IntRange(1), default=4, show_default=True, help="Panels per row.")
-def inoculation_figure(run_dirs, out, columns):
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+def inoculation_figure(run_dirs, out, columns, overwrite):
     """Several `interp inoculate` runs side by side: a table of before and after, and one figure with a panel per run."""
     from interp.jobs.inoculation_figure import inoculation_panels, inoculation_table, read_inoculation
 
     runs = [read_inoculation(d) for d in run_dirs]
     click.echo(inoculation_table(runs).to_string(index=False, float_format=lambda x: f"{x:.1f}"))
-    click.echo(f"wrote {inoculation_panels(runs, out, columns)}")
+    click.echo(f"wrote {inoculation_panels(runs, out, columns, overwrite=overwrite)}")
 
 
 @main.command()

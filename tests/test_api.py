@@ -201,7 +201,7 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     again = interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8, seed=0), epochs=1)
     assert not torch.equal(again.module.classifier.weight, trained.module.classifier.weight)  # a copy was trained
     assert torch.equal(trained.module.classifier.weight, state["classifier.weight"])  # the argument is unchanged
-    with pytest.raises(interp.ConfigError, match="epochs=0"):
+    with pytest.raises(interp.ConfigError, match="epochs= must be an integer of at least 1, got 0"):
         interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8), epochs=0)
 
 

@@ -267,7 +267,7 @@ ROWS = [
     ("variable", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", LOCATION, "--variable", "colour", "--out", t / "x.h5", "--data-dir", d], "has no such variable"),
     ("role", lambda m, t, mo, d: ["intervene", "--model", mo, "--locations", "blocks.1.hook_resid_post@w_z", "--out", t / "x.h5", "--data-dir", d], "unknown token role 'w_z'"),
     ("alphas", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--alphas", "0-3"], "--alphas"),
-    ("min size", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--min-size", "1"], "--min-size must be at least 2"),
+    ("min size", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--min-size", "1"], "--min-size must be an integer of at least 2, got 1"),
     ("clique variable", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "c", "--variable", "negated"], "not for 'negated'"),
     ("sweep examples", lambda m, t, mo, d: ["location-sweep", "--model", mo, "--out", t / "sw", "--examples", "1"], "--examples must be at least 2"),
     ("demo seeds", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--probe-seeds", "0", "--data-dir", d], "--probe-seeds must be at least 1"),

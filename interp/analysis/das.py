@@ -33,6 +33,7 @@ from jaxtyping import Int
 from torch import Tensor
 
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
+from interp.core.checks import check_int, check_number
 from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, Intervention
 from interp.engine.pair_suffix import PairSuffix, frozen_weights
 from interp.models.labels import LabelReading
@@ -63,12 +64,11 @@ class FitSettings:
     penalty: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
+        """Raises :class:`~interp.core.errors.ConfigError` naming ``epochs=``, ``lr=``, ``batch_size=`` or ``seed=``."""
+        check_int(self.epochs, "epochs", least=1)
+        check_int(self.batch_size, "batch_size", least=1)
+        check_number(self.lr, "lr", positive=True)
+        check_int(self.seed, "seed", least=0)
 
 
 def _batches(lengths: Tensor, size: int, generator: torch.Generator) -> list[Tensor]:

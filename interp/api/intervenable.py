@@ -46,6 +46,7 @@ from interp.api.results import InterchangeResult
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, named, warn
@@ -123,6 +124,9 @@ class IntervenableModel:
         """
         if isinstance(location, Location):
             return location
+        if not isinstance(location, str):
+            raise ConfigError(f"{named('location')} must be a location string (e.g. blocks.2.hook_resid_post@w_h) or a Location, "
+                              f"got {type(location).__name__}")
         found = self.locations(location, variables)
         if len(found) != 1:
             raise ConfigError(f"{named('location', repr(location))} names {len(found)} locations; give one (e.g. blocks.2.hook_resid_post@w_h)")
@@ -132,7 +136,12 @@ class IntervenableModel:
 
     def predict(self, examples: Sequence) -> Float[Tensor, "n labels"]:
         """The model's logits on each example, float32 ``[n, n_model_labels]`` on CPU (no intervention), in the model's
-        own label order (:attr:`reading` reads them as the task's)."""
+        own label order (:attr:`reading` reads them as the task's).
+
+        Raises:
+            ConfigError: naming ``examples=``: not a non-empty list of the task's examples.
+        """
+        examples = self.task.check_examples(examples)
         return predict_logits(self.model.module, self.encode(examples), self.model.tokenizer.pad_token_id)
 
     def vectors(self, location: str | Location, examples: Sequence) -> Float[Tensor, "n tokens width"]:
@@ -144,6 +153,7 @@ class IntervenableModel:
         :func:`interp.engine.naive.naive_vector`'s batch-1 pass.
         """
         loc = self.location(location)
+        examples = self.task.check_examples(examples)
         flat = self.source_vectors(loc, examples).cpu()
         return flat.view(len(examples), -1, loc.token_width(self.model.module.config))
 
@@ -217,10 +227,10 @@ class IntervenableModel:
             ConfigError: a variable the task lacks, a location an example lacks, an intervention
                 of another width, a trained intervention at a component site.
         """
-        bases, sources = list(bases), list(sources)
+        bases, sources = self.task.check_examples(bases, "bases"), self.task.check_examples(sources, "sources")
         intervention = getattr(intervention, "intervention", intervention)  # a DasResult stands for its trained module
-        if not bases or not sources:
-            raise ConfigError("`bases=`, `sources=`: give at least one example each")
+        if intervention is not None and not isinstance(intervention, Intervention):
+            raise ConfigError(f"{named('intervention')} must be an Intervention (RotatedSubspace, ...) or a DasResult, got {type(intervention).__name__}")
         variables = tuple(self.task.variables if variables is None else variables)
         for variable in variables:
             self.task.check_variable(variable, "variables")
@@ -376,18 +386,16 @@ class IntervenableModel:
         """
         self.task.check_variable(variable, "variable")
         loc = self.location(location, (variable,))
-        try:
-            settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
-        except ValueError as exc:
-            raise ConfigError(f"{named(str(exc).split()[0])} {' '.join(str(exc).split()[1:])}") from None
-        if not (isinstance(test_pairs, int) and test_pairs >= 2):
-            raise ConfigError(f"{named('test_pairs', test_pairs)}: give at least 2 held-out pairs")
-        examples = list(examples)
+        settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
+        check_int(n_pairs, "n_pairs", least=2)
+        check_int(test_pairs, "test_pairs", least=2)
+        check_number(test_share, "test_share")  # its range: split_examples
+        examples = self.task.check_examples(examples)
         causal = self.task.build_causal_model(examples)
         inputs = [self.task.inputs(e) for e in examples]
         train_idx, test_idx = split_examples(len(examples), test_share, seed)
-        train = counterfactual_pairs(causal, inputs, variable, train_idx, n_pairs, seed)
-        test = counterfactual_pairs(causal, inputs, variable, test_idx, test_pairs, seed + HELD_OUT_SEED_OFFSET)
+        train = counterfactual_pairs(causal, inputs, variable, train_idx, n_pairs, seed, "n_pairs")
+        test = counterfactual_pairs(causal, inputs, variable, test_idx, test_pairs, seed + HELD_OUT_SEED_OFFSET, "test_pairs")
         runner = PairSuffix(self.model.module, self.encode(examples), loc)
         try:
             intervention = make_intervention(kind, runner.width, k, seed)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import copy
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
-from interp.core.errors import ConfigError, ModelError
+from interp.core.checks import check_int
+from interp.core.errors import ConfigError, ModelError, named
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import LabelReading, label_config, parse_label_map
@@ -126,10 +127,18 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
             loaded config is relabelled; an in-memory module is copied first (the caller's is left as it is).
 
     Raises:
+        ConfigError: naming ``labels=`` (fewer than two, or not distinct names) or ``seed=``.
         ModelError: as :func:`interp.models.loading.load_classifier` (safetensors only, a family of
             :mod:`interp.hooks.architecture`, a fast tokenizer); an in-memory module without a tokenizer
             or without a head, or of another family.
     """
+    if labels is not None:
+        if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) < 2:
+            raise ConfigError(f"{named('labels', repr(labels))}: give the new head's label names, at least two (e.g. task.labels)")
+        odd = [x for x in labels if not isinstance(x, str) or not x.strip() or not x.isprintable()]
+        if odd or len(set(labels)) != len(labels):
+            raise ConfigError(f"{named('labels', repr(tuple(labels)))}: label names must be distinct printable strings")
+    check_int(seed, "seed", least=0, optional=True)
     if isinstance(model, Classifier):
         if label_map is None:
             return model

@@ -34,7 +34,7 @@ from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
 from interp.analysis.iia import estimate, summarize_matrices
 from interp.causal.values import VariableValues
 from interp.core.errors import ConfigError, named
-from interp.core.outputs import write_bytes_atomic, write_file_manifest
+from interp.core.outputs import refuse_existing, require_writable, write_bytes_atomic, write_file_manifest
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
 
@@ -194,18 +194,26 @@ class InterchangeResult:
             }))  # fmt: skip
         return pd.concat(frames, ignore_index=True)
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically, and its manifest.
 
-        The manifest (``<path>.manifest.json``) is what ``interp report`` finds a run's files by.
+        The manifest (``<path>.manifest.json``) is what ``interp report`` finds a run's files by. An existing ``path``
+        is never replaced unless ``overwrite=True``.
 
         Raises:
-            ConfigError: the sources are not the bases (the format holds square matrices).
-            OutputError: the file cannot be written.
+            ConfigError: the sources are not the bases (the format holds square matrices), or the result was built
+                by hand (only :meth:`IntervenableModel.interchange` and :func:`load_interventions` results know
+                their model and task).
+            OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
         """
         if not self.square:
             raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
+        if self._writer is None:
+            raise ConfigError("save: this result was not made by IntervenableModel.interchange or interp.load_interventions, "
+                              "so it knows no model or task to write; make it with one of them")
         path = Path(path)
+        refuse_existing(path, overwrite, "path")
+        require_writable(path, "path")
         self._writer(path)
         write_file_manifest(path, "intervene")
         return path

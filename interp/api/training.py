@@ -18,11 +18,12 @@ fine-tunes on NMoNLI after SNLI (Geiger, Richardson & Potts 2020, §5.2).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Sequence
 
 from interp.api.loading import Classifier, load_model, load_task
-from interp.core.errors import ConfigError
+from interp.core.checks import check_int, check_number
+from interp.core.errors import ConfigError, named
 from interp.hooks.encoding import encode_pair
 from interp.models.training import fit
 
@@ -39,16 +40,13 @@ class FineTuneSettings:
     weight_decay: float = 0.01
 
     def __post_init__(self) -> None:
-        checks = [
-            (self.epochs >= 1, f"epochs={self.epochs}: must be at least 1"),
-            (self.lr > 0, f"lr={self.lr}: must be positive"),
-            (self.batch_size >= 1, f"batch_size={self.batch_size}: must be at least 1"),
-            (0 <= self.warmup_ratio < 1, f"warmup_ratio={self.warmup_ratio}: must be in [0, 1)"),
-            (self.weight_decay >= 0, f"weight_decay={self.weight_decay}: must be non-negative"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ConfigError(message)
+        """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
+        check_int(self.epochs, "epochs", least=1)
+        check_number(self.lr, "lr", positive=True)
+        check_int(self.batch_size, "batch_size", least=1)
+        check_int(self.seed, "seed", least=0)
+        check_number(self.warmup_ratio, "warmup_ratio", least=0, most=0.99)
+        check_number(self.weight_decay, "weight_decay", least=0)
 
 
 def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, **settings) -> Classifier:
@@ -66,14 +64,16 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
         The trained classifier in eval mode; ``history`` holds one record per epoch (``loss``: mean cross-entropy, nats).
 
     Raises:
-        ConfigError: naming a setting out of range, or ``examples=`` when empty.
+        ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's.
         ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`).
     """
     task = load_task(task)
+    known = [f.name for f in fields(FineTuneSettings)]
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ConfigError(f"{named(unknown[0])} is not a fine-tuning setting; the settings are {', '.join(known)} (and `progress=`, `tokenizer=`)")
     config = FineTuneSettings(**settings)
-    examples = list(examples)
-    if not examples:
-        raise ConfigError("`examples=`: nothing to train on")
+    examples = task.check_examples(examples)
     if isinstance(model, str):
         loaded = load_model(model, labels=task.labels, seed=config.seed)
     else:

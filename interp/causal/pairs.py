@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from interp.causal.base import CausalModel, interchange_table, run_forward
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named, warn
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,14 @@ def counterfactual_pairs(
     indices: Sequence[int],
     n_pairs: int,
     seed: int,
+    argument: str = "n_pairs",
 ) -> Pairs:
     """``n_pairs`` (base, source) pairs among ``indices`` (base ≠ source), half of them changing the base's output.
 
     Drawn without replacement, seeded. When one kind has fewer than
     ``n_pairs / 2`` pairs, as many of the other are kept (the set stays
-    balanced and is smaller).
+    balanced and is smaller), and an :class:`~interp.core.errors.InterpWarning`
+    naming ``argument`` says how many pairs are used.
 
     Raises:
         ConfigError: ``variable`` is not the model's; ``n_pairs`` < 2; no pair
@@ -83,7 +85,7 @@ def counterfactual_pairs(
     """
     causal.check_variable(variable)
     if n_pairs < 2:
-        raise ConfigError(f"n_pairs must be at least 2, got {n_pairs}")
+        raise ConfigError(f"{named(argument)} must be at least 2, got {n_pairs}")
     indices = np.asarray(indices, dtype=np.int64)
     chosen = [inputs[i] for i in indices]
     table = interchange_table(causal, chosen, chosen, variable)
@@ -98,6 +100,9 @@ def counterfactual_pairs(
             "so no balanced pair set exists (is the variable constant on them? mix splits, e.g. `max_per_split=`)"
         )
     half = min(n_pairs // 2, *(len(k) for k in kinds))
+    if 2 * half < 2 * (n_pairs // 2):
+        warn(f"{named(argument, n_pairs)}: only {2 * half} balanced pairs exist among these {len(indices)} examples "
+             f"({min(len(k) for k in kinds)} pairs {'change' if len(kinds[0]) <= len(kinds[1]) else 'leave'} the output); using {2 * half}")
     rng = np.random.default_rng(seed)
     cells = np.concatenate([rng.choice(k, size=half, replace=False) for k in kinds])
     cells = cells[rng.permutation(len(cells))]

@@ -85,10 +85,22 @@ def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "out") -
         OutputError: naming ``argument``: it exists, or its folder cannot be made or written.
     """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise OutputError(f"{named(argument, out)} already exists; choose another path or pass `overwrite=True`")
+    refuse_existing(out, overwrite, argument)
     ensure_writable_dir(out.parent, argument)
     return out
+
+
+def refuse_existing(path: Path, overwrite: bool, argument: str = "out") -> None:
+    """Refuse ``path`` when something is there already (a file, a folder or a link), unless ``overwrite``.
+
+    Raises:
+        OutputError: naming ``argument`` and the path; a folder is refused even with ``overwrite`` (only files are replaced).
+    """
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        raise OutputError(f"{named(argument, path)} is a folder; give a file path")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise OutputError(f"{named(argument, path)} already exists; choose another path or pass `overwrite=True`")
 
 
 def write_generated(out: Path, records: Iterable[Any], stats: dict) -> Path:
@@ -273,12 +285,40 @@ class OutputSet:
             raise OutputError(f"{named(self.argument, self.directory)}: {missing[0]} was never written")
         record = manifest_record(self.command, [self.staging / n for n in self.names])
         ensure_writable_dir(self.directory, self.argument)
+        refuse_foreign(self.directory, self.names, self.argument)
         try:
             for name in self.names:
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
             raise OutputError(f"{named(self.argument, self.directory)}: cannot move the outputs into place ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
+
+
+def written_here(directory: Path) -> set[str]:
+    """The names of the files in ``directory`` that a manifest there lists: the files interp wrote into it."""
+    names: set[str] = set()
+    for manifest in directory.glob(MANIFEST.format(command="*")):
+        record = read_json(manifest)
+        files = record.get("files") if isinstance(record, dict) else None
+        if isinstance(files, dict):
+            names.update(str(n) for n in files)
+    return names
+
+
+def refuse_foreign(directory: Path, names: Iterable[str], argument: str = "out") -> None:
+    """Refuse to replace a file of ``directory`` that no manifest there lists (a file interp did not write).
+
+    Raises:
+        OutputError: naming ``argument`` and the first such file.
+    """
+    present = [n for n in names if (directory / n).exists() or (directory / n).is_symlink()]
+    if not present:
+        return
+    ours = written_here(directory)
+    foreign = [n for n in present if n not in ours]
+    if foreign:
+        raise OutputError(f"{named(argument, directory)}: {directory / foreign[0]} exists and interp did not write it "
+                          "(no manifest there lists it); move it away or choose another folder")
 
 
 def manifest_record(command: str, paths: Iterable[Path]) -> dict:

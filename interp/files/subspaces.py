@@ -32,7 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from interp.core.errors import ConfigError, DataError, named
-from interp.core.outputs import ensure_writable_dir, write_bytes_atomic
+from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic
 from interp.engine.interventions import Intervention, make_intervention
 
 FORMAT = "interp.intervention/1"
@@ -53,18 +53,27 @@ def _with(stem: Path, suffix: str) -> Path:
     return stem.with_name(stem.name + suffix)
 
 
-def save_intervention(intervention: Intervention, path: str | Path, meta: dict) -> Path:
+def save_intervention(intervention: Intervention, path: str | Path, meta: dict, *, overwrite: bool = False) -> Path:
     """Write ``STEM.safetensors`` and ``STEM.json``; returns the ``.safetensors`` path.
 
+    ``path`` is either file's name or the stem. Neither file is replaced unless ``overwrite=True``.
+
     Raises:
-        OutputError: a file cannot be written.
-        ValueError: ``meta`` uses a key the settings own (``kind``, ``width``, ``k``, ``format``).
+        ConfigError: ``intervention`` is not an :class:`Intervention`; ``meta`` is not a dict, or uses a key the
+            settings own (``kind``, ``width``, ``k``, ``format``).
+        OutputError: naming ``path``: either file exists (without ``overwrite``), or a file cannot be written.
     """
+    if not isinstance(intervention, Intervention):
+        raise ConfigError(f"{named('intervention')} must be an interp Intervention (RotatedSubspace, ...), got {type(intervention).__name__}")
+    if not isinstance(meta, dict):
+        raise ConfigError(f"{named('meta')} must be a dict of what the file records (variable, location, ...), got {type(meta).__name__}")
     settings = intervention.settings()
     clash = sorted(set(meta) & {*settings, "format"})
     if clash:
-        raise ValueError(f"meta may not set {', '.join(clash)}: the intervention's own settings")
+        raise ConfigError(f"{named('meta')} may not set {', '.join(clash)}: the intervention's own settings")
     stem = _stem(path)
+    for suffix in (".safetensors", ".json"):
+        refuse_existing(_with(stem, suffix), overwrite, "path")
     ensure_writable_dir(stem.parent, "path")
     tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.tensors().items()}
     weights = _with(stem, ".safetensors")

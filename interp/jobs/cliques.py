@@ -46,7 +46,8 @@ from interp.analysis.cliques.baselines import (
 )
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
-from interp.analysis.cliques.search import Clique, search
+from interp.analysis.cliques.search import Clique, check_alphas, search
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
@@ -74,10 +75,8 @@ class CliqueConfig:
         unknown = [f for f in self.formats if f not in GRAPH_FORMATS]
         if unknown or not self.formats:
             raise ConfigError(f"`formats=` must name some of {', '.join(GRAPH_FORMATS)}, got {','.join(self.formats) or 'nothing'}")
-        if not self.alphas or min(self.alphas) < 1:
-            raise ConfigError(f"`alphas=` must name values of at least 1, got {list(self.alphas)}")
-        if self.min_size is not None and self.min_size < 2:
-            raise ConfigError(f"`min_size=` must be at least 2, got {self.min_size}")
+        check_alphas(self.alphas)
+        check_int(self.min_size, "min_size", least=2, optional=True)
         return self
 
 

@@ -224,8 +224,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         train_idx, test_idx = split_examples(len(examples), config.test_share, seed)
         for variable in config.variables:
             pair_sets[seed, variable] = tuple(
-                _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset), task)
-                for idx, n, offset in ((train_idx, config.train_pairs, 0), (test_idx, config.test_pairs, HELD_OUT_SEED_OFFSET))
+                _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset, name), task)
+                for idx, n, offset, name in ((train_idx, config.train_pairs, 0, "train_pairs"),
+                                             (test_idx, config.test_pairs, HELD_OUT_SEED_OFFSET, "test_pairs"))
             )
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
@@ -246,8 +247,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
             name = _unit_name(variable, loc, k, seed)
             intervention = row.pop("_intervention")
             row["file"] = f"interventions/{name}.safetensors"
+            # this run's own unit: a run killed between the two writes redoes it
             save_intervention(intervention, out / "interventions" / name,
-                              {**meta_common, "variable": variable, "location": str(loc), "seed": seed, "das_iia": row["das_iia"]})  # fmt: skip
+                              {**meta_common, "variable": variable, "location": str(loc), "seed": seed, "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
             write_json_atomic(parts / f"{name}.json", row)
     finally:
         bar.close()
@@ -297,7 +299,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     read = lab.reading.read
     seed = config.seeds[0]
     _, test_idx = split_examples(len(examples), config.test_share, seed)
-    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET), task)
+    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET, "test_pairs"), task)
     saved = score_intervention(runner, intervention, *pairs, own_pred, read)
     vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred, read)
     return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed,

@@ -109,18 +109,23 @@ def inoculation_table(runs: Sequence[InoculationRun]):
     return pd.DataFrame(rows)
 
 
-def inoculation_panels(runs: Sequence[InoculationRun], path: str | Path, columns: int = 4) -> Path:
-    """Richardson et al.'s Figures 6 and 7 as one PNG at ``path``: a panel per run, test accuracy (%) against k.
+def inoculation_panels(runs: Sequence[InoculationRun], out: str | Path, columns: int = 4, *, overwrite: bool = False) -> Path:
+    """Richardson et al.'s Figures 6 and 7 as one PNG at ``out``: a panel per run, test accuracy (%) against k.
+
+    An existing ``out`` is replaced only with ``overwrite=True``.
 
     Raises:
-        OutputError: ``path`` cannot be written.
+        OutputError: naming ``out``: it exists (without ``overwrite``) or cannot be written.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from interp.core.outputs import save_figure_atomic
+    from interp.core.outputs import refuse_existing, require_writable, save_figure_atomic
+
+    refuse_existing(Path(out), overwrite)
+    require_writable(Path(out))
 
     columns = max(1, min(columns, len(runs)))
     n_rows = -(-len(runs) // columns)
@@ -140,4 +145,4 @@ def inoculation_panels(runs: Sequence[InoculationRun], path: str | Path, columns
     axes[0][0].legend(fontsize=6, loc="lower right")
     fig.supxlabel("k, challenge examples fine-tuned on (0: before inoculation)", fontsize=8)
     fig.supylabel("test accuracy (%), lossless choice per k", fontsize=8)
-    return save_figure_atomic(fig, Path(path), dpi=110)
+    return save_figure_atomic(fig, Path(out), dpi=110)

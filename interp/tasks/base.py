@@ -34,6 +34,7 @@ import numpy as np
 
 from interp.causal import CausalModel, run_forward
 from interp.causal.values import VariableValues, value_name
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, DataError, InterpError, named
 from interp.core.subsets import seeded_subset
 from interp.models.labels import LabelReading, read_labels
@@ -64,6 +65,23 @@ class WordPairs:
         return cls(**json.loads(text))
 
 
+def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str]) -> str | None:
+    """What is wrong with ``e``, the ``i``-th example, as an example of a task with ``labels`` whose examples need
+    a word for each of ``roles``; ``None`` if nothing."""
+    lacking = [a for a in ("id", "premise", "hypothesis", "label") if not isinstance(getattr(e, a, None), str)]
+    if lacking:
+        return f"example {i} ({type(e).__name__}) has no {lacking[0]!r} string; an example has id, premise, hypothesis, label, split and words"
+    if e.label not in labels:
+        return f"example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}"
+    words = getattr(e, "words", None)
+    missing = [r for r in roles if not isinstance(words, Mapping) or r not in words]
+    if missing:
+        return (f"example {e.id!r} has no word for role {missing[0]!r} (its words: "
+                f"{', '.join(words) if isinstance(words, Mapping) and words else 'none'}); every example needs each of "
+                f"{', '.join(roles)} (declare a role some examples lack in optional_roles)")  # fmt: skip
+    return None
+
+
 def _checked_load(
     load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...], roles: Sequence[str] = ()
 ) -> Callable[[Sequence[str]], list]:
@@ -87,24 +105,13 @@ def _checked_load(
             raise DataError(f"task {name!r}: its load returned {type(examples).__name__}, not a list of examples")
         seen: set[tuple[str, str]] = set()
         for i, e in enumerate(examples):
-            lacking = [a for a in ("id", "premise", "hypothesis", "label") if not isinstance(getattr(e, a, None), str)]
-            if lacking:
-                raise DataError(f"task {name!r}: example {i} ({type(e).__name__}) has no {lacking[0]!r} string; an example has "
-                                "id, premise, hypothesis, label, split and words")
+            problem = _example_problem(e, i, labels, roles)
+            if problem:
+                raise DataError(f"task {name!r}: {problem}")
             key = (getattr(e, "split", ""), e.id)  # splits may overlap (a lexical test inside a test): unique within one
             if key in seen:
                 raise DataError(f"task {name!r}: example id {e.id!r} occurs twice in split {key[0]!r}; ids must be unique")
             seen.add(key)
-            if e.label not in labels:
-                raise DataError(f"task {name!r}: example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}")
-            words = getattr(e, "words", None)
-            missing = [r for r in roles if not isinstance(words, Mapping) or r not in words]
-            if missing:
-                raise DataError(
-                    f"task {name!r}: example {e.id!r} has no word for role {missing[0]!r} (its words: "
-                    f"{', '.join(words) if isinstance(words, Mapping) and words else 'none'}); every example needs each of "
-                    f"{', '.join(roles)} (declare a role some examples lack in optional_roles)"
-                )
         return examples
 
     checked.__wrapped__ = load  # type: ignore[attr-defined]
@@ -321,9 +328,14 @@ class Task:
         ``seed`` (:func:`interp.core.subsets.seeded_subset`).
 
         Raises:
-            ConfigError: naming ``splits=``, a split the task lacks.
+            ConfigError: naming ``splits=`` (a split the task lacks, or one string), ``n=``, ``per_split=`` or ``seed=``.
             DataError: as :attr:`load`.
         """
+        if isinstance(splits, str):
+            raise ConfigError(f"{named('splits', repr(splits))} must be a tuple of split names, e.g. ({splits!r},)")
+        check_int(n, "n", least=0, optional=True)
+        check_int(per_split, "per_split", least=0, optional=True)
+        check_int(seed, "seed", least=0)
         unknown = [s for s in splits if s not in (*self.splits, *self.extra_splits)]
         if unknown:
             raise ConfigError(f"{named('splits', repr(unknown[0]))}: task {self.name!r} has {', '.join((*self.splits, *self.extra_splits))}")
@@ -333,6 +345,29 @@ class Task:
             kept = {id(e) for name in names for e in seeded_subset([e for e in examples if e.split == name], per_split, seed)}
             examples = [e for e in examples if id(e) in kept]
         return seeded_subset(examples, n, seed)
+
+    def check_examples(self, examples: Any, argument: str = "examples", *, allow_empty: bool = False) -> list:
+        """``examples`` as a list, checked to be this task's: each has the fields an example has, a split of the
+        task, one of its labels and a word for each role it needs. What every public call that takes examples
+        checks first, so that another task's examples or a list of strings is named, not met deep inside.
+
+        Raises:
+            ConfigError: naming ``argument``: not a list or tuple, empty (unless ``allow_empty``), or an item that
+                is not an example of this task.
+        """
+        if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence):
+            raise ConfigError(f"{named(argument)} must be a list of task {self.name!r}'s examples (task.examples(...)), got {type(examples).__name__}")
+        if not examples and not allow_empty:
+            raise ConfigError(f"{named(argument)} is empty; give at least one example (task.examples(...))")
+        known = {*self.splits, *self.extra_splits}
+        required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles)
+        for i, e in enumerate(examples):
+            problem = _example_problem(e, i, self.labels, required)
+            if problem is None and getattr(e, "split", None) not in known:
+                problem = f"example {e.id!r} is of split {getattr(e, 'split', None)!r}, which task {self.name!r} lacks ({', '.join(sorted(known))})"
+            if problem:
+                raise ConfigError(f"{named(argument)}: {problem}; is it another task's?")
+        return list(examples)
 
     def file_attrs(self, variables: Sequence[str]) -> dict:
         """What a file made for this task records of it: its name, the alignment of ``variables``, and its own

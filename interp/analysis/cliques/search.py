@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from interp.analysis.cliques.graph import InterventionGraph
-from interp.core.errors import ConfigError
+from interp.core.checks import check_int
+from interp.core.errors import ConfigError, named
 
 
 def causal_core(causal: np.ndarray, alive: np.ndarray, alpha: int, degree: np.ndarray) -> np.ndarray:
@@ -147,15 +148,28 @@ class SearchResult:
         return self.cliques[self.best_alpha] if self.best_alpha is not None else []
 
 
+def check_alphas(alphas) -> list[int]:
+    """``alphas`` as a non-empty list of integers of at least 1.
+
+    Raises:
+        ConfigError: naming ``alphas=``.
+    """
+    if isinstance(alphas, (str, bytes)) or not hasattr(alphas, "__iter__"):
+        raise ConfigError(f"{named('alphas')} must be a list of α values (integers of at least 1, e.g. range(1, 11)), got {alphas!r}")
+    alphas = list(alphas)
+    if not alphas:
+        raise ConfigError(f"{named('alphas')} is empty; give α values to search with (integers of at least 1, e.g. range(1, 11))")
+    return [check_int(a, "alphas", least=1) for a in alphas]
+
+
 def search(graph: InterventionGraph, alphas=range(1, 11), min_size: int | None = None) -> SearchResult:
     """Run :func:`disjoint_cliques` for each α and pick the best.
 
     Raises:
-        ConfigError: no α given, or one below 1.
+        ConfigError: naming ``alphas=`` (none given, or one not an integer of at least 1) or ``min_size=`` (below 2).
     """
-    alphas = list(alphas)
-    if not alphas:
-        raise ConfigError("no α value to search with")
+    alphas = check_alphas(alphas)
+    check_int(min_size, "min_size", least=2, optional=True)
     space = _Workspace(graph)
     cliques = {alpha: disjoint_cliques(graph, alpha, min_size, space) for alpha in alphas}
 

@@ -1,0 +1,111 @@
+"""The Python face's bad-input table: every public call checks its arguments at the edge and raises an `InterpError`
+naming the parameter (never a `TypeError`, `AttributeError` or torch's `RuntimeError` from deep inside), and no call
+overwrites a file it did not write.
+
+One row per case, as `tests/test_bad_input.py` holds the CLI's: (name, call, error type, what the message must say).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import interp
+from interp.core.errors import InterpError
+
+LOCATION = "blocks.0.hook_resid_post@w_h"
+
+
+@pytest.fixture(scope="module")
+def setting(tiny_classifier_dir, monli_dir, mqnli_file):
+    lab = interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir))
+    examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=6, seed=1)
+    other = interp.load_task("mqnli", data_file=str(mqnli_file)).examples(n=8)  # another task's examples
+    result = lab.interchange(examples, examples, LOCATION, variables=("lexrel",))
+    return {"lab": lab, "ex": examples, "other": other, "res": result, "dir": str(tiny_classifier_dir)}
+
+
+CASES = [
+    ("an unknown device", lambda s: interp.IntervenableModel(s["dir"], s["lab"].task, device="tpu"), interp.ConfigError, "device='tpu': not a device"),
+    ("a location that is a number", lambda s: s["lab"].interchange(s["ex"], s["ex"], 5), interp.ConfigError, "location= must be a location string"),
+    ("bases that are strings", lambda s: s["lab"].interchange(["a", "b"], s["ex"], LOCATION), interp.ConfigError, "bases=: example 0 .str. has no 'id'"),
+    ("one string as bases", lambda s: s["lab"].interchange("ab", s["ex"], LOCATION), interp.ConfigError, "bases= must be a list"),
+    ("no sources", lambda s: s["lab"].interchange(s["ex"], [], LOCATION), interp.ConfigError, "sources= is empty"),
+    ("an intervention that is not one", lambda s: s["lab"].interchange(s["ex"], s["ex"], LOCATION, intervention="das"), interp.ConfigError, "intervention= must be an Intervention"),
+    ("vectors of no example", lambda s: s["lab"].vectors(LOCATION, []), interp.ConfigError, "examples= is empty"),
+    ("predict on another task's examples", lambda s: s["lab"].predict(s["other"]), interp.ConfigError, "examples=: example .* another task's"),
+    ("DAS for 0 epochs", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, epochs=0), interp.ConfigError, "epochs= must be an integer of at least 1, got 0"),
+    ("DAS at lr nan", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, lr=math.nan), interp.ConfigError, "lr= must be a finite number above 0, got nan"),
+    ("DAS in batches of 0", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, batch_size=0), interp.ConfigError, "batch_size= must be an integer of at least 1"),
+    ("DAS on 1 pair", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, n_pairs=1), interp.ConfigError, "n_pairs= must be an integer of at least 2"),
+    ("DAS with a share that is text", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, test_share="0.2"), interp.ConfigError, "test_share= must be a finite number"),
+    ("DAS on another task's examples", lambda s: s["lab"].train_das("lexrel", LOCATION, s["other"], k=2), interp.ConfigError, "examples=: .* another task's"),
+    ("fine-tuning on another task's examples", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["other"]), interp.ConfigError, "examples=: .* another task's"),
+    ("fine-tuning with an unknown setting", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], nope=3), interp.ConfigError, "nope= is not a fine-tuning setting"),
+    ("fine-tuning at warm-up 1", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], warmup_ratio=1.0), interp.ConfigError, "warmup_ratio= must be a finite number"),
+    ("a new head with no labels", lambda s: interp.load_model(s["dir"], labels=()), interp.ConfigError, r"labels=\(\): give the new head's label names, at least two"),
+    ("a new head with one label twice", lambda s: interp.load_model(s["dir"], labels=("a", "a")), interp.ConfigError, "labels=.*distinct"),
+    ("a negative per-split count", lambda s: s["lab"].task.examples(per_split=-3), interp.ConfigError, "per_split= must be an integer of at least 0, got -3"),
+    ("a split given as one string", lambda s: s["lab"].task.examples("pmonli"), interp.ConfigError, "splits='pmonli' must be a tuple"),
+    ("a saved intervention without meta", lambda s: interp.save_intervention(interp.RotatedSubspace(8, 2), "x", None), interp.ConfigError, "meta= must be a dict"),
+    ("a saved intervention that is not one", lambda s: interp.save_intervention("x", "x", {}), interp.ConfigError, "intervention= must be an interp Intervention"),
+    ("cliques of minimum size -1", lambda s: s["res"].cliques("lexrel", min_size=-1), interp.ConfigError, "min_size= must be an integer of at least 2, got -1"),
+    ("cliques with no α", lambda s: s["res"].cliques("lexrel", alphas=[]), interp.ConfigError, "alphas= is empty"),
+    ("cliques with α 0", lambda s: s["res"].cliques("lexrel", alphas=[0, 1]), interp.ConfigError, "alphas= must be an integer of at least 1, got 0"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_a_bad_argument_is_an_interp_error_naming_the_parameter(case, setting, tmp_path, monkeypatch):
+    _, call, kind, message = case
+    monkeypatch.chdir(tmp_path)  # nothing may be written, even by mistake, outside the test's folder
+    with pytest.raises(kind, match=message) as caught:
+        call(setting)
+    assert isinstance(caught.value, InterpError) and "\n" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_call_overwrites_a_file_it_did_not_write(setting, tmp_path):
+    res, other = setting["res"], tmp_path / "notes.h5"
+    other.write_bytes(b"a user's own file")
+    with pytest.raises(interp.OutputError, match="notes.h5 already exists; choose another path or pass overwrite=True"):
+        res.save(other)
+    assert other.read_bytes() == b"a user's own file" and not (tmp_path / "notes.h5.manifest.json").exists()
+    first = res.save(tmp_path / "iv.h5")
+    with pytest.raises(interp.OutputError, match="already exists"):
+        res.save(first)  # even another interventions file: replaced only when asked
+    assert interp.load_interventions(res.save(first, overwrite=True)).summary("lexrel") == res.summary("lexrel")
+    with pytest.raises(interp.OutputError, match="is a folder"):
+        res.save(tmp_path, overwrite=True)
+
+    iv, meta = interp.RotatedSubspace(8, 2, seed=0), {"variable": "lexrel"}
+    (tmp_path / "saved.json").write_text("{}")
+    with pytest.raises(interp.OutputError, match="saved.json already exists"):
+        interp.save_intervention(iv, tmp_path / "saved", meta)
+    assert (tmp_path / "saved.json").read_text() == "{}" and not (tmp_path / "saved.safetensors").exists()
+    path = interp.save_intervention(iv, tmp_path / "saved", meta, overwrite=True)
+    assert interp.load_intervention(path)[1]["variable"] == "lexrel"
+
+    by_hand = interp.InterchangeResult(**{f: getattr(res, f) for f in ("location", "labels", "base_ids", "source_ids", "logits", "base_pred",
+                                                                       "source_pred", "base_label", "causal_pred", "values", "source_values")})
+    with pytest.raises(interp.ConfigError, match="not made by IntervenableModel.interchange"):
+        by_hand.save(tmp_path / "hand.h5")
+
+
+def test_a_job_refuses_to_replace_a_file_no_manifest_lists(setting, tmp_path):
+    """A job's folder may hold a user's files: a name the job writes is replaced only when a manifest there lists it."""
+    from interp.core.outputs import OutputSet, write_json_atomic
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "cliques.json").write_text("mine")
+    with pytest.raises(interp.OutputError, match="cliques.json exists and interp did not write it"):
+        with OutputSet(folder, "cliques") as outputs:
+            write_json_atomic(outputs.path("cliques.json"), {"a": 1})
+    assert (folder / "cliques.json").read_text() == "mine" and sorted(p.name for p in folder.iterdir()) == ["cliques.json"]
+    (folder / "cliques.json").unlink()
+    for value in (1, 2):  # interp's own file, listed by its manifest, is replaced on a rerun
+        with OutputSet(folder, "cliques") as outputs:
+            write_json_atomic(outputs.path("cliques.json"), {"a": value})
+    assert '"a": 2' in (folder / "cliques.json").read_text()

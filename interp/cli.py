@@ -63,7 +63,7 @@ def _shown(previous):
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, InterpWarning):
-            click.echo(f"interp: warning: {message}", err=True)
+            click.echo(f"interp: warning: {message.render(_flag) if isinstance(message, InterpWarning) else message}", err=True)
         else:
             previous(message, category, filename, lineno, file, line)
 
@@ -667,7 +667,7 @@ def fragments_generate(fragment, setting, n_train, n_dev, n_test, depth, seed, o
 @click.option("--seed", type=int, default=0, show_default=True)
 def fragments_check(data_file, per_size, seed):
     """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
-    from interp.core.jsonlines import json_record
+    from interp.core.jsonlines import read_records
     from interp.tasks.fragments.logic.check import check_logic_records
     from interp.tasks.fragments.logic.task import is_logic_file
     from interp.tasks.fragments.monotonicity.semantics import check_records
@@ -678,8 +678,7 @@ def fragments_check(data_file, per_size, seed):
         raise ConfigError(f"DATA_FILE {data_file}: file not found")
     logic = is_logic_file(data_file)
     required = ("premise_lf", "hypothesis_lf", "label") if logic else ("premise_tree", "hypothesis_tree", "label")
-    with open(data_file, encoding="utf-8") as handle:
-        records = [json_record(line, f"{data_file}:{i}", required, "interp fragments generate") for i, line in enumerate(handle, start=1)]
+    records = read_records(data_file, "interp fragments generate", required, ("entailment", "neutral", "contradiction"))
     result = check_logic_records(records, str(data_file)) if logic else check_records(records, per_size=per_size, seed=seed)
     for key, c in result["counts"].items():
         click.echo(f"{key:28} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
@@ -770,14 +769,13 @@ def monotonicity_generate(protocol, step, n_train, n_test, quantifier, replaceme
 @click.option("--models", "per_size", type=int, default=500, show_default=True, help="Sampled models per universe size (1 to 10).")
 def monotonicity_check(data_file, per_size):
     """Check every label of a generated file in finite models; exit 1 if a model refutes one."""
-    from interp.core.jsonlines import json_record, read_lines
+    from interp.core.jsonlines import read_records
     from interp.tasks.systematicity.semantics import check_records
 
     if per_size < 1:
         raise ConfigError("--models must be at least 1")
-    lines = read_lines(data_file, "interp monotonicity generate")
     fields = ("premise_tree", "hypothesis_tree", "label", "split", "depth")
-    result = check_records([json_record(line, f"{data_file}:{i}", fields, "interp monotonicity generate") for i, line in enumerate(lines, start=1)], per_size)
+    result = check_records(read_records(data_file, "interp monotonicity generate", fields), per_size)
     for key, c in result["counts"].items():
         click.echo(f"{key:24} confirmed {c['confirmed']:6}  unconfirmed {c['unconfirmed']:4}  refuted {c['refuted']:4}")
     if result["refuted"]:

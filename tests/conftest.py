@@ -151,14 +151,42 @@ def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     return _tiny_classifier(tmp_path_factory.mktemp("tiny_classifier"), minilm_tokenizer, ("entailment", "neutral"), seed=1)
 
 
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """``make(folder)`` run once per test run into a folder every xdist worker shares (under a file lock), the folder returned.
+
+    Under ``make test`` the session fixtures of each worker would otherwise each redo a fine-tuning; the first worker to
+    ask makes it, the others wait and read it. Without workers it is an ordinary temporary folder.
+    """
+    from filelock import FileLock
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent  # this run's folder, above each worker's own
+    folder, done = root / name, root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def finetuned_minilm(monli_dir, tmp_path_factory):
     """The embedded model fine-tuned briefly on 384 PMoNLI examples (the challenge-set setting): (dir, stdout)."""
+    folder = made_once(tmp_path_factory, "finetuned_minilm", lambda f: _finetune_minilm(monli_dir, f))
+    return folder / "model", (folder / "stdout.txt").read_text(encoding="utf-8")
+
+
+def _finetune_minilm(monli_dir: Path, folder: Path) -> None:
     from click.testing import CliRunner
 
     from interp.cli import main
 
-    out = tmp_path_factory.mktemp("e2e") / "model"
+    out = folder / "model"
     args = [
         "train",
         "--model", "minilm",
@@ -173,7 +201,7 @@ def finetuned_minilm(monli_dir, tmp_path_factory):
     ]  # fmt: skip
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
-    return out, result.stdout
+    (folder / "stdout.txt").write_text(result.stdout, encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -79,7 +79,60 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
         config["id2label"], config["label2id"] = dict(enumerate(names)), {n: i for i, n in enumerate(names)}
         (model / "config.json").write_text(json.dumps(config))
         models[how] = model
-    return {"cache": cache, "iv": iv, "cliques": root / "cliques", "data": data, "models": models, "root": root}
+    three = root / "model three over two"  # config.json edited to three labels over a two-row head
+    shutil.copytree(tiny_classifier_dir, three)
+    config = json.loads((three / "config.json").read_text())
+    names = ["entailment", "neutral", "contradiction"]
+    config.update(num_labels=3, id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+    (three / "config.json").write_text(json.dumps(config))
+    models["three over two"] = three
+    for how in ("empty bin", "planted bin"):
+        model = root / f"model {how}"
+        model.mkdir()
+        for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(tiny_classifier_dir / name, model / name)
+        if how == "empty bin":
+            (model / "pytorch_model.bin").write_bytes(b"")
+        else:
+            torch.save({"w": torch.zeros(2), "planted": Planted()}, model / "pytorch_model.bin")
+        models[how] = model
+    return {"cache": cache, "iv": iv, "cliques": root / "cliques", "data": data, "models": models, "root": root,
+            **_files(root)}  # fmt: skip
+
+
+class Planted:
+    """What a pickle can hold besides tensors: unpickling it calls a function (here print; an exploit calls os.system)."""
+
+    def __reduce__(self):
+        return (print, ("a planted pickle ran",))
+
+
+def _files(root: Path) -> dict:
+    """A generated logic fragment with a label `maybe`, a binary file and an empty one; an inoculation run (and one
+    whose CSV lacks column k); a run folder whose metrics.json is `null`, its manifest recording it."""
+    from interp.core.checksums import sha256_of
+    from interp.tasks.fragments.logic.generate import LogicConfig, generate_records
+
+    records = generate_records(LogicConfig(fragment="negation", n_train=3, n_dev=0, n_test=0))
+    records[1]["label"] = "maybe"
+    (root / "maybe.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (root / "binary.jsonl").write_bytes(b"\x00\xff\xfe\x89PNG")
+    (root / "empty.jsonl").write_bytes(b"")
+    found = {"fragment maybe": root / "maybe.jsonl", "fragment binary": root / "binary.jsonl", "fragment empty": root / "empty.jsonl"}
+    for name, columns in (("inoc", "k,challenge_test,original_test"), ("inoc no k", "kk,challenge_test,original_test")):
+        run_dir = root / name
+        run_dir.mkdir()
+        selected = [{"k": k, "challenge_test": 0.5 + k / 1000, "original_test": 0.9, "dev_average": 0.7, "unit": f"k{k}"} for k in (0, 50)]
+        (run_dir / "selected.json").write_text(json.dumps({"selected": selected, "settings": {"challenge": "fragment:negation"}}))
+        (run_dir / "inoculation.csv").write_text(f"{columns}\n0,0.5,0.9\n50,0.55,0.9\n")
+        found[name] = run_dir
+    run_dir = root / "null run"
+    run_dir.mkdir()
+    (run_dir / "metrics.json").write_text("null\n")
+    record = {"command": "behavioral", "files": {"metrics.json": {"bytes": 5, "sha256": sha256_of(run_dir / "metrics.json")}}}
+    (run_dir / "behavioral.manifest.json").write_text(json.dumps(record))
+    found["null run"] = run_dir
+    return found
 
 
 def edited(made, tmp_path, which: str, edit) -> Path:
@@ -284,6 +337,32 @@ ROWS = [
     ("train over a foreign folder", lambda m, t, mo, d: ["train", "--model", mo, "--out", t / "folder", "--overwrite", "--data-dir", d], "interp did not write"),
     ("probe out a file", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "notes.txt", "--locations", LOCATION], "is a file"),
     ("out under a file", lambda m, t, mo, d: ["cliques", "--interventions", m["iv"], "--out", t / "notes.txt" / "c"], "cannot create directory"),
+    ("inoculation-figure over a file", lambda m, t, mo, d: ["inoculation-figure", m["inoc"], "--out", t / "notes.txt"], "notes.txt already exists; choose another path or pass --overwrite"),
+    # a config and its weights that disagree; pickles; labels
+    ("a config of 3 labels over a head of 2 rows", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["three over two"], "--data-dir", d],
+     "config.json names 3 labels (num_labels, id2label), but model.safetensors's head classifier.weight has 2 rows"),
+    ("train from a config of 3 labels over 2 rows", lambda m, t, mo, d: ["train", "--model", m["models"]["three over two"], "--out", t / "m", "--data-dir", d],
+     "names 3 labels (num_labels, id2label), but model.safetensors's head"),
+    ("intervene with a config of 3 labels over 2 rows", lambda m, t, mo, d: ["intervene", "--model", m["models"]["three over two"], "--locations", LOCATION,
+                                                                              "--out", t / "x.h5", "--data-dir", d], "names 3 labels"),
+    ("convert an empty .bin", lambda m, t, mo, d: ["convert-checkpoint", m["models"]["empty bin"], t / "conv"], "pytorch_model.bin: not a torch weights file (EOFError: empty or truncated)"),
+    ("convert a planted pickle", lambda m, t, mo, d: ["convert-checkpoint", m["models"]["planted bin"], t / "conv"],
+     "pytorch_model.bin: refused: it holds Python objects other than tensors, which unpickling would run"),
+    ("a label map renaming the config's labels", lambda m, t, mo, d: ["evaluate", "--model", mo, "--label-map", "0=neutral,1=entailment", "--data-dir", d],
+     "--label-map 0=neutral,1=entailment: model"),
+    ("a label map naming labels the task lacks", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["generic"], "--label-map", "0=yes,1=no", "--data-dir", d],
+     "--label-map 0=yes,1=no: model"),
+    ("probe a cache whose dtype attribute lies", lambda m, t, mo, d: ["probe", "--cache", edited(m, t, "cache", lambda h: h.attrs.__setitem__("dtype", "float16")),
+                                                                      "--out", t / "p", "--locations", LOCATION], "holds float32, but the file's dtype attribute says float16"),
+    # generated files and run folders
+    ("fragments check on a binary file", lambda m, t, mo, d: ["fragments", "check", m["fragment binary"]], "binary.jsonl: cannot read"),
+    ("fragments check on an empty file", lambda m, t, mo, d: ["fragments", "check", m["fragment empty"]], "empty.jsonl: empty file, no examples"),
+    ("fragments check on a label maybe", lambda m, t, mo, d: ["fragments", "check", m["fragment maybe"]], "maybe.jsonl:2: label 'maybe' is not one of entailment, neutral, contradiction"),
+    ("fragments generate 10^8 pairs", lambda m, t, mo, d: ["fragments", "generate", "--fragment", "comparative", "--n-test", "100000000", "--out", t / "f.jsonl"],
+     "--n-test must be an integer of at least 0 and at most 20000, got 100000000"),
+    ("mqnli 10^9 dev pairs", lambda m, t, mo, d: ["mqnli", "--n-dev", "1000000000", "--out", t / "q.jsonl"], "--n-dev must be an integer of at least 0 and at most 1000000"),
+    ("inoculation-figure without column k", lambda m, t, mo, d: ["inoculation-figure", m["inoc no k"], "--out", t / "p.png"], "inoculation.csv:2: no 'k'"),
+    ("report on a metrics.json of null", lambda m, t, mo, d: ["report", m["null run"], "--out", t / "r"], "metrics.json: holds JSON null, not the object interp writes there"),
 ]
 
 
@@ -387,3 +466,50 @@ def test_a_read_only_folder_is_named_as_the_cause(row, read_only, made, tiny_cla
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output, result.stderr
     assert "read-only file system" in result.stderr.lower() and "MB are free" not in result.stderr, result.stderr
     assert not any(read_only.iterdir())
+
+
+def test_a_two_label_model_on_a_three_label_task_is_scored_with_a_warning_naming_the_fold(tiny_classifier_dir, fragments_dir):
+    result = run("evaluate", "--model", tiny_classifier_dir, "--task", "fragment:negation", "--splits", "test", "--data-dir", fragments_dir)
+    assert result.exit_code == 0, result.output
+    assert "interp: warning: model" in result.stderr and "has 2 labels (entailment, neutral), task 'fragment:negation' has 3" in result.stderr
+    assert "gold contradiction is scored as neutral" in result.stderr, result.stderr
+
+
+def test_das_says_when_fewer_held_out_pairs_exist_than_asked(tiny_classifier_dir, monli_dir, tmp_path):
+    result = run("das", "--model", tiny_classifier_dir, "--max-examples", "20", "--locations", LOCATION, "--subspace", "2", "--train-pairs", "16",
+                 "--test-pairs", "32", "--epochs", "1", "--out", tmp_path / "das", "--data-dir", monli_dir, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stderr.splitlines() if "--test-pairs 32: only" in line]  # named as the CLI's flag
+    assert said and said[0].startswith("interp: warning: ") and "balanced pairs exist among these 4 examples" in said[0], result.stderr
+    rows = (tmp_path / "das" / "das.csv").read_text().splitlines()
+    assert int(rows[1].split(",")[rows[0].split(",").index("test_pairs")]) < 32  # what was used is what the warning says
+
+
+def test_convert_checkpoint_copies_only_the_config_the_tokenizer_and_the_weights(made, tmp_path):
+    source = tmp_path / "download"
+    shutil.copytree(made["models"]["pickled"], source)
+    (source / "optimizer.pt").write_bytes((source / "pytorch_model.bin").read_bytes())  # another pickle, never copied
+    (source / "training_args.bin").write_bytes(b"\x80\x04N.")
+    (source / "notes.txt").write_text("mine\n")
+    result = run("convert-checkpoint", source, tmp_path / "converted")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "converted").iterdir()) == ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]
+
+
+def test_an_input_longer_than_the_model_reads_is_truncated_when_the_tokenizer_names_no_limit(tiny_classifier_dir, monli_dir, tmp_path):
+    """A tokenizer saved without model_max_length means "no limit"; the model still has 128 positions (an IndexError before)."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_classifier_dir, model)
+    settings = json.loads((model / "tokenizer_config.json").read_text())
+    settings.pop("model_max_length", None)
+    (model / "tokenizer_config.json").write_text(json.dumps(settings))
+    data = tmp_path / "monli"
+    shutil.copytree(monli_dir, data)
+    lines = (data / "nmonli_test.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["sentence1"] = record["sentence1"] + " and then" * 150  # about 300 tokens; the substituted word stays near the start
+    (data / "nmonli_test.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    result = run("cache", "--model", model, "--splits", "nmonli_test", "--out", tmp_path / "a.h5", "--data-dir", data, "--skip-checksums", "--quiet")
+    assert result.exit_code == 0, result.output
+    with h5py.File(tmp_path / "a.h5") as handle:
+        assert handle.attrs["complete"]

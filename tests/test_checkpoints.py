@@ -156,6 +156,6 @@ def test_a_pickle_that_is_not_only_tensors_is_refused_and_nothing_is_written(tin
     with open(pickled / "pytorch_model.bin", "wb") as handle:
         pickle.dump({"weight": _Payload()}, handle)
     result = run("convert-checkpoint", pickled, tmp_path / "out")
-    assert result.exit_code == 2 and "pytorch_model.bin: not a weights file" in result.stderr, result.stderr
+    assert result.exit_code == 2 and "pytorch_model.bin: refused: it holds Python objects other than tensors" in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()

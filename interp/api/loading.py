@@ -23,7 +23,7 @@ from interp.core.checks import check_int
 from interp.core.errors import ConfigError, ModelError, named
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
-from interp.models.labels import LabelReading, label_config, parse_label_map
+from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task
 
@@ -88,7 +88,7 @@ class Classifier:
         Raises:
             ModelError: naming ``model=``: labels that cannot be read as the task's.
         """
-        reading = task.read_labels(self.labels, model=self.name)
+        reading = mapped_reading(lambda: task.read_labels(self.labels, model=self.name), self.module, self.name)
         if complete and not reading.complete:
             lacking = [x for j, x in enumerate(task.labels) if reading.scored[j] != j]
             raise ModelError(f"`model=`: {self.name} has labels {self.labels} and none for task {task.name!r}'s "
@@ -161,9 +161,11 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         raise ModelError("`tokenizer=`: token roles need a fast (Rust) tokenizer with character offsets")
     if label_map is not None:
         names = parse_label_map(label_map, int(config.num_labels))
+        check_label_map(checkpoint_labels(config), names, "<in memory>")
         model = copy.deepcopy(model)
         for key, value in label_config(names).items():
             setattr(model.config, key, value)
+        setattr(model, MAPPED, ",".join(f"{i}={x}" for i, x in enumerate(names)))
     model.eval()
     return Classifier(model, tokenizer)
 

@@ -41,12 +41,10 @@ def named(param: str, value: object = "") -> str:
     return f"`{param}={text}`" if not re.search(r"[`\s]", text) else f"`{param}=` {text}"
 
 
-class InterpError(Exception):
-    """Base of every error `interp` raises on bad input or a bad environment.
+class _Marked:
+    """A message with parameter marks (:func:`named`): ``str()`` writes them ``name=value``, :meth:`render` any other way."""
 
-    ``params`` are the parameters its message names, in order of first mention;
-    :meth:`render` writes the message with another spelling of them.
-    """
+    args: tuple
 
     @property
     def message(self) -> str:
@@ -64,6 +62,14 @@ class InterpError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+class InterpError(_Marked, Exception):
+    """Base of every error `interp` raises on bad input or a bad environment.
+
+    ``params`` are the parameters its message names, in order of first mention;
+    :meth:`render` writes the message with another spelling of them.
+    """
 
 
 class DataError(InterpError):
@@ -85,9 +91,10 @@ class OutputError(InterpError):
     """An output path cannot be written, or holds results that do not match the request."""
 
 
-class InterpWarning(UserWarning):
+class InterpWarning(_Marked, UserWarning):
     """A result that stands but should not be read at face value: a model at chance on a split it is analysed on, a
-    learned intervention that does not clear its untrained baseline. The CLI prints it as one line on stderr."""
+    learned intervention that does not clear its untrained baseline. The CLI prints it as one line on stderr, naming
+    parameters as its flags (as errors do)."""
 
 
 def warn(message: str) -> None:
@@ -99,4 +106,4 @@ def warn(message: str) -> None:
     package, level, frame = os.path.dirname(os.path.dirname(__file__)), 2, sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(package):
         level, frame = level + 1, frame.f_back
-    warnings.warn(PARAM_MARK.sub(lambda m: f"{m.group(1)}={m.group(2)}", message), InterpWarning, stacklevel=level)
+    warnings.warn(InterpWarning(message), stacklevel=level)

@@ -69,6 +69,22 @@ def json_record(
     return record
 
 
+def read_records(path: str | os.PathLike, how_to_make: str, required: tuple[str, ...] = (), labels: tuple[str, ...] = ()) -> list[dict]:
+    """Every line of a generated JSON-lines file as an object (:func:`read_lines`, :func:`json_record`), each with
+    the ``required`` fields, and a ``label`` among ``labels`` where they are given.
+
+    Raises:
+        DataError: as :func:`read_lines` and :func:`json_record` (naming ``file:line``), or a label the file's kind lacks.
+    """
+    records = []
+    for i, line in enumerate(read_lines(path, how_to_make), start=1):
+        record = json_record(line, f"{path}:{i}", required, how_to_make)
+        if labels and record.get("label") not in labels:
+            raise DataError(f"{path}:{i}: label {record.get('label')!r} is not one of {', '.join(labels)}")
+        records.append(record)
+    return records
+
+
 def _json_type(value) -> str:
     """How JSON calls ``value``'s type (``a number``, ``an array``, ...)."""
     for kind, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "an array"), (dict, "an object")):

@@ -119,6 +119,7 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
     Raises:
         ConfigError: a missing, truncated or foreign file, an unfinished
             cache, or one made with another model's weights.
+        DataError: a dataset of another dtype than the file's ``dtype`` attribute says.
     """
     path = Path(path)
 
@@ -130,6 +131,10 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
     try:
         cache = Cache(path, handle, meta)
         cache.check_layout(lambda n: {name: (n, meta["d_model"]) for name in meta["locations"]})
+        odd = [name for name in meta["locations"] if str(handle[name].dtype) != str(meta.get("dtype"))]
+        if odd:
+            raise DataError(f"{path}: dataset {odd[0]} holds {handle[odd[0]].dtype}, but the file's dtype attribute says "
+                            f"{meta.get('dtype')}; the file was edited (make it again with interp cache)")
         yield cache
     finally:
         handle.close()

@@ -51,7 +51,7 @@ from interp.core.subsets import hashed_split, seeded_subset
 from interp.api.training import FineTuneSettings
 from interp.hooks.encoding import encode_pair
 from interp.models.evaluation import score_task
-from interp.models.labels import parse_label_map
+from interp.models.labels import mapped_reading, parse_label_map
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
 from interp.models.training import fit, save_checkpoint
 from interp.tasks.base import Task
@@ -212,8 +212,8 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
     base, tokenizer = load_classifier(config.model, require_head=True, label_map=config.label_map)
     model_labels = checkpoint_labels(base.config)
-    original_task.read_labels(model_labels, model=config.model)  # both tasks must score the model, before any work
-    reading = challenge_task.read_labels(model_labels, model=config.model)
+    mapped_reading(lambda: original_task.read_labels(model_labels, model=config.model), base, config.model)  # both tasks must score the model, before any work
+    reading = mapped_reading(lambda: challenge_task.read_labels(model_labels, model=config.model), base, config.model)
     trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
     out = Path(config.out_dir)
     units = out / "units"

@@ -55,6 +55,10 @@ class InoculationRun:
     units: list[dict]
 
 
+#: The columns every unit (and every selected choice, with its ``dev_average``) has: its k and its two test accuracies.
+_REQUIRED = ("k", "challenge_test", "original_test")
+
+
 def read_inoculation(run_dir: str | Path) -> InoculationRun:
     """The run in ``run_dir``: its ``selected.json`` and ``inoculation.csv``.
 
@@ -72,10 +76,18 @@ def read_inoculation(run_dir: str | Path) -> InoculationRun:
         raise DataError(f"{exc.filename}: missing; is {run_dir} a finished `interp inoculate` run?") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{selected_path} or {units_path}: not an inoculation run's ({exc})") from None
-    if not selected or not units:
+    if not isinstance(selected, list) or not selected or not units:
         raise DataError(f"{selected_path}: no selected unit")
-    for row in units:
-        row["k"] = int(row["k"])
+    for path, rows, required in ((units_path, units, _REQUIRED), (selected_path, selected, (*_REQUIRED, "dev_average"))):
+        for line, row in enumerate(rows, start=2 if path == units_path else 1):
+            where = f"{path}:{line}" if path == units_path else f"{path}: selected[{line - 1}]"
+            missing = [c for c in required if not isinstance(row, dict) or row.get(c) in (None, "")]
+            if missing:
+                raise DataError(f"{where}: no {missing[0]!r}; is {run_dir} a finished `interp inoculate` run?")
+            bad = [c for c in required if not isinstance(row[c], (int, float)) or isinstance(row[c], bool) or row[c] != row[c]]
+            if bad or row["k"] != int(row["k"]) or row["k"] < 0:
+                raise DataError(f"{where}: {(bad or ['k'])[0]} is {row[(bad or ['k'])[0]]!r}, not a number of its kind")
+            row["k"] = int(row["k"])
     return InoculationRun(run_dir.name, challenge, selected, units)
 
 

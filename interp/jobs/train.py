@@ -42,7 +42,7 @@ from interp.api.training import FineTuneSettings
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
 from interp.models.evaluation import evaluate
-from interp.models.labels import parse_label_map
+from interp.models.labels import mapped_reading, parse_label_map
 from interp.models.loading import INITS, checkpoint_labels, load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
 from interp.api.specs import DataSpec, flat
@@ -247,7 +247,7 @@ def train(
     started = time.perf_counter()
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map, init=config.init)
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
-    reading = config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model)
+    reading = mapped_reading(lambda: config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model), model, config.model)
     groups = config.resolved_task().breakdown  # Yanaka et al.'s upward / downward, where the task has it
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
     encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in input_view(train_examples, config.input)]

@@ -102,6 +102,39 @@ def check_weights(directory: Path) -> None:
         check_safetensors_file(path)
 
 
+#: The names a classification head's output weights end with: ``classifier.weight`` (BERT, ALBERT, DeBERTa, DistilBERT),
+#: ``classifier.out_proj.weight`` (RoBERTa, XLM-R, ELECTRA).
+HEAD_WEIGHTS: tuple[str, ...] = ("classifier.out_proj.weight", "classifier.weight")
+
+
+def check_head_rows(directory: Path, num_labels: int) -> None:
+    """The classification head saved in ``directory``'s weights has one row per label its ``config.json`` names.
+
+    Reads the safetensors headers only. A checkpoint whose config was edited to three labels over a two-row head
+    (or the reverse) is named here, by both files, instead of failing inside transformers.
+
+    Raises:
+        ModelError: naming ``config.json``, the weights file and the tensor, with both counts.
+    """
+    from safetensors import safe_open
+
+    index = directory / WEIGHTS_INDEX
+    files = [directory / WEIGHTS] if (directory / WEIGHTS).is_file() else []
+    if not files and index.is_file():
+        files = [directory / n for n in sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))]
+    for path in files:
+        with safe_open(str(path), framework="pt") as handle:
+            names = [k for k in handle.keys() if any(k == w or k.endswith("." + w) for w in HEAD_WEIGHTS)]
+            if not names:
+                continue
+            name = min(names, key=len)
+            rows = handle.get_slice(name).get_shape()[0]
+        if rows != num_labels:
+            raise ModelError(f"{directory / 'config.json'} names {num_labels} labels (num_labels, id2label), but {path.name}'s head "
+                             f"{name} has {rows} rows; the two files disagree (was one of them edited or copied from another model?)")
+        return
+
+
 def check_tokenizer_files(directory: Path) -> None:
     """Raise :class:`ModelError` unless ``directory`` holds one of :data:`TOKENIZER_FILES`."""
     if not any((directory / name).is_file() for name in TOKENIZER_FILES):

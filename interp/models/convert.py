@@ -9,9 +9,9 @@ Every other loader in interp reads safetensors only (a pickle can run code
 when it is unpickled). Here the user has named the pickle: each ``.bin``
 shard is read once with ``torch.load(weights_only=True)``, which unpickles
 tensors and plain containers only, and the tensors are written with
-``safetensors``. The config, the tokenizer files and anything else in the
-directory are copied as they are; the ``.bin`` files and their index are
-not. The new directory appears only complete, and is checked as any
+``safetensors``. Only what a checkpoint needs is copied beside them: the
+config and the tokenizer files (:data:`KEPT`); never a pickle (an
+``optimizer.pt``, a ``training_args.bin``) or anything else. The new directory appears only complete, and is checked as any
 checkpoint is (:func:`interp.models.checkpoint.check_weights`).
 """
 
@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 from interp.core.errors import ModelError, OutputError
 from interp.core.outputs import partial_path, replace_dir
-from interp.models.checkpoint import WEIGHTS, WEIGHTS_INDEX, check_weights
+from interp.models.checkpoint import TOKENIZER_FILES, WEIGHTS, WEIGHTS_INDEX, check_weights
 
 PICKLE = "pytorch_model.bin"
 PICKLE_INDEX = "pytorch_model.bin.index.json"
+#: The files copied into a converted checkpoint beside its ``model.safetensors``: the config and the tokenizer's.
+KEPT: tuple[str, ...] = ("config.json", *TOKENIZER_FILES, "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
 
 
 def pickle_shards(directory: Path) -> list[str]:
@@ -48,6 +51,12 @@ def pickle_shards(directory: Path) -> list[str]:
         if not isinstance(shard, str) or Path(shard).name != shard:
             raise ModelError(f"{index}: shard {shard!r} is not a file in the same directory")
     return shards
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's first line, or its type's name when it says nothing (an empty file's ``EOFError``)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else f"{type(exc).__name__}: empty or truncated"
 
 
 def convert_checkpoint(source: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:
@@ -91,9 +100,14 @@ def convert_checkpoint(source: str | Path, out: str | Path, *, overwrite: bool =
         if not path.is_file():
             raise ModelError(f"checkpoint directory {source}: shard {shard} does not exist")
         try:
-            part = torch.load(path, map_location="cpu", weights_only=True)
+            with warnings.catch_warnings():  # torch's own warnings and advice are not for this file's user
+                warnings.simplefilter("ignore")
+                part = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - UnpicklingError, RuntimeError, EOFError: all mean "not weights"
-            raise ModelError(f"{path}: not a weights file torch.load(weights_only=True) reads ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+            if type(exc).__name__ == "UnpicklingError" and ("weights_only" in str(exc) or "global" in str(exc).lower()):
+                raise ModelError(f"{path}: refused: it holds Python objects other than tensors, which unpickling would run; "
+                                 "interp converts only files of tensors (and runs no other pickle)") from None
+            raise ModelError(f"{path}: not a torch weights file ({_first_line(exc)})") from None
         if not isinstance(part, dict) or not all(isinstance(v, torch.Tensor) for v in part.values()):
             raise ModelError(f"{path}: holds a {type(part).__name__} of more than tensors, not a state dict")
         state.update(part)
@@ -108,7 +122,10 @@ def convert_checkpoint(source: str | Path, out: str | Path, *, overwrite: bool =
         out.parent.mkdir(parents=True, exist_ok=True)
         if staging.exists():
             shutil.rmtree(staging)
-        shutil.copytree(source, staging, ignore=lambda _, names: [n for n in names if n.endswith(".bin") or n == PICKLE_INDEX])
+        staging.mkdir()
+        for name in KEPT:
+            if (source / name).is_file() and not (source / name).is_symlink():
+                shutil.copyfile(source / name, staging / name)
         save_file(tensors, str(staging / WEIGHTS), metadata={"format": "pt"})
         check_weights(staging)
         replace_dir(staging, out)
@@ -119,4 +136,4 @@ def convert_checkpoint(source: str | Path, out: str | Path, *, overwrite: bool =
     return out
 
 
-__all__ = ["PICKLE", "PICKLE_INDEX", "convert_checkpoint", "pickle_shards"]
+__all__ = ["KEPT", "PICKLE", "PICKLE_INDEX", "convert_checkpoint", "pickle_shards"]

@@ -20,11 +20,11 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.estimates import wilson
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, warn
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair, input_view
-from interp.models.labels import LabelReading, read_labels
+from interp.models.labels import LabelReading, mapped_reading, read_labels
 from interp.models.loading import checkpoint_labels, resolve_model
 from interp.models.training import TRAINING_FILE
 
@@ -177,5 +177,10 @@ def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128
     Raises:
         ModelError: the model's labels cannot score this task.
     """
-    reading = task.read_labels(checkpoint_labels(model.config), model=spec)
+    reading = mapped_reading(lambda: task.read_labels(checkpoint_labels(model.config), model=spec), model, spec)
+    if not reading.complete:
+        folded = "; ".join(f"gold {x} is scored as {task.labels[reading.scored[j]]}" for j, x in enumerate(task.labels) if reading.scored[j] != j)
+        warn(f"model {spec!r} has {len(reading.model_labels)} labels ({', '.join(reading.model_labels)}), task {task.name!r} "
+             f"has {len(task.labels)} ({', '.join(task.labels)}): {folded}, so its accuracy is that of a "
+             f"{len(reading.model_labels)}-way reading, not comparable with a {len(task.labels)}-label model's")
     return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)

@@ -87,6 +87,43 @@ def parse_label_map(label_map: str | Mapping[int, str] | Sequence[str], n_labels
     return names
 
 
+#: The attribute a loaded module carries when a ``label_map=`` named its labels (never saved with the weights).
+MAPPED = "_interp_label_map"
+
+
+def check_label_map(config_labels: Sequence[str], names: Sequence[str], model: str) -> None:
+    """A ``label_map=`` may name labels a config leaves as ``LABEL_k``; it may not rename labels the config already names.
+
+    A map that gives the config's own names again (in any spelling) is accepted.
+
+    Raises:
+        ConfigError: naming ``label_map=``, the config's names and the map's.
+    """
+    if all(re.fullmatch(r"LABEL_\d+", str(x)) for x in config_labels):
+        return
+    if [canonical_label(x) for x in config_labels] == [canonical_label(x) for x in names]:
+        return
+    given = ",".join(f"{i}={x}" for i, x in enumerate(config_labels))
+    asked = ",".join(f"{i}={x}" for i, x in enumerate(names))
+    raise ConfigError(f"`label_map=` {asked}: model {model!r} already names its labels ({given}) in its config; a map is only for "
+                      "a head whose labels are LABEL_0, LABEL_1, ... (if the config is wrong, correct its id2label)")
+
+
+def mapped_reading(read, module, model: str):
+    """``read()`` (a label reading of ``module``), its :class:`ModelError` blamed on ``label_map=`` where one named the labels.
+
+    Raises:
+        ConfigError: naming ``label_map=`` when the module's labels came from one; else what ``read`` raises.
+    """
+    try:
+        return read()
+    except ModelError as exc:
+        given = getattr(module, MAPPED, None)
+        if given is None:
+            raise
+        raise ConfigError(f"`label_map=` {given}: {exc}".replace(" give the model's labels with `label_map=`", " correct the map")) from None
+
+
 def label_config(names: Sequence[str]) -> dict[str, dict]:
     """A config's ``id2label`` and ``label2id`` for label ``names`` in id order (what ``from_pretrained`` and a config take)."""
     return {"id2label": dict(enumerate(names)), "label2id": {name: i for i, name in enumerate(names)}}

@@ -25,10 +25,11 @@ from typing import Mapping, Sequence
 from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks.architecture import MODEL_TYPES
-from interp.models.labels import label_config, parse_label_map
+from interp.models.labels import MAPPED, check_label_map, label_config, parse_label_map
 from interp.models.checkpoint import (
     check_tokenizer_files,
     check_tokenizer_ids,
+    check_head_rows,
     check_weights,
 )
 
@@ -229,9 +230,13 @@ def load_classifier(
             "without a trained sequence-classification head; fine-tune it first with `interp train`"
         )
     head_labels: dict = {}  # what the loaded config says of the head's labels, where it changes them
+    if head and init == "pretrained" and Path(source.location).is_dir():
+        check_head_rows(Path(source.location), int(config.num_labels))
     if head:
         if label_map is not None:
-            head_labels = label_config(parse_label_map(label_map, config.num_labels))
+            names = parse_label_map(label_map, config.num_labels)
+            check_label_map(checkpoint_labels(config), names, spec)
+            head_labels = label_config(names)
     else:
         if label_map is not None:
             raise ConfigError(f"`label_map=`: model {spec!r} has no classification head to name the labels of")
@@ -252,10 +257,32 @@ def load_classifier(
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None
     check_tokenizer_ids(tokenizer, model.config, spec)
+    fit_max_length(tokenizer, model.config)
+    if head and label_map is not None:
+        setattr(model, MAPPED, ",".join(f"{i}={x}" for i, x in enumerate(checkpoint_labels(model.config))))
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(f"model {spec!r} has no fast tokenizer; token alignment needs character offsets")
     model.eval()
     return model, tokenizer
+
+
+#: Families whose position ids start after the padding id (``pad_token_id + 1`` positions are never an input's).
+_OFFSET_POSITIONS = ("roberta", "xlm-roberta", "camembert")
+
+
+def fit_max_length(tokenizer, config) -> None:
+    """Cap ``tokenizer.model_max_length`` at the positions the model has, so an input longer than the model can read
+    is truncated as any over-long input is (and its roles checked), never an index past the position embeddings.
+
+    A tokenizer saved without ``model_max_length`` says "no limit" (about 10^30); its model does have one.
+    """
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions <= 0:
+        return
+    if config.model_type in _OFFSET_POSITIONS:
+        positions -= int(getattr(config, "pad_token_id", 1) or 1) + 1
+    if tokenizer.model_max_length is None or tokenizer.model_max_length > positions:
+        tokenizer.model_max_length = positions
 
 
 def model_sha256(spec: str) -> str:

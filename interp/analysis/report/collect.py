@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import csv
 import json
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from interp.analysis.chance import file_chance_messages
 from interp.core.errors import ConfigError
@@ -59,9 +61,22 @@ def find_manifests(run_dir: Path) -> list[Path]:
 
 def _read_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: holds JSON {type(data).__name__ if data is not None else 'null'}, not the object interp writes there")
+    return data
+
+
+@contextmanager
+def _as_written(what: Path, command) -> Iterator[None]:
+    """Read ``what`` (a file or a command's folder) expecting the shape ``command`` writes: any other shape is a
+    :class:`ConfigError` naming it, never a ``KeyError`` or ``AttributeError`` from inside the report."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ConfigError(f"{what}: not as `{command}` writes it ({type(exc).__name__}: {exc}); run {command!r} again") from None
 
 
 def _read_csv(path: Path) -> list[dict]:
@@ -278,7 +293,7 @@ def collect_run(run_dir: str | Path) -> dict:
     Raises:
         ConfigError: ``run_dir`` is not a folder, holds no manifest and no
             checkpoint, or a file a manifest lists is missing, changed since its
-            command wrote it (SHA-256), or unreadable (naming it).
+            command wrote it (SHA-256), unreadable, or not in the shape its command writes (naming it).
     """
     run = Path(run_dir)
     if not run.is_dir():
@@ -287,34 +302,39 @@ def collect_run(run_dir: str | Path) -> dict:
                   "manifests": [], "settings": []}  # fmt: skip
     for manifest in find_manifests(run):
         record = _read_json(manifest)
-        command, files, directory = record.get("command"), record.get("files", {}), manifest.parent
+        command, files, directory = record.get("command"), record.get("files"), manifest.parent
         _check_listed(manifest, command, files)
         data["manifests"].append({"manifest": str(manifest.relative_to(run)), "command": command, "files": files})
-        if command in SETTINGS and SETTINGS[command][0] in files:
-            name, pick = SETTINGS[command]
-            data["settings"].append({"source": str((directory / name).relative_to(run)), "settings": pick(_read_json(directory / name))})
-        if command == "behavioral" and "metrics.json" in files:
-            data["behavioral"].append(behavioral_from_metrics(directory / "metrics.json"))
-        elif command == "probe" and "probes.csv" in files:
-            data["probes"].append({"source": str(directory / "probes.csv"), "records": probe_records(directory / "probes.csv")})
-        elif command == "intervene":
-            for name in files:
-                data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
-                data["warnings"] += file_chance_messages(directory / name)
-        elif command == "das" and "das_summary.csv" in files:
-            data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
-        elif command == "inoculate" and "selected.json" in files:
-            chosen = _read_json(directory / "selected.json")
-            data["inoculation"].append({"source": str(directory / "selected.json"), **chosen})
-        elif command == "cliques":
-            try:
-                section = graph_section(directory, files)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a graph or cliques.json not in the shape `cliques` writes
-                raise ConfigError(f"{directory}: the files of `cliques` are not as it writes them ({type(exc).__name__}: {exc}); run cliques again") from None
-            if section is not None:
-                data["graphs"].append(section)
+        with _as_written(directory, command):
+            _collect_manifest(data, run, directory, command, files)
     if not data["behavioral"]:
-        data["behavioral"] = [behavioral_from_checkpoint(p) for p in sorted(run.glob("*/training.json")) + sorted(run.glob("training.json"))]
+        for path in sorted(run.glob("*/training.json")) + sorted(run.glob("training.json")):
+            with _as_written(path, "train"):
+                data["behavioral"].append(behavioral_from_checkpoint(path))
     if not data["manifests"] and not data["behavioral"]:
         raise ConfigError(f"RUN_DIR {run}: no manifest (*.manifest.json) and no checkpoint here; nothing to report")
     return data
+
+
+def _collect_manifest(data: dict, run: Path, directory: Path, command: str, files: dict) -> None:
+    """What one manifest's command wrote in ``directory``, added to ``data``'s sections."""
+    if command in SETTINGS and SETTINGS[command][0] in files:
+        name, pick = SETTINGS[command]
+        data["settings"].append({"source": str((directory / name).relative_to(run)), "settings": pick(_read_json(directory / name))})
+    if command == "behavioral" and "metrics.json" in files:
+        data["behavioral"].append(behavioral_from_metrics(directory / "metrics.json"))
+    elif command == "probe" and "probes.csv" in files:
+        data["probes"].append({"source": str(directory / "probes.csv"), "records": probe_records(directory / "probes.csv")})
+    elif command == "intervene":
+        for name in files:
+            data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
+            data["warnings"] += file_chance_messages(directory / name)
+    elif command == "das" and "das_summary.csv" in files:
+        data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
+    elif command == "inoculate" and "selected.json" in files:
+        chosen = _read_json(directory / "selected.json")
+        data["inoculation"].append({"source": str(directory / "selected.json"), **chosen})
+    elif command == "cliques":
+        section = graph_section(directory, files)  # a graph or cliques.json not in the shape `cliques` writes: _as_written names it
+        if section is not None:
+            data["graphs"].append(section)

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.causal.base import run_forward
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import (
     ensure_writable_dir,
@@ -71,6 +72,10 @@ _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 MAX_VOCAB = len(_SYLLABLES) ** 2 // 6
 
 
+#: The most examples one split may ask for (Geiger et al. 2019 trained on 500,000), checked before any work.
+MAX_PER_SPLIT = 1_000_000
+
+
 @dataclass(frozen=True)
 class MQNLIConfig:
     """Settings of one generated MQNLI file.
@@ -92,11 +97,11 @@ class MQNLIConfig:
     seed: int = 0
 
     def validate(self) -> "MQNLIConfig":
-        """Raise :class:`ConfigError` naming the first invalid setting."""
+        """Raise :class:`ConfigError` naming the first invalid setting (sizes at most :data:`MAX_PER_SPLIT`, checked before any work)."""
+        check_int(self.n_train, "n_train", least=1, most=MAX_PER_SPLIT)
+        check_int(self.n_test, "n_test", least=0, most=MAX_PER_SPLIT)
+        check_int(self.n_dev, "n_dev", least=0, most=MAX_PER_SPLIT)
         checks = [
-            (self.n_train >= 1, "`n_train=` must be at least 1"),
-            (self.n_test >= 0, "`n_test=` must be non-negative"),
-            (self.n_dev >= 0, "`n_dev=` must be non-negative"),
             (self.split in SPLIT_KINDS, f"`split=` must be one of {', '.join(SPLIT_KINDS)}, got {self.split!r}"),
             (0.0 <= self.ratio <= 1.0, f"`ratio=` must be between 0 and 1, got {self.ratio}"),
             (2 <= self.vocab_size <= MAX_VOCAB, f"`vocab_size=` must be between 2 and {MAX_VOCAB}"),

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from interp.causal import run_forward
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, DataError, named
 from interp.core.outputs import new_output, write_generated
 from interp.tasks.fragments.data import LOGIC
@@ -32,6 +33,12 @@ from interp.tasks.fragments.logic.causal import CAUSAL_MODELS, LABELS, SPLITS
 from interp.tasks.fragments.logic.lexicon import vocabulary
 from interp.tasks.fragments.logic.semantics import label as model_label
 from interp.tasks.fragments.logic.templates import REALIZE
+
+#: The most pairs one split may ask for (the released fragments have 3,000 / 1,000 / 1,000), checked before any work.
+MAX_PER_SPLIT = 20_000
+#: Draws in a row that may repeat a pair already made before a split is declared exhausted.
+MAX_REPEATS = 10_000
+
 
 @dataclass(frozen=True)
 class LogicConfig:
@@ -48,8 +55,7 @@ class LogicConfig:
         if self.fragment not in LOGIC:
             raise ConfigError(f"{named('fragment', repr(self.fragment))}: choose from {', '.join(LOGIC)}")
         for name in ("n_train", "n_dev", "n_test"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{named(name)} {getattr(self, name)}: must be at least 0")
+            check_int(getattr(self, name), name, least=0, most=MAX_PER_SPLIT)
         if self.n_train + self.n_dev + self.n_test == 0:
             raise ConfigError("`n_train=`, `n_dev=` and `n_test=` are all 0: nothing to generate")
 
@@ -87,13 +93,18 @@ def generate_records(config: LogicConfig) -> list[dict]:
     records = []
     for split, n in zip(SPLITS, (config.n_train, config.n_dev, config.n_test)):
         vocab = vocabulary(split)
-        made = 0
+        made = repeats = 0
         while made < n:
             target = LABELS[made % len(LABELS)]
             inputs = _inputs(causal, target, rng)
             draft = realize(inputs, rng, vocab)
             if (draft.premise, draft.hypothesis) in seen:
+                repeats += 1
+                if repeats > MAX_REPEATS:
+                    raise ConfigError(f"{named('n_' + split)} {n}: the {config.fragment} templates gave only {made} distinct {split} "
+                                      f"pairs before {MAX_REPEATS} draws in a row repeated one; ask for fewer")
                 continue
+            repeats = 0
             seen.add((draft.premise, draft.hypothesis))
             made += 1
             record = {

@@ -29,6 +29,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
 from interp.core.outputs import new_output, write_generated
 from interp.tasks.fragments.monotonicity.grammar import SETTINGS, Sentence, clauses, random_sentence, render, span
@@ -38,6 +39,12 @@ from interp.tasks.fragments.monotonicity.trees import to_json
 
 #: Longest walk of substitutions, by setting.
 DEPTH = {"simple": 2, "hard": 3}
+
+
+#: The most pairs one split may ask for (the released fragments have 3,000 / 1,000 / 1,000), checked before any work.
+MAX_PER_SPLIT = 20_000
+#: Premises in a row that may be repeats (or give no pair) before a split is declared exhausted.
+MAX_REPEATS = 10_000
 
 
 @dataclass(frozen=True)
@@ -59,9 +66,7 @@ class GenerateConfig:
         if self.setting not in SETTINGS:
             raise ConfigError(f"{named('setting', repr(self.setting))}: choose from {', '.join(SETTINGS)}")
         for name in ("n_train", "n_dev", "n_test"):
-            value = getattr(self, name)
-            if value < 0:
-                raise ConfigError(f"{named(name)} {value}: must be at least 0")
+            check_int(getattr(self, name), name, least=0, most=MAX_PER_SPLIT)
         if self.n_train + self.n_dev + self.n_test == 0:
             raise ConfigError("`n_train=`, `n_dev=` and `n_test=` are all 0: nothing to generate")
         if self.depth is not None and self.depth < 1:
@@ -139,15 +144,18 @@ def generate_records(config: GenerateConfig) -> list[dict]:
     seen: set[str] = set()
     records = []
     for split, n in (("train", config.n_train), ("dev", config.n_dev), ("test", config.n_test)):
-        made = 0
+        made = misses = 0
         while made < n:
             premise = random_sentence(rng, config.setting)
             text = render(premise)
-            if text in seen:
-                continue
-            pairs = _pairs(premise, config.setting, depth, rng)
+            pairs = None if text in seen else _pairs(premise, config.setting, depth, rng)
             if pairs is None:
+                misses += 1
+                if misses > MAX_REPEATS:
+                    raise ConfigError(f"{named('n_' + split)} {n}: only {made} {split} pairs were made before {MAX_REPEATS} premises "
+                                      "in a row were repeats or gave no pair; ask for fewer")
                 continue
+            misses = 0
             seen.add(text)
             for label, steps, hypothesis in pairs[: n - made]:
                 records.append(_record(premise, label, steps, hypothesis, split, config.setting, made + 1))

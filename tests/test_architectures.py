@@ -182,11 +182,17 @@ def test_a_model_of_another_family_is_refused_naming_the_families():
 from test_iit import TASK, _iia  # noqa: E402
 
 
+#: The families whose test also trains without IIT (the null): the two whose attention differs most from BERT's
+#: (DeBERTa's disentangled relative positions, DistilBERT's missing token types); BERT's null is in tests/test_iit.py.
+WITH_NULL = ("deberta-v2", "distilbert")
+
+
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f != "bert"])  # BERT: tests/test_iit.py
 def test_iit_plants_the_variable_on_every_family(family, tmp_path, minilm_tokenizer):
     """`a` asked to live at [CLS] after block 0: after IIT its held-out IIA there is high; after plain training with
-    the same settings it is not (the null); both learn the task. Weights at the families' own initialization (0.02);
-    40 epochs at 1e-3 (20 plant it in BERT, tests/test_iit.py; ELECTRA and DistilBERT need more)."""
+    the same settings it is not (the null, on :data:`WITH_NULL`: the task and the training are the families', only the
+    hooks differ); both learn the task. Weights at the families' own initialization (0.02); 40 epochs at 1e-3 (20 plant
+    it in BERT, tests/test_iit.py; ELECTRA and DistilBERT need more)."""
     model_dir = save_family_model(family, tmp_path / "model", minilm_tokenizer, init=0.02)
     source = tmp_path / "same_kind.py"
     source.write_text(textwrap.dedent(TASK))
@@ -197,12 +203,13 @@ def test_iit_plants_the_variable_on_every_family(family, tmp_path, minilm_tokeni
               "--epochs", "40", "--lr", "1e-3", "--batch-size", "16", "--quiet"]  # fmt: skip
     location = "blocks.0.hook_resid_post@cls"
     scores = {}
-    for name, extra in (("plain", []), ("iit", ["--iit", f"a@{location}"])):
+    runs = (("plain", []), ("iit", ["--iit", f"a@{location}"])) if family in WITH_NULL else (("iit", ["--iit", f"a@{location}"]),)
+    for name, extra in runs:
         result = CliRunner().invoke(main, [*map(str, common), "--out", str(tmp_path / name), *extra], catch_exceptions=False)
         assert result.exit_code == 0, result.output
         scores[name] = _iia(tmp_path / name, resolve_task(spec), location, minilm_tokenizer, None)
-    assert scores["plain"]["accuracy"] >= 0.9 and scores["iit"]["accuracy"] >= 0.9, scores
-    assert scores["iit"]["iia"] >= 0.95 and scores["plain"]["iia"] <= 0.8, scores
+    assert all(s["accuracy"] >= 0.9 for s in scores.values()) and scores["iit"]["iia"] >= 0.95, scores
+    assert "plain" not in scores or scores["plain"]["iia"] <= 0.8, scores
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f not in ("bert", "roberta")])

@@ -533,20 +533,31 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
 @_model(required=False, default=_D.model, help="Pretrained model to fine-tune.")
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
-@click.option("--seed", type=int, default=_D.seed, show_default=True)
-@click.option("--probe-seeds", type=int, default=3, show_default=True, help="Seeds the probe sweep averages over.")
+@click.option("--seed", type=int, default=_D.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run.")
+@click.option("--seeds", default=None, help="Run the whole demo once per fine-tuning seed, comma-separated (OUT/seed<S>/), and write tables over seeds; instead of --seed.")
+@click.option("--probe-seeds", type=int, default=3, show_default=True, help="How many seeds the probe sweep averages over, in every run (not the fine-tuning's).")
 @click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
 @_data()
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
 @click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples.")
 @_run(_D.batch_size, device=False, quiet_help="No progress bars.")
-def demo(out, model, label_map, epochs, lr, seed, probe_seeds, location, data, examples, max_train, run, progress):
+def demo(out, model, label_map, epochs, lr, seed, seeds, probe_seeds, location, data, examples, max_train, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
     behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data, max_train=max_train)
-    result = run_demo(DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples), progress=progress)
+    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
+    if seeds is not None:
+        from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
+
+        if click.get_current_context().get_parameter_source("seed") != click.core.ParameterSource.DEFAULT:
+            raise ConfigError("give --seed (one run) or --seeds (one run per seed), not both")
+        found = run_demo_seeds(config, _ints(seeds, "--seeds"), progress=progress)
+        click.echo("")
+        click.echo(format_demo_seeds(found))
+        return
+    result = run_demo(config, progress=progress)
     click.echo("")
     click.echo(format_demo(result))
     listing = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in Path(out).iterdir() if not p.name.endswith(".manifest.json")))

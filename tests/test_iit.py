@@ -114,6 +114,12 @@ def test_iit_plants_the_variable_at_the_location_plain_training_does_not(tmp_pat
         scores[name] = _iia(tmp_path / name, resolve_task(spec), location, minilm_tokenizer, subspace)
     assert scores["plain"]["accuracy"] >= 0.9 and scores["iit"]["accuracy"] >= 0.9, scores  # both learned the task
     assert scores["iit"]["iia"] >= 0.95 and scores["plain"]["iia"] <= 0.75, scores
+    if subspace is None:  # a planted alignment: DAS there clears its untrained baseline, so `interp das` warns of nothing
+        das = CliRunner().invoke(main, ["das", "--model", str(tmp_path / "iit"), "--task", spec, "--splits", "train,test", "--variable", "a",
+                                        "--locations", location, "--subspace", "8", "--train-pairs", "400", "--test-pairs", "200",
+                                        "--epochs", "3", "--lr", "1e-2", "--out", str(tmp_path / "das"), "--quiet"])  # fmt: skip
+        assert das.exit_code == 0, das.output
+        assert "interp: warning" not in das.stderr, das.stderr  # tests/test_das_cli.py: the same warning on a model with nothing planted
 
 
 def test_iit_bad_input_is_one_line_and_exit_2(tmp_path, tiny_classifier_dir, monli_dir):

@@ -109,3 +109,14 @@ def test_a_job_refuses_to_replace_a_file_no_manifest_lists(setting, tmp_path):
         with OutputSet(folder, "cliques") as outputs:
             write_json_atomic(outputs.path("cliques.json"), {"a": value})
     assert '"a": 2' in (folder / "cliques.json").read_text()
+
+
+def test_saving_into_a_read_only_folder_is_an_output_error_naming_it(setting, tmp_path):
+    from test_bad_input import tmpfs
+
+    with tmpfs(tmp_path / "ro", "ro,") as folder:
+        with pytest.raises(interp.OutputError, match="path=.*cannot write in .*ro .it is on a read-only file system"):
+            setting["res"].save(folder / "iv.h5")
+        with pytest.raises(interp.OutputError, match="read-only file system"):
+            interp.save_intervention(interp.RotatedSubspace(8, 2), folder / "saved", {"variable": "lexrel"})
+        assert not any(folder.iterdir())

@@ -1,7 +1,7 @@
 """What can move a figure between machines: the versions of the numerical stack, the thread count, the BLAS.
 
-Kept beside every result (the interventions file's ``environment`` attribute,
-``training.json``), so a figure that moves between two runs can be traced to
+Kept beside every result (every command's ``*.manifest.json``, the interventions
+file's ``environment`` attribute, ``training.json``), so a figure that moves between two runs can be traced to
 the machine rather than the method: the same seed gives other weights under
 another torch or BLAS, or with another number of threads.
 

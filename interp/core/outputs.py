@@ -322,10 +322,13 @@ def refuse_foreign(directory: Path, names: Iterable[str], argument: str = "out")
 
 
 def manifest_record(command: str, paths: Iterable[Path]) -> dict:
-    """What a manifest holds: the command, and each file's name (relative to the manifest), size in bytes and SHA-256."""
+    """What a manifest holds: the command, each file's name (relative to the manifest), size in bytes and SHA-256,
+    and the environment that can move its figures (:func:`interp.core.environment.environment`: versions, threads, BLAS, device)."""
     from interp.core.checksums import sha256_of
+    from interp.core.environment import environment
 
-    return {"command": command, "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_of(p)} for p in paths}}
+    return {"command": command, "files": {p.name: {"bytes": p.stat().st_size, "sha256": sha256_of(p)} for p in paths},
+            "environment": environment()}
 
 
 def write_file_manifest(path: Path, command: str, *, if_missing: bool = False) -> Path:

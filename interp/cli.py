@@ -182,12 +182,15 @@ def _sample(splits_help: str, splits_default: str | None = None, *, max_examples
 _PAIRS_PER_PASS = "(base, source) pairs per forward pass [default: 256 on CPU, from free memory on a GPU]."
 
 
+_DEVICE = click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N].")
+
+
 def _run(batch_size: int | None, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar."):
     """--batch-size, --device (with ``device``) and --quiet: the command receives ``run`` (a :class:`~interp.api.specs.RunSpec`;
     the command sets its ``wordpiece`` and ``backend`` from their own options) and ``progress``."""
     options = [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
     if device:
-        options.append(click.option("--device", default="auto", show_default=True, help="auto (a GPU when there is one), cpu, or cuda[:N]."))
+        options.append(_DEVICE)
     options.append(click.option("--quiet", is_flag=True, help=quiet_help))
     return _option_group(options, lambda quiet, **run: {"run": _specs().RunSpec(**run), "progress": not quiet})
 
@@ -236,7 +239,8 @@ def _wordpiece_option(rules: str = "first or last"):
          max_examples="Train on a seeded random subset of this size.", max_per_split=False, seed_help="Seed of the subset, the initial head and the batch order.")  # fmt: skip
 @click.option("--epochs", type=int, default=_D.epochs, show_default=True)
 @click.option("--lr", type=float, default=_D.lr, show_default=True)
-@_run(_D.batch_size, device=False, quiet_help="No progress bars.")
+@_run(_D.batch_size, quiet_help="No progress bars.")
+@click.option("--precision", default=_D.precision, show_default=True, help="fp32, or bf16: each forward pass under autocast in bfloat16 (the weights and optimizer stay fp32).")
 @click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test].")
 @click.option("--curve", is_flag=True, help="Also score --eval-splits after every epoch (the learning curve, in training.json).")
 @click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h); adds the cross-entropy of the intervened output against the causal model's counterfactual.")
@@ -252,8 +256,8 @@ def _wordpiece_option(rules: str = "first or last"):
               "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds.")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, node_loss, node_weight,
-          node_read, seeds, out, overwrite):  # fmt: skip
+def train(model, label_map, data, sample, epochs, lr, run, progress, precision, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, node_loss,
+          node_weight, node_read, seeds, out, overwrite):  # fmt: skip
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
@@ -262,7 +266,7 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits
     config = TrainConfig(
         model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
         epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, init=init, input=input or "pair",
-        node_loss=node_loss, node_weight=node_weight, node_read=node_read,
+        node_loss=node_loss, node_weight=node_weight, node_read=node_read, device=run.device, precision=precision,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
     if seeds is not None:
@@ -281,9 +285,10 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, eval_splits
 @_data()
 @click.option("--splits", default=None, help=f"{_SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
 @click.option("--batch-size", type=int, default=128, show_default=True)
+@_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_INPUT
-def evaluate(model, label_map, data, splits, batch_size, as_json, input):
+def evaluate(model, label_map, data, splits, batch_size, device, as_json, input):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.models.evaluation import accuracy_lines, evaluate_task
     from interp.tasks import resolve_tasks, task_for_file
@@ -294,7 +299,7 @@ def evaluate(model, label_map, data, splits, batch_size, as_json, input):
                                  data_file=data.data_file, argument="task")  # fmt: skip
     chosen = _splits(splits, "--splits") if splits is not None else None
     table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty(), label_map=label_map,
-                                 input=input) for name, task in tasks.items()}  # fmt: skip
+                                 input=input, device=device) for name, task in tasks.items()}  # fmt: skip
     if group is None:
         (metrics,) = table.values()
         click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics)))
@@ -540,13 +545,14 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
 @_data()
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
 @click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples.")
-@_run(_D.batch_size, device=False, quiet_help="No progress bars.")
+@_run(_D.batch_size, quiet_help="No progress bars.")
 def demo(out, model, label_map, epochs, lr, seed, seeds, probe_seeds, location, data, examples, max_train, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data, max_train=max_train)
+    behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, epochs=epochs, lr=lr, seed=seed, batch_size=run.batch_size, data=data,
+                                  max_train=max_train, device=run.device)  # fmt: skip
     config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
     if seeds is not None:
         from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
@@ -575,7 +581,7 @@ def demo(out, model, label_map, epochs, lr, seed, seeds, probe_seeds, location, 
 @click.option("--seeds", default="0", show_default=True, help="Seeds of the grid (each also draws its own k examples).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
 @click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
-@_run(16, device=False)
+@_run(16)
 def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
@@ -586,7 +592,7 @@ def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, ep
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
         lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=run.batch_size,
-        verify_checksums=not skip_checksums, label_map=label_map,
+        verify_checksums=not skip_checksums, label_map=label_map, device=run.device,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

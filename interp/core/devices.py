@@ -8,7 +8,8 @@ import torch
 
 from interp.core.errors import ConfigError, named
 
-_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
+#: The device names a command takes.
+DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 
 
 def pick_device(device: str | torch.device, argument: str = "device") -> torch.device:
@@ -19,7 +20,7 @@ def pick_device(device: str | torch.device, argument: str = "device") -> torch.d
     """
     if isinstance(device, torch.device):
         device = str(device)
-    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+    if not isinstance(device, str) or not DEVICE.fullmatch(device):
         raise ConfigError(f"{named(argument, repr(device))}: not a device; use auto, cpu, cuda, cuda:N or mps")
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -43,11 +43,12 @@ class BehavioralConfig:
     data: DataSpec = DataSpec()
     max_train: int | None = None  # a seeded subset of each training's examples
     label_map: tuple[str, ...] | str | None = None  # the starting head's label names in id order, where its id2label does not say
+    device: str = "auto"  # where the fine-tunings (and, in the demo, every later stage) run: auto, cpu, cuda[:N]
 
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
             model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
-            max_examples=self.max_train, eval_splits=eval_splits or None, label_map=self.label_map,
+            max_examples=self.max_train, eval_splits=eval_splits or None, label_map=self.label_map, device=self.device,
         ).validate()  # fmt: skip
 
 

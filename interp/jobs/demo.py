@@ -45,10 +45,11 @@ import numpy as np
 
 from interp.analysis.iia import format_summaries, layer_table, summarize_all
 from interp.analysis.report import ReportConfig, write_report
+from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
 from interp.hooks.locations import Location, parse_locations
-from interp.api.specs import DataSpec, SampleSpec
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
@@ -160,6 +161,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     # Everything that can be checked is checked now, not after minutes of training.
     config.validate()
     b = config.behavioral
+    pick_device(b.device)  # a GPU that is not there is named before any work
     task = b.data.load()
     if task.causal_model is None:
         raise ConfigError(f"{named('task', b.data.name)}: task {task.name!r} has no causal model; the demo needs one")
@@ -176,8 +178,9 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     lap(task.behavioral_stage.title)
     model = str(out / "model")
     say("caching activations of model/ at every location")
-    cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), data=data, sample=SampleSpec(plan.cache_splits or default_set)),
-                        progress=progress)  # fmt: skip
+    run = RunSpec(device=b.device)  # every stage on the device the fine-tuning used
+    cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), data=data, sample=SampleSpec(plan.cache_splits or default_set),
+                                    run=run), progress=progress)  # fmt: skip
     lap("activation cache")
     say("probe sweep")
     targets, skipped = ((), []) if task.probe_targets else _probe_targets(cache, config.folds)
@@ -199,7 +202,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
             model=model, out=str(out / "interventions.h5"), locations=location, variables=plan.variables or task.variables,
             data=data, sample=SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else config.examples,
                                          max_per_split=plan.per_split, seed=config.sample_seed),
-            cache=str(cache), overwrite=True,  # the demo's own file: redone when the location or a setting changed
+            cache=str(cache), run=run, overwrite=True,  # the demo's own file: redone when the location or a setting changed
         ),
         progress=progress,
     )  # fmt: skip

@@ -50,6 +50,7 @@ from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, re
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.api.training import FineTuneSettings
 from interp.hooks.encoding import encode_pair
+from interp.core.devices import pick_device
 from interp.models.evaluation import score_task
 from interp.models.labels import mapped_reading, parse_label_map
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
@@ -92,6 +93,7 @@ class InoculateConfig:
     data_dir: str | None = None
     verify_checksums: bool = True
     label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
+    device: str = "auto"  # where every unit trains and is scored: auto (a GPU when there is one), cpu, cuda[:N]
 
     def __post_init__(self) -> None:
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
@@ -210,7 +212,9 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     too_big = [k for k in config.ks if k > len(pool)]
     if too_big:
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
+    device = pick_device(config.device)  # a GPU that is not there is named before any work
     base, tokenizer = load_classifier(config.model, require_head=True, label_map=config.label_map)
+    base.to(device)
     model_labels = checkpoint_labels(base.config)
     mapped_reading(lambda: original_task.read_labels(model_labels, model=config.model), base, config.model)  # both tasks must score the model, before any work
     reading = mapped_reading(lambda: challenge_task.read_labels(model_labels, model=config.model), base, config.model)
@@ -241,6 +245,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             bar.set_postfix_str(name)
             started = time.perf_counter()
             model, _ = load_classifier(config.model, require_head=True, label_map=config.label_map)
+            model.to(device)
             chosen = seeded_subset(pool, k, seed)
             encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in chosen]  # a gold label the model lacks trains its fold
             settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)

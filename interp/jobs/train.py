@@ -38,7 +38,8 @@ from tqdm.auto import tqdm
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
-from interp.api.training import FineTuneSettings
+from interp.api.training import PRECISIONS, FineTuneSettings
+from interp.core.devices import DEVICE, pick_device
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
 from interp.models.evaluation import evaluate
@@ -86,6 +87,7 @@ class TrainConfig(FineTuneSettings):
     node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.jobs.node_loss)
     node_weight: float = 1.0
     node_read: str = "cls"  # or "tokens": each variable's aligned tokens
+    device: str = "auto"  # where it trains: auto (a GPU when there is one), cpu, cuda[:N]; not part of the fingerprint
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
@@ -135,6 +137,8 @@ class TrainConfig(FineTuneSettings):
              "`node_weight=` and `node_read=` shape the node loss: give `node_loss=` too"),
             (self.node_loss is None or self.iit is None, "`node_loss=` and `iit=`: train with one extra loss at a time"),
             (self.node_loss is None or self.input == "pair", "`node_loss=` reads the pair: train it with `input=pair`"),
+            (self.precision in PRECISIONS, f"`precision=` must be {' or '.join(PRECISIONS)}, got {self.precision!r}"),
+            (bool(DEVICE.fullmatch(str(self.device))), f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -150,7 +154,7 @@ class TrainConfig(FineTuneSettings):
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", *(() if self.label_map else ("label_map",)))
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "device", *(() if self.label_map else ("label_map",)))
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
@@ -159,7 +163,7 @@ class TrainConfig(FineTuneSettings):
         if settings["node_loss"] is None:  # and before the node loss
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
-        for key, default in (("init", "pretrained"), ("input", "pair")):  # and before --init and --input
+        for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32")):  # and before --init, --input, --precision
             if settings[key] == default:
                 del settings[key]
         if settings["task"] == "monli":
@@ -245,7 +249,9 @@ def train(
             f"{named('out_dir', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
         )
     started = time.perf_counter()
+    device = pick_device(config.device)  # a GPU that is not there is named before the model loads
     model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map, init=config.init)
+    model.to(device)
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
     reading = mapped_reading(lambda: config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model), model, config.model)
     groups = config.resolved_task().breakdown  # Yanaka et al.'s upward / downward, where the task has it

@@ -20,6 +20,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.estimates import wilson
+from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, warn
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
@@ -137,7 +138,7 @@ def trained_input(spec: str) -> str:
 
 
 def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                  label_map=None, input: str | None = None) -> dict[str, dict]:  # fmt: skip
+                  label_map=None, input: str | None = None, device: str = "auto") -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
 
     A model with the task's labels in any order is scored as is; a model with
@@ -147,7 +148,7 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     labels (:meth:`~interp.tasks.base.Task.read_labels`). ``label_map`` names a
     head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
     hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
-    read (:func:`trained_input`).
+    read (:func:`trained_input`). ``device``: where it runs (``auto``: a GPU when there is one, ``cpu``, ``cuda[:N]``).
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
@@ -163,7 +164,9 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
     examples = input_view(task.load(tuple(splits)), trained_input(spec) if input is None else input)
+    where = pick_device(device)  # a GPU that is not there is named before the model loads
     model, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
+    model.to(where)
     return score_task(model, tokenizer, task, examples, batch_size, progress, spec)
 
 

@@ -68,7 +68,8 @@ def fit(
 ) -> list[dict]:
     """Fine-tune ``model`` in place with AdamW and a linear warm-up/decay schedule.
 
-    Epoch e's batches are :func:`length_grouped_batches` seeded by (seed, e)
+    It runs where ``model`` is (``model.to(device)`` first); with ``config.precision == "bf16"`` each forward pass runs
+    under ``torch.autocast`` in bfloat16. Epoch e's batches are :func:`length_grouped_batches` seeded by (seed, e)
     and dropout is reseeded at each epoch, so a run resumed from ``state_path``
     (written after every epoch) ends with the same weights as an
     uninterrupted one.
@@ -87,6 +88,7 @@ def fit(
     from transformers import get_linear_schedule_with_warmup
 
     device = next(model.parameters()).device
+    bf16 = getattr(config, "precision", "fp32") == "bf16"  # the forward pass under autocast; weights, gradients and AdamW in fp32
     total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed)) * config.epochs
     # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
     trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
@@ -114,9 +116,10 @@ def fit(
         )
         for step, idx in enumerate(bar):
             batch = collate([encoded[i] for i in idx], pad_token_id)
-            loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
-            if extra_loss is not None:
-                extra = extra_loss(idx, epoch * len(batches) + step)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
+                extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
+            if extra is not None:
                 total_extra += extra.item() * len(idx)
                 (loss + extra).backward()
             else:

@@ -1,7 +1,7 @@
 """WordNet 3.0 from Debian's ``wordnet-base`` database, read with NLTK's WordNet reader; nothing is downloaded.
 
 Debian installs the database in ``/usr/share/wordnet`` (packages
-``wordnet-base`` and ``wordnet-sense-index``; ``make setup`` installs them)
+``wordnet-base`` and ``wordnet-sense-index``; ``make wordnet`` installs them)
 but not the ``lexnames`` file NLTK's reader opens first. :func:`open_wordnet`
 builds, once, a reader root ``<cache>/nltk_data/corpora/wordnet`` holding
 copies of the database files (28 MB; NLTK 3.10 refuses links out of its
@@ -36,7 +36,7 @@ DEFAULT_DIR = "/usr/share/wordnet"
 MAN_PAGE = "/usr/share/man/man5/lexnames.5WN.gz"
 #: The database files the reader needs (``index.sense`` is ``wordnet-sense-index``'s).
 REQUIRED = ("data.noun", "index.noun", "noun.exc", "data.verb", "index.verb", "data.adj", "index.adj", "data.adv", "index.adv", "index.sense")
-_HOW_TO_GET = "install Debian's WordNet 3.0 database: apt-get install wordnet-base wordnet-sense-index (make setup does), or pass `wordnet_dir=` / set " + ENV_VAR
+_HOW_TO_GET = "install Debian's WordNet 3.0 database: apt-get install wordnet-base wordnet-sense-index (make wordnet does), or pass `wordnet_dir=` / set " + ENV_VAR
 _CATEGORY = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 
 

@@ -213,7 +213,7 @@ def test_the_python_guide_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeyp
     guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "python.md").read_text(encoding="utf-8")
     block, job = re.findall(r"```python\n(.*?)```", guide, re.S)
     assert block.count("import") == 1 and "import interp" in block
-    code = block.replace('"runs/demo/model"', repr(str(tiny_classifier_dir))).replace('"../shared/datasets/monli"', repr(str(monli_dir)))
+    code = block.replace('"runs/demo/model"', repr(str(tiny_classifier_dir))).replace('"data/monli"', repr(str(monli_dir)))
     (tmp_path / "runs").mkdir()
     monkeypatch.chdir(tmp_path)
     scope: dict = {}

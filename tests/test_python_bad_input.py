@@ -120,3 +120,25 @@ def test_saving_into_a_read_only_folder_is_an_output_error_naming_it(setting, tm
         with pytest.raises(interp.OutputError, match="read-only file system"):
             interp.save_intervention(interp.RotatedSubspace(8, 2), folder / "saved", {"variable": "lexrel"})
         assert not any(folder.iterdir())
+
+
+def test_a_fine_tuned_classifier_saves_as_a_checkpoint_and_never_over_a_foreign_folder(tiny_encoder_dir, monli_dir, tmp_path):
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    trained = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=16, seed=0), epochs=1, batch_size=8)
+    path = trained.save(tmp_path / "model")
+    again = interp.load_model(str(path))
+    assert again.labels == trained.labels and again.sha256 != trained.sha256  # a file's hash now names the same weights
+    examples = task.examples(("nmonli_test",), n=6, seed=1)
+    import torch
+
+    assert torch.allclose(interp.IntervenableModel(again, task).predict(examples), interp.IntervenableModel(trained, task).predict(examples), atol=1e-6)
+    record = __import__("json").loads((path / "training.json").read_text())
+    assert record["config"]["epochs"] == 1 and record["config"]["model"] == str(tiny_encoder_dir) and len(record["epochs"]) == 1
+    with pytest.raises(interp.OutputError, match="model already exists"):
+        trained.save(path)
+    assert trained.save(path, overwrite=True) == path  # its own checkpoint, replaced when asked
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep\n")
+    with pytest.raises(interp.OutputError, match="is not a checkpoint interp wrote"):
+        trained.save(tmp_path / "mine", overwrite=True)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep\n"

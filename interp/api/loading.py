@@ -17,10 +17,11 @@ from __future__ import annotations
 import copy
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from interp.core.checks import check_int
-from interp.core.errors import ConfigError, ModelError, named
+from interp.core.errors import ConfigError, ModelError, OutputError, named
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
@@ -37,13 +38,45 @@ class Classifier:
         tokenizer: its fast tokenizer (character offsets are needed to find a role's tokens).
         name: the spec it was loaded from (``minilm``, a path, a hub name), or ``"<in memory>"``.
         history: after :func:`interp.api.training.fine_tune`, one record per epoch (``loss``, nats).
+        settings: after :func:`interp.api.training.fine_tune`, its settings (epochs, lr, batch size, seed, ...) and
+            the model it started from; :meth:`save` records them.
     """
 
     module: Any
     tokenizer: Any
     name: str = "<in memory>"
     history: list = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
     _sha256: str | None = field(default=None, repr=False)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the classifier as a checkpoint folder that ``interp`` and transformers load: ``model.safetensors``,
+        ``config.json`` (with the labels), the tokenizer's files and ``training.json`` (its fine-tuning settings and
+        per-epoch history, where :func:`~interp.api.training.fine_tune` made it, and the environment), written last;
+        the folder appears only complete.
+
+        Returns:
+            ``path``, to pass to :func:`load_model` or any command's ``--model``.
+
+        Raises:
+            OutputError: naming ``path``: it exists (without ``overwrite``), is not a checkpoint interp wrote (with
+                ``overwrite``: only such a folder is replaced), or cannot be written.
+        """
+        from interp.core.environment import environment
+        from interp.core.outputs import partial_path, require_writable
+        from interp.models.training import TRAINING_FILE, finished_run, save_checkpoint
+
+        out = Path(path)
+        if out.exists() or out.is_symlink():
+            if not overwrite:
+                raise OutputError(f"{named('path', out)} already exists; choose another path or pass `overwrite=True`")
+            if not out.is_dir() or out.is_symlink() or finished_run(out) is None:
+                raise OutputError(f"{named('path', out)} is not a checkpoint interp wrote (no {TRAINING_FILE} beside model.safetensors); "
+                                  "`overwrite=True` replaces only such a folder")
+        require_writable(out, "path")
+        record = {"saved_by": "Classifier.save", "source": self.name, "config": dict(self.settings), "epochs": list(self.history),
+                  "environment": environment()}  # fmt: skip
+        return save_checkpoint(self.module, self.tokenizer, record, out, partial_path(out), "path")
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ fine-tunes on NMoNLI after SNLI (Geiger, Richardson & Potts 2020, §5.2).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Sequence
 
 from interp.api.loading import Classifier, load_model, load_task
@@ -66,10 +66,14 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
         task: a :class:`~interp.tasks.base.Task` or its name; a new head gets its ``labels``, a trained head keeps its own,
             read by name (a three-label head trained on two-label data keeps all three).
         examples: the training examples (``task.examples(...)``).
-        settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ...).
+        progress: a progress bar per epoch and a line after each (``fine_tune`` is otherwise silent: minutes on a CPU).
+        settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ``warmup_ratio``,
+            ``weight_decay``, ``precision``).
 
     Returns:
-        The trained classifier in eval mode; ``history`` holds one record per epoch (``loss``: mean cross-entropy, nats).
+        The trained classifier in eval mode, where ``model`` was (``model.to("cuda")`` first to train on a GPU);
+        ``history`` holds one record per epoch (``loss``: mean cross-entropy, nats), ``settings`` what it was trained
+        with; :meth:`~interp.api.loading.Classifier.save` writes it as a checkpoint.
 
     Raises:
         ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's.
@@ -92,4 +96,5 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
     trained.history = history
+    trained.settings = {"model": loaded.name, "task": task.name, **asdict(config), "n_train": len(examples)}
     return trained

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,26 @@ def runnable_blocks(text: str) -> list[tuple[str, str]]:
     return blocks
 
 
+#: The fine-tuning most pages start with. It is run once per test run (shared by the workers) and its checkpoint copied
+#: where a page's block writes it, so the block's own `interp train` finds it finished with the same settings and reuses
+#: it, as it would for a user who ran the page twice: the command still runs, as written, without training again.
+COMMON_TRAINING = re.compile(r"^interp train +--model minilm --splits pmonli,nmonli_train --epochs 3 --out (\S+)$", re.M)
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tmp_path_factory, tiny_encoder_dir, monli_dir) -> Path:
+    """:data:`COMMON_TRAINING` on the tiny encoder: the checkpoint folder."""
+    from conftest import made_once
+
+    def make(folder: Path) -> None:
+        env = dict(os.environ, INTERP_MONLI_DIR=str(monli_dir), HF_HUB_OFFLINE="1")
+        command = [str(Path(sys.executable).parent / "interp"), "train", "--model", str(tiny_encoder_dir), "--splits", "pmonli,nmonli_train",
+                   "--epochs", "3", "--out", str(folder / "model"), "--quiet"]  # fmt: skip
+        subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
+
+    return made_once(tmp_path_factory, "docs_tiny_model", make) / "model"
+
+
 def with_tiny_model(code: str, tiny: Path) -> str:
     """The block with the embedded model swapped for the tiny one (as a flag value and as a Python string)."""
     return re.sub(r"--model minilm\b", f"--model {tiny}", code).replace('"minilm"', repr(str(tiny)))
@@ -58,8 +79,10 @@ def test_a_mark_without_a_block_is_an_error():
 
 
 @pytest.mark.parametrize("page", [page for page, blocks in RUNNABLE.items() if blocks])
-def test_the_runnable_blocks_run(page, tiny_encoder_dir, monli_dir, fragments_dir, tmp_path):
+def test_the_runnable_blocks_run(page, tiny_encoder_dir, monli_dir, fragments_dir, tmp_path, request):
     (tmp_path / "examples").symlink_to(REPO / "examples")
+    for out in COMMON_TRAINING.findall("\n".join(code for _, code in RUNNABLE[page])):
+        shutil.copytree(request.getfixturevalue("trained_tiny"), tmp_path / out)
     env = dict(
         os.environ,
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -72,3 +95,6 @@ def test_the_runnable_blocks_run(page, tiny_encoder_dir, monli_dir, fragments_di
         command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
         result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, f"{page}, runnable block {number} ({language}):\n{code}\n{result.stderr[-3000:]}"
+        trained = COMMON_TRAINING.findall(RUNNABLE[page][number - 1][1])
+        for out in trained:  # the copied checkpoint was the one the command asked for: it reused it, training nothing
+            assert "already trained with these settings" in result.stdout + result.stderr, (page, out)

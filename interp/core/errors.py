@@ -83,8 +83,8 @@ class ModelError(InterpError):
     """A model name or directory cannot be resolved into a usable encoder classifier of a family interp covers."""
 
 
-class ConfigError(InterpError):
-    """An argument or setting is invalid (the message names it)."""
+class ConfigError(InterpError, ValueError):
+    """An argument or setting is invalid (the message names it); also a ``ValueError``, so code that catches one catches both."""
 
 
 class OutputError(InterpError):

@@ -45,13 +45,15 @@ from jaxtyping import Float
 from torch import Tensor, nn
 from torch.nn.utils import parametrizations
 
+from interp.core.errors import ConfigError
+
 #: Names written in saved files (:mod:`interp.files.subspaces`), one per class.
 KINDS = ("interchange", "block", "rotated", "lowrank", "boundless")
 
 
 def _check_width(width: int) -> int:
     if not isinstance(width, int) or width < 1:
-        raise ValueError(f"width must be a positive int, got {width!r}")
+        raise ConfigError(f"width must be a positive int, got {width!r}")
     return width
 
 
@@ -99,10 +101,10 @@ class Intervention(nn.Module):
         if set(tensors) != set(expected):
             found = sorted(tensors)
             shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-            raise ValueError(f"it holds {len(found)} tensor(s) ({shown}), not {', '.join(sorted(expected))}")
+            raise ConfigError(f"it holds {len(found)} tensor(s) ({shown}), not {', '.join(sorted(expected))}")
         for name, value in tensors.items():
             if value.shape != expected[name].shape:
-                raise ValueError(f"tensor {name!r} has shape {tuple(value.shape)}, not {tuple(expected[name].shape)}")
+                raise ConfigError(f"tensor {name!r} has shape {tuple(value.shape)}, not {tuple(expected[name].shape)}")
         with torch.no_grad():
             for name, value in tensors.items():
                 self._set(name, value.to(expected[name].dtype))
@@ -141,7 +143,7 @@ class CoordinateBlock(Intervention):
         super().__init__()
         self.width = _check_width(width)
         if not 0 <= start < stop <= width:
-            raise ValueError(f"start, stop = {start}, {stop}: need 0 <= start < stop <= width = {width}")
+            raise ConfigError(f"start, stop = {start}, {stop}: need 0 <= start < stop <= width = {width}")
         self.start, self.stop = int(start), int(stop)
 
     @property
@@ -179,7 +181,7 @@ class _Basis(nn.Module):
         """
         eye = torch.eye(matrix.shape[1], dtype=matrix.dtype)
         if not torch.allclose(matrix.T @ matrix, eye, atol=1e-4):
-            raise ValueError("the saved matrix's columns are not orthonormal")
+            raise ConfigError("the saved matrix's columns are not orthonormal")
         with torch.no_grad():
             self.linear.weight = matrix.clone()
 
@@ -193,7 +195,7 @@ class _Learned(Intervention):
         super().__init__()
         self.width = _check_width(width)
         if not isinstance(k, int) or not 1 <= k <= width:
-            raise ValueError(f"k = {k!r}: need 1 <= k <= width = {width}")
+            raise ConfigError(f"k = {k!r}: need 1 <= k <= width = {width}")
         self._k = k
         self.basis = _Basis(width, columns or width, seed)
 
@@ -283,7 +285,7 @@ class BoundlessSubspace(Intervention):
         super().__init__()
         self.width = _check_width(width)
         if not 0 < start <= 1:
-            raise ValueError(f"start = {start!r}: the boundary starts as a share of width in (0, 1]")
+            raise ConfigError(f"start = {start!r}: the boundary starts as a share of width in (0, 1]")
         self.rotation = _Basis(width, width, seed)
         self.boundary = nn.Parameter(torch.tensor(float(start)))
         self.register_buffer("temperature", torch.tensor(0.1))
@@ -336,4 +338,4 @@ def make_intervention(kind: str, width: int, k: int | None = None, seed: int | N
         return LowRankSubspace(width, k, seed)
     if kind == "boundless":
         return BoundlessSubspace(width, seed=seed)
-    raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    raise ConfigError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")

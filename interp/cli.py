@@ -408,8 +408,9 @@ def _group_table(table: dict, group) -> str:
 
 def _numbers(value: str, option: str, kind: type = int) -> tuple:
     """A comma-separated list of ``kind`` (int or float)."""
+    names = _splits(value, option)  # its own message for a list naming nothing
     try:
-        return tuple(kind(v) for v in _splits(value, option))
+        return tuple(kind(v) for v in names)
     except ValueError:
         raise ConfigError(f"{option} takes comma-separated {'integers' if kind is int else 'numbers'}, got {value!r}") from None
 

@@ -98,3 +98,26 @@ def test_public_tensor_signatures_say_their_shapes():
             if not any(mark in doc for mark in ("[", "shape")):
                 unshaped.append(name)
     assert unshaped == []
+
+
+def _prose(html: str) -> str:
+    """A built page's text outside code, preformatted blocks and rendered math (what a reader sees as prose)."""
+    import re
+
+    for pattern in (r"<pre.*?</pre>", r"<code.*?</code>", r'<span class="math[^"]*">.*?</span>', r'<div class="math[^"]*">.*?</div>',
+                    r"<script.*?</script>", r"<style.*?</style>"):  # fmt: skip
+        html = re.sub(pattern, "", html, flags=re.S)
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def test_no_page_shows_raw_tex_or_a_machine_path(site):
+    pages = [p for p in site.rglob("*.html") if "_static" not in p.parts and "reference" not in p.parts]
+    assert len(pages) >= 20
+    offences = {}
+    for page in pages:
+        text = _prose(page.read_text(encoding="utf-8"))
+        found = [s for s in ("^{", "_{", "/tmp/", "TqdmWarning") if s in text]
+        if found:
+            offences[str(page.relative_to(site))] = found
+    assert offences == {}
+    assert _prose('<p>BERT^3_{w_h}</p><code>a_{b}</code><span class="math notranslate nohighlight">\\(x^{2}\\)</span>') == "BERT^3_{w_h}"  # the null

@@ -26,10 +26,23 @@ def test_the_notebooks_are_stored_without_outputs_and_import_interp_once(path):
     assert imports == ["import interp"]
 
 
-def execute(path: Path, tmp_path: Path, monli_dir: Path, monkeypatch):
+@pytest.fixture(scope="module")
+def notebook_model(monli_dir, tmp_path_factory) -> Path:
+    """The notebooks' own recipe (640 PMoNLI and NMoNLI-train examples, 2 epochs at 2e-4, seed 0), trained once and
+    saved with ``Classifier.save``: both notebooks load it through ``INTERP_MODEL`` instead of each training it again.
+    On the CPU the same settings give the same weights (tests/test_api.py), so the notebooks print what a user sees."""
+    import interp
+
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    model = interp.fine_tune("minilm", task, task.examples(("pmonli", "nmonli_train"), n=640, seed=0), epochs=2, lr=2e-4)
+    return model.save(tmp_path_factory.mktemp("notebook_model") / "model")
+
+
+def execute(path: Path, tmp_path: Path, monli_dir: Path, monkeypatch, model: Path):
     import nbclient
     import nbformat
 
+    monkeypatch.setenv("INTERP_MODEL", str(model))
     monkeypatch.setenv("INTERP_MONLI_DIR", str(monli_dir))
     monkeypatch.setenv("INTERP_TOUR_OUT", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -41,16 +54,16 @@ def execute(path: Path, tmp_path: Path, monli_dir: Path, monkeypatch):
     return nb
 
 
-def test_the_tour_runs_to_a_clique_and_a_report(monli_dir, tmp_path, monkeypatch):
-    nb = execute(NOTEBOOK, tmp_path, monli_dir, monkeypatch)
+def test_the_tour_runs_to_a_clique_and_a_report(monli_dir, tmp_path, monkeypatch, notebook_model):
+    nb = execute(NOTEBOOK, tmp_path, monli_dir, monkeypatch, notebook_model)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "NMoNLI test accuracy" in text and "Cliques (Appendix A.3)" in text
     assert any(o.output_type == "display_data" and "image/png" in o.data for c in nb.cells for o in c.get("outputs", []))
     assert (tmp_path / "report" / "index.html").is_file() and (tmp_path / "interventions.h5.manifest.json").is_file()
 
 
-def test_the_das_notebook_trains_a_subspace_in_memory_and_draws_its_iia(monli_dir, tmp_path, monkeypatch):
-    nb = execute(EXAMPLES / "das.ipynb", tmp_path, monli_dir, monkeypatch)
+def test_the_das_notebook_trains_a_subspace_in_memory_and_draws_its_iia(monli_dir, tmp_path, monkeypatch, notebook_model):
+    nb = execute(EXAMPLES / "das.ipynb", tmp_path, monli_dir, monkeypatch, notebook_model)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "DAS k=" in text and "vanilla interchange" in text
     assert any(o.output_type == "display_data" and "image/png" in o.data for c in nb.cells for o in c.get("outputs", []))

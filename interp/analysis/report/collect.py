@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Iterator
 
 from interp.analysis.chance import file_chance_messages
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, InterpError
 from interp.hooks.locations import Location
 
 #: Manifests are looked for in RUN_DIR and this many folder levels below it.
@@ -75,6 +75,8 @@ def _as_written(what: Path, command) -> Iterator[None]:
     :class:`ConfigError` naming it, never a ``KeyError`` or ``AttributeError`` from inside the report."""
     try:
         yield
+    except InterpError:  # already names its file (a ConfigError is also a ValueError)
+        raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise ConfigError(f"{what}: not as `{command}` writes it ({type(exc).__name__}: {exc}); run {command!r} again") from None
 

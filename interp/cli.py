@@ -227,6 +227,9 @@ def _backend_option(function):
 _INPUT = click.option("--input", default=None, help="pair, or hypothesis: the hypothesis-only baseline (the premise left empty) "
                       "[default: pair; evaluate: what the checkpoint was trained to read].")
 
+_FOLD_LABELS = click.option("--fold-labels", is_flag=True, help="Score a model with fewer labels than the task (two-label MoNLI on a "
+                            "three-label fragment) by the task's fold, gold contradiction read as neutral [default: refused].")
+
 
 def _wordpiece_option(rules: str = "first or last"):
     return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
@@ -288,7 +291,8 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, precision, 
 @_DEVICE
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @_INPUT
-def evaluate(model, label_map, data, splits, batch_size, device, as_json, input):
+@_FOLD_LABELS
+def evaluate(model, label_map, data, splits, batch_size, device, as_json, input, fold_labels):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.models.evaluation import accuracy_lines, evaluate_task
     from interp.tasks import resolve_tasks, task_for_file
@@ -299,7 +303,7 @@ def evaluate(model, label_map, data, splits, batch_size, device, as_json, input)
                                  data_file=data.data_file, argument="task")  # fmt: skip
     chosen = _splits(splits, "--splits") if splits is not None else None
     table = {name: evaluate_task(model, task, chosen or task.eval_splits or task.splits, batch_size, progress=sys.stderr.isatty(), label_map=label_map,
-                                 input=input, device=device) for name, task in tasks.items()}  # fmt: skip
+                                 input=input, device=device, fold_labels=fold_labels) for name, task in tasks.items()}  # fmt: skip
     if group is None:
         (metrics,) = table.values()
         click.echo(json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics)))
@@ -583,7 +587,8 @@ def demo(out, model, label_map, epochs, lr, seed, seeds, probe_seeds, location, 
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
 @click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
 @_run(16)
-def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress):
+@_FOLD_LABELS
+def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, epochs, seeds, out, skip_checksums, run, progress, fold_labels):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
@@ -593,7 +598,7 @@ def inoculate(model, label_map, original, challenge, challenge_eval, ks, lrs, ep
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=_ints(ks, "--k"),
         lrs=_numbers(lrs, "--lr", float), epochs=_ints(epochs, "--epochs"), seeds=_ints(seeds, "--seeds"), batch_size=run.batch_size,
-        verify_checksums=not skip_checksums, label_map=label_map, device=run.device,
+        verify_checksums=not skip_checksums, label_map=label_map, device=run.device, fold_labels=fold_labels,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

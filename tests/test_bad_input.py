@@ -468,11 +468,18 @@ def test_a_read_only_folder_is_named_as_the_cause(row, read_only, made, tiny_cla
     assert not any(read_only.iterdir())
 
 
-def test_a_two_label_model_on_a_three_label_task_is_scored_with_a_warning_naming_the_fold(tiny_classifier_dir, fragments_dir):
-    result = run("evaluate", "--model", tiny_classifier_dir, "--task", "fragment:negation", "--splits", "test", "--data-dir", fragments_dir)
-    assert result.exit_code == 0, result.output
-    assert "interp: warning: model" in result.stderr and "has 2 labels (entailment, neutral), task 'fragment:negation' has 3" in result.stderr
-    assert "gold contradiction is scored as neutral" in result.stderr, result.stderr
+def test_a_two_label_model_on_a_three_label_task_is_refused_unless_the_fold_is_asked_for(tiny_classifier_dir, fragments_dir, tmp_path):
+    args = ("--model", tiny_classifier_dir, "--task", "fragment:negation", "--splits", "test", "--data-dir", fragments_dir)
+    refused = run("evaluate", *args)
+    assert refused.exit_code == 2 and refused.stderr.count("\n") == 1, refused.output
+    assert "has 2 labels (entailment, neutral), task 'fragment:negation' has 3" in refused.stderr and "--fold-labels" in refused.stderr
+    scored = run("evaluate", *args, "--fold-labels")
+    assert scored.exit_code == 0, scored.output
+    assert "interp: warning: model" in scored.stderr and "gold contradiction is scored as neutral" in scored.stderr, scored.stderr
+    inoculation = run("inoculate", "--model", tiny_classifier_dir, "--original", "monli:nmonli_test", "--challenge", "fragment:negation",
+                      "--k", "4", "--out", tmp_path / "inoc", "--skip-checksums")  # fmt: skip
+    assert inoculation.exit_code == 2 and "--fold-labels" in inoculation.stderr, inoculation.output
+    assert not (tmp_path / "inoc").exists()  # refused before any unit
 
 
 def test_das_says_when_fewer_held_out_pairs_exist_than_asked(tiny_classifier_dir, monli_dir, tmp_path):

@@ -76,22 +76,22 @@ def _naive_correct(model_dir, pairs, mapping) -> int:
 def test_evaluate_scores_a_two_and_a_three_label_model_like_the_naive_loop(fragments_dir, tiny_classifier_dir, tiny_mqnli_classifier_dir):
     for model_dir, mapping in ((tiny_classifier_dir, {"contradiction": "neutral"}), (tiny_mqnli_classifier_dir, {})):
         result = CliRunner().invoke(main, ["evaluate", "--model", str(model_dir), "--task", "fragment:comparative", "--splits", "dev",
-                                           "--data-dir", str(fragments_dir), "--json"])  # fmt: skip
+                                           "--data-dir", str(fragments_dir), "--json", "--fold-labels"])  # fmt: skip
         assert result.exit_code == 0, result.output
         got = json.loads(result.stdout)["dev"]  # one task: its splits (a group, --task fragments: by task)
         pairs = load_fragment("comparative", ("dev",), data_dir=fragments_dir)
         expected = _naive_correct(model_dir, pairs, mapping)
         first = CliRunner().invoke(main, ["evaluate", "--model", str(model_dir), "--task", "fragment:comparative", "--splits", "dev",
-                                          "--data-dir", str(fragments_dir), "--json", "--batch-size", "7"])  # fmt: skip
+                                          "--data-dir", str(fragments_dir), "--json", "--batch-size", "7", "--fold-labels"])  # fmt: skip
         assert json.loads(first.stdout) == json.loads(result.stdout)  # batching does not change a prediction
         assert got["n"] == 1000 and got["correct"] == expected
         assert ("gold contradiction is scored as neutral" in result.stderr) == bool(mapping), result.stderr  # the fold is said
     table = CliRunner().invoke(main, ["evaluate", "--model", str(tiny_classifier_dir), "--task", "fragments", "--splits", "dev",
-                                      "--data-dir", str(fragments_dir)])  # fmt: skip
+                                      "--data-dir", str(fragments_dir), "--fold-labels"])  # fmt: skip
     assert table.exit_code == 0 and len(table.stdout.strip().splitlines()) == 1 + 8 + 2
     assert "logic average" in table.stdout and "monotonicity average" in table.stdout
     as_json = CliRunner().invoke(main, ["evaluate", "--model", str(tiny_classifier_dir), "--task", "fragments", "--splits", "dev",
-                                        "--data-dir", str(fragments_dir), "--json"])  # fmt: skip
+                                        "--data-dir", str(fragments_dir), "--json", "--fold-labels"])  # fmt: skip
     by_task = json.loads(as_json.stdout)
     assert list(by_task) == list(FRAGMENTS) and by_task["comparative"]["dev"]["n"] == 1000
     logic = sum(by_task[f]["dev"]["accuracy"] for f in FRAGMENTS[:6]) / 6

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from interp.cli import main
+from interp.core.errors import InterpWarning
 
 
 def run(*args):
@@ -100,9 +101,10 @@ def test_a_two_label_model_trains_on_a_three_label_fragment_through_its_mapping(
 
     config = InoculateConfig(
         model=str(tiny_classifier_dir), original="monli:pmonli_heldout", challenge="fragment:negation", out_dir=str(tmp_path / "f"),
-        ks=(12,), lrs=(1e-3,), epochs=(1,), data_dir=None,
+        ks=(12,), lrs=(1e-3,), epochs=(1,), data_dir=None, fold_labels=True,
     )  # fmt: skip
-    rows, selected = run_inoculation(config, progress=False)
+    with pytest.warns(InterpWarning, match="gold contradiction is scored as neutral"):
+        rows, selected = run_inoculation(config, progress=False)
     settings = json.loads((tmp_path / "f" / "selected.json").read_text())["settings"]
     assert settings["label_mapping"] == {"contradiction": "neutral"} and settings["challenge_eval"] == "fragment:negation dev / test"
     assert [r["k"] for r in selected] == [0, 12] and 0 <= selected[1]["challenge_test"] <= 1

@@ -51,7 +51,7 @@ from interp.core.subsets import hashed_split, seeded_subset
 from interp.api.training import FineTuneSettings
 from interp.hooks.encoding import encode_pair
 from interp.core.devices import pick_device
-from interp.models.evaluation import score_task
+from interp.models.evaluation import check_fold, score_task
 from interp.models.labels import mapped_reading, parse_label_map
 from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
 from interp.models.training import fit, save_checkpoint
@@ -94,6 +94,7 @@ class InoculateConfig:
     verify_checksums: bool = True
     label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
     device: str = "auto"  # where every unit trains and is scored: auto (a GPU when there is one), cpu, cuda[:N]
+    fold_labels: bool = False  # a model with fewer labels than a task is trained and scored by the task's fold (else refused)
 
     def __post_init__(self) -> None:
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
@@ -172,7 +173,7 @@ def held_out(task: Task, split: str | None, argument: str) -> HeldOut:
 
 
 def _accuracy(model, tokenizer, task: Task, examples: list, batch_size: int) -> float:
-    scores = score_task(model, tokenizer, task, examples, batch_size)
+    scores = score_task(model, tokenizer, task, examples, batch_size, fold_labels=True)  # refused or said in run_inoculation
     return sum(s["correct"] for s in scores.values()) / sum(s["n"] for s in scores.values())
 
 
@@ -216,8 +217,9 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     base, tokenizer = load_classifier(config.model, require_head=True, label_map=config.label_map)
     base.to(device)
     model_labels = checkpoint_labels(base.config)
-    mapped_reading(lambda: original_task.read_labels(model_labels, model=config.model), base, config.model)  # both tasks must score the model, before any work
-    reading = mapped_reading(lambda: challenge_task.read_labels(model_labels, model=config.model), base, config.model)
+    for task in (original_task, challenge_task):  # both tasks must score the model, before any work
+        reading = mapped_reading(lambda task=task: task.read_labels(model_labels, model=config.model), base, config.model)
+        check_fold(reading, task.name, config.model, config.fold_labels)
     trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
     out = Path(config.out_dir)
     units = out / "units"

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from interp.core.estimates import wilson
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, warn
+from interp.core.errors import ConfigError, ModelError, named, warn
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair, input_view
@@ -138,14 +138,14 @@ def trained_input(spec: str) -> str:
 
 
 def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                  label_map=None, input: str | None = None, device: str = "auto") -> dict[str, dict]:  # fmt: skip
+                  label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
 
     A model with the task's labels in any order is scored as is; a model with
     more (a three-label SNLI/MNLI model on MoNLI) reads its extra labels through
     the task's :attr:`~interp.tasks.base.Task.label_mapping`; a model with fewer
-    (MoNLI's two labels on a semantic fragment) is scored against the mapped gold
-    labels (:meth:`~interp.tasks.base.Task.read_labels`). ``label_map`` names a
+    (MoNLI's two labels on a semantic fragment) is refused unless ``fold_labels``, then
+    scored against the mapped gold labels (:meth:`~interp.tasks.base.Task.read_labels`, :func:`check_fold`). ``label_map`` names a
     head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
     hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
     read (:func:`trained_input`). ``device``: where it runs (``auto``: a GPU when there is one, ``cpu``, ``cuda[:N]``).
@@ -154,7 +154,8 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
 
     Raises:
-        ModelError: the model cannot be loaded, has no head, or has labels the task cannot be scored with.
+        ModelError: the model cannot be loaded, has no head, has labels the task cannot be scored with, or fewer
+            labels than the task without ``fold_labels``.
         ConfigError: ``splits`` names a split the task lacks; a bad ``label_map=``.
         DataError, ConfigError: as ``task.load``.
     """
@@ -167,23 +168,46 @@ def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128,
     where = pick_device(device)  # a GPU that is not there is named before the model loads
     model, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
     model.to(where)
-    return score_task(model, tokenizer, task, examples, batch_size, progress, spec)
+    return score_task(model, tokenizer, task, examples, batch_size, progress, spec, fold_labels=fold_labels)
 
 
-def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128, progress: bool = False, spec: str = "the model") -> dict[str, dict]:
+def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128, progress: bool = False, spec: str = "the model",
+               *, fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, its labels read by ``task.read_labels``.
+
+    ``fold_labels``: score a model with fewer labels than the task (MoNLI's two on a three-label fragment) by the
+    task's fold (:func:`check_fold`); refused otherwise.
 
     Returns:
         ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear; where the task has a
         :attr:`~interp.tasks.base.Task.breakdown`, each split's ``"by"`` gives them per group (:func:`evaluate`).
 
     Raises:
-        ModelError: the model's labels cannot score this task.
+        ModelError: the model's labels cannot score this task, or it has fewer than the task and ``fold_labels`` is false.
     """
     reading = mapped_reading(lambda: task.read_labels(checkpoint_labels(model.config), model=spec), model, spec)
-    if not reading.complete:
-        folded = "; ".join(f"gold {x} is scored as {task.labels[reading.scored[j]]}" for j, x in enumerate(task.labels) if reading.scored[j] != j)
-        warn(f"model {spec!r} has {len(reading.model_labels)} labels ({', '.join(reading.model_labels)}), task {task.name!r} "
-             f"has {len(task.labels)} ({', '.join(task.labels)}): {folded}, so its accuracy is that of a "
-             f"{len(reading.model_labels)}-way reading, not comparable with a {len(task.labels)}-label model's")
+    check_fold(reading, task.name, spec, fold_labels)
     return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)
+
+
+def check_fold(reading: LabelReading, task: str, spec: str, fold_labels: bool) -> None:
+    """Refuse, or with ``fold_labels`` warn, where a model has fewer labels than the task it is scored on.
+
+    Such a model cannot predict one of the task's labels: a gold label it lacks is scored as the label the task folds
+    it into (a two-label MoNLI model on a three-label fragment reads gold contradiction as neutral, Richardson et al.
+    2020, §3), so its accuracy is that of a coarser reading, not comparable with a model that has every label.
+
+    Raises:
+        ModelError: the reading is not complete and ``fold_labels`` is false.
+    """
+    if reading.complete:
+        return
+    labels = reading.task_labels
+    folded = "; ".join(f"gold {x} is scored as {labels[reading.scored[j]]}" for j, x in enumerate(labels) if reading.scored[j] != j)
+    what = (f"model {spec!r} has {len(reading.model_labels)} labels ({', '.join(reading.model_labels)}), task {task!r} "
+            f"has {len(labels)} ({', '.join(labels)})")  # fmt: skip
+    if not fold_labels:
+        raise ModelError(f"{what}: it cannot predict every gold label; pass {named('fold_labels', True)} to score it with the task's "
+                         f"fold ({folded}), a {len(reading.model_labels)}-way reading")  # fmt: skip
+    warn(f"{what}: {folded}, so its accuracy is that of a {len(reading.model_labels)}-way reading, not comparable with a "
+         f"{len(labels)}-label model's")  # fmt: skip

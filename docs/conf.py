@@ -64,7 +64,8 @@ nb_execution_show_tb = True
 
 html_theme = "furo"
 html_title = "interp"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # long commands in table cells wrap (the benchmark summary's command column)
 
 
 def _copy_notebooks() -> None:

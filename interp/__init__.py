@@ -11,11 +11,11 @@ Usage::
     import interp
     lab = interp.IntervenableModel("runs/demo/model", "monli")          # a model and a task, bound once
     examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=50)
-    X = lab.vectors("blocks.2.hook_resid_post@w_h", examples)           # float32 [n, tokens, d_model]
+    X = lab.vectors(examples, "blocks.2.hook_resid_post@w_h")           # float32 [n, tokens, d_model]
     res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
     res.iia("lexrel"), res.summary("lexrel"), res.cliques("lexrel"), res.to_frame()
     res.save("iv.h5"); interp.load_interventions("iv.h5")
-    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)
+    das = lab.train_das(examples, "blocks.2.hook_resid_post@w_h", "lexrel", k=16)
     y = lab.task.values(lab.task.build_causal_model(examples), examples, "lexrel").codes
     interp.Probe(hidden_units=4).fit(X[:, 0].numpy(), y)                # scikit-learn's contract
 
@@ -99,14 +99,17 @@ _EXPORTS = {
     "ReportConfig": "interp.analysis.report.page",
     # saving and loading trained interventions
     "save_intervention": "interp.files.subspaces",
-    "load_intervention": "interp.files.subspaces",
+    "load_trained_intervention": "interp.files.subspaces",
 }
+
+#: Names of earlier releases, still served (each warns when called) but not in ``__all__``.
+_DEPRECATED = {"load_intervention": "interp.files.subspaces"}
 
 __all__ = sorted([*_EXPORTS, "ConfigError", "DataError", "InterpError", "InterpWarning", "ModelError", "OutputError", "__version__"])
 
 
 def __getattr__(name: str):
-    target = _EXPORTS.get(name)
+    target = _EXPORTS.get(name) or _DEPRECATED.get(name)
     if target is None:
         raise AttributeError(f"module 'interp' has no attribute {name!r}")
     module, attribute = target if isinstance(target, tuple) else (target, name)

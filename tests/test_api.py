@@ -45,11 +45,31 @@ def test_objects_and_strings_give_the_same_binding(tiny_classifier_dir, monli_di
     task = interp.load_task("monli", data_dir=str(monli_dir))
     again = interp.IntervenableModel(model.module, task, tokenizer=model.tokenizer)
     assert again.task is task and again.model.module is model.module and again.model.name == "<in memory>"
-    assert torch.equal(again.vectors(LOCATION, examples), lab.vectors(LOCATION, examples))
+    assert torch.equal(again.vectors(examples, LOCATION), lab.vectors(examples, LOCATION))
+
+
+def test_the_older_argument_orders_and_names_still_work_and_warn(lab, examples, tmp_path):
+    """vectors, interchange and train_das take the examples first; the older orders and load_intervention warn and agree."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the null: the new order warns about nothing
+        new = lab.vectors(examples, LOCATION)
+    with pytest.warns(DeprecationWarning, match=r"vectors\(examples, location\)"):
+        assert torch.equal(lab.vectors(LOCATION, examples), new)
+    with pytest.warns(DeprecationWarning, match=r"train_das\(examples, location, variable\)"), pytest.warns(interp.InterpWarning):
+        old = lab.train_das("lexrel", LOCATION, examples, k=2, n_pairs=8, epochs=1, test_pairs=8)
+    with pytest.warns(interp.InterpWarning):
+        again = lab.train_das(examples, LOCATION, "lexrel", k=2, n_pairs=8, epochs=1, test_pairs=8)
+    assert torch.equal(old.intervention.matrix, again.intervention.matrix) and old.iia == again.iia
+    stem = interp.save_intervention(again.intervention, tmp_path / "r", {"variable": "lexrel"})
+    with pytest.warns(DeprecationWarning, match="renamed load_trained_intervention"):
+        assert interp.load_intervention(stem)[1]["variable"] == "lexrel"
+    assert "load_intervention" not in interp.__all__ and "load_trained_intervention" in interp.__all__
 
 
 def test_vectors_are_the_naive_batch_one_vectors(lab, examples):
-    X = lab.vectors("blocks.1.hook_resid_post@w_p+w_h", examples)
+    X = lab.vectors(examples, "blocks.1.hook_resid_post@w_p+w_h")
     assert X.shape == (len(examples), 2, lab.model.d_model)
     loc = lab.location("blocks.1.hook_resid_post@w_p+w_h")
     for i, encoded in enumerate(lab.encode(examples)):
@@ -155,7 +175,7 @@ def test_iia_nulls_frame_and_graph_agree(lab, examples):
 def test_train_das_trains_the_intervention_not_the_model(lab, examples):
     before = {k: v.clone() for k, v in lab.model.module.state_dict().items()}
     with pytest.warns(interp.InterpWarning, match="does not clear the untrained"):  # a random 2-layer model: nothing to learn
-        das = lab.train_das("lexrel", LOCATION, examples, k=4, n_pairs=64, epochs=1, seed=2)
+        das = lab.train_das(examples, LOCATION, "lexrel", k=4, n_pairs=64, epochs=1, seed=2)
     assert isinstance(das.intervention, interp.RotatedSubspace) and das.k == 4 and not das.intervention.training
     assert all(torch.equal(v, lab.model.module.state_dict()[k]) for k, v in before.items())
     assert not torch.allclose(das.intervention.matrix, interp.RotatedSubspace(lab.model.d_model, k=4, seed=2).matrix)  # it moved

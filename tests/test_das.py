@@ -210,7 +210,7 @@ def test_training_leaves_the_model_as_it_was(planted):
 @pytest.mark.parametrize("kind", ["rotated", "lowrank", "boundless", "block"])
 def test_a_saved_intervention_reloads_to_the_same_function(tmp_path, kind):
     from interp.core.errors import DataError
-    from interp.files.subspaces import load_intervention, save_intervention
+    from interp.files.subspaces import load_trained_intervention, save_intervention
 
     made = {"rotated": RotatedSubspace(16, 3, seed=1), "lowrank": LowRankSubspace(16, 3, seed=1),
             "boundless": BoundlessSubspace(16, start=0.3, seed=1), "block": CoordinateBlock(16, 2, 9)}[kind]  # fmt: skip
@@ -220,14 +220,14 @@ def test_a_saved_intervention_reloads_to_the_same_function(tmp_path, kind):
         torch.optim.SGD(made.parameters(), lr=0.1).step()
     path = save_intervention(made, tmp_path / "x.blocks.1.hook_resid_post@cls", {"variable": "v", "model_sha256": "ab" * 32})
     assert path.name == "x.blocks.1.hook_resid_post@cls.safetensors"
-    loaded, meta = load_intervention(path, model_sha256="ab" * 32)
+    loaded, meta = load_trained_intervention(path, model_sha256="ab" * 32)
     b, s = torch.randn(5, 16), torch.randn(5, 16)
     assert type(loaded) is type(made) and loaded.k == made.k and meta["variable"] == "v"
     assert torch.allclose(loaded(b, s), made(b, s), atol=1e-6)
     assert not torch.allclose(RotatedSubspace(16, 3, seed=5)(b, s), made(b, s), atol=1e-3)  # the null: a fresh one differs
     path.write_bytes(b"not safetensors")
     with pytest.raises(DataError, match="not the weights file its sidecar was saved with"):
-        load_intervention(path)
+        load_trained_intervention(path)
 
 
 def test_a_sidecar_and_its_weights_file_are_bound(tmp_path):
@@ -238,23 +238,23 @@ def test_a_sidecar_and_its_weights_file_are_bound(tmp_path):
     from safetensors.torch import save_file
 
     from interp.core.errors import DataError
-    from interp.files.subspaces import load_intervention, save_intervention
+    from interp.files.subspaces import load_trained_intervention, save_intervention
 
     meta = {"variable": "lexrel", "location": "blocks.1.hook_resid_post@w_h"}
     first = save_intervention(RotatedSubspace(16, 3, seed=1), tmp_path / "a", meta)
     other = save_intervention(RotatedSubspace(16, 3, seed=2), tmp_path / "b", meta)
-    assert load_intervention(first)[1]["location"] == meta["location"]  # the null: untouched files load
+    assert load_trained_intervention(first)[1]["location"] == meta["location"]  # the null: untouched files load
     sidecar = json.loads((tmp_path / "a.json").read_text())
     (tmp_path / "a.json").write_text(json.dumps({**sidecar, "location": "blocks.1.hook_resid_post@w_p"}))
     with pytest.raises(DataError, match="the sidecar was edited: location is 'blocks.1.hook_resid_post@w_p', but the weights were saved for 'blocks.1.hook_resid_post@w_h'"):
-        load_intervention(first)
+        load_trained_intervention(first)
     (tmp_path / "a.json").write_text(json.dumps(sidecar))
     shutil.copy(other, first)  # another run's weights under this sidecar
     with pytest.raises(DataError, match="not the weights file its sidecar was saved with"):
-        load_intervention(first)
+        load_trained_intervention(first)
     # A foreign file (many tensors, no interp metadata) under a sidecar that does not bind it, as older interp files.
     save_file({f"encoder.layer.{i}.weight": torch.zeros(2) for i in range(200)}, first)
     (tmp_path / "a.json").write_text(json.dumps({k: v for k, v in sidecar.items() if k != "weights_sha256"}))
     with pytest.raises(DataError, match=r"holds 200 tensor\(s\) \(encoder.layer.0.weight, encoder.layer.1.weight, encoder.layer.10.weight and 197 more\), not rotation\)") as caught:
-        load_intervention(first)
+        load_trained_intervention(first)
     assert len(str(caught.value)) < 400

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from interp.cli import main
-from interp.files.subspaces import load_intervention, save_intervention
+from interp.files.subspaces import load_trained_intervention, save_intervention
 from interp.engine.interventions import RotatedSubspace
 
 
@@ -41,7 +41,7 @@ def test_das_writes_one_row_per_unit_a_summary_a_heatmap_and_the_interventions(t
         assert int(r["train_pairs"]) == 64 and int(r["test_pairs"]) == 40 and r["k"] == "4"
         for key in ("das_iia", "vanilla_iia", "block_iia", "chance", "das_stays_base", "das_copies_source"):
             assert 0 <= float(r[key]) <= 1
-        intervention, meta = load_intervention(out / r["file"])
+        intervention, meta = load_trained_intervention(out / r["file"])
         assert meta["variable"] == r["variable"] and meta["location"] == r["location"] and intervention.k == 4
     summary = list(csv.DictReader(open(out / "das_summary.csv")))
     assert len(summary) == 8 and all(s["seeds"] == "2" and float(s["das_low"]) <= float(s["das_iia"]) <= float(s["das_high"]) for s in summary)

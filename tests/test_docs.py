@@ -121,3 +121,21 @@ def test_no_page_shows_raw_tex_or_a_machine_path(site):
             offences[str(page.relative_to(site))] = found
     assert offences == {}
     assert _prose('<p>BERT^3_{w_h}</p><code>a_{b}</code><span class="math notranslate nohighlight">\\(x^{2}\\)</span>') == "BERT^3_{w_h}"  # the null
+
+
+def test_the_api_landing_page_lists_every_public_name_at_its_definition():
+    """docs/reference/api.md has one row per name of ``interp.__all__``, each pointing where the name is defined."""
+    import importlib
+    import re
+
+    rows = re.findall(r"^   ~(interp[\w.]+)\.(\w+)$", (REPO / "docs" / "reference" / "api.md").read_text(encoding="utf-8"), re.M)
+    public = {name: getattr(interp, name) for name in interp.__all__ if name != "__version__"}
+    shown = [getattr(importlib.import_module(m), n) for m, n in rows]
+    assert len(shown) == len(public) and [name for name, obj in public.items() if not any(obj is x for x in shown)] == []
+
+
+def test_the_benchmark_summary_names_each_machine_and_its_commands_wrap(site):
+    page = (site / "benchmarks.html").read_text(encoding="utf-8")
+    assert '<th class="head"><p>machine</p></th>' in page and "NVIDIA H200" in page and "2 vCPU, AVX-512 Xeon" in page
+    css = (site / "_static" / "tables.css").read_text(encoding="utf-8")
+    assert "_static/tables.css" in page and "white-space: normal" in css  # a long command in a cell wraps

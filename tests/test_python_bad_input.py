@@ -33,14 +33,14 @@ CASES = [
     ("one string as bases", lambda s: s["lab"].interchange("ab", s["ex"], LOCATION), interp.ConfigError, "bases= must be a list"),
     ("no sources", lambda s: s["lab"].interchange(s["ex"], [], LOCATION), interp.ConfigError, "sources= is empty"),
     ("an intervention that is not one", lambda s: s["lab"].interchange(s["ex"], s["ex"], LOCATION, intervention="das"), interp.ConfigError, "intervention= must be an Intervention"),
-    ("vectors of no example", lambda s: s["lab"].vectors(LOCATION, []), interp.ConfigError, "examples= is empty"),
+    ("vectors of no example", lambda s: s["lab"].vectors([], LOCATION), interp.ConfigError, "examples= is empty"),
     ("predict on another task's examples", lambda s: s["lab"].predict(s["other"]), interp.ConfigError, "examples=: example .* another task's"),
-    ("DAS for 0 epochs", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, epochs=0), interp.ConfigError, "epochs= must be an integer of at least 1, got 0"),
-    ("DAS at lr nan", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, lr=math.nan), interp.ConfigError, "lr= must be a finite number above 0, got nan"),
-    ("DAS in batches of 0", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, batch_size=0), interp.ConfigError, "batch_size= must be an integer of at least 1"),
-    ("DAS on 1 pair", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, n_pairs=1), interp.ConfigError, "n_pairs= must be an integer of at least 2"),
-    ("DAS with a share that is text", lambda s: s["lab"].train_das("lexrel", LOCATION, s["ex"], k=2, test_share="0.2"), interp.ConfigError, "test_share= must be a finite number"),
-    ("DAS on another task's examples", lambda s: s["lab"].train_das("lexrel", LOCATION, s["other"], k=2), interp.ConfigError, "examples=: .* another task's"),
+    ("DAS for 0 epochs", lambda s: s["lab"].train_das(s["ex"], LOCATION, "lexrel", k=2, epochs=0), interp.ConfigError, "epochs= must be an integer of at least 1, got 0"),
+    ("DAS at lr nan", lambda s: s["lab"].train_das(s["ex"], LOCATION, "lexrel", k=2, lr=math.nan), interp.ConfigError, "lr= must be a finite number above 0, got nan"),
+    ("DAS in batches of 0", lambda s: s["lab"].train_das(s["ex"], LOCATION, "lexrel", k=2, batch_size=0), interp.ConfigError, "batch_size= must be an integer of at least 1"),
+    ("DAS on 1 pair", lambda s: s["lab"].train_das(s["ex"], LOCATION, "lexrel", k=2, n_pairs=1), interp.ConfigError, "n_pairs= must be an integer of at least 2"),
+    ("DAS with a share that is text", lambda s: s["lab"].train_das(s["ex"], LOCATION, "lexrel", k=2, test_share="0.2"), interp.ConfigError, "test_share= must be a finite number"),
+    ("DAS on another task's examples", lambda s: s["lab"].train_das(s["other"], LOCATION, "lexrel", k=2), interp.ConfigError, "examples=: .* another task's"),
     ("fine-tuning on another task's examples", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["other"]), interp.ConfigError, "examples=: .* another task's"),
     ("fine-tuning with an unknown setting", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], nope=3), interp.ConfigError, "nope= is not a fine-tuning setting"),
     ("fine-tuning at warm-up 1", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], warmup_ratio=1.0), interp.ConfigError, "warmup_ratio= must be a finite number"),
@@ -85,7 +85,7 @@ def test_no_call_overwrites_a_file_it_did_not_write(setting, tmp_path):
         interp.save_intervention(iv, tmp_path / "saved", meta)
     assert (tmp_path / "saved.json").read_text() == "{}" and not (tmp_path / "saved.safetensors").exists()
     path = interp.save_intervention(iv, tmp_path / "saved", meta, overwrite=True)
-    assert interp.load_intervention(path)[1]["variable"] == "lexrel"
+    assert interp.load_trained_intervention(path)[1]["variable"] == "lexrel"
 
     by_hand = interp.InterchangeResult(**{f: getattr(res, f) for f in ("location", "labels", "base_ids", "source_ids", "logits", "base_pred",
                                                                        "source_pred", "base_label", "causal_pred", "values", "source_values")})

@@ -18,8 +18,9 @@ PHRASES = ("this session", "this workplace", "project's workplace", "issue #", "
 
 
 def documents() -> list[Path]:
-    """The README, every Markdown page of the docs (not the generated API stubs), the dataset cards, the notebooks."""
-    found = [REPO / "README.md", *sorted((REPO / "datasets").rglob("*.md")), *sorted((REPO / "examples").rglob("*.ipynb"))]
+    """The README, BENCHMARKS.md (the site includes it), every Markdown page of the docs (not the generated API stubs), the dataset cards, the notebooks."""
+    found = [REPO / "README.md", REPO / "benchmarks" / "BENCHMARKS.md", *sorted((REPO / "datasets").rglob("*.md")),
+             *sorted((REPO / "examples").rglob("*.ipynb"))]  # fmt: skip
     found += sorted(p for p in (REPO / "docs").rglob("*.md") if "reference/api" not in p.as_posix())
     return found
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)
+    das = lab.train_das(examples, "blocks.2.hook_resid_post@w_h", "lexrel", k=16)
     das.iia, das.untrained_iia, das.gain     # held-out IIA, the same intervention before training, their difference (95% intervals)
     das.history_frame()                      # per epoch: loss, IIA on training pairs, IIA on held-out pairs
     das.intervention                         # the trained module; interchange(..., intervention=das) takes das itself

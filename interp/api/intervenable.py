@@ -5,10 +5,10 @@ Usage::
     import interp
     lab = interp.IntervenableModel("runs/demo/model", "monli")        # or load_model(...) / a module + tokenizer, and a Task
     examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=50, seed=0)
-    X = lab.vectors("blocks.2.hook_resid_post@w_h", examples)          # float32 [n, tokens, d_model]
+    X = lab.vectors(examples, "blocks.2.hook_resid_post@w_h")          # float32 [n, tokens, d_model]
     res = lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h")
     res.iia("lexrel"), res.cliques("lexrel"), res.to_frame()
-    das = lab.train_das("lexrel", "blocks.2.hook_resid_post@w_h", examples, k=16)    # DasResult: held-out IIA, untrained baseline, history
+    das = lab.train_das(examples, "blocks.2.hook_resid_post@w_h", "lexrel", k=16)    # DasResult: held-out IIA, untrained baseline, history
     lab.interchange(examples, examples, "blocks.2.hook_resid_post@w_h", intervention=das).iia("lexrel")
 
 The design, in the words of pyvene's ``IntervenableModel`` and
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -65,6 +66,15 @@ from interp.tasks import Task
 
 class IntervenableModel:
     """A model bound to a task: the vectors at a location, interchange interventions with any intervention module, DAS.
+
+    pyvene's ``IntervenableModel`` wraps a model with interventions configured at construction and runs one forward
+    call per batch of base and source inputs, returning the intervened outputs. This one binds a model to a *task*
+    instead: a location names a token role of the task (``@w_h``), the interventions are given per call
+    (:meth:`interchange`'s ``intervention=``), every base is run against every source with the prefix up to the
+    location computed once, and the result is read against the task's causal model
+    (:class:`~interp.api.results.InterchangeResult`: IIA, its nulls and intervals, cliques) rather than returned
+    as raw outputs. Every call takes the examples first, then the location (:meth:`vectors`, :meth:`interchange`,
+    :meth:`train_das`).
 
     Args:
         model: a :class:`~interp.api.loading.Classifier`, a spec (``"minilm"``, a checkpoint directory), or a
@@ -144,14 +154,19 @@ class IntervenableModel:
         examples = self.task.check_examples(examples)
         return predict_logits(self.model.module, self.encode(examples), self.model.tokenizer.pad_token_id)
 
-    def vectors(self, location: str | Location, examples: Sequence) -> Float[Tensor, "n tokens width"]:
+    def vectors(self, examples: Sequence, location: str | Location) -> Float[Tensor, "n tokens width"]:
         """Each example's vectors at ``location``: float32 ``[n, tokens, width]`` on CPU.
 
         ``tokens`` is the number of tokens the location covers (one per role;
         every piece under ``wordpiece="all"``), ``width`` is d_model, or
         d_head at one head's ``attn.hook_z``. The same vectors as
-        :func:`interp.engine.naive.naive_vector`'s batch-1 pass.
+        :func:`interp.engine.naive.naive_vector`'s batch-1 pass. The examples come first, then the location, as in
+        :meth:`interchange` and :meth:`train_das`; the older order ``vectors(location, examples)`` still works, with
+        a :class:`DeprecationWarning`.
         """
+        if isinstance(examples, (str, Location)):  # the older order: vectors(location, examples)
+            _old_order("vectors(location, examples)", "vectors(examples, location)")
+            examples, location = location, examples
         loc = self.location(location)
         examples = self.task.check_examples(examples)
         flat = self.source_vectors(loc, examples).cpu()
@@ -342,9 +357,9 @@ class IntervenableModel:
 
     def train_das(
         self,
-        variable: str,
-        location: str | Location,
         examples: Sequence,
+        location: str | Location,
+        variable: str,
         *,
         k: int | None = None,
         kind: str = "rotated",
@@ -372,6 +387,8 @@ class IntervenableModel:
         names both figures when the trained IIA does not clear it.
 
         Args:
+            examples, location, variable: in the order of :meth:`vectors` and :meth:`interchange` (examples first); the
+                older order ``train_das(variable, location, examples)`` still works, with a :class:`DeprecationWarning`.
             k: dimensions of the subspace (``rotated``, ``lowrank``); ignored by ``boundless``.
             kind: ``rotated`` (DAS), ``lowrank`` (the same function, width × k parameters) or ``boundless``.
 
@@ -384,6 +401,9 @@ class IntervenableModel:
             ConfigError: naming ``variable=``, ``location=`` (component sites are refused), ``k=``, ``kind=``,
                 ``epochs=``, ``lr=``, ``batch_size=``, ``test_share=`` or ``test_pairs=``.
         """
+        if isinstance(examples, str):  # the older order: train_das(variable, location, examples)
+            _old_order("train_das(variable, location, examples)", "train_das(examples, location, variable)")
+            examples, variable = variable, examples
         self.task.check_variable(variable, "variable")
         loc = self.location(location, (variable,))
         settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
@@ -420,3 +440,9 @@ class IntervenableModel:
                  f"intervention's {result.untrained_iia!r} on the same {len(test.base)} pairs (gain {gain!r}); train on more pairs "
                  f"or epochs (`n_pairs=`, `epochs=`) before reading it")  # fmt: skip
         return result
+
+
+def _old_order(old: str, new: str) -> None:
+    """Warn that a call used the argument order of earlier releases (it still works, for one more release)."""
+    warnings.warn(f"IntervenableModel.{old} is the older argument order; write {new} (examples first, then the location)",
+                  DeprecationWarning, stacklevel=3)  # fmt: skip

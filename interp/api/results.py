@@ -34,7 +34,7 @@ from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
 from interp.analysis.iia import estimate, summarize_matrices
 from interp.causal.values import VariableValues
 from interp.core.errors import ConfigError, named
-from interp.core.outputs import refuse_existing, require_writable, write_bytes_atomic, write_file_manifest
+from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic, write_file_manifest
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
 
@@ -198,7 +198,7 @@ class InterchangeResult:
         """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically, and its manifest.
 
         The manifest (``<path>.manifest.json``) is what ``interp report`` finds a run's files by. An existing ``path``
-        is never replaced unless ``overwrite=True``.
+        is never replaced unless ``overwrite=True``; a missing folder is made.
 
         Raises:
             ConfigError: the sources are not the bases (the format holds square matrices), or the result was built
@@ -213,7 +213,7 @@ class InterchangeResult:
                               "so it knows no model or task to write; make it with one of them")
         path = Path(path)
         refuse_existing(path, overwrite, "path")
-        require_writable(path, "path")
+        ensure_writable_dir(path.parent, "path")  # its folder is made, as `interp intervene --out` makes it
         self._writer(path)
         write_file_manifest(path, "intervene")
         return path

@@ -5,7 +5,7 @@ Usage::
     save_intervention(rotated, "runs/das/lexrel__blocks.3.hook_resid_post@w_h__k64__s0",
                       {"task": "monli", "variable": "lexrel", "location": "blocks.3.hook_resid_post@w_h",
                        "model": "runs/demo/model", "model_sha256": "…"})
-    intervention, meta = load_intervention("runs/das/lexrel__….safetensors", model_sha256="…")
+    intervention, meta = load_trained_intervention("runs/das/lexrel__….safetensors", model_sha256="…")
 
 Two files per intervention, each written to a temporary name and moved into
 place (:func:`interp.core.outputs.write_bytes_atomic`), the sidecar last:
@@ -106,8 +106,9 @@ def _check_bound(stem: Path, blob: bytes, meta: dict, argument: str) -> None:
                             f"but the weights were saved for {value!r}")
 
 
-def load_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
-    """The intervention saved at ``path`` (either file's name, or the stem) and its sidecar.
+def load_trained_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
+    """The intervention saved at ``path`` (either file's name, or the stem) and its sidecar (not to be confused with
+    :func:`interp.api.results.load_interventions`, which reads an interventions file as a result).
 
     Args:
         model_sha256: when given, the SHA-256 of the weights it must have
@@ -143,3 +144,12 @@ def load_intervention(path: str | Path, model_sha256: str | None = None, argumen
     except (KeyError, ValueError, RuntimeError, SafetensorError) as exc:
         raise DataError(f"{named(argument, stem)}: the weights do not fit the settings in its sidecar ({exc})") from None
     return intervention.eval(), meta
+
+
+def load_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
+    """Deprecated name of :func:`load_trained_intervention` (one letter from ``load_interventions``); it warns and calls it."""
+    import warnings
+
+    warnings.warn("interp.load_intervention is renamed load_trained_intervention (load_interventions reads an interventions file)",
+                  DeprecationWarning, stacklevel=2)  # fmt: skip
+    return load_trained_intervention(path, model_sha256, argument)

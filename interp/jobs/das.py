@@ -71,7 +71,7 @@ from interp.core.outputs import (
 )
 from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
-from interp.files.subspaces import load_intervention, save_intervention
+from interp.files.subspaces import load_trained_intervention, save_intervention
 from interp.hooks.locations import Location, parse_locations
 from interp.jobs.intervene import bind
 from interp.models.evaluation import predict_logits
@@ -285,7 +285,7 @@ def score_saved(config: DasConfig, path: str) -> dict:
     config.validate()
     lab, examples = bind(config, variables=())
     task = lab.task
-    intervention, meta = load_intervention(path, model_sha256=lab.model.sha256, argument="load")
+    intervention, meta = load_trained_intervention(path, model_sha256=lab.model.sha256, argument="load")
     variable = task.check_variable(str(meta.get("variable")), "load")
     causal = task.build_causal_model(examples)
     model, tokenizer = lab.model.module, lab.model.tokenizer

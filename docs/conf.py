@@ -64,7 +64,7 @@ nb_execution_show_tb = True
 
 html_theme = "furo"
 html_title = "interp"
-html_static_path = ["_static"]
+html_static_path = ["_static"] if (DOCS / "_static").is_dir() else []  # a copy of this file elsewhere (a test) has none
 html_css_files = ["tables.css"]  # long commands in table cells wrap (the benchmark summary's command column)
 
 

@@ -51,6 +51,11 @@ def execute(path: Path, tmp_path: Path, monli_dir: Path, monkeypatch, model: Pat
         nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     except nbclient.exceptions.CellExecutionError as exc:
         pytest.fail(str(exc)[-3000:])
+    shown = "".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    # What the docs site would show: no TqdmWarning, no warning's file and line in a kernel's temporary folder, no folder
+    # of this machine (the model's name is its path only here, where it is loaded from INTERP_MODEL).
+    leaks = [s for s in ("TqdmWarning", "ipykernel_", str(tmp_path), str(monli_dir)) if s in shown]
+    assert leaks == [], f"{path.name} shows a warning or a path of this machine: {leaks}"
     return nb
 
 

@@ -259,8 +259,9 @@ def _wordpiece_option(rules: str = "first or last"):
               "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds.")
 @click.option("--out", required=True, type=click.Path(), help="Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+@_FOLD_LABELS
 def train(model, label_map, data, sample, epochs, lr, run, progress, precision, eval_splits, curve, iit, iit_weight, iit_subspace, init, input, node_loss,
-          node_weight, node_read, seeds, out, overwrite):  # fmt: skip
+          node_weight, node_read, seeds, out, overwrite, fold_labels):  # fmt: skip
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import train as train_model
@@ -269,7 +270,7 @@ def train(model, label_map, data, sample, epochs, lr, run, progress, precision, 
     config = TrainConfig(
         model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed, batch_size=run.batch_size,
         epochs=epochs, lr=lr, curve=curve, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, init=init, input=input or "pair",
-        node_loss=node_loss, node_weight=node_weight, node_read=node_read, device=run.device, precision=precision,
+        node_loss=node_loss, node_weight=node_weight, node_read=node_read, device=run.device, precision=precision, fold_labels=fold_labels,
         eval_splits=_splits(eval_splits, "--eval-splits") if eval_splits is not None else _D.eval_splits,
     )  # fmt: skip
     if seeds is not None:

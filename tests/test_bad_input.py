@@ -480,6 +480,10 @@ def test_a_two_label_model_on_a_three_label_task_is_refused_unless_the_fold_is_a
                       "--k", "4", "--out", tmp_path / "inoc", "--skip-checksums")  # fmt: skip
     assert inoculation.exit_code == 2 and "--fold-labels" in inoculation.stderr, inoculation.output
     assert not (tmp_path / "inoc").exists()  # refused before any unit
+    training = run("train", "--model", tiny_classifier_dir, "--task", "fragment:negation", "--data-dir", fragments_dir, "--max-examples", "8",
+                   "--epochs", "1", "--out", tmp_path / "t")  # fmt: skip
+    assert training.exit_code == 2 and "--fold-labels" in training.stderr, training.output
+    assert not (tmp_path / "t").exists() and not list(tmp_path.glob("t*.partial"))  # refused before any folder
 
 
 def test_das_says_when_fewer_held_out_pairs_exist_than_asked(tiny_classifier_dir, monli_dir, tmp_path):

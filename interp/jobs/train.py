@@ -42,7 +42,7 @@ from interp.api.training import PRECISIONS, FineTuneSettings
 from interp.core.devices import DEVICE, pick_device
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
-from interp.models.evaluation import evaluate
+from interp.models.evaluation import check_fold, evaluate
 from interp.models.labels import mapped_reading, parse_label_map
 from interp.models.loading import INITS, checkpoint_labels, load_classifier, model_identity
 from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
@@ -88,6 +88,7 @@ class TrainConfig(FineTuneSettings):
     node_weight: float = 1.0
     node_read: str = "cls"  # or "tokens": each variable's aligned tokens
     device: str = "auto"  # where it trains: auto (a GPU when there is one), cpu, cuda[:N]; not part of the fingerprint
+    fold_labels: bool = False  # a checkpoint with fewer labels than the task trains and is scored by the task's fold (else refused)
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
@@ -154,7 +155,7 @@ class TrainConfig(FineTuneSettings):
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "device", *(() if self.label_map else ("label_map",)))
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "device", "fold_labels", *(() if self.label_map else ("label_map",)))
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
@@ -254,6 +255,7 @@ def train(
     model.to(device)
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
     reading = mapped_reading(lambda: config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model), model, config.model)
+    check_fold(reading, config.resolved_task().name, config.model, config.fold_labels)  # before any folder is made
     groups = config.resolved_task().breakdown  # Yanaka et al.'s upward / downward, where the task has it
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
     encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in input_view(train_examples, config.input)]

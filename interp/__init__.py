@@ -64,7 +64,7 @@ _EXPORTS = {
     "ExampleBootstrap": "interp.analysis.bootstrap",
     "split_accuracies": "interp.analysis.chance",
     "fine_tune": "interp.api.training",
-    "FineTuneSettings": "interp.api.training",
+    "FineTuneSettings": "interp.models.settings",
     # the settings every job shares: which data, which examples, how to run
     "DataSpec": "interp.api.specs",
     "SampleSpec": "interp.api.specs",

@@ -32,9 +32,9 @@ def imports(source: Path) -> list[tuple[int, str]]:
 
 
 def test_every_module_lives_in_a_layer():
-    stray = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if p.parent == PACKAGE and p.stem not in ("__init__", "cli")]
+    stray = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if p.parent == PACKAGE and p.stem != "__init__"]
     assert stray == []
-    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(set(LAYERS) - {"cli", "face"})
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(set(LAYERS) - {"face"})
 
 
 def test_imports_run_only_downward():

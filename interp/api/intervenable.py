@@ -41,14 +41,15 @@ from interp.analysis.bootstrap import Estimate
 from interp.analysis.chance import chance_messages, split_accuracies
 from interp.analysis.das import HELD_OUT_SEED_OFFSET, FitSettings, train_and_score
 from interp.analysis.iia import summarize_matrices
-from interp.api.loading import Classifier, load_model, load_task
+from interp.api.loading import Classifier, classifier_for, load_model, load_task
 from interp.api.das_result import DasResult
 from interp.api.results import InterchangeResult
+from interp.api.specs import DataSpec, RunSpec
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
 from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.checks import check_int, check_number
-from interp.core.devices import pick_device
+from interp.core.devices import pick_device, rank_device
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, named, warn
 from interp.core.hdf5 import h5py
@@ -105,6 +106,25 @@ class IntervenableModel:
             self.model.to(pick_device(device))
         self._encoded: dict[str, Encoded] = {}
         self._backend: Backend | None = None
+
+    @classmethod
+    def from_specs(cls, model, data: DataSpec, run: RunSpec = RunSpec(), *, variables: Sequence[str] = (),
+                   splits: Sequence[str] = ()) -> "IntervenableModel":  # fmt: skip
+        """The edge of a job: the task ``data`` names resolved once (``variables`` and ``splits`` checked against it),
+        the model loaded with its own head and placed on ``run``'s device (under ``torchrun``, this process's GPU),
+        bound with ``run``'s WordPiece rule, batch size and backend.
+
+        ``model``: a checkpoint spec or a :class:`~interp.api.loading.Classifier`. Draw the examples with
+        ``sample.draw(lab.task)`` (:class:`~interp.api.specs.SampleSpec`).
+
+        Raises:
+            ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load`; a device that is not there.
+            ModelError: a checkpoint without a classification head, or labels that cannot be read as the task's.
+        """
+        task = data.load(variables=variables, splits=splits)
+        lab = cls(classifier_for(model, task), task, wordpiece=run.wordpiece, batch_size=run.batch_size, backend=run.backend)
+        lab.model.to(pick_device(rank_device(run.device)))
+        return lab
 
     def __repr__(self) -> str:
         return f"IntervenableModel(model={self.model.name!r}, task={self.task.name!r}, wordpiece={self.wordpiece!r})"

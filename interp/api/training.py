@@ -18,43 +18,14 @@ fine-tunes on NMoNLI after SNLI (Geiger, Richardson & Potts 2020, §5.2).
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from typing import Sequence
 
 from interp.api.loading import Classifier, load_model, load_task
-from interp.core.checks import check_int, check_number
 from interp.core.errors import ConfigError, named
 from interp.hooks.encoding import encode_pair
+from interp.models.settings import PRECISIONS, FineTuneSettings
 from interp.models.training import fit
-
-
-#: How a fine-tuning runs its forward pass: fp32, or bf16 under autocast (the weights and the optimizer stay fp32).
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
-
-
-@dataclass(frozen=True)
-class FineTuneSettings:
-    """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
-    and the forward pass's precision."""
-
-    epochs: int = 3
-    lr: float = 1e-4
-    batch_size: int = 32
-    seed: int = 0
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    precision: str = "fp32"  # or "bf16": the forward pass under torch.autocast (bfloat16), the weights and optimizer in fp32
-
-    def __post_init__(self) -> None:
-        """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
-        check_int(self.epochs, "epochs", least=1)
-        check_number(self.lr, "lr", positive=True)
-        check_int(self.batch_size, "batch_size", least=1)
-        check_int(self.seed, "seed", least=0)
-        check_number(self.warmup_ratio, "warmup_ratio", least=0, most=0.99)
-        check_number(self.weight_decay, "weight_decay", least=0)
-        if self.precision not in PRECISIONS:
-            raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")
 
 
 def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, **settings) -> Classifier:

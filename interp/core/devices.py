@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import torch
@@ -33,3 +34,11 @@ def pick_device(device: str | torch.device, argument: str = "device") -> torch.d
     if device == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(f"{named(argument, device)}: no MPS device is available")
     return torch.device(device)
+
+
+def rank_device(device: str) -> str:
+    """Under torchrun with GPUs, ``auto``/``cuda`` means this process's own GPU (``cuda:LOCAL_RANK``)."""
+    local = os.environ.get("LOCAL_RANK")
+    if local is not None and device in ("auto", "cuda") and torch.cuda.is_available():
+        return f"cuda:{int(local)}"
+    return device

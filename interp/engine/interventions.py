@@ -49,6 +49,8 @@ from interp.core.errors import ConfigError
 
 #: Names written in saved files (:mod:`interp.files.subspaces`), one per class.
 KINDS = ("interchange", "block", "rotated", "lowrank", "boundless")
+#: The kinds of a learned subspace of a size ``k`` chosen beforehand (``boundless`` learns its size).
+SUBSPACE_KINDS = ("rotated", "lowrank")
 
 
 def _check_width(width: int) -> int:

@@ -45,6 +45,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.analysis.das import (
@@ -69,17 +70,15 @@ from interp.core.outputs import (
     write_csv_atomic,
     write_json_atomic,
 )
-from interp.engine.interventions import BoundlessSubspace, Interchange, LowRankSubspace, RotatedSubspace
+from interp.engine.interventions import SUBSPACE_KINDS, Interchange, make_intervention
 from interp.engine.pair_suffix import PairSuffix
 from interp.files.subspaces import load_trained_intervention, save_intervention
 from interp.hooks.locations import Location, parse_locations
-from interp.jobs.intervene import bind
 from interp.models.evaluation import predict_logits
 from interp.models.labels import LabelReading
 from interp.tasks import Task
 from interp.hooks.encoding import location_tokens
 
-KINDS = ("rotated", "lowrank")
 BOUNDLESS = "boundless"
 #: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
 BLOCK_CHOICE_PAIRS = 256
@@ -121,8 +120,8 @@ class DasConfig:
         return self.run.batch(64)
 
     def validate(self) -> "DasConfig":
-        if self.kind not in KINDS:
-            raise ConfigError(f"`kind=` must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind not in SUBSPACE_KINDS:
+            raise ConfigError(f"`kind=` must be one of {', '.join(SUBSPACE_KINDS)}, got {self.kind!r}")
         if not self.subspaces:
             raise ConfigError("`subspaces=` names no size")
         for k in self.subspaces:
@@ -157,12 +156,6 @@ def _check_sizes(config: DasConfig, locations: list[Location], widths: dict[Loca
                 raise ConfigError(f"{named('subspaces', k)}: k must be at most the width of location {loc}, {widths[loc]} (tokens × d_model)")
 
 
-def _make(config: DasConfig, k: str, width: int, seed: int):
-    if k == BOUNDLESS:
-        return BoundlessSubspace(width, seed=seed)
-    return (RotatedSubspace if config.kind == "rotated" else LowRankSubspace)(width, int(k), seed=seed)
-
-
 def _finished(unit: Path) -> bool:
     """Whether a unit's row reads back whole (a damaged or edited one is run again, not met as a traceback at the end)."""
     row = read_json(unit)
@@ -185,7 +178,8 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     if out.exists() and not out.is_dir():
         raise OutputError(f"{named('out', out)} is a file; give a directory")
     require_writable(out)  # before the model loads: a read-only folder named, not met halfway
-    lab, examples = bind(config)
+    lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
+    examples = config.sample.draw(lab.task)
     task, model, tokenizer = lab.task, lab.model.module, lab.model.tokenizer
     causal = task.build_causal_model(examples)
     locations = lab.locations(config.locations, config.variables)
@@ -283,7 +277,8 @@ def score_saved(config: DasConfig, path: str) -> dict:
         DataError: the file is missing or not an intervention.
     """
     config.validate()
-    lab, examples = bind(config, variables=())
+    lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
+    examples = config.sample.draw(lab.task)
     task = lab.task
     intervention, meta = load_trained_intervention(path, model_sha256=lab.model.sha256, argument="load")
     variable = task.check_variable(str(meta.get("variable")), "load")
@@ -322,7 +317,7 @@ def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray
     read = reading.read
     (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
     torch.manual_seed(seed)
-    intervention = _make(config, k, runner.width, seed)
+    intervention = make_intervention(config.kind, runner.width, int(k), seed) if k != BOUNDLESS else make_intervention(BOUNDLESS, runner.width, seed=seed)
     started = time.perf_counter()
     found = train_and_score(runner, intervention, pairs[0], pairs[1], own_pred, reading, settings, on_step=lambda loss: bar.update(1))
     seconds = time.perf_counter() - started  # the history's scoring included

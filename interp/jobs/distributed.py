@@ -46,14 +46,6 @@ class Workers:
             torch.distributed.barrier()
 
 
-def rank_device(device: str) -> str:
-    """Under torchrun with GPUs, ``auto``/``cuda`` means this process's own GPU (``cuda:LOCAL_RANK``)."""
-    local = os.environ.get("LOCAL_RANK")
-    if local is not None and device in ("auto", "cuda") and torch.cuda.is_available():
-        return f"cuda:{int(local)}"
-    return device
-
-
 @contextmanager
 def workers(device: torch.device) -> Iterator[Workers]:
     """Join the process group ``torchrun`` describes, if any; yields this process's :class:`Workers`."""

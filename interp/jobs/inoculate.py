@@ -48,7 +48,7 @@ from tqdm.auto import tqdm
 from interp.core.errors import ConfigError, InterpError, named
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
-from interp.api.training import FineTuneSettings
+from interp.models.settings import FineTuneSettings
 from interp.hooks.encoding import encode_pair
 from interp.core.devices import pick_device
 from interp.models.evaluation import check_fold, score_task

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +35,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.api.intervenable import IntervenableModel
-from interp.api.loading import Classifier, classifier_for
-from interp.core.devices import pick_device
+from interp.api.loading import Classifier
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.hdf5 import check_replaceable, finished
 from interp.core.outputs import (
@@ -48,7 +47,7 @@ from interp.engine.batched import PRECISIONS, precision
 from interp.files.activations import open_cache
 from interp.files.interventions import FORMAT, Fp32Check, check_variable_names
 from interp.hooks.locations import Location
-from interp.jobs.distributed import Workers, rank_device, workers
+from interp.jobs.distributed import Workers, workers
 from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
@@ -73,7 +72,8 @@ class InterventionConfig:
     pass (``None``: 256 on CPU, from free memory on a GPU), WordPiece rule
     and backend. A location without ``@ROLE`` stands for the role sets the
     variables are aligned to (``aligned``: every site at them).
-    ``precision``: ``fp32``, ``tf32`` (GPU matmuls) or ``bf16``.
+    ``precision``: ``fp32``, ``tf32`` (GPU matmuls) or ``bf16``. ``pairs="all"``: every example of every split of
+    the task (``sample``'s splits are ignored; it takes no ``max_examples``).
     """
 
     model: str | Classifier
@@ -84,11 +84,16 @@ class InterventionConfig:
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()
     cache: str | None = None
+    pairs: str | None = None
     unit_size: int = 16
     precision: str = "fp32"
     overwrite: bool = False
 
     def validate(self) -> "InterventionConfig":
+        if self.pairs not in (None, "all"):
+            raise ConfigError(f"{named('pairs', repr(self.pairs))}: give 'all' (every pair of all the task's examples) or None (``sample`` names them)")
+        if self.pairs == "all" and self.sample.max_examples is not None:
+            raise ConfigError(f"{named('pairs', 'all')} runs every example: it cannot be combined with `max_examples=`")
         if self.precision not in PRECISIONS:
             raise ConfigError(f"`precision=` must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.run.backend != "hf" and self.precision != "fp32":
@@ -101,23 +106,6 @@ class InterventionConfig:
             raise ConfigError("`variables=` names no variable")
         check_variable_names(self.variables)
         return self
-
-
-def bind(config, variables=None) -> tuple[IntervenableModel, list]:
-    """The edge of a job: ``config``'s task resolved once (its ``variables`` and splits checked), its examples drawn,
-    and its model loaded onto this process's device, bound in an :class:`IntervenableModel`; and the examples.
-
-    ``config`` has ``model``, ``data``, ``sample`` and ``run``; ``variables`` default to ``config.variables``.
-
-    Raises:
-        ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load` and :meth:`~interp.api.specs.SampleSpec.draw`.
-        ModelError: a checkpoint without a classification head, or labels that cannot be read as the task's.
-    """
-    task = config.data.load(variables=config.variables if variables is None else variables, splits=config.sample.splits)
-    examples = config.sample.draw(task)
-    lab = IntervenableModel(classifier_for(config.model, task), task, wordpiece=config.run.wordpiece, batch_size=config.run.batch_size, backend=config.run.backend)
-    lab.model.to(pick_device(rank_device(config.run.device)))
-    return lab, examples
 
 
 def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[str], locations: list[Location]) -> list[int]:
@@ -165,7 +153,9 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     """
     out = Path(config.validate().out)
     check_replaceable(out, FORMAT)
-    lab, examples = bind(config)
+    lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
+    sample = replace(config.sample, splits=lab.task.splits) if config.pairs == "all" else config.sample
+    examples = sample.draw(lab.task)
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each

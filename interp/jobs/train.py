@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
-from interp.api.training import PRECISIONS, FineTuneSettings
+from interp.models.settings import EMBEDDED, PRECISIONS, FineTuneSettings
 from interp.core.devices import DEVICE, pick_device
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
@@ -72,7 +72,7 @@ class TrainConfig(FineTuneSettings):
     ``epochs``; it does not change the weights).
     """
 
-    model: str = "minilm"
+    model: str = EMBEDDED
     data: DataSpec = DataSpec()
     splits: tuple[str, ...] = ()  # (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
     max_examples: int | None = None  # a subset drawn with ``seed``

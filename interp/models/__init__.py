@@ -1,29 +1,27 @@
-"""Models: resolving names into encoder classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task."""
+"""Models: resolving names into encoder classifiers, fine-tuning on encoded pairs and evaluation; nothing here knows a task.
 
-from interp.models.evaluation import evaluate, predict_logits
-from interp.models.labels import LabelReading, canonical_label, parse_label_map, read_labels
-from interp.models.loading import (
-    EMBEDDED,
-    SUPPORTED_MODEL_TYPES,
-    embedded_model_dir,
-    load_classifier,
-    resolve_model,
-)
-from interp.models.training import finished_run, fit, save_checkpoint
+The names below are imported on first use (:mod:`interp.core.lazy`): importing a light module of this package
+(:mod:`interp.models.settings`) does not import torch.
+"""
 
-__all__ = [
-    "EMBEDDED",
-    "LabelReading",
-    "SUPPORTED_MODEL_TYPES",
-    "canonical_label",
-    "embedded_model_dir",
-    "evaluate",
-    "finished_run",
-    "fit",
-    "load_classifier",
-    "parse_label_map",
-    "predict_logits",
-    "read_labels",
-    "resolve_model",
-    "save_checkpoint",
-]
+from interp.core.lazy import lazy_exports
+
+_EXPORTS = {
+    "evaluate": "interp.models.evaluation",
+    "predict_logits": "interp.models.evaluation",
+    "LabelReading": "interp.models.labels",
+    "canonical_label": "interp.models.labels",
+    "parse_label_map": "interp.models.labels",
+    "read_labels": "interp.models.labels",
+    "EMBEDDED": "interp.models.loading",
+    "SUPPORTED_MODEL_TYPES": "interp.models.loading",
+    "embedded_model_dir": "interp.models.loading",
+    "load_classifier": "interp.models.loading",
+    "resolve_model": "interp.models.loading",
+    "finished_run": "interp.models.training",
+    "fit": "interp.models.training",
+    "save_checkpoint": "interp.models.training",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

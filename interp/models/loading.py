@@ -26,6 +26,7 @@ from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks.architecture import MODEL_TYPES
 from interp.models.labels import MAPPED, check_label_map, label_config, parse_label_map
+from interp.models.settings import EMBEDDED  # defined apart: the command line reads it without torch
 from interp.models.checkpoint import (
     check_tokenizer_files,
     check_tokenizer_ids,
@@ -33,7 +34,6 @@ from interp.models.checkpoint import (
     check_weights,
 )
 
-EMBEDDED = "minilm"
 #: The ``config.model_type`` of every encoder family interp runs (:mod:`interp.hooks.architecture`).
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = MODEL_TYPES
 

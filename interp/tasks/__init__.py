@@ -1,6 +1,22 @@
-"""Tasks: one folder per dataset with its loader, token roles and causal model (``monli``, ``mqnli``), plugged in through one :class:`Task`."""
+"""Tasks: one folder per dataset with its loader, token roles and causal model (``monli``, ``mqnli``), plugged in through one :class:`Task`.
 
-from interp.tasks.base import Task, VariableValues, WordPairs, value_name
-from interp.tasks.registry import TASK_GROUPS, TaskGroup, resolve_task, resolve_tasks, task_for_file
+The names below are imported on first use (:mod:`interp.core.lazy`): a light module of a task (a fragment's
+names, :mod:`interp.tasks.fragments.data`) imports without torch.
+"""
 
-__all__ = ["Task", "VariableValues", "WordPairs", "TASK_GROUPS", "TaskGroup", "resolve_task", "resolve_tasks", "task_for_file", "value_name"]
+from interp.core.lazy import lazy_exports
+
+_EXPORTS = {
+    "Task": "interp.tasks.base",
+    "VariableValues": "interp.tasks.base",
+    "WordPairs": "interp.tasks.base",
+    "value_name": "interp.tasks.base",
+    "TASK_GROUPS": "interp.tasks.registry",
+    "TaskGroup": "interp.tasks.registry",
+    "resolve_task": "interp.tasks.registry",
+    "resolve_tasks": "interp.tasks.registry",
+    "task_for_file": "interp.tasks.registry",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -25,8 +25,12 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from interp.core.errors import ConfigError, named
+from interp.core.jsonlines import read_records
 from interp.tasks.systematicity import grammar as G
 
 COUNTS = {
@@ -138,3 +142,16 @@ def check_records(records, per_size: int = 500, seed: int = 0) -> dict:
         if verdict == "refuted":
             refuted.append(r.get("id", "?"))
     return {"counts": counts, "refuted": refuted}
+
+
+def check_file(data_file: str | os.PathLike, per_size: int = 500, seed: int = 0) -> dict:
+    """Every label of a file ``interp monotonicity generate`` wrote, checked as :func:`check_records` does.
+
+    Raises:
+        ConfigError: naming ``per_size=`` below 1.
+        DataError: no such file, or a line that is not a generated pair (naming ``file:line``).
+    """
+    if per_size < 1:
+        raise ConfigError(f"{named('per_size', per_size)} must be at least 1")
+    fields = ("premise_tree", "hypothesis_tree", "label", "split", "depth")
+    return check_records(read_records(data_file, "interp monotonicity generate", fields), per_size, seed)

@@ -1,0 +1,197 @@
+"""Commands that analyse a trained model: ``cache``, ``probe``, ``intervene``, ``das``, ``location-sweep``, ``head-sweep``, ``cliques``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from interp.cli import options as o
+from interp.cli.base import main
+from interp.core.errors import ConfigError
+
+_LOCATIONS_HELP = ("Comma-separated locations, e.g. blocks.2.hook_resid_post@w_h or SITE@r1+r2 (several tokens at once); components inside a block: "
+                   "blocks.2.attn.hook_z.h3@w_h (a head), blocks.2.attn.hook_z, hook_attn_out, hook_resid_mid, hook_mlp_out; all (every residual site "
+                   "at every role); aligned (every residual site at the variables' aligned roles); heads or components (every head's hook_z, or every "
+                   "attn/resid_mid/mlp output; @ROLE for one role); a site without @ROLE means the variables' aligned roles.")  # fmt: skip
+_VARIABLES_HELP = "The task's causal variable(s), comma-separated (monli: lexrel, negated, output)."
+_CACHE_HELP = "float32 activation cache to read source vectors from."
+
+
+@main.command()
+@o.model(help="A fine-tuned classifier: checkpoint directory or hub name.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="HDF5 file to write.")
+@o.data()
+@o.sample("Comma-separated splits of the task [default: all of them].", max_examples=None, max_per_split=False, seed_help=None)
+@click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
+@o.run(64, wordpiece="first or last", backend=True)
+@click.option("--components", is_flag=True, help="Also cache every block's attn.hook_z (all heads; a head is its slice), hook_attn_out, hook_resid_mid and hook_mlp_out.")
+def cache(model, label_map, out, data, sample, dtype, run, progress, components):
+    """Store every location's vector for every example in HDF5 (resumable)."""
+    from interp.jobs.cache import CacheConfig, build_cache
+
+    config = CacheConfig(model=o.classifier(model, label_map), out=out, data=data, sample=sample, run=run, dtype=dtype, components=components)
+    click.echo(f"wrote {build_cache(config, progress=progress)}")
+
+
+@main.command()
+@click.option("--cache", "cache_path", required=True, type=click.Path(dir_okay=False), help="Activation cache (interp cache).")
+@click.option("--model", default=None, help="Check the cache was made with this model's weights.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for probes.csv and probes.png.")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer); with a cache made with --components also heads or components (@ROLE for one role) and component sites such as blocks.2.attn.hook_z.h3@w_h.")
+@click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: the task's own (its Task.probe_targets, which the cache records: lexrel,infer on MoNLI), else every variable and label; with aligned: every aligned variable].")
+@click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
+@click.option("--folds", type=int, default=5, show_default=True)
+@click.option("--seeds", type=int, default=3, show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet):
+    """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
+    from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
+
+    config = ProbeSweepConfig(cache=cache_path, out_dir=out, model=model, locations=locations, folds=folds, seeds=seeds,
+                              targets=o.listed(targets, "--targets") if targets is not None else (), probes=o.listed(kinds, "--probes"))  # fmt: skip
+    rows = run_probe_sweep(config, progress=not quiet)
+    click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
+
+
+@main.command()
+@o.model()
+@o.output("HDF5 file to write.", click.Path(dir_okay=False), overwrite_help="Replace an --out that holds other interventions.")
+@click.option("--locations", required=True, help=_LOCATIONS_HELP)
+@o.data()
+@o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
+@o.run(None, o.PAIRS_PER_PASS, wordpiece="first, last, or all (every piece, concatenated; each role must cover as many pieces in every example)", backend=True)
+@o.settings(
+    "engine",
+    click.option("--cache", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP),
+    click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of the task's examples (all splits, no --max-examples)."),
+    click.option("--unit-size", type=int, default=16, show_default=True, help="Bases per unit of work (what an interruption can lose)."),
+    click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16."),
+)
+def intervene(model, label_map, output, locations, data, sample, variable, run, progress, engine):
+    """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
+    from interp.analysis.iia import format_summaries, layer_table, summarize_all
+    from interp.jobs.intervene import InterventionConfig, run_interventions
+
+    config = InterventionConfig(model=o.classifier(model, label_map), locations=locations, variables=o.listed(variable, "--variable"), data=data,
+                                sample=sample, run=run, **output, **engine)  # fmt: skip
+    path = run_interventions(config, progress=progress)
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
+        click.echo(f"wrote {path}")
+        aligned = locations.strip() == "aligned"
+        summaries = summarize_all(path, aligned_only=aligned)
+        click.echo(format_summaries(summaries))
+        if aligned:
+            click.echo("\nIIA on causal pairs by layer at each variable's aligned location (larger null in brackets):")
+            click.echo(layer_table(summaries))
+
+
+@main.command()
+@o.model()
+@o.output("Directory for das.csv, das_summary.csv, das.png and interventions/ (required unless --load).", click.Path(file_okay=False), required=False,
+          overwrite_help="Replace an --out that holds a DAS run with other settings.")  # fmt: skip
+@click.option("--locations", "--location", "locations", default="aligned", show_default=True, help="Comma-separated locations (SITE@r1+r2), all (every site at every role), or aligned (every site at the variables' aligned roles).")
+@o.data()
+@o.settings(
+    "alignment",
+    click.option("--variable", default="lexrel", show_default=True, help=_VARIABLES_HELP),
+    click.option("--subspace", default="64", show_default=True, help="Comma-separated sizes k of the aligned subspace (at most the location's width), or boundless (the size learned)."),
+    click.option("--kind", default="rotated", show_default=True, help="rotated (an orthogonal width x width rotation, DAS) or lowrank (an orthonormal width x k basis)."),
+)
+@o.sample("Comma-separated splits of the task [default: the task's own set].")
+@o.settings(
+    "training",
+    click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds: each its own example split, pairs, initial rotation and batch order."),
+    click.option("--train-pairs", type=int, default=2000, show_default=True, help="Balanced counterfactual pairs among the training examples."),
+    click.option("--test-pairs", type=int, default=1000, show_default=True, help="Balanced counterfactual pairs among the held-out examples."),
+    click.option("--test-share", type=float, default=0.2, show_default=True, help="Share of the examples held out (never seen in training, as base or source)."),
+    click.option("--epochs", type=int, default=2, show_default=True),
+    click.option("--lr", type=float, default=1e-3, show_default=True),
+)
+@o.run(64, "Pairs per training step.", wordpiece="first or last")
+@click.option("--load", "load_path", default=None, type=click.Path(dir_okay=False), help="Score this saved intervention (its .safetensors or .json) on the held-out pairs of these settings instead of training; its variable and location come from the file.")
+def das(model, label_map, output, locations, data, alignment, sample, training, run, progress, load_path):
+    """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable)."""
+    from interp.analysis.das_figure import format_das
+    from interp.jobs.das import DasConfig, run_das, score_saved
+
+    out = output["out"]
+    if out is None and load_path is None:
+        raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
+    config = DasConfig(
+        model=o.classifier(model, label_map), out=out or "", overwrite=output["overwrite"], locations=locations, data=data, sample=sample, run=run,
+        variables=o.listed(alignment["variable"], "--variable"), subspaces=o.listed(alignment["subspace"], "--subspace"), kind=alignment["kind"],
+        **{**training, "seeds": o.ints(training["seeds"], "--seeds")},
+    )  # fmt: skip
+    if load_path is not None:
+        score = score_saved(config, load_path)
+        click.echo(f"{score['variable']} at {score['location']}, k = {score['k']}, seed {score['seed']}: held-out IIA "
+                   f"{score['saved_iia']:.3f} (vanilla {score['vanilla_iia']:.3f}, chance {score['saved_chance']:.3f}; "
+                   f"stays base {score['saved_stays_base']:.3f}, copies source {score['saved_copies_source']:.3f}) on {score['saved_pairs']} pairs; "
+                   f"95% interval of the IIA [{score['saved_iia_low']:.3f}, {score['saved_iia_high']:.3f}] ({score['interval']})")  # fmt: skip
+        return
+    rows = run_das(config, progress=progress)
+    click.echo(f"wrote {out}/das.csv, das_summary.csv, das.png ({len(rows)} units; held-out IIA, mean [95% interval] over seeds)")
+    click.echo(format_das(rows))
+
+
+@main.command("location-sweep")
+@o.model()
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for sweep.h5, locations.csv, locations.png.")
+@click.option("--examples", type=int, default=100, show_default=True, help="m: a seeded sample of m examples, m x m pairs per location.")
+@o.data()
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
+@o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].", max_examples=None, max_per_split=False, seed_help="Seed of the sample.")
+@click.option("--locations", default="all", show_default=True, help="Comma-separated locations, all, or aligned (every site at the variable's aligned roles).")
+@click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP)
+@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", wordpiece="first, last, or all")
+def location_sweep(model, label_map, out, examples, data, variable, sample, locations, cache_path, run, progress):
+    """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
+    from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
+
+    config = LocationSweepConfig(model=o.classifier(model, label_map), out_dir=out, examples=examples, variable=variable, locations=locations,
+                                 data=data, sample=sample, run=run, cache=cache_path)  # fmt: skip
+    rows = run_location_sweep(config, progress=progress)
+    click.echo(format_ranking(rows))
+    click.echo(f"wrote {out}/sweep.h5, {out}/locations.csv, {out}/locations.png")
+
+
+@main.command("head-sweep")
+@o.model()
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for heads.h5, heads.csv, heads.png.")
+@o.data()
+@click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
+@click.option("--roles", default="w_h,cls", show_default=True, help="Token roles to intervene at, comma-separated.")
+@o.sample("Comma-separated splits the mixed sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=50, seed_help="Seed of the sample.")
+@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", backend=True)
+def head_sweep(model, label_map, out, data, variable, roles, sample, run, progress):
+    """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
+    from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
+
+    config = HeadSweepConfig(model=o.classifier(model, label_map), out_dir=out, variable=variable, roles=o.listed(roles, "--roles"), data=data,
+                             sample=sample, run=run)  # fmt: skip
+    rows = run_head_sweep(config, progress=progress)
+    click.echo(format_heads(rows))
+    click.echo(f"wrote {out}/heads.h5, {out}/heads.csv, {out}/heads.png")
+
+
+@main.command()
+@click.option("--interventions", "path", required=True, type=click.Path(dir_okay=False), help="File from interp intervene.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory for cliques.json, graph.graphml (and --format's others), clique.png.")
+@click.option("--location", default=None, help="Which location of the file (default: its only one).")
+@click.option("--variable", default=None, help="Which intervened variable of the file: its values make the causal edges (default: its only one).")
+@click.option("--alphas", default="1-10", show_default=True, help="α values to search with: a range 1-10 or a list 1,3,5.")
+@click.option("--min-size", type=int, default=None, help="Stop peeling at a clique smaller than this (default: the chance level at the graph's density; 2: peel to the end).")
+@click.option("--model", default=None, help="Check the interventions were made with this model's weights.")
+@click.option("--format", "formats", default="graphml", show_default=True, help="The graph's file formats, comma-separated: graphml, gexf (Gephi), json (networkx node-link data with the cliques).")
+def cliques(path, out, location, variable, alphas, min_size, model, formats):
+    """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
+    from interp.jobs.cliques import GRAPH_FORMATS, CliqueConfig, format_cliques, parse_alphas, run_cliques
+
+    config = CliqueConfig(interventions=path, out_dir=out, location=location, variable=variable, alphas=parse_alphas(alphas), model=model,
+                          min_size=min_size, formats=o.listed(formats, "--format"))  # fmt: skip
+    report = run_cliques(config)
+    click.echo(format_cliques(report))
+    graphs = ", ".join(f"{out}/{GRAPH_FORMATS[f]}" for f in config.formats)
+    click.echo(f"\nwrote {out}/cliques.json, {graphs}, {out}/clique.png")

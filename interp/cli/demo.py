@@ -1,0 +1,63 @@
+"""The main job and its page: ``demo`` and ``report``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from interp.cli import options as o
+from interp.cli.base import main
+from interp.core.errors import ConfigError
+
+
+@main.command()
+@click.option("--out", default="runs/demo", show_default=True, type=click.Path(), help="Run directory.")
+@o.model(required=False, default=o.BASE_MODEL, help="Pretrained model to fine-tune.")
+@o.settings(
+    "fit",
+    click.option("--epochs", type=int, default=o.TRAIN.epochs, show_default=True),
+    click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
+    click.option("--seed", type=int, default=o.TRAIN.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run."),
+    click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples."),
+)
+@click.option("--seeds", default=None, help="Run the whole demo once per fine-tuning seed, comma-separated (OUT/seed<S>/), and write tables over seeds; instead of --seed.")
+@click.option("--probe-seeds", type=int, default=3, show_default=True, help="How many seeds the probe sweep averages over, in every run (not the fine-tuning's).")
+@click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
+@o.data()
+@click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
+@o.run(o.TRAIN.batch_size, quiet_help="No progress bars.")
+def demo(out, model, label_map, fit, seeds, probe_seeds, location, data, examples, run, progress):
+    """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
+    from interp.jobs.behavioral import BehavioralConfig
+    from interp.jobs.demo import DemoConfig, format_demo, run_demo
+
+    behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, batch_size=run.batch_size, data=data, device=run.device, **fit)
+    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
+    if seeds is not None:
+        from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
+
+        if click.get_current_context().get_parameter_source("seed") != click.core.ParameterSource.DEFAULT:
+            raise ConfigError("give --seed (one run) or --seeds (one run per seed), not both")
+        found = run_demo_seeds(config, o.ints(seeds, "--seeds"), progress=progress)
+        click.echo("")
+        click.echo(format_demo_seeds(found))
+        return
+    result = run_demo(config, progress=progress)
+    click.echo("")
+    click.echo(format_demo(result))
+    listing = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in Path(out).iterdir() if not p.name.endswith(".manifest.json")))
+    click.echo(f"\nwrote {out}/: {listing} in {result.seconds:.0f} s; the report is {out}/report/index.html")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path())
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for index.html (default: RUN_DIR/report).")
+def report(run_dir, out):
+    """One self-contained HTML page of a run folder: behavior, probe and IIA heatmaps, the clickable intervention graph, settings and hashes."""
+    from interp.analysis.report import ReportConfig, write_report
+    from interp.analysis.report.page import summary
+
+    page, data = write_report(ReportConfig(run_dir=run_dir, out_dir=out))
+    click.echo(summary(data))
+    click.echo(f"wrote {page} (open it in a browser; it needs no network)")

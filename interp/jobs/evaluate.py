@@ -1,0 +1,81 @@
+"""`interp evaluate`: a classifier's accuracy on a task's splits, or on every member of a task group (the eight fragments).
+
+Usage::
+
+    from interp.api.specs import DataSpec
+    from interp.jobs.evaluate import EvaluateConfig, run_evaluate
+    found = run_evaluate(EvaluateConfig(model="runs/demo/model", data=DataSpec("monli")))
+    print(found.format())            # a line per split: accuracy with its 95% Wilson interval
+    found.metrics                    # {task: {split: {"accuracy", "correct", "n", ...}}}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from interp.api.specs import DataSpec
+from interp.core.checks import check_int
+from interp.models.evaluation import accuracy_lines, evaluate_task
+from interp.tasks import TaskGroup, resolve_tasks, task_for_file
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    """Which model on which task's splits (``()``: the task's evaluation splits, else all of them).
+
+    ``label_map``, ``input``, ``device`` and ``fold_labels`` as
+    :func:`interp.models.evaluation.evaluate_task`; a task group
+    (``DataSpec("fragments")``) scores every member task.
+    """
+
+    model: str
+    data: DataSpec = DataSpec()
+    splits: tuple[str, ...] = ()
+    batch_size: int = 128
+    device: str = "auto"
+    label_map: str | None = None
+    input: str | None = None
+    fold_labels: bool = False
+
+
+@dataclass
+class Evaluation:
+    """Accuracy per task and split; ``group``: the task group scored, with its averages, or ``None`` for one task."""
+
+    metrics: dict[str, dict[str, dict]]
+    group: TaskGroup | None
+
+    def format(self, as_json: bool = False) -> str:
+        """A line per split with its Wilson interval (one task), or a table of tasks × splits with the group's averages
+        (Richardson et al. 2020, Table 1); with ``as_json`` the metrics as JSON."""
+        if self.group is None:
+            (metrics,) = self.metrics.values()
+            return json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics))
+        if as_json:
+            return json.dumps(self.metrics, indent=2)
+        splits = list(dict.fromkeys(s for metrics in self.metrics.values() for s in metrics))
+        width = max(10, *(len(s) + 2 for s in splits))
+        lines = [f"{'task':22}" + "".join(f"{s:>{width}}" for s in splits)]
+        for name, metrics in self.metrics.items():
+            lines.append(f"{name:22}" + "".join(f"{100 * metrics[s]['accuracy']:{width}.1f}" for s in splits))
+        for label, members in self.group.averages.items():
+            lines.append(f"{label:22}" + "".join(f"{100 * sum(self.metrics[m][s]['accuracy'] for m in members) / len(members):{width}.1f}" for s in splits))
+        return "\n".join(lines)
+
+
+def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluation:
+    """Score ``config.model`` on each task ``config.data`` names.
+
+    Raises:
+        ConfigError: naming ``batch_size=``, ``task=`` or a split the task lacks.
+        DataError, ModelError: as :func:`interp.models.evaluation.evaluate_task`.
+    """
+    check_int(config.batch_size, "batch_size", least=1)
+    data = config.data
+    tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
+                                 data_file=data.data_file, argument="task")  # fmt: skip
+    metrics = {name: evaluate_task(config.model, task, config.splits or task.eval_splits or task.splits, config.batch_size, progress=progress,
+                                   label_map=config.label_map, input=config.input, device=config.device, fold_labels=config.fold_labels)
+               for name, task in tasks.items()}  # fmt: skip
+    return Evaluation(metrics, group)

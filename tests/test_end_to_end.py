@@ -83,7 +83,7 @@ def test_a_model_at_chance_on_one_split_is_named_by_intervene_das_and_the_report
     from interp.analysis.report.collect import collect_run
 
     out, _ = trained
-    common = ["--model", str(out), "--splits", "pmonli,nmonli_test", "--max-per-split", "40", "--data-dir", str(monli_dir), "--quiet"]
+    common = ["--model", str(out), "--splits", "pmonli,nmonli_test", "--max-per-split", "24", "--data-dir", str(monli_dir), "--quiet"]
     run = tmp_path / "run"
     result = CliRunner().invoke(main, ["intervene", *common, "--locations", "blocks.2.hook_resid_post@w_h", "--out", str(run / "iv.h5")])
     assert result.exit_code == 0, result.stderr

@@ -28,6 +28,15 @@ def test_the_interval_is_centred_on_the_mean_and_narrows_with_confidence():
     assert low < low90 < mean < high90 < high
 
 
+def test_bounds_clip_the_interval_to_what_the_figure_can_be():
+    """Three accuracies near 1 (Table 1's three seeds): unbounded, the t interval passes 1 (the null); bounded, it stops there."""
+    values = [0.995, 0.960, 0.965]
+    mean, low, high = mean_interval(values)
+    assert high > 1
+    assert mean_interval(values, bounds=(0.0, 1.0)) == (mean, low, 1.0)
+    assert mean_interval([0.0, 0.02, 0.10])[1] < 0 == mean_interval([0.0, 0.02, 0.10], bounds=(0.0, 1.0))[1]
+
+
 def test_runs_table_is_mean_interval_per_group():
     rows = [{"split": s, "seed": k, "test": 0.5 + 0.1 * (s == "fair") + 0.01 * k, "train": 0.9 - 0.01 * k}
             for s in ("fair", "random") for k in range(3)]  # fmt: skip

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+from contextlib import contextmanager
 
 import h5py
 import pytest
@@ -215,6 +218,32 @@ def test_a_role_an_example_lacks_is_named(mqnli, minilm_tokenizer):
         location_tokens([encoded[0], lacking], ("n_s.p",), "location L")
 
 
+_OPENING: list[list[str]] = []  # the lists an audit hook appends to (a hook cannot be removed: it records only while one is open)
+
+
+def _record_opens(event: str, args: tuple) -> None:
+    if event == "open" and _OPENING and isinstance(args[0], (str, os.PathLike)):
+        _OPENING[-1].append(os.fspath(args[0]))
+
+
+@contextmanager
+def _opened(folder):
+    """The files under ``folder`` Python opens inside the block, one entry per open."""
+    if not _OPENING and _record_opens not in _HOOKED:
+        sys.addaudithook(_record_opens)
+        _HOOKED.append(_record_opens)
+    found: list[str] = []
+    _OPENING.append(found)
+    try:
+        yield found
+    finally:
+        _OPENING.pop()
+        found[:] = [os.path.relpath(p, folder) for p in found if os.path.abspath(p).startswith(os.path.abspath(folder) + os.sep)]
+
+
+_HOOKED: list = []
+
+
 def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
     """Issue #15 item 3: `interp demo --task mqnli` fine-tunes, caches, probes, intervenes at every aligned location, finds cliques."""
     r = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
@@ -225,9 +254,18 @@ def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
         assert (tmp_path / "demo" / name).is_file(), name
     assert json.loads((tmp_path / "demo" / "metrics.json").read_text())["model"]["trained_on"] == ["train"]
     # The same pipeline as MoNLI's: a location given replaces the plan's (every aligned site); the rest is reused.
-    again = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
-                 "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
+    checkpoint = tmp_path / "demo" / "model"
+    with _opened(checkpoint) as opened:
+        again = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
+                     "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
     assert again.exit_code == 0, again.output
+    with _opened(checkpoint) as once:  # the null: what one load and one hash of the checkpoint read
+        from interp.api.loading import load_model
+
+        assert load_model(str(checkpoint)).sha256
+    # The checkpoint is loaded and hashed once and the object handed to every stage (cache, probes, interventions, cliques).
+    # (training.json is read too: the fine-tuning is reused, not loaded.)
+    assert "model.safetensors" in once and sorted(f for f in opened if f in once) == sorted(once), (opened, once)
     assert "already trained with these settings" in again.output and "Interchange interventions (§6.2) at blocks.1.hook_resid_post@cls: given" in again.output
     with h5py.File(tmp_path / "demo" / "interventions.h5", "r") as f:
         assert list(f.attrs["locations"]) == ["blocks.1.hook_resid_post@cls"]

@@ -16,7 +16,7 @@ from interp.causal.values import value_name
 from interp.cli import main
 from interp.core.errors import ConfigError
 from interp.hooks.encoding import collate
-from interp.jobs.node_loss import NodeLoss, node_variables
+from interp.api.node_loss import NodeLoss, node_variables
 from interp.jobs.train import TrainConfig, train
 from interp.models import fit, load_classifier
 from interp.models.training_state import read_training_state
@@ -69,6 +69,15 @@ def test_a_node_loss_run_resumes_to_the_same_weights_and_saves_the_classifier_al
         assert set(a.keys()) == set(b.keys())  # no head tensors in the checkpoint
         assert any(not torch.equal(a.get_tensor(k), b.get_tensor(k)) for k in a.keys())  # the node loss changed the weights
     assert json.loads((tmp_path / "reference" / "training.json").read_text())["config"]["node_loss"] == ["all"]
+    # In memory, the same heads and loss: interp.fine_tune(node_loss=...) gives the checkpoint's weights, tensor for tensor.
+    import interp
+
+    task = interp.load_task("mqnli", data_file=str(mqnli_file))
+    in_memory = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("train",), n=48, seed=2), epochs=2, lr=2e-3, batch_size=16, seed=2,
+                                 node_loss=("all",), node_read="tokens")  # fmt: skip
+    with safe_open(tmp_path / "reference" / "model.safetensors", "pt") as a:
+        assert all(torch.equal(in_memory.module.state_dict()[k], a.get_tensor(k)) for k in a.keys())
+    assert in_memory.history[-1]["extra_loss"] == pytest.approx(reference.epochs[-1]["extra_loss"])
 
     original = fit.__globals__["save_training_state"]
     state = {}

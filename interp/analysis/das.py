@@ -39,8 +39,6 @@ from interp.engine.pair_suffix import PairSuffix, frozen_weights
 from interp.models.labels import LabelReading
 
 
-#: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
-HELD_OUT_SEED_OFFSET = 7919
 #: Training pairs a training history scores after each epoch (a seeded share of the training pairs).
 HISTORY_TRAIN_PAIRS = 128
 

@@ -42,7 +42,7 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
                    "interval": "95% t interval over seeds" if several else "95% bootstrap interval over held-out examples"}  # fmt: skip
         for method in METHODS:
             if several:
-                mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members])
+                mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members], bounds=(0.0, 1.0))
             else:
                 mean, low, high = (float(members[0][f"{method}_iia{end}"]) for end in ("", "_low", "_high"))
             summary.update({f"{method}_iia": round(mean, 4), f"{method}_low": round(low, 4), f"{method}_high": round(high, 4)})

@@ -14,6 +14,8 @@ Example:
 (0.52, 0.05)
 >>> mean_interval([0.7])
 (0.7, 0.7, 0.7)
+>>> mean_interval([0.995, 0.96, 0.965], bounds=(0, 1))[2]   # an accuracy's interval stops at 1
+1.0
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ import numpy as np
 from interp.core.errors import ConfigError, named
 
 
-def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+def mean_interval(values: Sequence[float], confidence: float = 0.95, bounds: tuple[float, float] | None = None) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean of ``values`` and its t interval at ``confidence`` (one value: the mean thrice).
 
-    Units are the values' own (accuracy in [0, 1], say).
+    Units are the values' own (accuracy in [0, 1], say). ``bounds``: the range the figure cannot leave (``(0, 1)``
+    for an accuracy or an IIA, ``(0, inf)`` for a count); the interval is clipped to it. The t interval assumes the
+    runs' figures are roughly normal; a few runs near a bound (96.0, 96.5, 99.5) give a wide, clipped interval that
+    says the seeds disagree more than it locates the mean.
 
     Raises:
         ConfigError: naming ``values`` when there are none, or ``confidence`` outside (0, 1).
@@ -44,7 +49,10 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[fl
     if values.size < 2:
         return mean, mean, mean
     half = float(t.ppf((1 + confidence) / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
-    return mean, mean - half, mean + half
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return mean, low, high
 
 
 def runs_table(rows, by: str | Sequence[str], values: Sequence[str], confidence: float = 0.95):

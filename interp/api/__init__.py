@@ -2,7 +2,7 @@
 
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier, load_model, load_task
-from interp.api.results import InterchangeResult, load_interventions
+from interp.api.results import InterchangeResult, InterchangeSet, load_interventions
 from interp.api.training import FineTuneSettings, fine_tune
 
-__all__ = ["Classifier", "FineTuneSettings", "fine_tune", "InterchangeResult", "IntervenableModel", "load_interventions", "load_model", "load_task"]
+__all__ = ["Classifier", "FineTuneSettings", "fine_tune", "InterchangeResult", "InterchangeSet", "IntervenableModel", "load_interventions", "load_model", "load_task"]

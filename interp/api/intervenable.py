@@ -39,19 +39,19 @@ from torch import Tensor
 
 from interp.analysis.bootstrap import Estimate
 from interp.analysis.chance import chance_messages, split_accuracies
-from interp.analysis.das import HELD_OUT_SEED_OFFSET, FitSettings, train_and_score
+from interp.analysis.das import FitSettings, train_and_score
 from interp.analysis.iia import summarize_matrices
 from interp.api.loading import Classifier, classifier_for, load_model, load_task
 from interp.api.das_result import DasResult
-from interp.api.results import InterchangeResult
+from interp.api.results import InterchangeResult, InterchangeSet
 from interp.api.specs import DataSpec, RunSpec
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_table
-from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.causal.pairs import das_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device, rank_device
 from interp.core.environment import environment
-from interp.core.errors import ConfigError, named, warn
+from interp.core.errors import ConfigError, InterpWarning, named, warn
 from interp.core.hdf5 import h5py
 from interp.core.outputs import write_bytes_atomic
 from interp.engine.interventions import Interchange, Intervention, make_intervention
@@ -230,18 +230,49 @@ class IntervenableModel:
                 warn(message)
         return rows
 
+    def evaluate(self, examples: Sequence):
+        """The model's accuracy on each split among ``examples``, its predictions read as the task's labels
+        (:attr:`reading`: by name, in any order, extra labels folded), beside chance; warns at chance as
+        :meth:`split_accuracies` does.
+
+        Returns:
+            A ``pandas.DataFrame``, one row per split (in order of first appearance): ``split``, ``examples``,
+            ``accuracy`` with ``accuracy_low`` and ``accuracy_high`` (0..1, the 95% Wilson interval), ``majority`` (the
+            most common gold label's share, the null), ``at_chance`` (the interval does not lie above it), and per task
+            label ``recall_<label>``: accuracy on the examples of that gold label (NaN where the split has none).
+
+        Raises:
+            ConfigError: naming ``examples=``: not a non-empty list of the task's examples.
+        """
+        import pandas as pd
+
+        examples = self.task.check_examples(examples)
+        own = self.reading.predict(self.predict(examples))
+        gold = np.array([self.task.labels.index(e.label) for e in examples])
+        splits = np.array([getattr(e, "split", "examples") for e in examples], dtype=object)
+        rows = []
+        for r in self.split_accuracies(examples, own):
+            where = splits == r["split"]
+            row = {"split": r["split"], "examples": r["examples"], "accuracy": float(r["accuracy"]), "accuracy_low": r["accuracy"].low,
+                   "accuracy_high": r["accuracy"].high, "majority": float(r["majority"]), "at_chance": r["at_chance"]}  # fmt: skip
+            for j, label in enumerate(self.task.labels):
+                mine = where & (gold == j)
+                row[f"recall_{label}"] = float((own[mine] == j).mean()) if mine.any() else float("nan")
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     # -- interventions ---------------------------------------------------------------------------------------
 
     def interchange(
         self,
         bases: Sequence,
         sources: Sequence,
-        location: str | Location,
+        location: str | Location | Sequence[str | Location],
         *,
         variables: Sequence[str] | None = None,
         intervention: Intervention | None = None,
         naive: bool = False,
-    ) -> InterchangeResult:
+    ) -> InterchangeResult | InterchangeSet:
         """Run the model on every base with the vectors at ``location`` replaced, for every source.
 
         The interchange intervention (Geiger, Richardson & Potts 2020, §6.2)
@@ -251,17 +282,21 @@ class IntervenableModel:
 
         Args:
             bases, sources: the task's examples (the same list twice for the square set the graph and files need).
-            location: where (one location; a bare site stands for ``variables``' roles).
+            location: where (one location; a bare site stands for ``variables``' roles); a list or tuple of locations
+                runs each and returns an :class:`~interp.api.results.InterchangeSet` (one table, one file).
             variables: whose counterfactuals to compute (``None``: every variable of the task).
             naive: use the one-pass-per-pair reference instead of the engine.
 
         Returns:
-            An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_model_labels]``.
+            An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_model_labels]``; for a list of
+            locations, an :class:`~interp.api.results.InterchangeSet` of them.
 
         Raises:
             ConfigError: a variable the task lacks, a location an example lacks, an intervention
                 of another width, a trained intervention at a component site.
         """
+        if isinstance(location, (list, tuple)):
+            return self._interchange_set(bases, sources, location, variables=variables, intervention=intervention, naive=naive)
         bases, sources = self.task.check_examples(bases, "bases"), self.task.check_examples(sources, "sources")
         intervention = getattr(intervention, "intervention", intervention)  # a DasResult stands for its trained module
         if intervention is not None and not isinstance(intervention, Intervention):
@@ -292,6 +327,30 @@ class IntervenableModel:
             with torch.no_grad():
                 logits = runner.logits(rows, cols, intervention, self.batch_size).view(len(bases), len(sources), -1)
         return self._result(bases, sources, base_enc, source_enc, loc, variables, logits.float().cpu())
+
+    def _interchange_set(self, bases, sources, locations: Sequence, **options) -> InterchangeSet:
+        """:meth:`interchange` at each of ``locations``, gathered in one :class:`InterchangeSet` that saves into one file."""
+        if not locations:
+            raise ConfigError("`location=` names no location; give one, or a list of several")
+        results: dict[str, InterchangeResult] = {}
+        with warnings.catch_warnings():  # a chance warning once, not once per location
+            for i, location in enumerate(locations):
+                if i == 1:
+                    warnings.simplefilter("ignore", InterpWarning)
+                result = self.interchange(bases, sources, location, **options)
+                if str(result.location) in results:
+                    raise ConfigError(f"{named('location', str(result.location))} is named twice")
+                results[str(result.location)] = result
+        first = next(iter(results.values()))
+        order = [r.location for r in results.values()]
+
+        def write(path: Path) -> None:  # square (save() checks); the file's attributes name every location
+            meta = {**first.meta, "locations": [str(loc) for loc in order]}
+            bases_ = self.task.check_examples(bases, "bases")
+            self.write(path, bases_, order, lambda index, loc: results[str(loc)].logits.numpy(), meta=meta, causal_pred=first.causal_pred,
+                       values=list(first.values.values()), base_pred=first.base_pred)  # fmt: skip
+
+        return InterchangeSet(results, _writer=write)
 
     def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:
         task = self.task
@@ -433,9 +492,7 @@ class IntervenableModel:
         examples = self.task.check_examples(examples)
         causal = self.task.build_causal_model(examples)
         inputs = [self.task.inputs(e) for e in examples]
-        train_idx, test_idx = split_examples(len(examples), test_share, seed)
-        train = counterfactual_pairs(causal, inputs, variable, train_idx, n_pairs, seed, "n_pairs")
-        test = counterfactual_pairs(causal, inputs, variable, test_idx, test_pairs, seed + HELD_OUT_SEED_OFFSET, "test_pairs")
+        train, test = das_pairs(causal, inputs, variable, test_share, seed, n_pairs, test_pairs, ("n_pairs", "test_pairs"))
         runner = PairSuffix(self.model.module, self.encode(examples), loc)
         try:
             intervention = make_intervention(kind, runner.width, k, seed)

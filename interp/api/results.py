@@ -250,4 +250,73 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
     return result
 
 
-__all__ = ["InterchangeResult", "load_interventions"]
+@dataclass(eq=False)
+class InterchangeSet:
+    """Interchange interventions of the same bases × sources at several locations: one :class:`InterchangeResult` per
+    location, one table, one file.
+
+    Usage::
+
+        found = lab.interchange(examples, examples, ["blocks.0.hook_resid_post@w_h", "blocks.3.hook_resid_post@w_h"])
+        found["blocks.3.hook_resid_post@w_h"].iia("lexrel")    # one location's result
+        found.summary_frame()                                  # every location's IIA and nulls, with intervals
+        found.save("iv.h5")                                    # one interventions file holding every location
+
+    Attributes:
+        results: location (as written) -> its :class:`InterchangeResult`, in the order asked for.
+    """
+
+    results: dict[str, InterchangeResult]
+    _writer: Callable[[Path], None] | None = field(default=None, repr=False)
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """The locations, in the order asked for."""
+        return tuple(self.results)
+
+    def __getitem__(self, location) -> InterchangeResult:
+        """One location's result (a location string or :class:`~interp.hooks.locations.Location`).
+
+        Raises:
+            ConfigError: naming ``location=``, one this set does not hold.
+        """
+        if str(location) not in self.results:
+            raise ConfigError(f"{named('location', str(location))}: this set holds {', '.join(self.results)}")
+        return self.results[str(location)]
+
+    def __iter__(self):
+        return iter(self.results.values())
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def summary_frame(self):
+        """Every location's :meth:`InterchangeResult.summary_frame`, one ``pandas.DataFrame`` (a ``location`` column)."""
+        import pandas as pd
+
+        return pd.concat([r.summary_frame() for r in self.results.values()], ignore_index=True)
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write one interventions file holding every location (:mod:`interp.files.interventions`, as ``interp intervene
+        --locations a,b`` writes), atomically, and its manifest; :func:`load_interventions` reads each location back.
+
+        Raises:
+            ConfigError: the sources are not the bases, or the set was built by hand.
+            OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
+        """
+        if not all(r.square for r in self.results.values()):
+            raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
+        if self._writer is None:
+            raise ConfigError("save: this set was not made by IntervenableModel.interchange, so it knows no model or task to write")
+        path = Path(path)
+        refuse_existing(path, overwrite, "path")
+        ensure_writable_dir(path.parent, "path")
+        self._writer(path)
+        write_file_manifest(path, "intervene")
+        return path
+
+    def __repr__(self) -> str:
+        return f"InterchangeSet({len(self.results)} locations: {', '.join(self.results)})"
+
+
+__all__ = ["InterchangeResult", "InterchangeSet", "load_interventions"]

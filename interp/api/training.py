@@ -21,14 +21,19 @@ import copy
 from dataclasses import asdict, fields
 from typing import Sequence
 
+from interp.api.iit import iit_loss, parse_iit
 from interp.api.loading import Classifier, load_model, load_task
+from interp.api.node_loss import NodeLoss, node_variables
+from interp.hooks import n_layers
 from interp.core.errors import ConfigError, named
 from interp.hooks.encoding import encode_pair
 from interp.models.settings import PRECISIONS, FineTuneSettings
 from interp.models.training import fit
 
 
-def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, **settings) -> Classifier:
+def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, iit: str | None = None, iit_weight: float = 1.0,
+              iit_subspace: int | None = None, node_loss: Sequence[str] | None = None, node_weight: float = 1.0, node_read: str = "cls",
+              **settings) -> Classifier:  # fmt: skip
     """A fine-tuned copy of ``model`` (the argument is left as it was), as a :class:`~interp.api.loading.Classifier`.
 
     Args:
@@ -38,6 +43,14 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
             read by name (a three-label head trained on two-label data keeps all three).
         examples: the training examples (``task.examples(...)``).
         progress: a progress bar per epoch and a line after each (``fine_tune`` is otherwise silent: minutes on a CPU).
+        iit: ``VARIABLE@LOCATION``: interchange intervention training (Geiger, Lu, Icard & Potts 2022, §3), the loss of
+            :func:`interp.api.iit.iit_loss` added to the task's, weighted by ``iit_weight``; with ``iit_subspace = k``
+            only a fixed seeded k-dimensional subspace of the location is trained to carry the variable. The same
+            loss as ``interp train --iit``.
+        node_loss: variables of the task's causal model (or ``("all",)``) whose values a head each learns beside the
+            label, read at [CLS] or (``node_read="tokens"``) at the variable's aligned tokens, the mean cross-entropy
+            weighted by ``node_weight`` (Geiger et al. 2019, §5: :class:`interp.api.node_loss.NodeLoss`); the heads are
+            scaffolding, not part of the returned classifier. The same loss as ``interp train --node-loss``.
         settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ``warmup_ratio``,
             ``weight_decay``, ``precision``).
 
@@ -47,14 +60,15 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
         with; :meth:`~interp.api.loading.Classifier.save` writes it as a checkpoint.
 
     Raises:
-        ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's.
+        ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's; naming
+            ``iit=`` (malformed, or a task without a causal model) or ``iit_subspace=`` (wider than the location).
         ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`).
     """
     task = load_task(task)
     known = [f.name for f in fields(FineTuneSettings)]
     unknown = sorted(set(settings) - set(known))
     if unknown:
-        raise ConfigError(f"{named(unknown[0])} is not a fine-tuning setting; the settings are {', '.join(known)} (and `progress=`, `tokenizer=`)")
+        raise ConfigError(f"{named(unknown[0])} is not a fine-tuning setting; the settings are {', '.join(known)} (and `progress=`, `tokenizer=`, `iit=`, `iit_weight=`, `iit_subspace=`, `node_loss=`, `node_weight=`, `node_read=`)")
     config = FineTuneSettings(**settings)
     examples = task.check_examples(examples)
     if isinstance(model, str):
@@ -64,8 +78,22 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
         loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
     reading = loaded.reading(task)  # a three-label model keeps its head: each gold label trains its own (or folded) logit
     encoded = [encode_pair(e, loaded.tokenizer, reading.label_ids) for e in examples]
-    history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress)
+    extra_loss = None
+    if iit is not None:
+        if task.causal_model is None:
+            raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
+        variable, location = parse_iit(iit, task, n_layers(loaded.module))
+        extra_loss = iit_loss(loaded.module, loaded.tokenizer, task, examples, variable, location, weight=iit_weight, subspace=iit_subspace,
+                              seed=config.seed)  # fmt: skip
+    if node_loss is not None:
+        if extra_loss is not None:
+            raise ConfigError("`node_loss=` and `iit=`: train with one extra loss at a time")
+        chosen = node_variables((node_loss,) if isinstance(node_loss, str) else tuple(node_loss), task)
+        extra_loss = NodeLoss(loaded.module, loaded.tokenizer, task, examples, chosen, read=node_read, weight=node_weight, seed=config.seed)
+    history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress, extra_loss=extra_loss)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
     trained.history = history
-    trained.settings = {"model": loaded.name, "task": task.name, **asdict(config), "n_train": len(examples)}
+    trained.settings = {"model": loaded.name, "task": task.name, **asdict(config), "n_train": len(examples),
+                        **({"iit": iit, "iit_weight": iit_weight, "iit_subspace": iit_subspace} if iit is not None else {}),
+                        **({"node_loss": list(chosen), "node_weight": node_weight, "node_read": node_read} if node_loss is not None else {})}
     return trained

@@ -47,6 +47,10 @@ class Pairs:
         return len(self.base)
 
 
+#: Added to a seed for the held-out pairs, so they are not drawn with the training pairs' stream.
+HELD_OUT_SEED_OFFSET = 7919
+
+
 def split_examples(n: int, test_share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A seeded split of ``range(n)`` into training and held-out indices (each sorted; the held-out part ``round(n × test_share)``, at least 2).
 
@@ -108,3 +112,21 @@ def counterfactual_pairs(
     cells = cells[rng.permutation(len(cells))]
     rows, cols = np.divmod(cells, len(indices))
     return Pairs(indices[rows], indices[cols], table[rows, cols], changed[rows, cols])
+
+
+def das_pairs(causal: CausalModel, inputs: Sequence[Mapping[str, Any]], variable: str, test_share: float, seed: int,
+              n_train: int | None, n_test: int, names: tuple[str, str] = ("train_pairs", "test_pairs")) -> tuple[Pairs | None, Pairs]:  # fmt: skip
+    """The training and held-out pairs of a learned intervention (distributed alignment search, Geiger, Wu, Potts,
+    Icard & Goodman 2024, §3), drawn one way everywhere (``train_das``, ``interp das``, ``das --load``).
+
+    The examples are split (:func:`split_examples`, ``test_share`` held out, ``seed``); ``n_train`` balanced pairs are
+    drawn among the training part with ``seed`` (``None``: none, ``Pairs`` is ``None``), ``n_test`` among the
+    held-out part with ``seed + HELD_OUT_SEED_OFFSET`` (:func:`counterfactual_pairs`); no held-out example is a
+    base or a source of a training pair. ``names``: the parameters the counts came from, for messages.
+
+    Raises:
+        ConfigError: as :func:`split_examples` and :func:`counterfactual_pairs`.
+    """
+    train_idx, test_idx = split_examples(len(inputs), test_share, seed)
+    train = None if n_train is None else counterfactual_pairs(causal, inputs, variable, train_idx, n_train, seed, names[0])
+    return train, counterfactual_pairs(causal, inputs, variable, test_idx, n_test, seed + HELD_OUT_SEED_OFFSET, names[1])

@@ -113,8 +113,11 @@ class Cache(PerExampleFile):
 
 
 @contextmanager
-def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
+def open_cache(path: str | Path, model=None) -> Iterator[Cache]:
     """Open a finished cache; with ``model``, check it was made with those weights.
+
+    ``model``: a spec (a checkpoint directory, ``minilm``), or a model already loaded (anything with ``sha256`` and
+    ``name``, such as :class:`interp.api.loading.Classifier`: its weights are not hashed again).
 
     Raises:
         ConfigError: a missing, truncated or foreign file, an unfinished
@@ -124,8 +127,11 @@ def open_cache(path: str | Path, model: str | None = None) -> Iterator[Cache]:
     path = Path(path)
 
     def check(meta: dict) -> None:
-        if model is not None and meta["model_sha256"] != model_sha256(model):
-            raise ConfigError(f"{path} was made with model {meta['model']!r}, not with the weights of {model!r}")
+        if model is None:
+            return
+        sha, name = (model.sha256, model.name) if hasattr(model, "sha256") else (model_sha256(model), model)
+        if meta["model_sha256"] != sha:
+            raise ConfigError(f"{path} was made with model {meta['model']!r}, not with the weights of {name!r}")
 
     handle, meta = open_finished(path, FORMAT, "activation cache", "interp cache", check)
     try:

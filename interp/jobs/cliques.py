@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from interp.api.loading import Classifier
 from interp.analysis.cliques.baselines import (
     block_densities,
     chance_clique_size,
@@ -66,7 +67,7 @@ class CliqueConfig:
     out_dir: str
     location: str | None = None
     alphas: tuple[int, ...] = tuple(range(1, 11))
-    model: str | None = None
+    model: str | Classifier | None = None  # check the file was made with these weights (a loaded model is not hashed again)
     min_size: int | None = None  # None: the chance level at the observed density
     variable: str | None = None  # None: the file's only variable
     formats: tuple[str, ...] = ("graphml",)  # keys of GRAPH_FORMATS
@@ -222,7 +223,8 @@ def run_cliques(config: CliqueConfig) -> dict:
         OutputError: ``out_dir`` cannot be written.
     """
     config.validate()
-    expected_sha = model_sha256(config.model) if config.model is not None else None
+    model = config.model
+    expected_sha = None if model is None else model.sha256 if isinstance(model, Classifier) else model_sha256(model)
     with open_interventions(config.interventions, model_sha256=expected_sha) as file:
         location = file.location(config.location)
         variable = file.variable(config.variable)

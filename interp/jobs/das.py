@@ -49,7 +49,6 @@ from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.analysis.das import (
-    HELD_OUT_SEED_OFFSET,
     FitSettings,
     best_block,
     n_steps,
@@ -57,7 +56,7 @@ from interp.analysis.das import (
     train_and_score,
 )
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
-from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.causal.pairs import das_pairs
 from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import (
     OutputSet,
@@ -215,13 +214,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     read = lab.reading.read
     pair_sets = {}
     for seed in config.seeds:
-        train_idx, test_idx = split_examples(len(examples), config.test_share, seed)
         for variable in config.variables:
-            pair_sets[seed, variable] = tuple(
-                _as_tensors(counterfactual_pairs(causal, inputs, variable, idx, n, seed + offset, name), task)
-                for idx, n, offset, name in ((train_idx, config.train_pairs, 0, "train_pairs"),
-                                             (test_idx, config.test_pairs, HELD_OUT_SEED_OFFSET, "test_pairs"))
-            )
+            drawn = das_pairs(causal, inputs, variable, config.test_share, seed, config.train_pairs, config.test_pairs)
+            pair_sets[seed, variable] = tuple(_as_tensors(pairs, task) for pairs in drawn)
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
     bar = tqdm(total=total, unit="step", disable=not progress, desc="das")
@@ -293,8 +288,8 @@ def score_saved(config: DasConfig, path: str) -> dict:
     own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))
     read = lab.reading.read
     seed = config.seeds[0]
-    _, test_idx = split_examples(len(examples), config.test_share, seed)
-    pairs = _as_tensors(counterfactual_pairs(causal, [task.inputs(e) for e in examples], variable, test_idx, config.test_pairs, seed + HELD_OUT_SEED_OFFSET, "test_pairs"), task)
+    _, held_out = das_pairs(causal, [task.inputs(e) for e in examples], variable, config.test_share, seed, None, config.test_pairs)
+    pairs = _as_tensors(held_out, task)
     saved = score_intervention(runner, intervention, *pairs, own_pred, read)
     vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred, read)
     return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed,

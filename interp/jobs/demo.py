@@ -49,6 +49,7 @@ from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
 from interp.hooks.locations import Location, parse_locations
+from interp.api.loading import load_model
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
@@ -176,7 +177,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
 
     behavioral = run_behavioral(b, progress=progress)
     lap(task.behavioral_stage.title)
-    model = str(out / "model")
+    model = load_model(str(out / "model")).to(pick_device(b.device))  # loaded and hashed once; every stage below takes the object
     say("caching activations of model/ at every location")
     run = RunSpec(device=b.device)  # every stage on the device the fine-tuning used
     cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), data=data, sample=SampleSpec(plan.cache_splits or default_set),

@@ -71,7 +71,8 @@ def summarize_seeds(rows: list[dict], seeds: Sequence[int]) -> list[dict]:
     for figure in dict.fromkeys(r["figure"] for r in rows):
         mine = [r for r in rows if r["figure"] == figure]
         values = {r["seed"]: r["value"] for r in mine}
-        mean, low, high = mean_interval([float(v) for v in values.values()])
+        bounds = (0.0, float("inf")) if mine[0]["stage"] == "cliques" else (0.0, 1.0)  # a clique's size, else a share
+        mean, low, high = mean_interval([float(v) for v in values.values()], bounds=bounds)
         summary.append({"stage": mine[0]["stage"], "figure": figure, "seeds": len(values),
                         **{f"seed_{s}": values.get(s, "") for s in seeds}, "mean": mean, "t_low": low, "t_high": high})  # fmt: skip
     return summary

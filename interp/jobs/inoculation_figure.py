@@ -113,7 +113,7 @@ def inoculation_table(runs: Sequence[InoculationRun]):
     for run in runs:
         before, after = run.selected[0], lossless_after(run)
         k_max = max(r["k"] for r in run.units)
-        mean, low, high = mean_interval([100 * r["challenge_test"] for r in run.units if r["k"] == k_max])
+        mean, low, high = mean_interval([100 * r["challenge_test"] for r in run.units if r["k"] == k_max], bounds=(0.0, 100.0))
         rows.append({"run": run.name, "challenge_before": 100 * before["challenge_test"], "challenge_after": 100 * after["challenge_test"],
                      "original_before": 100 * before["original_test"], "original_after": 100 * after["original_test"],
                      "chosen": after["unit"], "k_max": k_max, "challenge_at_k_max": mean, "challenge_at_k_max_low": low,

@@ -44,6 +44,7 @@ import torch
 from sklearn.model_selection import StratifiedKFold
 from tqdm.auto import tqdm
 
+from interp.api.loading import Classifier
 from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
 from interp.analysis.probes.controls import ShuffleControl, TypeControl
 from interp.core.errors import ConfigError, named
@@ -67,7 +68,7 @@ class ProbeSweepConfig:
 
     cache: str
     out_dir: str
-    model: str | None = None
+    model: str | Classifier | None = None  # check the cache was made with these weights (a loaded model is not hashed again)
     locations: str = "all"
     targets: tuple[str, ...] = ()  # (): the task's probe_targets (MoNLI: lexrel, infer), else every variable and label
     probes: tuple[str, ...] = tuple(PROBE_KINDS)

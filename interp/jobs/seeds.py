@@ -67,7 +67,7 @@ def train_seeds(config: TrainConfig, out_dir: str | Path, seeds: Sequence[int], 
     summary = []
     for split in dict.fromkeys(r["split"] for r in rows):
         values = {r["seed"]: r["accuracy"] for r in rows if r["split"] == split}
-        mean, low, high = mean_interval(list(values.values()))
+        mean, low, high = mean_interval(list(values.values()), bounds=(0.0, 1.0))
         summary.append({"split": split, "seeds": len(values), **{f"seed_{s}": v for s, v in values.items()}, "mean": mean, "t_low": low,
                         "t_high": high, "min": min(values.values()), "max": max(values.values())})  # fmt: skip
     if rows:

@@ -1,0 +1,100 @@
+"""Interchange intervention training (Geiger, Lu, Icard & Potts 2022, ICML, §3): the loss that makes a location of the
+network implement a variable of the task's causal model, for :func:`interp.api.training.fine_tune` (``iit=``) and
+``interp train --iit``.
+
+Usage::
+
+    model = interp.fine_tune("minilm", task, train, iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=1.0)
+
+Each training batch of bases gets, besides the task's cross-entropy, the
+cross-entropy of the network's output under an interchange intervention
+against the causal model's counterfactual: a source is drawn for every base
+(seeded by step), the source's vector at the location is read (with
+gradients) and written into the base's run, and the target is the causal
+model's output with the variable's value taken from the source. With
+``subspace = k`` the intervention is DAS's
+(:class:`~interp.engine.interventions.RotatedSubspace`, a seeded random
+rotation held fixed): only a k-dimensional subspace of the location is
+trained to carry the variable. The loss is weighted by ``weight``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from interp.causal import run_interchange
+from interp.core.errors import ConfigError, named
+from interp.engine.interventions import RotatedSubspace
+from interp.hooks import hooked
+from interp.hooks.architecture import batch_inputs
+from interp.hooks.encoding import collate, encode_examples, location_tokens
+from interp.hooks.locations import Location, parse_locations
+from interp.models.loading import checkpoint_labels
+from interp.tasks import Task
+
+
+def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
+    """``VARIABLE@LOCATION`` as the task's variable and a location (``SITE@r1+r2``, or a bare site at the variable's aligned roles).
+
+    Raises:
+        ConfigError: naming ``iit=``: no ``@``, a variable the task lacks, a malformed location.
+    """
+    variable, _, location = spec.partition("@")
+    if not variable or not location:
+        raise ConfigError(f"{named('iit', repr(spec))}: write VARIABLE@LOCATION, e.g. lexrel@blocks.2.hook_resid_post@w_h")
+    task.check_variable(variable, "iit")
+    found = parse_locations(location, n_blocks, task.roles, (task.alignment[variable],))
+    if len(found) != 1:
+        raise ConfigError(f"{named('iit', repr(spec))}: name one location")
+    return variable, found[0]
+
+
+def iit_loss(model, tokenizer, task: Task, examples: Sequence, variable: str, location: Location, *, weight: float = 1.0,
+             subspace: int | None = None, seed: int = 0) -> Callable[[list[int], int], torch.Tensor]:  # fmt: skip
+    """The IIT loss of ``variable`` at ``location`` over the training ``examples``: ``loss(batch indices, step)``, a scalar
+    tensor ``[]`` (the weighted cross-entropy, nats), the ``extra_loss`` of :func:`interp.models.training.fit`.
+
+    Raises:
+        ConfigError: an example lacks the location's roles, or ``subspace`` is wider than the location
+            (naming ``iit_subspace=``).
+    """
+    causal = task.build_causal_model(examples)
+    inputs = [task.inputs(e) for e in examples]
+    ids = task.read_labels(checkpoint_labels(model.config)).label_ids  # each label's logit in the model's own order
+    encoded = encode_examples(examples, tokenizer, "first", task.labels)
+    tokens = location_tokens(encoded, location.roles, f"`iit=` location {location}")  # every example has the roles
+    width = len(tokens[0]) * model.config.hidden_size
+    device = next(model.parameters()).device
+    rotation = None
+    if subspace is not None:
+        if subspace > width:
+            raise ConfigError(f"{named('iit_subspace', subspace)}: at most the location's width {width}")
+        rotation = RotatedSubspace(width, subspace, seed=seed).to(device).requires_grad_(False)
+
+    def loss(idx: list[int], step: int) -> torch.Tensor:
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + step)
+        sources = torch.randint(len(examples), (len(idx),), generator=generator).tolist()
+        targets = torch.tensor(
+            [ids[run_interchange(causal, inputs[b], {variable: inputs[s]})[causal.output]] for b, s in zip(idx, sources)],
+            device=device,
+        )
+        source_batch, base_batch = collate([encoded[s] for s in sources], tokenizer.pad_token_id), collate([encoded[b] for b in idx], tokenizer.pad_token_id)
+
+        def forward(batch):
+            return model(**batch_inputs(model, batch, device)).logits
+
+        with hooked(model, source_batch["positions"], read=[location], keep_grad=True) as trace:
+            forward(source_batch)
+        vectors = trace[location]
+        write = vectors if rotation is None else (lambda base: rotation(base, vectors))
+        with hooked(model, base_batch["positions"], write={location: write}):
+            logits = forward(base_batch)
+        return weight * F.cross_entropy(logits.float(), targets)
+
+    return loss
+
+
+__all__ = ["iit_loss", "parse_iit"]

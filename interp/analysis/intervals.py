@@ -55,10 +55,10 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, bounds: tup
     return mean, low, high
 
 
-def runs_table(rows, by: str | Sequence[str], values: Sequence[str], confidence: float = 0.95):
+def runs_table(rows, by: str | Sequence[str], values: Sequence[str], confidence: float = 0.95, bounds: tuple[float, float] | None = None):
     """A pandas DataFrame, one row per group of ``by``: ``runs`` and, per column of ``values``, its mean, ``_low`` and ``_high``.
 
-    ``rows``: a DataFrame or a list of dicts, one per run.
+    ``rows``: a DataFrame or a list of dicts, one per run; ``bounds`` as :func:`mean_interval` (``(0, 1)`` for accuracies).
 
     Raises:
         ConfigError: naming ``by`` or ``values`` for a column the rows lack.
@@ -76,6 +76,6 @@ def runs_table(rows, by: str | Sequence[str], values: Sequence[str], confidence:
         row = dict(zip(keys, group if isinstance(group, tuple) else (group,)))
         row["runs"] = len(members)
         for column in values:
-            row[column], row[f"{column}_low"], row[f"{column}_high"] = mean_interval(members[column].tolist(), confidence)
+            row[column], row[f"{column}_low"], row[f"{column}_high"] = mean_interval(members[column].tolist(), confidence, bounds)
         out.append(row)
     return pd.DataFrame(out)

@@ -343,11 +343,11 @@ class IntervenableModel:
                 results[str(result.location)] = result
         first = next(iter(results.values()))
         order = [r.location for r in results.values()]
+        rows = self.task.check_examples(bases, "bases")
 
         def write(path: Path) -> None:  # square (save() checks); the file's attributes name every location
             meta = {**first.meta, "locations": [str(loc) for loc in order]}
-            bases_ = self.task.check_examples(bases, "bases")
-            self.write(path, bases_, order, lambda index, loc: results[str(loc)].logits.numpy(), meta=meta, causal_pred=first.causal_pred,
+            self.write(path, rows, order, lambda index, loc: results[str(loc)].logits.numpy(), meta=meta, causal_pred=first.causal_pred,
                        values=list(first.values.values()), base_pred=first.base_pred)  # fmt: skip
 
         return InterchangeSet(results, _writer=write)

@@ -21,7 +21,7 @@ def fragments() -> None:
 @fragments.command("generate")
 @click.option("--fragment", type=click.Choice(["monotonicity", *LOGIC]), default="monotonicity", show_default=True,
               help="monotonicity (Figure 8's grammar, --setting) or a logic fragment (§3's templates, with its causal model).")
-@click.option("--setting", type=click.Choice(["simple", "hard"]), default=None, help="monotonicity only: simple (one relative clause, 5 determiners; the default) or hard (up to three, all 13).")
+@click.option("--setting", type=click.Choice(["simple", "hard"]), default=None, help="monotonicity only: simple (one relative clause, 5 determiners; the default) or hard (up to three, all 14 kinds of determiner).")
 @click.option("--n-train", type=int, default=3000, show_default=True, help="Training pairs (labels balanced 1:1:1).")
 @click.option("--n-dev", type=int, default=1000, show_default=True)
 @click.option("--n-test", type=int, default=1000, show_default=True, help="Test pairs (a logic fragment's test names are disjoint from training's).")

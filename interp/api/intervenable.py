@@ -26,7 +26,6 @@ the intervention only.
 
 from __future__ import annotations
 
-import io
 import json
 import warnings
 from pathlib import Path
@@ -50,14 +49,11 @@ from interp.causal import interchange_table
 from interp.causal.pairs import das_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device, rank_device
-from interp.core.environment import environment
 from interp.core.errors import ConfigError, InterpWarning, named, warn
-from interp.core.hdf5 import h5py
-from interp.core.outputs import write_bytes_atomic
 from interp.engine.interventions import Interchange, Intervention, make_intervention
 from interp.engine.naive import naive_interchange, naive_intervene
 from interp.engine.pair_suffix import PairSuffix
-from interp.files.interventions import FORMAT, check_variable_names, write_interventions
+from interp.files.interventions import FORMAT, check_variable_names, save_interventions
 from interp.hooks.encoding import Encoded, check_wordpiece_rule, encode_examples, location_tokens
 from interp.hooks.locations import Location, parse_locations
 from interp.models.evaluation import predict_logits
@@ -407,8 +403,8 @@ class IntervenableModel:
 
         ``logits_at(index, location)`` gives float32 ``[n, n, n_model_labels]``, one location at a time. The causal
         model's counterfactuals for ``meta["variables"]`` (int8 ``[n, n]`` each), every variable's values and the
-        model's own predictions (``[n]``) are computed here unless given (a result passes its own). Built in
-        memory and moved into place whole: a full disk is an :class:`OSError`, never a half-written file.
+        model's own predictions (``[n]``) are computed here unless given (a result passes its own); the file is
+        written by :func:`interp.files.interventions.save_interventions` (whole, or not at all).
         """
         task, examples = self.task, list(examples)
         if causal_pred is None or values is None:
@@ -424,13 +420,8 @@ class IntervenableModel:
             found = summarize_matrices(str(loc), variable, model_pred, causal_pred[variable], codes[variable], label, base_pred)
             return {"summary": json.dumps(found)}
 
-        buffer = io.BytesIO()
-        with h5py().File(buffer, "w") as handle:
-            write_interventions(handle, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred,
-                                list(locations), logits_at, location_attrs, summary)  # fmt: skip
-            handle.attrs["environment"] = json.dumps(environment())  # not part of the request: a file is reused across machines
-        write_bytes_atomic(Path(path), buffer.getvalue())
-        return Path(path)
+        return save_interventions(path, meta, examples, self.encode(examples), task.roles, base_pred, values, causal_pred, list(locations),
+                                  logits_at, location_attrs, summary)  # fmt: skip
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

@@ -61,7 +61,8 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
 
     Raises:
         ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's; naming
-            ``iit=`` (malformed, or a task without a causal model) or ``iit_subspace=`` (wider than the location).
+            ``iit=`` (malformed, or a task without a causal model), ``iit_subspace=`` (wider than the location),
+            ``node_loss=`` (a variable the task lacks, or given with ``iit=``) or ``node_read=``.
         ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`).
     """
     task = load_task(task)

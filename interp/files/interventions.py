@@ -25,6 +25,7 @@ sample of its pairs run again in fp32 (:mod:`interp.jobs.fp32_check`).
 
 from __future__ import annotations
 
+import io
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,7 +35,9 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from interp.core.errors import ConfigError, named
-from interp.core.hdf5 import open_finished, strings
+from interp.core.environment import environment
+from interp.core.hdf5 import h5py, open_finished, strings
+from interp.core.outputs import write_bytes_atomic
 from interp.files.examples import PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.causal.values import VariableValues
@@ -50,6 +53,26 @@ def check_variable_names(variables: Sequence[str]) -> None:
     clash = [v for v in variables if v in RESERVED or "/" in v]
     if clash:
         raise ConfigError(f"{named('variables', repr(clash[0]))}: the interventions file cannot hold a variable of that name")
+
+
+def save_interventions(path: str | Path, meta: dict, examples: Sequence, encoded: Sequence, roles: Sequence[str], base_pred: np.ndarray,
+                       values: Sequence[VariableValues], causal_pred: dict[str, np.ndarray], locations: Sequence[Location],
+                       logits_at: Callable[[int, Location], np.ndarray], location_attrs: Callable[[int], dict] | None = None,
+                       variable_attrs: Callable[[str, Location, np.ndarray], dict] | None = None) -> Path:  # fmt: skip
+    """Write a complete interventions file at ``path`` (:func:`write_interventions`, the arguments as there) with the
+    environment that made it (versions, threads, BLAS: :func:`interp.core.environment.environment`, not part of what a
+    later run compares), built in memory and moved into place whole: a full disk is an :class:`OSError`, never a
+    half-written file.
+
+    Returns:
+        ``path``.
+    """
+    buffer = io.BytesIO()
+    with h5py().File(buffer, "w") as handle:
+        write_interventions(handle, meta, examples, encoded, roles, base_pred, values, causal_pred, locations, logits_at, location_attrs, variable_attrs)
+        handle.attrs["environment"] = json.dumps(environment())  # not part of the request: a file is reused across machines
+    write_bytes_atomic(Path(path), buffer.getvalue())
+    return Path(path)
 
 
 def write_interventions(

@@ -27,7 +27,7 @@ from interp.api.node_loss import NodeLoss, node_variables
 from interp.hooks import n_layers
 from interp.core.errors import ConfigError, named
 from interp.hooks.encoding import encode_pair
-from interp.models.settings import PRECISIONS, FineTuneSettings
+from interp.models.settings import FineTuneSettings
 from interp.models.training import fit
 
 

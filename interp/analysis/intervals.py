@@ -51,7 +51,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95, bounds: tup
     half = float(t.ppf((1 + confidence) / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
     low, high = mean - half, mean + half
     if bounds is not None:
-        low, high = max(low, bounds[0]), min(high, bounds[1])
+        low, high = float(max(low, bounds[0])), float(min(high, bounds[1]))
     return mean, low, high
 
 

@@ -91,7 +91,7 @@ class InterventionConfig:
 
     def validate(self) -> "InterventionConfig":
         if self.pairs not in (None, "all"):
-            raise ConfigError(f"{named('pairs', repr(self.pairs))}: give 'all' (every pair of all the task's examples) or None (`sample=` names the examples)")
+            raise ConfigError(f"{named('pairs', repr(self.pairs))}: give 'all' (every pair of all the task's examples) or None (the sampled examples)")
         if self.pairs == "all" and self.sample.max_examples is not None:
             raise ConfigError(f"{named('pairs', 'all')} runs every example: it cannot be combined with `max_examples=`")
         if self.precision not in PRECISIONS:

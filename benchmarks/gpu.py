@@ -82,8 +82,14 @@ def random_classifier(size: str, tokenizer, smoke: bool, seed: int = 0):
 
 
 def parse_recipe(text: str) -> dict:
-    epochs, lr, batch, warmup = text.split(",")
-    return {"epochs": int(epochs), "lr": float(lr), "batch_size": int(batch), "warmup_ratio": float(warmup)}
+    """``epochs,lr,batch,warmup[,batching[,weight_decay]]``: batching ``length`` (the default) or ``shuffle``."""
+    epochs, lr, batch, warmup, *rest = text.split(",")
+    recipe = {"epochs": int(epochs), "lr": float(lr), "batch_size": int(batch), "warmup_ratio": float(warmup)}
+    if rest:
+        recipe["batching"] = rest[0]
+    if len(rest) > 1:
+        recipe["weight_decay"] = float(rest[1])
+    return recipe
 
 
 def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
@@ -175,12 +181,32 @@ def all_pairs_arm(args, model, device) -> list[dict]:
     return rows
 
 
+def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None, bool | None, str]:
+    """pyvene's pairs/s on ``n_bases`` bases × every source (labels checked against the engine's), or why it was skipped."""
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from interventions import pyvene_arm
+
+        result = pyvene_arm(lab.model.module, lab.encode(examples), loc, n_bases)
+    except Exception as error:  # absent, or a version that does not run here: the arm says so and the others go on
+        return None, None, f"pyvene skipped ({type(error).__name__}: {str(error)[:80]})"
+    if result is None:
+        return None, None, "pyvene absent: its arm skipped"
+    reference, seconds = result
+    agree = bool((reference.argmax(-1) == logits[:n_bases].cpu().argmax(-1)).all())
+    from importlib.metadata import version
+
+    return n_bases * len(examples) / seconds, agree, f"pyvene {version('pyvene')}"
+
+
 def engine_arm(args, task, device, tokenizer) -> list[dict]:
-    """The engine against the naive loop (and pyvene, where installed) at each size, random weights, the same bases."""
+    """The engine (fp32 and tf32) against the naive loop and pyvene (where installed) at each size, random weights, the same bases."""
     from interp.api.intervenable import IntervenableModel
+    from interp.engine.batched import precision
     from interp.engine.naive import naive_interchange
 
     examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=48 if args.smoke else None, seed=0)
+    all_pairs = len(task.examples(("pmonli", "nmonli_train", "nmonli_test"))) ** 2
     rows = []
     for size in args.sizes:
         lab = IntervenableModel(random_classifier(size, tokenizer, args.smoke), task)
@@ -189,12 +215,18 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         bases = examples[: 4 if args.smoke else args.engine_bases]
         reset_peak(device)
         vectors = lab.source_vectors(loc, examples)
-        lab.interchange_logits(bases[:1], vectors[:64], loc)  # warm-up
-        sync(device)
-        began = time.perf_counter()
-        logits = lab.interchange_logits(bases, vectors, loc)
-        sync(device)
-        engine = len(bases) * len(examples) / (time.perf_counter() - began)
+        rates = {}
+        for name in ("fp32", "tf32"):
+            with precision(lab.model.module, name):
+                lab.interchange_logits(bases[:1], vectors[:64], loc)  # warm-up
+                sync(device)
+                began = time.perf_counter()
+                out = lab.interchange_logits(bases, vectors, loc)
+                sync(device)
+            rates[name] = len(bases) * len(examples) / (time.perf_counter() - began)
+            if name == "fp32":
+                logits = out
+        engine = rates["fp32"]
         naive_bases, naive_sources = bases[:2], examples[: 8 if args.smoke else 64]
         pad = lab.model.tokenizer.pad_token_id
         naive_interchange(lab.model.module, lab.encode(naive_bases[:1]), lab.encode(naive_sources[:2]), loc, pad)  # warm-up
@@ -204,19 +236,45 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         sync(device)
         naive = len(naive_bases) * len(naive_sources) / (time.perf_counter() - began)
         agree = bool((reference.argmax(-1) == logits[: len(naive_bases), : len(naive_sources)].argmax(-1)).all())
-        try:
-            import pyvene  # noqa: F401
-
-            pyvene_note = "pyvene installed: run benchmarks/interventions.py for its arm"
-        except ImportError:
-            pyvene_note = "pyvene absent: its arm skipped"
-        rows.append({"size": size, "engine_pairs_per_s": engine, "naive_pairs_per_s": naive, "ratio": engine / naive,
-                     "labels_agree": agree, "peak_gib": peak_gib(device), "pyvene": pyvene_note})  # fmt: skip
-        print(f"engine {size}: {engine:,.0f} pairs/s, naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), labels agree {agree}; {pyvene_note}",
-              flush=True)  # fmt: skip
-        del lab, vectors, logits
+        pyvene, pyvene_agree, pyvene_note = pyvene_rate(lab, examples, loc, 1 if args.smoke else args.pyvene_bases, logits)
+        rows.append({"size": size, "engine_pairs_per_s": engine, "engine_tf32_pairs_per_s": rates["tf32"], "naive_pairs_per_s": naive,
+                     "ratio": engine / naive, "labels_agree": agree, "pyvene_pairs_per_s": pyvene, "pyvene_labels_agree": pyvene_agree,
+                     "all_pairs_tf32_s": all_pairs / rates["tf32"], "peak_gib": peak_gib(device), "pyvene": pyvene_note})  # fmt: skip
+        against = "" if pyvene is None else f", {engine / pyvene:.1f}x pyvene ({rates['tf32'] / pyvene:.1f}x at tf32; labels agree {pyvene_agree})"
+        print(f"engine {size}: {engine:,.0f} pairs/s fp32, {rates['tf32']:,.0f} tf32; naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), "
+              f"labels agree {agree}{against}; {pyvene_note}", flush=True)  # fmt: skip
+        del lab, vectors, logits, out
         if device.type == "cuda":
             torch.cuda.empty_cache()
+    return rows
+
+
+def profile_arm(args, task, model, device) -> list[dict]:
+    """Where the engine's time goes at each reduced precision: one call's top kernels (or CPU ops) by self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from interp.api.intervenable import IntervenableModel
+    from interp.engine.batched import auto_batch_size, precision
+
+    lab = IntervenableModel(model, task)
+    loc = lab.location(LOCATION)
+    examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=48 if args.smoke else None, seed=0)
+    bases = examples[: 2 if args.smoke else 32]
+    vectors = lab.source_vectors(loc, examples)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    rows = []
+    for name in args.precisions:
+        with precision(lab.model.module, name):
+            lab.interchange_logits(bases[:2], vectors, loc)  # warm-up
+            sync(device)
+            with profile(activities=activities) as prof:
+                lab.interchange_logits(bases, vectors, loc)
+                sync(device)
+            rows_per_pass = auto_batch_size(lab.model.module, 32)
+        table = prof.key_averages().table(sort_by=key, row_limit=12, max_name_column_width=60)
+        print(f"profile {name} ({len(bases)} bases x {len(examples)} sources; rows per pass at 32 tokens: {rows_per_pass}):\n{table}", flush=True)
+        rows.append({"precision": name, "rows_per_pass_at_32_tokens": rows_per_pass, "table": table})
     return rows
 
 
@@ -264,12 +322,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--monli", default=os.environ.get("INTERP_MONLI_DIR"), help="MoNLI folder (default: $INTERP_MONLI_DIR)")
     parser.add_argument("--minilm", default=None, help="the embedded model's folder (config, tokenizer, weights); default: the installed package's")
     parser.add_argument("--smoke", action="store_true", help="tiny random models and a few examples on the CPU: checks the script runs")
-    parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup (the first analysed)")
+    parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup[,batching[,weight_decay]] (the first analysed)")
     parser.add_argument("--seeds", default="0", help="comma-separated fine-tuning seeds")
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
     parser.add_argument("--sizes", default="minilm,base,large")
     parser.add_argument("--engine-bases", type=int, default=64, help="bases (each against all 2,678 sources) in the engine arm")
-    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache")
+    parser.add_argument("--pyvene-bases", type=int, default=2, help="bases (each against all 2,678 sources) in pyvene's arm")
+    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; 'profile' adds the engine's top kernels per precision")
     parser.add_argument("--out", default=None, help="write DIR/gpu.json")
     args = parser.parse_args(argv)
     args.recipes = [r for r in args.recipes.split(";") if r]
@@ -304,11 +363,12 @@ def main(argv=None) -> dict:
             (Path(args.out) / "gpu.json").write_text(json.dumps(results, indent=1))
 
     model = None
-    if "finetune" in arms or {"allpairs", "das", "cache"} & arms:
+    if "finetune" in arms or {"allpairs", "das", "cache", "profile"} & arms:
         results["finetune"], model = finetune_arm(args, task, device, tokenizer)
         keep()
     for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("engine", lambda: engine_arm(args, task, device, tokenizer)),
-                     ("das", lambda: das_arm(args, task, model, device)), ("cache", lambda: cache_arm(args, model, device))):  # fmt: skip
+                     ("das", lambda: das_arm(args, task, model, device)), ("cache", lambda: cache_arm(args, model, device)),
+                     ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:
             results[arm] = run()
             keep()
@@ -328,8 +388,11 @@ def table(results: dict) -> str:
         lines.append(f"| intervene, all {r['pairs']:,} pairs, {r['precision']} | engine {r['engine_s']:.1f} s ({r['pairs_per_s']:,.0f} pairs/s), "
                      f"wall {r['wall_s']:.1f} s, intervals {r['intervals_s']:.1f} s{agreement} |")  # fmt: skip
     for r in results.get("engine", []):
-        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s, {r['ratio']:.1f}x the naive loop; labels agree "
-                     f"{r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
+        against = "" if r["pyvene_pairs_per_s"] is None else (f", {r['engine_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x pyvene "
+                                                               f"({r['engine_tf32_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x at tf32)")  # fmt: skip
+        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s fp32, {r['engine_tf32_pairs_per_s']:,.0f} tf32 "
+                     f"(all MoNLI pairs in {r['all_pairs_tf32_s']:.0f} s at tf32, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
+                     f"labels agree {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
     if "das" in results:
         lines.append(f"| DAS k=64 training, MiniLM | {results['das']['train_pairs_per_s']:,.0f} pairs/s |")
     if "cache" in results:

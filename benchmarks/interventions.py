@@ -139,20 +139,24 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
     )  # fmt: skip
     wrapped.disable_model_gradients()
     out = torch.empty(n_bases, len(encoded), model.config.num_labels)
+    device = next(model.parameters()).device
     started = time.perf_counter()
     with torch.no_grad():
         for i in range(n_bases):
             base = encoded[i]
             for group in length_groups(encoded):
                 k = len(group)
-                base_in = {"input_ids": torch.tensor([base.input_ids] * k), "token_type_ids": torch.tensor([base.token_type_ids] * k)}
-                src_in = {"input_ids": torch.tensor([encoded[j].input_ids for j in group]),
-                          "token_type_ids": torch.tensor([encoded[j].token_type_ids for j in group])}  # fmt: skip
+                base_in = {"input_ids": torch.tensor([base.input_ids] * k, device=device),
+                           "token_type_ids": torch.tensor([base.token_type_ids] * k, device=device)}  # fmt: skip
+                src_in = {"input_ids": torch.tensor([encoded[j].input_ids for j in group], device=device),
+                          "token_type_ids": torch.tensor([encoded[j].token_type_ids for j in group], device=device)}  # fmt: skip
                 # unit locations: [intervention][batch row][unit]
                 src_pos = [[list(tokens[j]) for j in group]]
                 base_pos = [[list(tokens[i])] * k]
                 _, counterfactual = wrapped(base_in, [src_in], {"sources->base": (src_pos, base_pos)})
-                out[i, torch.tensor(group)] = counterfactual.logits.float()
+                out[i, torch.tensor(group)] = counterfactual.logits.float().cpu()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return out, time.perf_counter() - started
 
 

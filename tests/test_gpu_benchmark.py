@@ -13,12 +13,18 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     spec = importlib.util.spec_from_file_location("gpu_benchmark", REPO / "benchmarks" / "gpu.py")
     gpu = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu)
-    results = gpu.main(["--smoke", "--monli", str(monli_dir), "--seeds", "0,1", "--sizes", "minilm", "--out", str(tmp_path)])
-    assert [r["seed"] for r in results["finetune"]] == [0, 1] and all(r["low"] <= r["nmonli_test"] <= r["high"] for r in results["finetune"])
+    arms = "finetune,allpairs,engine,das,cache,profile"
+    recipes = "3,1e-4,32,0.1;3,1e-4,32,0.1,shuffle"  # the default batching, and a plain shuffle
+    results = gpu.main(["--smoke", "--monli", str(monli_dir), "--seeds", "0,1", "--sizes", "minilm", "--arms", arms, "--recipes", recipes,
+                        "--out", str(tmp_path)])  # fmt: skip
+    assert [(r["recipe"], r["seed"]) for r in results["finetune"]] == [(recipe, seed) for recipe in recipes.split(";") for seed in (0, 1)]
+    assert all(r["low"] <= r["nmonli_test"] <= r["high"] for r in results["finetune"])
     assert [r["precision"] for r in results["allpairs"]] == ["fp32", "tf32", "bf16"]
     assert all(r["pairs"] == 24 * 24 and r["engine_s"] > 0 and r["wall_s"] >= r["engine_s"] for r in results["allpairs"])
     assert all(r["agreement"] is not None for r in results["allpairs"][1:])  # the reduced precisions' check against fp32
     assert [r["size"] for r in results["engine"]] == ["minilm"] and all(r["labels_agree"] for r in results["engine"])
+    assert all(r["engine_tf32_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, True) for r in results["engine"])
+    assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
     table = capsys.readouterr().out.splitlines()

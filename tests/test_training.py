@@ -136,8 +136,24 @@ def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
     assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
     assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
-    variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"])}
-    assert len(variants) == 2 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
+    variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"]),
+                replace(plain, batching="shuffle").fingerprint(["a", "b"])}  # fmt: skip
+    assert len(variants) == 3 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
+
+
+def test_shuffled_batching_mixes_lengths_and_trains_other_weights(tiny_encoder_dir, small_set):
+    """``batching="shuffle"`` (group 1) draws each batch at random where the default sorts mega-batches by length."""
+    _, encoded = small_set
+    spread = lambda batches: sum(max(len(encoded[i].input_ids) for i in b) - min(len(encoded[i].input_ids) for i in b) for b in batches)
+    grouped, shuffled = length_grouped_batches(encoded, 8, seed=1), length_grouped_batches(encoded, 8, seed=1, group=1)
+    assert sorted(i for b in shuffled for i in b) == list(range(len(encoded)))
+    assert spread(shuffled) > spread(grouped)
+    weights = []
+    for batching in ("length", "shuffle"):
+        model, tok = _fresh(tiny_encoder_dir)
+        fit(model, encoded, replace(CONFIG, epochs=1, batching=batching), tok.pad_token_id, progress=False)
+        weights.append(model.classifier.weight.detach().clone())
+    assert not torch.equal(*weights)
 
 
 def test_random_init_keeps_the_architecture_and_tokenizer_and_draws_every_weight_from_the_seed(tiny_classifier_dir):

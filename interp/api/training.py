@@ -52,7 +52,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
             weighted by ``node_weight`` (Geiger et al. 2019, §5: :class:`interp.api.node_loss.NodeLoss`); the heads are
             scaffolding, not part of the returned classifier. The same loss as ``interp train --node-loss``.
         settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ``warmup_ratio``,
-            ``weight_decay``, ``precision``).
+            ``weight_decay``, ``precision``, ``batching``).
 
     Returns:
         The trained classifier in eval mode, where ``model`` was (``model.to("cuda")`` first to train on a GPU);

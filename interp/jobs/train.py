@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
-from interp.models.settings import EMBEDDED, PRECISIONS, FineTuneSettings
+from interp.models.settings import BATCHINGS, EMBEDDED, PRECISIONS, FineTuneSettings
 from interp.core.devices import DEVICE, pick_device
 from interp.core.subsets import seeded_subset
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
@@ -139,6 +139,7 @@ class TrainConfig(FineTuneSettings):
             (self.node_loss is None or self.iit is None, "`node_loss=` and `iit=`: train with one extra loss at a time"),
             (self.node_loss is None or self.input == "pair", "`node_loss=` reads the pair: train it with `input=pair`"),
             (self.precision in PRECISIONS, f"`precision=` must be {' or '.join(PRECISIONS)}, got {self.precision!r}"),
+            (self.batching in BATCHINGS, f"`batching=` must be {' or '.join(BATCHINGS)}, got {self.batching!r}"),
             (bool(DEVICE.fullmatch(str(self.device))), f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}"),
         ]
         for ok, message in checks:
@@ -164,7 +165,7 @@ class TrainConfig(FineTuneSettings):
         if settings["node_loss"] is None:  # and before the node loss
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
-        for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32")):  # and before --init, --input, --precision
+        for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length")):  # and before --init, --input, --precision, --batching
             if settings[key] == default:
                 del settings[key]
         if settings["task"] == "monli":

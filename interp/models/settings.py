@@ -14,11 +14,14 @@ EMBEDDED = "minilm"
 #: How a fine-tuning runs its forward pass: fp32, or bf16 under autocast (the weights and the optimizer stay fp32).
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 
+#: How a fine-tuning cuts its examples into batches: by similar length (less padding), or in a plain seeded shuffle.
+BATCHINGS: tuple[str, ...] = ("length", "shuffle")
+
 
 @dataclass(frozen=True)
 class FineTuneSettings:
     """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
-    and the forward pass's precision."""
+    the forward pass's precision, and how examples are batched."""
 
     epochs: int = 3
     lr: float = 1e-4
@@ -27,6 +30,7 @@ class FineTuneSettings:
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
     precision: str = "fp32"  # or "bf16": the forward pass under torch.autocast (bfloat16), the weights and optimizer in fp32
+    batching: str = "length"  # or "shuffle": each batch a seeded random draw, not examples of similar length
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -38,3 +42,5 @@ class FineTuneSettings:
         check_number(self.weight_decay, "weight_decay", least=0)
         if self.precision not in PRECISIONS:
             raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")
+        if self.batching not in BATCHINGS:
+            raise ConfigError(f"{named('batching', repr(self.batching))}: choose {' or '.join(BATCHINGS)}")

@@ -43,6 +43,7 @@ def length_grouped_batches(encoded: Sequence[Encoded], batch_size: int, seed: in
     As Hugging Face's ``group_by_length``: shuffle, cut into mega-batches of
     ``group * batch_size``, sort each by length, split into batches, and
     shuffle the batches. Padding (MoNLI: 15 to 78 tokens) falls by about half.
+    ``group=1`` is a plain seeded shuffle (each batch a random draw).
     """
     generator = torch.Generator().manual_seed(seed)
     order = torch.randperm(len(encoded), generator=generator).tolist()
@@ -89,7 +90,8 @@ def fit(
 
     device = next(model.parameters()).device
     bf16 = getattr(config, "precision", "fp32") == "bf16"  # the forward pass under autocast; weights, gradients and AdamW in fp32
-    total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed)) * config.epochs
+    group = 1 if getattr(config, "batching", "length") == "shuffle" else 50
+    total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed, group)) * config.epochs
     # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
     trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
     optimizer = torch.optim.AdamW(trained.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -105,7 +107,7 @@ def fit(
     for epoch in range(start_epoch, config.epochs):
         model.train()
         torch.manual_seed(config.seed * 1_000 + epoch)
-        batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch)
+        batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch, group)
         started, total_loss, total_extra = time.perf_counter(), 0.0, 0.0
         bar = tqdm(
             batches,

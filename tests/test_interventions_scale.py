@@ -171,9 +171,13 @@ def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifie
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
     assert engine.auto_batch_size(model, 12) == engine.CPU_BATCH_SIZE
     before = {k: v.clone() for k, v in model.state_dict().items()}
+    cudnn_attention = torch.backends.cuda.cudnn_sdp_enabled()
+    with engine.precision(model, "tf32"):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == cudnn_attention  # only bf16 moves attention off cuDNN
     with engine.precision(model, "bf16"):
         assert next(model.parameters()).dtype == torch.bfloat16
-    assert next(model.parameters()).dtype == torch.float32
+        assert not torch.backends.cuda.cudnn_sdp_enabled() and torch.backends.cuda.flash_sdp_enabled()  # no cuDNN plan per shape
+    assert next(model.parameters()).dtype == torch.float32 and torch.backends.cuda.cudnn_sdp_enabled() == cudnn_attention
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())  # not rounded through bf16
     with pytest.raises(ValueError):
         with engine.precision(model, "fp8"):

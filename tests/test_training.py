@@ -259,3 +259,26 @@ def test_train_seeds_writes_each_seeds_checkpoint_and_the_table_over_seeds(tiny_
     assert again.exit_code == 0, again.output
     assert (out / "seed0" / "model.safetensors").stat().st_mtime_ns == before and (out / "seed2" / TRAINING_FILE).is_file()
     assert len(list(csv.DictReader(open(out / "seeds.csv")))) == 3
+
+
+def test_bf16_steps_keep_attention_off_cudnn(tiny_encoder_dir, small_set, monkeypatch):
+    """Each bf16 step runs inside :func:`attention_without_cudnn` (cuDNN plans each new batch shape); fp32 steps do not."""
+    from contextlib import contextmanager
+
+    import interp.models.training as training
+
+    entered = []
+
+    @contextmanager
+    def recorded():
+        entered.append(torch.backends.cuda.cudnn_sdp_enabled())
+        yield
+
+    monkeypatch.setattr(training, "attention_without_cudnn", recorded)
+    _, encoded = small_set
+    steps = len(length_grouped_batches(encoded, CONFIG.batch_size, CONFIG.seed))
+    for precision, expected in (("fp32", 0), ("bf16", steps)):
+        entered.clear()
+        model, tok = _fresh(tiny_encoder_dir)
+        fit(model, encoded, replace(CONFIG, epochs=1, precision=precision), tok.pad_token_id, progress=False)
+        assert len(entered) == expected, precision

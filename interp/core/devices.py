@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import torch
 
@@ -42,3 +44,22 @@ def rank_device(device: str) -> str:
     if local is not None and device in ("auto", "cuda") and torch.cuda.is_available():
         return f"cuda:{int(local)}"
     return device
+
+
+@contextmanager
+def attention_without_cudnn() -> Iterator[None]:
+    """Scaled dot-product attention on flash, memory-efficient or math kernels, not cuDNN's; restored on exit.
+
+    For bf16 on a Hopper GPU torch picks cuDNN's fused attention, which
+    builds an execution plan for each new shape. The engine and fine-tuning
+    run batches of many lengths and row counts, so the planning is paid
+    again and again: on an H100 (torch 2.11), one bf16 engine call of 32
+    bases × 2,678 MoNLI sources spent 564 ms of its 697 ms of CPU time
+    there against 105 ms of GPU kernels, and bf16 ran slower than tf32
+    (``benchmarks/BENCHMARKS.md``, "GPU"). The other kernels need no plan
+    per shape. On a CPU this changes nothing (no cuDNN).
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        yield

@@ -44,12 +44,13 @@ with half the rows, down to one: no pair is ever dropped.
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Callable, Iterator, Sequence
 
 import torch
 from torch import Tensor
 
+from interp.core.devices import attention_without_cudnn
 from interp.core.errors import ConfigError
 from interp.engine.components import BlockRest, gather
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
@@ -69,7 +70,8 @@ def precision(model, name: str) -> Iterator[None]:
     """Run ``model`` in fp32 (the default), with TF32 GPU matmuls, or in bfloat16; restored in ``finally``.
 
     For bf16 the weights are kept aside in host memory and put back exactly
-    afterwards (a round trip through bfloat16 would round them).
+    afterwards (a round trip through bfloat16 would round them), and
+    attention avoids cuDNN's kernel (:func:`~interp.core.devices.attention_without_cudnn`).
 
     Raises:
         ValueError: ``name`` is not one of :data:`PRECISIONS`.
@@ -80,12 +82,14 @@ def precision(model, name: str) -> Iterator[None]:
     dtype = next(model.parameters()).dtype
     saved = None
     try:
-        if name == "tf32":
-            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
-        elif name == "bf16":
-            saved = {key: value.detach().to("cpu", copy=True) for key, value in model.state_dict().items()}
-            model.to(torch.bfloat16)
-        yield
+        with ExitStack() as stack:
+            if name == "tf32":
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+            elif name == "bf16":
+                saved = {key: value.detach().to("cpu", copy=True) for key, value in model.state_dict().items()}
+                model.to(torch.bfloat16)
+                stack.enter_context(attention_without_cudnn())  # no cuDNN plan per batch shape
+            yield
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
         model.to(dtype)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -25,6 +26,7 @@ import torch
 from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
+from interp.core.devices import attention_without_cudnn
 from interp.core.errors import OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.architecture import batch_inputs
@@ -118,7 +120,7 @@ def fit(
         )
         for step, idx in enumerate(bar):
             batch = collate([encoded[i] for i in idx], pad_token_id)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16), attention_without_cudnn() if bf16 else nullcontext():
                 loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
                 extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
             if extra is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import replace
 import sys
+from unittest.mock import patch
 
 import h5py
 import numpy as np
@@ -137,7 +138,10 @@ def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples,
     """A list of locations gives each location's own result, one table, and one file: the file `interp intervene` writes
     for the same locations, and each location read back is that location's result."""
     other = "blocks.1.hook_resid_post@w_p"
-    found = lab.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
+    predicted = []
+    with patch.object(lab, "predict", side_effect=lambda e: predicted.append(len(e)) or type(lab).predict(lab, e)):
+        found = lab.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
+    assert predicted == [len(examples)]  # the model's own predictions are computed once for the set, not once per location
     assert isinstance(found, interp.InterchangeSet) and found.locations == (LOCATION, other) and len(found) == 2
     for location in (LOCATION, other):
         alone = lab.interchange(examples, examples, location, variables=("lexrel",))

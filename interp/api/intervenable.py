@@ -102,6 +102,7 @@ class IntervenableModel:
             self.model.to(pick_device(device))
         self._encoded: dict[str, Encoded] = {}
         self._backend: Backend | None = None
+        self._shared: dict | None = None  # inside _interchange_set: what every location's result shares, computed once
 
     @classmethod
     def from_specs(cls, model, data: DataSpec, run: RunSpec = RunSpec(), *, variables: Sequence[str] = (),
@@ -329,14 +330,18 @@ class IntervenableModel:
         if not locations:
             raise ConfigError("`location=` names no location; give one, or a list of several")
         results: dict[str, InterchangeResult] = {}
-        with warnings.catch_warnings():  # a chance warning once, not once per location
-            for i, location in enumerate(locations):
-                if i == 1:
-                    warnings.simplefilter("ignore", InterpWarning)
-                result = self.interchange(bases, sources, location, **options)
-                if str(result.location) in results:
-                    raise ConfigError(f"{named('location', str(result.location))} is named twice")
-                results[str(result.location)] = result
+        self._shared = {}  # the counterfactuals and the model's own predictions: the same at every location
+        try:
+            with warnings.catch_warnings():  # a chance warning once, not once per location
+                for i, location in enumerate(locations):
+                    if i == 1:
+                        warnings.simplefilter("ignore", InterpWarning)
+                    result = self.interchange(bases, sources, location, **options)
+                    if str(result.location) in results:
+                        raise ConfigError(f"{named('location', str(result.location))} is named twice")
+                    results[str(result.location)] = result
+        finally:
+            self._shared = None
         first = next(iter(results.values()))
         order = [r.location for r in results.values()]
         rows = self.task.check_examples(bases, "bases")
@@ -349,19 +354,15 @@ class IntervenableModel:
         return InterchangeSet(results, _writer=write)
 
     def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:
-        task = self.task
-        every = list({e.id: e for e in [*bases, *sources]}.values())
-        causal = task.build_causal_model(every)
-        labels = tuple(task.labels)
-        causal_pred = self._counterfactuals(causal, bases, sources, variables)
-        own = self.reading.predict(self.predict(every))
-        self.split_accuracies(every, own)
-        row = {e.id: i for i, e in enumerate(every)}
-        base_pred = own[[row[e.id] for e in bases]]
-        source_pred = own[[row[e.id] for e in sources]]
-        values = {v: task.values(causal, bases, v) for v in task.variables}
-        source_values = {v: task.values(causal, sources, v) for v in task.variables}
-        meta = self.file_meta(causal.name, variables, [loc], unit_size=len(bases))
+        task, labels = self.task, tuple(self.task.labels)
+        key = (tuple(e.id for e in bases), tuple(e.id for e in sources), tuple(variables))
+        shared = None if self._shared is None else self._shared.get(key)
+        if shared is None:
+            shared = self._shared_context(bases, sources, variables)
+            if self._shared is not None:
+                self._shared[key] = shared
+        causal_name, causal_pred, base_pred, source_pred, values, source_values = shared
+        meta = self.file_meta(causal_name, variables, [loc], unit_size=len(bases))
         result = InterchangeResult(
             location=loc, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources),
             logits=logits, base_pred=base_pred, source_pred=source_pred,
@@ -376,6 +377,21 @@ class IntervenableModel:
 
         result._writer = write
         return result
+
+    def _shared_context(self, bases, sources, variables) -> tuple:
+        """What a result needs besides its logits, the same at every location: the causal model's name, the
+        counterfactuals, the model's own predictions of bases and sources (a warning where a split is at chance),
+        and every variable's values on bases and on sources."""
+        task = self.task
+        every = list({e.id: e for e in [*bases, *sources]}.values())
+        causal = task.build_causal_model(every)
+        causal_pred = self._counterfactuals(causal, bases, sources, variables)
+        own = self.reading.predict(self.predict(every))
+        self.split_accuracies(every, own)
+        row = {e.id: i for i, e in enumerate(every)}
+        values = {v: task.values(causal, bases, v) for v in task.variables}
+        source_values = {v: task.values(causal, sources, v) for v in task.variables}
+        return causal.name, causal_pred, own[[row[e.id] for e in bases]], own[[row[e.id] for e in sources]], values, source_values
 
     def _counterfactuals(self, causal, bases: Sequence, sources: Sequence, variables: Sequence[str]) -> dict[str, np.ndarray]:
         """Each variable's interchange counterfactual as label ids: int8 ``[n_bases, n_sources]`` (Geiger et al. 2020, §6.2)."""

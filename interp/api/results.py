@@ -206,17 +206,24 @@ class InterchangeResult:
                 their model and task).
             OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
         """
-        if not self.square:
-            raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
-        if self._writer is None:
-            raise ConfigError("save: this result was not made by IntervenableModel.interchange or interp.load_interventions, "
-                              "so it knows no model or task to write; make it with one of them")
-        path = Path(path)
-        refuse_existing(path, overwrite, "path")
-        ensure_writable_dir(path.parent, "path")  # its folder is made, as `interp intervene --out` makes it
-        self._writer(path)
-        write_file_manifest(path, "intervene")
-        return path
+        return _save_square(path, overwrite, self._writer, [self.square],
+                            "this result was not made by IntervenableModel.interchange or interp.load_interventions, "
+                            "so it knows no model or task to write; make it with one of them")  # fmt: skip
+
+
+def _save_square(path: str | Path, overwrite: bool, writer, square: list[bool], unknown: str) -> Path:
+    """Refuse a non-square grid or a result without a writer, then write ``path`` (never over a file unless ``overwrite``;
+    its folder made, as ``interp intervene --out`` makes it) and its manifest."""
+    if not all(square):
+        raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
+    if writer is None:
+        raise ConfigError(f"save: {unknown}")
+    path = Path(path)
+    refuse_existing(path, overwrite, "path")
+    ensure_writable_dir(path.parent, "path")
+    writer(path)
+    write_file_manifest(path, "intervene")
+    return path
 
 
 def load_interventions(path: str | Path, location: str | None = None) -> InterchangeResult:
@@ -304,16 +311,8 @@ class InterchangeSet:
             ConfigError: the sources are not the bases, or the set was built by hand.
             OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
         """
-        if not all(r.square for r in self.results.values()):
-            raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
-        if self._writer is None:
-            raise ConfigError("save: this set was not made by IntervenableModel.interchange, so it knows no model or task to write")
-        path = Path(path)
-        refuse_existing(path, overwrite, "path")
-        ensure_writable_dir(path.parent, "path")
-        self._writer(path)
-        write_file_manifest(path, "intervene")
-        return path
+        return _save_square(path, overwrite, self._writer, [r.square for r in self.results.values()],
+                            "this set was not made by IntervenableModel.interchange, so it knows no model or task to write")  # fmt: skip
 
     def __repr__(self) -> str:
         return f"InterchangeSet({len(self.results)} locations: {', '.join(self.results)})"

@@ -95,7 +95,8 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
 def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
     """The main job's whole path (both trainings, metrics.json, the table), fast, and resumable."""
     out = tmp_path / "demo"
-    args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--probe-seeds", "1", "--out", str(out))
+    args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--warmup-ratio", "0.2", "--probe-seeds", "1",
+            "--out", str(out))  # fmt: skip
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
@@ -128,6 +129,8 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
         assert re.search(rf"^{variable} +{re.escape(location)} +all +90000 +\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\]", result.stdout, re.M), variable
     assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
     metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["config"]["warmup_ratio"] == 0.2  # the flag reaches both fine-tunings
+    assert all(json.loads((out / d / "training.json").read_text())["config"]["warmup_ratio"] == 0.2 for d in ("model", "challenge_model"))
     assert metrics["challenge_model"]["trained_on"] == ["pmonli"]
     assert metrics["model"]["trained_on"] == ["pmonli", "nmonli_train"]
     acc = metrics["challenge_model"]["accuracy"]["nmonli_test"]

@@ -18,6 +18,7 @@ from interp.core.errors import ConfigError
     "fit",
     click.option("--epochs", type=int, default=o.TRAIN.epochs, show_default=True),
     click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
+    click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0."),
     click.option("--seed", type=int, default=o.TRAIN.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run."),
     click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples."),
 )

@@ -19,7 +19,9 @@ from interp.cli.base import main
     "fit",
     click.option("--epochs", type=int, default=o.TRAIN.epochs, show_default=True),
     click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
+    click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0 (then it falls linearly to 0)."),
     click.option("--precision", default=o.TRAIN.precision, show_default=True, help="fp32, or bf16: each forward pass under autocast in bfloat16 (the weights and optimizer stay fp32)."),
+    click.option("--batching", default=o.TRAIN.batching, show_default=True, help="length: batches of examples of similar length (less padding); shuffle: each batch a seeded random draw."),
     click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row)."),
     o.INPUT,
 )

@@ -38,6 +38,7 @@ class BehavioralConfig:
     model: str = TrainConfig.model
     epochs: int = TrainConfig.epochs
     lr: float = TrainConfig.lr
+    warmup_ratio: float = TrainConfig.warmup_ratio
     batch_size: int = TrainConfig.batch_size
     seed: int = TrainConfig.seed
     data: DataSpec = DataSpec()
@@ -47,7 +48,8 @@ class BehavioralConfig:
 
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
-            model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
+            model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, warmup_ratio=self.warmup_ratio,
+            batch_size=self.batch_size, seed=self.seed,
             max_examples=self.max_train, eval_splits=eval_splits or None, label_map=self.label_map, device=self.device,
         ).validate()  # fmt: skip
 

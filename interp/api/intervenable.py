@@ -354,7 +354,7 @@ class IntervenableModel:
         return InterchangeSet(results, _writer=write)
 
     def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:
-        task, labels = self.task, tuple(self.task.labels)
+        labels = tuple(self.task.labels)
         key = (tuple(e.id for e in bases), tuple(e.id for e in sources), tuple(variables))
         shared = None if self._shared is None else self._shared.get(key)
         if shared is None:

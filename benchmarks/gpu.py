@@ -23,10 +23,16 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 * **engine**: at MiniLM, BERT-base and BERT-large shapes (random weights:
   speed does not depend on them) the engine's pairs/s against the naive
   loop (one hooked batch-1 pass per pair) on the same bases, labels checked
-  equal on the pairs both ran; pyvene too where it is installed (it is not
-  a dependency; the arm says when it is skipped).
+  equal on the pairs both ran; the engine again at tf32; pyvene 0.1.8's
+  ``IntervenableModel`` on ``--pyvene-bases`` bases × every source where pyvene is
+  installed (it is not a dependency; the arm says when it is skipped).
 * **DAS**: training a k = 64 rotation at the same location, pairs/s.
 * **cache**: ``interp cache`` on the fine-tuned model (every block output at every role, all splits).
+* **profile** (only when ``--arms`` names it): one engine call per precision under ``torch.profiler``, its
+  top kernels (or, on a CPU, operators) by self time: where a precision's time goes.
+
+A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]]`` (``batching``: ``length`` or ``shuffle``), so
+``--arms finetune --seeds 0,1,2,3,4 --recipes "3,1e-4,32,0.1;5,5e-5,16,0.2"`` screens recipes over seeds.
 
 Peak device memory is given per arm. The last lines are one table; with ``--out DIR`` the figures are also written to
 ``DIR/gpu.json``.

@@ -56,7 +56,7 @@ def attention_without_cudnn() -> Iterator[None]:
     again and again: on an H100 (torch 2.11), one bf16 engine call of 32
     bases × 2,678 MoNLI sources spent 564 ms of its 697 ms of CPU time
     there against 105 ms of GPU kernels, and bf16 ran slower than tf32
-    (``benchmarks/BENCHMARKS.md``, "GPU"). The other kernels need no plan
+    (``benchmarks/BENCHMARKS.md``, "GPU on an H100"). The other kernels need no plan
     per shape. On a CPU this changes nothing (no cuDNN).
     """
     from torch.nn.attention import SDPBackend, sdpa_kernel

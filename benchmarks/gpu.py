@@ -51,6 +51,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a bare checkout: the package beside this folder
+sys.path.append(str(Path(__file__).resolve().parent))  # and, last so that it shadows no package, the other benchmarks (pyvene's arm)
 
 import torch  # noqa: E402
 
@@ -190,8 +191,7 @@ def all_pairs_arm(args, model, device) -> list[dict]:
 def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None, bool | None, str]:
     """pyvene's pairs/s on ``n_bases`` bases × every source (labels checked against the engine's), or why it was skipped."""
     try:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from interventions import pyvene_arm
+        from interventions import pyvene_arm  # benchmarks/interventions.py, beside this file
 
         result = pyvene_arm(lab.model.module, lab.encode(examples), loc, n_bases)
     except Exception as error:  # absent, or a version that does not run here: the arm says so and the others go on

@@ -39,6 +39,22 @@ def monli_run(tiny_classifier_dir, monli_dir, tmp_path_factory, ):
     return out, args, result.stdout
 
 
+def test_every_unit_trains_with_the_inoculation_recipe_not_the_fine_tuning_default(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    """The grid varies lr and epochs; each unit's warm-up (0.1) and batch (16) are inoculation's own, whatever
+    ``interp train``'s default recipe is, so a grid's units keep their figures when that default moves."""
+    import interp.jobs.inoculate as inoculate
+    from interp.models.settings import FineTuneSettings
+
+    seen, real = [], inoculate.fit
+    monkeypatch.setattr(inoculate, "fit", lambda model, encoded, settings, *a, **k: seen.append(settings) or real(model, encoded, settings, *a, **k))
+    result = run("inoculate", "--model", tiny_classifier_dir, "--original", "monli:pmonli_heldout", "--challenge", "monli:nmonli_train",
+                 "--challenge-eval", "nmonli_test", "--k", "8", "--lr", "1e-3", "--epochs", "1",
+                 "--out", tmp_path / "inoc", "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert seen and {(s.warmup_ratio, s.batch_size, s.lr, s.epochs) for s in seen} == {(inoculate.WARMUP_RATIO, 16, 1e-3, 1)}
+    assert FineTuneSettings().warmup_ratio != inoculate.WARMUP_RATIO  # the null: the default recipe would train another warm-up
+
+
 def _rows(out: Path) -> list[dict]:
     with open(out / "inoculation.csv", newline="") as handle:
         return list(csv.DictReader(handle))

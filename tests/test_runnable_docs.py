@@ -42,7 +42,7 @@ def runnable_blocks(text: str) -> list[tuple[str, str]]:
 #: The fine-tuning most pages start with. It is run once per test run (shared by the workers) and its checkpoint copied
 #: where a page's block writes it, so the block's own `interp train` finds it finished with the same settings and reuses
 #: it, as it would for a user who ran the page twice: the command still runs, as written, without training again.
-COMMON_TRAINING = re.compile(r"^interp train +--model minilm --splits pmonli,nmonli_train --epochs 3 --out (\S+)$", re.M)
+COMMON_TRAINING = re.compile(r"^interp train +--model minilm --splits pmonli,nmonli_train --out (\S+)$", re.M)
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +53,7 @@ def trained_tiny(tmp_path_factory, tiny_encoder_dir, monli_dir) -> Path:
     def make(folder: Path) -> None:
         env = dict(os.environ, INTERP_MONLI_DIR=str(monli_dir), HF_HUB_OFFLINE="1")
         command = [str(Path(sys.executable).parent / "interp"), "train", "--model", str(tiny_encoder_dir), "--splits", "pmonli,nmonli_train",
-                   "--epochs", "3", "--out", str(folder / "model"), "--quiet"]  # fmt: skip
+                   "--out", str(folder / "model"), "--quiet"]  # fmt: skip
         subprocess.run(command, env=env, check=True, capture_output=True, timeout=900)
 
     return made_once(tmp_path_factory, "docs_tiny_model", make) / "model"

@@ -129,13 +129,16 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
 
 def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     """Pinned at da2500f (before TrainConfig held a DataSpec): a finished run made then is still reused, not trained again.
-    The data's location is not part of it; the seed, splits and IIT settings are."""
+    The data's location is not part of it; the seed, splits, recipe and IIT settings are (a run of today's default recipe
+    is another run)."""
     data = DataSpec(data_dir=str(monli_dir))
-    plain = TrainConfig(max_examples=100, seed=3, epochs=2, data=data)
-    iit = TrainConfig(splits=("nmonli_train",), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, lr=1e-4, data=data)
+    recipe = {"lr": 1e-4, "batch_size": 32, "warmup_ratio": 0.1}  # the default recipe of the time, now given
+    plain = TrainConfig(max_examples=100, seed=3, epochs=2, data=data, **recipe)
+    iit = TrainConfig(splits=("nmonli_train",), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, epochs=3, data=data, **recipe)
     assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
     assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
     assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
+    assert TrainConfig(max_examples=100, seed=3, epochs=2, data=data).fingerprint(["a", "b"]) != "f70215b92f4397cd"
     variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"]),
                 replace(plain, batching="shuffle").fingerprint(["a", "b"])}  # fmt: skip
     assert len(variants) == 3 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run

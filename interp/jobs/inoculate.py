@@ -62,6 +62,8 @@ from interp.tasks.registry import resolve_task
 DEFAULT_KS = (50, 100, 250, 500, 1000)
 #: Learning rates at the embedded model's scale (the paper's BERT-large runs used 2e-5, 1e-6 and 1e-7).
 DEFAULT_LRS = (1e-5, 3e-5, 1e-4)
+#: Every unit's warm-up share: the grid varies lr and epochs; the rest of a unit's recipe is fixed.
+WARMUP_RATIO = 0.1
 #: The salt of the dev/test halving of an evaluation split.
 HALVES_SALT = "inoculation-dev"
 
@@ -250,7 +252,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             model.to(device)
             chosen = seeded_subset(pool, k, seed)
             encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in chosen]  # a gold label the model lacks trains its fold
-            settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed)
+            settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed, warmup_ratio=WARMUP_RATIO)
             log = fit(model, encoded, settings, tokenizer.pad_token_id, progress=False)
             record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": log[-1]["loss"],
                       **_scores(model, tokenizer, original, challenge), "identity": identity}  # fmt: skip

@@ -4,7 +4,7 @@ Usage::
 
     from interp.api.specs import DataSpec
     from interp.jobs.train import TrainConfig, train
-    result = train(TrainConfig(splits=("pmonli", "nmonli_train"), epochs=3), "runs/my_model")
+    result = train(TrainConfig(splits=("pmonli", "nmonli_train")), "runs/my_model")
     result.metrics["nmonli_test"]["accuracy"]
     # a generated MQNLI file (interp mqnli): train on its train split, score both
     mq = DataSpec(task="mqnli", data_file="runs/mqnli.jsonl")

@@ -14,6 +14,7 @@ import torch
 
 import interp
 from interp.analysis.iia import summarize
+from interp.api import intervenable
 from interp.engine.naive import naive_vector
 from interp.files.activations import open_cache as interp_open_cache
 from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -134,14 +135,32 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
         assert np.allclose(job[0][key], mem[0][key], atol=1e-6) if "logits" in key else job[0][key] == mem[0][key], key
 
 
+def test_one_pass_gives_the_sources_vectors_and_the_models_own_logits(lab, examples):
+    """The pass a vanilla interchange runs for its sources' vectors runs the whole model and keeps the logits: the
+    vectors equal the prefix pass's exactly, the logits :meth:`predict`'s (its padded batches: within 1e-5), and the
+    result's own predictions equal those :meth:`predict` gives."""
+    from interp.engine.batched import source_vectors, vectors_and_logits
+
+    loc = interp.Location.parse(LOCATION)
+    encoded = lab.encode(examples)
+    vectors, own = vectors_and_logits(lab.model.module, encoded, loc)
+    assert torch.equal(vectors, source_vectors(lab.model.module, encoded, loc))
+    assert torch.allclose(own, lab.predict(examples), atol=1e-5) and own.shape == (len(examples), 2)
+    res = lab.interchange(examples[:5], examples, LOCATION, variables=("lexrel",))
+    predicted = lab.reading.predict(lab.predict(examples))
+    assert np.array_equal(res.base_pred, predicted[:5]) and np.array_equal(res.source_pred, predicted)
+
+
 def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples, tiny_classifier_dir, monli_dir, tmp_path):
     """A list of locations gives each location's own result, one table, and one file: the file `interp intervene` writes
     for the same locations, and each location read back is that location's result."""
     other = "blocks.1.hook_resid_post@w_p"
     predicted = []
-    with patch.object(lab, "predict", side_effect=lambda e: predicted.append(len(e)) or type(lab).predict(lab, e)):
+    whole = patch("interp.api.intervenable.vectors_and_logits", wraps=intervenable.vectors_and_logits)
+    with patch.object(lab, "predict", side_effect=lambda e: predicted.append(len(e)) or type(lab).predict(lab, e)), whole as passes:
         found = lab.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
-    assert predicted == [len(examples)]  # the model's own predictions are computed once for the set, not once per location
+    # the model's own predictions come once for the set, from the first location's pass that reads the sources' vectors
+    assert predicted == [] and passes.call_count == 1
     assert isinstance(found, interp.InterchangeSet) and found.locations == (LOCATION, other) and len(found) == 2
     for location in (LOCATION, other):
         alone = lab.interchange(examples, examples, location, variables=("lexrel",))

@@ -50,6 +50,7 @@ from interp.causal.pairs import das_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device, rank_device
 from interp.core.errors import ConfigError, InterpWarning, named, warn
+from interp.engine.batched import vectors_and_logits
 from interp.engine.interventions import Interchange, Intervention, make_intervention
 from interp.engine.naive import naive_interchange, naive_intervene
 from interp.engine.pair_suffix import PairSuffix
@@ -311,9 +312,15 @@ class IntervenableModel:
         if not vanilla and intervention.width != width:
             raise ConfigError(f"`intervention=`: its width {intervention.width} is not location {loc}'s {width}")
         pad = self.model.tokenizer.pad_token_id
+        own = None  # the model's own logits on every example, where a pass the interchange needs anyway gives them
         if naive:
             logits = (naive_interchange(model, base_enc, source_enc, loc, pad) if vanilla
                       else naive_intervene(model, base_enc, source_enc, loc, intervention, pad))  # fmt: skip
+        elif vanilla and self.backend_name == "hf" and (self._shared is None or self._shared_key(bases, sources, variables) not in self._shared):
+            every = _every(bases, sources)  # one pass reads the sources' vectors and every example's own logits
+            vectors, own = vectors_and_logits(model, self.encode(every), loc)
+            row = {e.id: i for i, e in enumerate(every)}
+            logits = self.interchange_logits(bases, vectors[[row[e.id] for e in sources]], loc)
         elif vanilla:
             logits = self.interchange_logits(bases, sources, loc)
         else:
@@ -323,7 +330,7 @@ class IntervenableModel:
             intervention.to(runner.vectors.device).eval()
             with torch.no_grad():
                 logits = runner.logits(rows, cols, intervention, self.batch_size).view(len(bases), len(sources), -1)
-        return self._result(bases, sources, base_enc, source_enc, loc, variables, logits.float().cpu())
+        return self._result(bases, sources, base_enc, source_enc, loc, variables, logits.float().cpu(), own)
 
     def _interchange_set(self, bases, sources, locations: Sequence, **options) -> InterchangeSet:
         """:meth:`interchange` at each of ``locations``, gathered in one :class:`InterchangeSet` that saves into one file."""
@@ -353,12 +360,17 @@ class IntervenableModel:
 
         return InterchangeSet(results, _writer=write)
 
-    def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits) -> InterchangeResult:
+    @staticmethod
+    def _shared_key(bases, sources, variables) -> tuple:
+        """What identifies a set's shared context: the bases', the sources' ids and the variables."""
+        return tuple(e.id for e in bases), tuple(e.id for e in sources), tuple(variables)
+
+    def _result(self, bases, sources, base_enc, source_enc, loc: Location, variables, logits, own=None) -> InterchangeResult:
         labels = tuple(self.task.labels)
-        key = (tuple(e.id for e in bases), tuple(e.id for e in sources), tuple(variables))
+        key = self._shared_key(bases, sources, variables)
         shared = None if self._shared is None else self._shared.get(key)
         if shared is None:
-            shared = self._shared_context(bases, sources, variables)
+            shared = self._shared_context(bases, sources, variables, own)
             if self._shared is not None:
                 self._shared[key] = shared
         causal_name, causal_pred, base_pred, source_pred, values, source_values = shared
@@ -378,15 +390,16 @@ class IntervenableModel:
         result._writer = write
         return result
 
-    def _shared_context(self, bases, sources, variables) -> tuple:
+    def _shared_context(self, bases, sources, variables, own_logits=None) -> tuple:
         """What a result needs besides its logits, the same at every location: the causal model's name, the
         counterfactuals, the model's own predictions of bases and sources (a warning where a split is at chance),
-        and every variable's values on bases and on sources."""
+        and every variable's values on bases and on sources. ``own_logits``: the model's logits on :func:`_every`'s
+        examples, where the interchange's own pass read them (``None``: predicted here)."""
         task = self.task
-        every = list({e.id: e for e in [*bases, *sources]}.values())
+        every = _every(bases, sources)
         causal = task.build_causal_model(every)
         causal_pred = self._counterfactuals(causal, bases, sources, variables)
-        own = self.reading.predict(self.predict(every))
+        own = self.reading.predict(self.predict(every) if own_logits is None else own_logits)
         self.split_accuracies(every, own)
         row = {e.id: i for i, e in enumerate(every)}
         values = {v: task.values(causal, bases, v) for v in task.variables}
@@ -530,3 +543,8 @@ def _old_order(old: str, new: str) -> None:
     """Warn that a call used the argument order of earlier releases (it still works, for one more release)."""
     warnings.warn(f"IntervenableModel.{old} is the older argument order; write {new} (examples first, then the location)",
                   DeprecationWarning, stacklevel=3)  # fmt: skip
+
+
+def _every(bases: Sequence, sources: Sequence) -> list:
+    """The examples among ``bases`` and ``sources``, each once, in order of first appearance."""
+    return list({e.id: e for e in [*bases, *sources]}.values())

@@ -147,18 +147,39 @@ def source_vectors(model, encoded: Sequence[Encoded], location: Location, batch_
         ConfigError: an example lacks one of the location's roles, or the
             token count at a role differs between examples (:func:`location_tokens`).
     """
+    return _read(model, encoded, location, batch_size, whole=False)[0]
+
+
+@torch.no_grad()
+def vectors_and_logits(model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> tuple[Tensor, Tensor]:
+    """:func:`source_vectors` and each example's own classifier logits from the same forward passes: float32
+    ``[len(encoded), tokens × width]`` on the model's device and float32 ``[len(encoded), n_model_labels]`` on CPU.
+
+    The whole model runs, not only the blocks up to ``location``: the model's own predictions (the nulls' "stays the
+    base's" and "copies the source's") cost the blocks after the location instead of a second pass. Unpadded
+    batches, so both equal a batch-1 forward pass's. Raises as :func:`source_vectors`.
+    """
+    return _read(model, encoded, location, batch_size, whole=True)
+
+
+def _read(model, encoded: Sequence[Encoded], location: Location, batch_size: int, whole: bool) -> tuple[Tensor, Tensor | None]:
+    """The vectors at ``location`` (running the blocks up to it, or ``whole``: the model, whose logits come too)."""
     device = next(model.parameters()).device
     tokens = location_tokens(encoded, location.roles, f"location {location}")
     width = len(tokens[0]) * location.token_width(model.config) if tokens else 0
     out = torch.empty(len(encoded), width, dtype=torch.float32, device=device)
+    logits = torch.empty(len(encoded), model.config.num_labels, dtype=torch.float32) if whole else None
     for group in length_groups(encoded):
         for chunk in _chunks(group, batch_size):
             ids, types = _inputs(encoded, chunk, device)
             positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in location.roles}
             with hooked(model, positions, read=[location]) as trace:
-                run_prefix(model, ids, types, location.hidden_index)
+                if whole:
+                    logits[torch.tensor(chunk)] = model(**model_inputs(model, ids, types)).logits.float().cpu()
+                else:
+                    run_prefix(model, ids, types, location.hidden_index)
             out[torch.tensor(chunk, device=device)] = trace[location].float()
-    return out
+    return out, logits
 
 
 def _first_block_context(shares: Sequence[BaseAttention], pair_qkv: Tensor, n_sources: int, start: int, out: Tensor) -> Tensor:

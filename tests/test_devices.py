@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from safetensors.torch import load_file
 
 from interp.cli import main
+from interp.models.settings import FineTuneSettings
 
 NO_GPU = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without a GPU")
 
@@ -27,12 +28,12 @@ def _train(model, out, monli_dir, *extra):
 
 def test_training_in_bf16_autocast_is_its_own_run_and_says_so(tiny_encoder_dir, monli_dir, tmp_path):
     fp32 = _train(tiny_encoder_dir, tmp_path / "fp32", monli_dir, "--device", "cpu")
-    bf16 = _train(tiny_encoder_dir, tmp_path / "bf16", monli_dir, "--device", "auto", "--precision", "bf16", "--warmup-ratio", "0.2",
+    bf16 = _train(tiny_encoder_dir, tmp_path / "bf16", monli_dir, "--device", "auto", "--precision", "bf16", "--warmup-ratio", "0.05",
                   "--batching", "shuffle")  # fmt: skip
     assert fp32.exit_code == 0 and bf16.exit_code == 0, fp32.output + bf16.output
     records = {p: json.loads((tmp_path / p / "training.json").read_text()) for p in ("fp32", "bf16")}
     assert records["bf16"]["config"]["precision"] == "bf16" and records["fp32"]["config"]["precision"] == "fp32"
-    assert records["bf16"]["config"]["warmup_ratio"] == 0.2 and records["fp32"]["config"]["warmup_ratio"] == 0.1  # --warmup-ratio
+    assert records["bf16"]["config"]["warmup_ratio"] == 0.05 and records["fp32"]["config"]["warmup_ratio"] == FineTuneSettings().warmup_ratio  # --warmup-ratio
     assert records["bf16"]["config"]["batching"] == "shuffle" and records["fp32"]["config"]["batching"] == "length"  # --batching
     assert records["bf16"]["fingerprint"] != records["fp32"]["fingerprint"]  # another training, never reused for the other
     a, b = (load_file(tmp_path / p / "model.safetensors") for p in ("fp32", "bf16"))

@@ -287,7 +287,10 @@ class IntervenableModel:
 
         Returns:
             An :class:`InterchangeResult` with ``logits`` ``[n_bases, n_sources, n_model_labels]``; for a list of
-            locations, an :class:`~interp.api.results.InterchangeSet` of them.
+            locations, an :class:`~interp.api.results.InterchangeSet` of them. With the Hugging Face backend a vanilla
+            interchange runs the model once over bases and sources
+            (:func:`~interp.engine.batched.vectors_and_logits`): that pass gives the sources' vectors and the model's
+            own predictions, which the nulls need, so they cost no second pass.
 
         Raises:
             ConfigError: a variable the task lacks, a location an example lacks, an intervention

@@ -55,9 +55,13 @@ sys.path.append(str(Path(__file__).resolve().parent))  # and, last so that it sh
 
 import torch  # noqa: E402
 
+from interp.models.settings import FineTuneSettings  # noqa: E402
+
 LOCATION = "blocks.2.hook_resid_post@w_h"
 SIZES = {"minilm": (6, 384, 12), "base": (12, 768, 12), "large": (24, 1024, 16)}
-DEFAULT_RECIPE = "3,1e-4,32,0.1"
+_DEFAULTS = FineTuneSettings()
+#: The library's default recipe as ``--recipes`` writes it (epochs, lr, batch, warm-up): what ``interp train`` runs.
+DEFAULT_RECIPE = f"{_DEFAULTS.epochs},{_DEFAULTS.lr:g},{_DEFAULTS.batch_size},{_DEFAULTS.warmup_ratio:g}"
 
 
 def sync(device: torch.device) -> None:

@@ -28,6 +28,22 @@ def test_the_notebooks_are_stored_without_outputs_and_import_interp_once(path):
     assert imports == ["import interp"]
 
 
+#: The notebooks' recipe, as each notebook and :func:`notebook_model` write it.
+RECIPE = ('task.examples(("pmonli", "nmonli_train"), per_split=400, seed=0)', "epochs=4, lr=1e-4, batch_size=8, warmup_ratio=0.1")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_each_notebook_trains_the_recipe_the_suite_hands_it(path):
+    """The checkpoint the suite hands a notebook through ``INTERP_MODEL`` is what the notebook itself would train."""
+    import inspect
+
+    import nbformat
+
+    code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    fixture = inspect.getsource(notebook_model)
+    assert all(part in code and part in fixture for part in RECIPE), path.name
+
+
 @pytest.fixture(scope="module")
 def notebook_model(monli_dir, tmp_path_factory) -> Path:
     """The notebooks' own recipe (400 PMoNLI and 400 NMoNLI-train examples, 4 epochs at lr 1e-4, batch 8, seed 0), trained

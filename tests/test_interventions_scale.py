@@ -167,6 +167,30 @@ def test_out_of_memory_halves_the_batch_and_drops_no_pair(tiny_classifier_dir, m
         interchange_logits(model, encoded[:1], sources[:1], loc, batch_size=4)
 
 
+def test_auto_batch_size_on_a_gpu_stays_under_the_attention_kernels_grid_limit(tiny_classifier_dir, monkeypatch):
+    """With memory for more, a GPU pass takes at most 2**16 - 1 rows: flash and memory-efficient attention fail at 2**16."""
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
+
+    class OnGpu:  # the model's first parameter as auto_batch_size sees it on a GPU
+        device = torch.device("cuda", 0)
+
+        @staticmethod
+        def element_size() -> int:
+            return 2  # bf16: the most rows for the memory
+
+    class Placed:
+        config = model.config
+
+        @staticmethod
+        def parameters():
+            return iter([OnGpu()])
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (140 * 2**30, 140 * 2**30))
+    assert engine.auto_batch_size(Placed(), 4) == engine.GPU_MAX_ROWS == 65_535
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (2**20, 2**30))
+    assert 1 <= engine.auto_batch_size(Placed(), 4) < engine.GPU_MAX_ROWS  # little memory: what half of it holds
+
+
 def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
     assert engine.auto_batch_size(model, 12) == engine.CPU_BATCH_SIZE

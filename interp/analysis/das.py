@@ -147,8 +147,9 @@ def fit_intervention(
 def predict_pairs(runner: PairSuffix, intervention: Intervention, bases: Tensor, sources: Tensor, batch_size: int | None = None,
                   read: Sequence[int] | None = None) -> np.ndarray:  # fmt: skip
     """The intervened model's label id on each pair: int64 ``[pairs]``; with ``read`` (per model label id, the task's
-    label id: :attr:`interp.models.labels.LabelReading.read`), the task's label id."""
-    ids = runner.logits(bases, sources, intervention.eval(), batch_size).argmax(-1).cpu().numpy()
+    label id: :attr:`interp.models.labels.LabelReading.read`), the task's label id. The intervention is moved to the
+    runner's device (an untrained one is scored before training would move it)."""
+    ids = runner.logits(bases, sources, intervention.to(runner.vectors.device).eval(), batch_size).argmax(-1).cpu().numpy()
     return ids if read is None else np.asarray(read, dtype=np.int64)[ids]
 
 

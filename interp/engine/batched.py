@@ -62,6 +62,9 @@ from interp.hooks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
 CPU_BATCH_SIZE = 256
+#: The most rows one attention call takes on a GPU: the flash and memory-efficient kernels put the batch on a grid
+#: axis that CUDA caps at 2**16 - 1 (pytorch/pytorch#146704); a batch of 2**16 fails with "invalid argument".
+GPU_MAX_ROWS = (1 << 16) - 1
 _AT = "at"  # the one role of a location rebuilt on each row's intervened tokens
 
 
@@ -98,7 +101,7 @@ def precision(model, name: str) -> Iterator[None]:
 
 
 def auto_batch_size(model, seq_len: int) -> int:
-    """Rows per suffix pass: :data:`CPU_BATCH_SIZE` on CPU; on a GPU, what half its free memory holds.
+    """Rows per suffix pass: :data:`CPU_BATCH_SIZE` on CPU; on a GPU, what half its free memory holds, at most :data:`GPU_MAX_ROWS`.
 
     The per-row estimate is a block's activations under ``no_grad``: the
     input, queries, keys, values, context and output (6 × d_model), the
@@ -112,7 +115,7 @@ def auto_batch_size(model, seq_len: int) -> int:
     free, _ = torch.cuda.mem_get_info(parameter.device)
     per_token = 6 * config.hidden_size + config.intermediate_size + config.num_attention_heads * seq_len
     per_row = 2 * seq_len * per_token * parameter.element_size()
-    return int(max(1, min(1 << 16, free // 2 // per_row)))
+    return int(max(1, min(GPU_MAX_ROWS, free // 2 // per_row)))
 
 
 def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:

@@ -34,7 +34,8 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]]`` (``batching``: ``length`` or ``shuffle``), so
 ``--arms finetune --seeds 0,1,2,3,4 --recipes "3,1e-4,32,0.1;5,5e-5,16,0.2"`` screens recipes over seeds.
 
-Peak device memory is given per arm. The last lines are one table; with ``--out DIR`` the figures are also written to
+Peak device memory is given per arm. An arm (or one precision of the all-pairs arm) that raises is reported with
+its error, in the table too, and the arms after it still run: a GPU lease may allow one call. The last lines are one table; with ``--out DIR`` the figures are also written to
 ``DIR/gpu.json``.
 """
 
@@ -47,6 +48,7 @@ import platform
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -173,7 +175,12 @@ def all_pairs_arm(args, model, device) -> list[dict]:
                                             run=interp.RunSpec(device=str(device)), precision=precision,
                                             unit_size=16 if args.smoke else 512)  # fmt: skip
                 began = time.perf_counter()
-                path = run_interventions(config, progress=False)
+                try:
+                    path = run_interventions(config, progress=False)
+                except Exception as error:  # noqa: BLE001 - one precision failing leaves the others measured
+                    rows.append({"precision": precision, "error": failure(error)})
+                    print(f"all pairs {precision}: failed: {rows[-1]['error']}", flush=True)
+                    continue
                 wall = time.perf_counter() - began
                 began = time.perf_counter()
                 summary = summarize_all(path)[0]
@@ -374,41 +381,61 @@ def main(argv=None) -> dict:
 
     model = None
     if "finetune" in arms or {"allpairs", "das", "cache", "profile"} & arms:
-        results["finetune"], model = finetune_arm(args, task, device, tokenizer)
+        try:
+            results["finetune"], model = finetune_arm(args, task, device, tokenizer)
+        except Exception as error:  # noqa: BLE001 - the arms that need no fine-tuned model still run
+            traceback.print_exc()
+            results["finetune"] = {"error": failure(error)}
         keep()
     for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("engine", lambda: engine_arm(args, task, device, tokenizer)),
                      ("das", lambda: das_arm(args, task, model, device)), ("cache", lambda: cache_arm(args, model, device)),
                      ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:
-            results[arm] = run()
+            try:
+                results[arm] = run()
+            except Exception as error:  # noqa: BLE001 - an arm that fails is reported, and the next arms still run
+                traceback.print_exc()
+                results[arm] = {"error": failure(error)}
             keep()
     print(table(results))
     return results
 
 
+def failure(error: Exception) -> str:
+    """An arm's error as the table shows it: its type and the first line of its message."""
+    return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:200]
+
+
 def table(results: dict) -> str:
-    """The figures as one Markdown table (what BENCHMARKS.md records)."""
+    """The figures as one Markdown table (what BENCHMARKS.md records); an arm that failed gets a row saying how."""
     lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
              "| arm | figure |", "| --- | --- |"]  # fmt: skip
-    for r in results.get("finetune", []):
+    for arm in ("finetune", "allpairs", "engine", "das", "cache", "profile"):
+        if isinstance(results.get(arm), dict) and "error" in results[arm]:
+            lines.append(f"| {arm} | failed: {results[arm]['error']} |")
+    rows = {arm: results[arm] if isinstance(results.get(arm), list) else [] for arm in ("finetune", "allpairs", "engine")}
+    for r in rows["finetune"]:
         lines.append(f"| fine-tune MiniLM, recipe {r['recipe']}, seed {r['seed']} | {r['seconds']:.1f} s; NMoNLI test {100 * r['nmonli_test']:.1f}% "
                      f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}]; losses {r['losses']} |")  # fmt: skip
-    for r in results.get("allpairs", []):
+    for r in rows["allpairs"]:
+        if "error" in r:
+            lines.append(f"| intervene, all pairs, {r['precision']} | failed: {r['error']} |")
+            continue
         agreement = "" if r["agreement"] is None else f"; labels agree with fp32 on {100 * r['agreement']:.1f}% of the sample"
         lines.append(f"| intervene, all {r['pairs']:,} pairs, {r['precision']} | engine {r['engine_s']:.1f} s ({r['pairs_per_s']:,.0f} pairs/s), "
                      f"wall {r['wall_s']:.1f} s, intervals {r['intervals_s']:.1f} s{agreement} |")  # fmt: skip
-    for r in results.get("engine", []):
+    for r in rows["engine"]:
         against = "" if r["pyvene_pairs_per_s"] is None else (f", {r['engine_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x pyvene "
                                                                f"({r['engine_tf32_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x at tf32)")  # fmt: skip
         lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s fp32, {r['engine_tf32_pairs_per_s']:,.0f} tf32 "
                      f"(all MoNLI pairs in {r['all_pairs_tf32_s']:.0f} s at tf32, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
                      f"labels agree {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
-    if "das" in results:
+    if "das" in results and "error" not in results["das"]:
         lines.append(f"| DAS k=64 training, MiniLM | {results['das']['train_pairs_per_s']:,.0f} pairs/s |")
-    if "cache" in results:
+    if "cache" in results and "error" not in results["cache"]:
         lines.append(f"| cache (every block output, every role, all splits) | {results['cache']['seconds']:.1f} s |")
-    peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in results.get(key, [])]
-    peaks += [results[k].get("peak_gib") for k in ("das", "cache") if k in results]
+    peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in rows[key]]
+    peaks += [results[k].get("peak_gib") for k in ("das", "cache") if isinstance(results.get(k), dict)]
     if any(p is not None for p in peaks):
         lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
     lines.append(f"| whole script | {results['seconds']:.0f} s |")

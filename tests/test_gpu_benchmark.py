@@ -9,10 +9,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, capsys):
+def _load():
     spec = importlib.util.spec_from_file_location("gpu_benchmark", REPO / "benchmarks" / "gpu.py")
     gpu = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu)
+    return gpu
+
+
+def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, capsys):
+    gpu = _load()
     arms = "finetune,allpairs,engine,das,cache,profile"
     recipes = "3,1e-4,32,0.1;3,1e-4,32,0.1,shuffle"  # the default batching, and a plain shuffle
     results = gpu.main(["--smoke", "--monli", str(monli_dir), "--seeds", "0,1", "--sizes", "minilm", "--arms", arms, "--recipes", recipes,
@@ -29,3 +34,20 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
     table = capsys.readouterr().out.splitlines()
     assert table[-1].startswith("| whole script |") and any("intervene, all 576 pairs, bf16" in line for line in table)
+
+
+def test_an_arm_that_fails_is_reported_and_the_later_arms_still_run(monli_dir, tmp_path, capsys, monkeypatch):
+    """One GPU call is all a lease may give: a failure (a kernel's limit, a tensor on the wrong device) must not cost the rest."""
+    gpu = _load()
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("CUDA error: invalid argument\nmore")
+
+    monkeypatch.setattr(gpu, "all_pairs_arm", fails)
+    results = gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "finetune,allpairs,cache", "--out", str(tmp_path)])
+    assert results["allpairs"] == {"error": "RuntimeError: CUDA error: invalid argument"}
+    assert results["cache"]["seconds"] > 0  # the arm after it ran
+    assert json.loads((tmp_path / "gpu.json").read_text())["allpairs"]["error"].startswith("RuntimeError")
+    out = capsys.readouterr()
+    assert "| allpairs | failed: RuntimeError: CUDA error: invalid argument |" in out.out.splitlines()
+    assert "Traceback" in out.err

@@ -55,6 +55,19 @@ def library_strings() -> list[tuple[str, int, str]]:
     return found
 
 
+def test_bad_input_raises_the_librarys_errors_not_bare_builtins():
+    """No library code raises a bare ``ValueError`` or ``TypeError``: a caller catching ``InterpError`` would miss it.
+    (``ConfigError`` is also a ``ValueError``, so a caller catching that still does.)"""
+    bare = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
+                if node.exc.func.id in ("ValueError", "TypeError"):
+                    bare.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {node.exc.func.id}")
+    assert not bare, "raise an InterpError subclass instead:\n" + "\n".join(bare)
+    assert issubclass(ConfigError, ValueError) and issubclass(ConfigError, interp.InterpError)
+
+
 def test_no_library_string_names_a_cli_flag():
     flags = cli_flags() - OTHER_PROGRAMS
     assert len(flags) > 50  # the walk found the commands' options

@@ -34,6 +34,7 @@ from torch import Tensor
 
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
 from interp.core.checks import check_int, check_number
+from interp.core.errors import ConfigError
 from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, Intervention
 from interp.engine.pair_suffix import PairSuffix, frozen_weights
 from interp.models.labels import LabelReading
@@ -101,12 +102,12 @@ def fit_intervention(
         The mean loss of each epoch (cross-entropy, nats per pair, plus the boundless penalty).
 
     Raises:
-        ValueError: the intervention has nothing to train, or the index tensors differ in length.
+        ConfigError (a ValueError): the intervention has nothing to train, or the index tensors differ in length.
     """
     if not intervention.trainable:
-        raise ValueError(f"a {intervention.kind} intervention has no parameters to train")
+        raise ConfigError(f"a {intervention.kind} intervention has no parameters to train")
     if not bases.shape == sources.shape == targets.shape:
-        raise ValueError("bases, sources and targets must have one entry per pair")
+        raise ConfigError("bases, sources and targets must have one entry per pair")
     device = runner.vectors.device
     intervention.to(device).train()
     optimizer = torch.optim.Adam(intervention.parameters(), lr=settings.lr)

@@ -77,10 +77,10 @@ def precision(model, name: str) -> Iterator[None]:
     attention avoids cuDNN's kernel (:func:`~interp.core.devices.attention_without_cudnn`).
 
     Raises:
-        ValueError: ``name`` is not one of :data:`PRECISIONS`.
+        ConfigError (a ValueError): ``name`` is not one of :data:`PRECISIONS`.
     """
     if name not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {name!r}")
+        raise ConfigError(f"precision must be one of {PRECISIONS}, got {name!r}")
     matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     dtype = next(model.parameters()).dtype
     saved = None

@@ -46,6 +46,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from interp.core.errors import ConfigError
+
 _PARTS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
           "attention.output.LayerNorm", "intermediate.dense", "output.dense", "output.LayerNorm")  # fmt: skip
 
@@ -106,12 +108,12 @@ class FastBlocks:
     build a new instance after moving the model or changing its dtype.
 
     Raises:
-        ValueError: ``start .. stop`` is empty or outside the model's blocks.
+        ConfigError (a ValueError): ``start .. stop`` is empty or outside the model's blocks.
     """
 
     def __init__(self, model, start: int, stop: int, first_token_last: bool = False) -> None:
         if not 0 <= start < stop <= len(model.base_model.encoder.layer):
-            raise ValueError(f"block range {start}..{stop} is empty or outside the model's blocks")
+            raise ConfigError(f"block range {start}..{stop} is empty or outside the model's blocks")
         # exact (erf) GELU, in place when this torch has the op; any other activation through the block's own
         self.gelu_ = getattr(torch._C._nn, "gelu_", None) if getattr(model.config, "hidden_act", None) == "gelu" else None
         self.first_token_last = first_token_last

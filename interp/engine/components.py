@@ -35,6 +35,7 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from interp.core.errors import ConfigError
 from interp.engine.slicing import run_prefix
 from interp.hooks import feature_slice, hooked, site_module
 from interp.hooks.architecture import architecture
@@ -51,13 +52,13 @@ class BlockRest:
         location: a component location (not the residual stream).
 
     Raises:
-        ValueError: ``location`` is a residual-stream location.
+        ConfigError (a ValueError): ``location`` is a residual-stream location.
         ConfigError: the model lacks the site, or the head is out of range (:func:`~interp.hooks.site_module`).
     """
 
     def __init__(self, model, location: Location) -> None:
         if location.is_residual:
-            raise ValueError(f"location {location} is in the residual stream, not a component")
+            raise ConfigError(f"location {location} is in the residual stream, not a component")
         site_module(model, location)
         self.model, self.location = model, location
         self.arch = architecture(model)

@@ -35,7 +35,7 @@ interface is the model (Wu et al. 2024, pyvene, §2).
   training loss adds ``β`` (:meth:`BoundlessSubspace.penalty`).
 
 Raises on construction:
-    ValueError: naming ``k``, ``start``/``stop`` or ``width`` when out of range.
+    ConfigError (a ValueError): naming ``k``, ``start``/``stop`` or ``width`` when out of range.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Intervention(nn.Module):
         """Set the learned state from :meth:`tensors`' output.
 
         Raises:
-            ValueError: a tensor is missing, extra, of the wrong shape, or a matrix is not orthonormal.
+            ConfigError (a ValueError): a tensor is missing, extra, of the wrong shape, or a matrix is not orthonormal.
         """
         expected = self.tensors()
         if set(tensors) != set(expected):
@@ -136,7 +136,7 @@ class CoordinateBlock(Intervention):
     """The source's coordinates ``start`` to ``stop - 1`` (in the location's vector), the base's elsewhere: a localist baseline.
 
     Raises:
-        ValueError: not ``0 <= start < stop <= width``.
+        ConfigError (a ValueError): not ``0 <= start < stop <= width``.
     """
 
     kind = "block"
@@ -179,7 +179,7 @@ class _Basis(nn.Module):
         """Make :attr:`matrix` equal ``matrix`` (through the parametrization's right inverse).
 
         Raises:
-            ValueError: ``matrix``'s columns are not orthonormal (to 1e-4).
+            ConfigError (a ValueError): ``matrix``'s columns are not orthonormal (to 1e-4).
         """
         eye = torch.eye(matrix.shape[1], dtype=matrix.dtype)
         if not torch.allclose(matrix.T @ matrix, eye, atol=1e-4):
@@ -228,7 +228,7 @@ class RotatedSubspace(_Learned):
     this is :class:`Interchange` for any ``R``.
 
     Raises:
-        ValueError: not ``1 <= k <= width``.
+        ConfigError (a ValueError): not ``1 <= k <= width``.
     """
 
     kind = "rotated"
@@ -253,7 +253,7 @@ class LowRankSubspace(_Learned):
     wide, several-token locations.
 
     Raises:
-        ValueError: not ``1 <= k <= width``.
+        ConfigError (a ValueError): not ``1 <= k <= width``.
     """
 
     kind = "lowrank"
@@ -277,7 +277,7 @@ class BoundlessSubspace(Intervention):
     :attr:`k` is the boundary rounded to whole coordinates.
 
     Raises:
-        ValueError: ``start`` outside (0, 1].
+        ConfigError (a ValueError): ``start`` outside (0, 1].
     """
 
     kind = "boundless"
@@ -328,7 +328,7 @@ def make_intervention(kind: str, width: int, k: int | None = None, seed: int | N
     """An intervention by name (one of :data:`KINDS`), as :mod:`interp.files.subspaces` rebuilds it.
 
     Raises:
-        ValueError: an unknown ``kind``, or ``k`` out of range for it.
+        ConfigError (a ValueError): an unknown ``kind``, or ``k`` out of range for it.
     """
     if kind == "interchange":
         return Interchange(width)

@@ -73,7 +73,7 @@ class PairSuffix:
     Raises:
         ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`),
             or the location is a component site (training takes residual-stream locations).
-        ValueError: the model is in training mode.
+        ConfigError (a ValueError): the model is in training mode.
     """
 
     def __init__(self, model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> None:
@@ -83,7 +83,7 @@ class PairSuffix:
                 "locations (blocks.<l>.hook_resid_post or blocks.0.hook_resid_pre)"
             )
         if model.training:
-            raise ValueError("model is in training mode: call model.eval() (dropout would make the outputs random)")
+            raise ConfigError("model is in training mode: call model.eval() (dropout would make the outputs random)")
         self.model, self.location = model, location
         device = next(model.parameters()).device
         d_model = model.config.hidden_size
@@ -145,13 +145,13 @@ class PairSuffix:
             float ``[pairs, n_labels]`` on the model's device, in pair order.
 
         Raises:
-            ValueError: ``bases`` and ``sources`` differ in length, or the
+            ConfigError (a ValueError): ``bases`` and ``sources`` differ in length, or the
                 intervention's width is not the location's.
         """
         if bases.shape != sources.shape:
-            raise ValueError(f"bases and sources must have one index per pair, got {tuple(bases.shape)} and {tuple(sources.shape)}")
+            raise ConfigError(f"bases and sources must have one index per pair, got {tuple(bases.shape)} and {tuple(sources.shape)}")
         if intervention.width != self.width:
-            raise ValueError(f"intervention width {intervention.width} is not location {self.location}'s {self.width}")
+            raise ConfigError(f"intervention width {intervention.width} is not location {self.location}'s {self.width}")
         device = self.hidden.device
         bases, sources = bases.to(device), sources.to(device)
         index = self.location.hidden_index

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from interp.core.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class BaseAttention:
@@ -56,12 +58,12 @@ def base_attention(qkv: Tensor, where: int | tuple[int, ...], heads: int, scalin
         heads: attention heads; scaling: the score scale (1/sqrt(d_head)).
 
     Raises:
-        ValueError: a token outside the sequence, or one named twice.
+        ConfigError (a ValueError): a token outside the sequence, or one named twice.
     """
     seq = qkv.shape[0]
     where = (where,) if isinstance(where, int) else tuple(int(p) for p in where)
     if not where or any(not 0 <= p < seq for p in where) or len(set(where)) != len(where):
-        raise ValueError(f"intervened tokens {where} are not distinct tokens of a sequence of {seq}")
+        raise ConfigError(f"intervened tokens {where} are not distinct tokens of a sequence of {seq}")
     q, k, v = qkv.view(seq, 3, heads, -1).unbind(1)
     scores = torch.einsum("ihd,jhd->ihj", q, k).mul_(scaling)  # [seq, heads, seq]
     scores[:, :, list(where)] = float("-inf")

@@ -300,7 +300,7 @@ def collate(encoded: Sequence[Encoded], pad_token_id: int) -> dict[str, torch.Te
         :func:`interp.hooks.hooked` takes); ``labels``: int64 ``[batch]``.
     """
     if not encoded:
-        raise ValueError("collate needs at least one example")
+        raise ConfigError("collate needs at least one example")
     length = max(len(e.input_ids) for e in encoded)
     n = len(encoded)
     input_ids = torch.full((n, length), pad_token_id, dtype=torch.long)

@@ -17,6 +17,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
+from interp.core.errors import ConfigError
 from interp.engine.batched import interchange_logits
 from interp.files.interventions import Fp32Check
 from interp.hooks.locations import Location
@@ -43,13 +44,13 @@ def compare_with_fp32(
         reduced: float ``[len(bases), n_sources, n_labels]``, the run's logits for these pairs.
 
     Raises:
-        ValueError: the model is not in float32, or ``reduced`` has another shape than the pairs.
+        ConfigError (a ValueError): the model is not in float32, or ``reduced`` has another shape than the pairs.
     """
     if next(model.parameters()).dtype != torch.float32:
-        raise ValueError(f"the fp32 check needs the model in float32, not {next(model.parameters()).dtype}")
+        raise ConfigError(f"the fp32 check needs the model in float32, not {next(model.parameters()).dtype}")
     exact = interchange_logits(model, bases, sources.float(), location, batch_size=batch_size)
     if reduced.shape != exact.shape:
-        raise ValueError(f"reduced-precision logits have shape {tuple(reduced.shape)}, the pairs {tuple(exact.shape)}")
+        raise ConfigError(f"reduced-precision logits have shape {tuple(reduced.shape)}, the pairs {tuple(exact.shape)}")
     reduced = reduced.float()
     same = reduced.argmax(-1) == exact.argmax(-1)
     return Fp32Check(int(same.numel()), float(same.float().mean()), float((reduced - exact).abs().max()))

@@ -32,6 +32,7 @@ from typing import Callable
 
 import numpy as np
 
+from interp.core.errors import ConfigError
 from interp.natural_logic.relations import RELATIONS, Relation, relation_from_cells
 
 #: Quantifiers of the MQNLI fragment, as functions of (restrictor, scope) bit masks -> bool arrays.
@@ -134,10 +135,10 @@ def quantifier_argument_signature(premise: str, hypothesis: str, argument: int, 
     ``argument`` 2: relation of Q(A, B) to Q'(A, B') given B R B'.
 
     Raises:
-        ValueError: ``argument`` is not 1 or 2.
+        ConfigError (a ValueError): ``argument`` is not 1 or 2.
     """
     if argument not in (1, 2):
-        raise ValueError("argument must be 1 or 2")
+        raise ConfigError("argument must be 1 or 2")
     (shared, x, y), full = _grid(n, 3)
     if argument == 1:
         p, h = quantify(premise, x, shared), quantify(hypothesis, y, shared)

@@ -26,12 +26,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from interp.core.errors import ConfigError
+
 
 def _check_units(units, y) -> np.ndarray:
     """``y`` as an array, after checking it pairs one label with each unit."""
     y = np.asarray(y)
     if len(units) != len(y) or len(y) == 0:
-        raise ValueError(f"units and y must be non-empty and of equal length, got {len(units)} and {len(y)}")
+        raise ConfigError(f"units and y must be non-empty and of equal length, got {len(units)} and {len(y)}")
     return y
 
 

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
+from interp.core.errors import ConfigError
 
 
 class Probe(ClassifierMixin, BaseEstimator):
@@ -46,9 +47,9 @@ class Probe(ClassifierMixin, BaseEstimator):
 
     def _settings(self) -> ProbeSettings:
         if not isinstance(self.hidden_units, (int, np.integer)) or self.hidden_units < 0:
-            raise ValueError(f"hidden_units must be a non-negative int, got {self.hidden_units!r}")
+            raise ConfigError(f"hidden_units must be a non-negative int, got {self.hidden_units!r}")
         if self.max_iter < 1 or self.lr <= 0 or self.alpha < 0:
-            raise ValueError("max_iter must be >= 1, lr > 0 and alpha >= 0")
+            raise ConfigError("max_iter must be >= 1, lr > 0 and alpha >= 0")
         return ProbeSettings(int(self.hidden_units), int(self.max_iter), float(self.lr), float(self.alpha))
 
     def fit(self, X, y):

@@ -46,6 +46,16 @@ def test_every_real_example_aligns_to_its_own_wordpieces(examples, minilm_tokeni
     assert multi > 0
 
 
+def test_one_batched_tokenizer_call_encodes_as_the_pair_tokenized_alone(examples, minilm_tokenizer):
+    """Naive reference: each pair through the tokenizer on its own gives the same ids and segments as the batch."""
+    encoded = encode_examples(examples, minilm_tokenizer)
+    for e, got in zip(examples, encoded):
+        alone = minilm_tokenizer(e.premise, e.hypothesis, truncation=True, return_token_type_ids=True)
+        assert got.input_ids == tuple(alone["input_ids"]) and got.token_type_ids == tuple(alone["token_type_ids"]), e.id
+    assert [encode_example(e, minilm_tokenizer) for e in examples[::97]] == encoded[::97]
+    assert encode_examples([], minilm_tokenizer) == []
+
+
 def test_case_and_punctuation(minilm_tokenizer):
     enc = encode_example(_example("Man holds plants.", "Man holds sunflowers.", "plants", "sunflowers"), minilm_tokenizer, "last")
     tokens = minilm_tokenizer.convert_ids_to_tokens(enc.input_ids)

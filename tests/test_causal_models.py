@@ -10,6 +10,7 @@ import pytest
 from interp.causal import (
     CausalModel,
     Mechanism,
+    interchange_codes,
     interchange_table,
     run_forward,
     run_interchange,
@@ -74,6 +75,15 @@ def test_interchange_table_equals_pairwise_run_interchange_on_real_monli(monli_d
     naive = np.array([[run_interchange(model, b, {"lexrel": s})["label"] for s in inputs] for b in inputs], dtype=object)
     assert table.shape == (len(examples), len(examples)) and (table == naive).all()
     assert len(set(table.ravel())) == 2
+    labels = ["entailment", "neutral"]
+    codes = interchange_codes(model, inputs, inputs[::-1], "lexrel", labels)  # sources in another order than bases
+    expected = np.array([[labels.index(run_interchange(model, b, {"lexrel": s})["label"]) for s in inputs[::-1]] for b in inputs])
+    assert codes.dtype == np.int8 and codes.shape == expected.shape and (codes == expected).all()
+    assert interchange_codes(model, inputs[:3], [], "lexrel", labels).shape == (3, 0)
+    assert interchange_codes(model, [], inputs, "lexrel", labels).shape == (0, len(inputs))
+    assert interchange_table(model, inputs[:3], [], "lexrel").shape == (3, 0)
+    with pytest.raises(ConfigError, match="not one of contradiction"):
+        interchange_codes(model, inputs, inputs, "lexrel", ["contradiction"])
 
 
 def test_infer_fits_all_of_monli(monli_dir):

@@ -45,7 +45,7 @@ from interp.api.das_result import DasResult
 from interp.api.results import InterchangeResult, InterchangeSet
 from interp.api.specs import DataSpec, RunSpec
 from interp.backends import Backend, check_backend_name, get_backend
-from interp.causal import interchange_table
+from interp.causal import interchange_codes
 from interp.causal.pairs import das_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device, rank_device
@@ -412,8 +412,7 @@ class IntervenableModel:
     def _counterfactuals(self, causal, bases: Sequence, sources: Sequence, variables: Sequence[str]) -> dict[str, np.ndarray]:
         """Each variable's interchange counterfactual as label ids: int8 ``[n_bases, n_sources]`` (Geiger et al. 2020, §6.2)."""
         base_inputs, source_inputs = [self.task.inputs(e) for e in bases], [self.task.inputs(e) for e in sources]
-        to_id = np.vectorize(self.task.labels.index, otypes=[np.int8])
-        return {v: to_id(interchange_table(causal, base_inputs, source_inputs, v)) for v in variables}
+        return {v: interchange_codes(causal, base_inputs, source_inputs, v, self.task.labels) for v in variables}
 
     def file_meta(self, causal_model: str, variables: Sequence[str], locations: Sequence[Location], *, unit_size: int,
                   precision: str = "fp32") -> dict:  # fmt: skip

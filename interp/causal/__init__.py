@@ -3,9 +3,10 @@
 from interp.causal.base import (
     CausalModel,
     Mechanism,
+    interchange_codes,
     interchange_table,
     run_forward,
     run_interchange,
 )
 
-__all__ = ["CausalModel", "Mechanism", "interchange_table", "run_forward", "run_interchange"]
+__all__ = ["CausalModel", "Mechanism", "interchange_codes", "interchange_table", "run_forward", "run_interchange"]

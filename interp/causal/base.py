@@ -122,6 +122,29 @@ def run_interchange(model: CausalModel, base: Mapping[str, Any], sources: Mappin
     return run_forward(model, base, fixed)
 
 
+def _interchange_outcomes(
+    model: CausalModel, bases: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]], variable: str
+) -> tuple[list[list[Any]], np.ndarray]:
+    """Each base's output under each distinct source value of ``variable`` (``[bases][distinct]``), and each source's
+    index into the distinct values (int ``[len(sources)]``): the causal model runs once per source and once per base
+    and distinct value, and a pair's output is ``outcomes[i][index[j]]``."""
+    model.check_variable(variable)
+    distinct: list[Any] = []
+    index = np.empty(len(sources), dtype=np.intp)
+    for j, source in enumerate(sources):
+        value = run_forward(model, source)[variable]
+        if value not in distinct:
+            distinct.append(value)
+        index[j] = distinct.index(value)
+    outcomes = [[run_forward(model, base, {variable: v})[model.output] for v in distinct] for base in bases]
+    return outcomes, index
+
+
+def _width(index: np.ndarray) -> int:
+    """How many distinct source values ``index`` points into."""
+    return int(index.max()) + 1 if len(index) else 0
+
+
 def interchange_table(
     model: CausalModel, bases: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]], variable: str
 ) -> np.ndarray:
@@ -129,20 +152,34 @@ def interchange_table(
 
     Equal to ``run_interchange(model, bases[i], {variable: sources[j]})[model.output]``
     for all i, j, but runs the model once per source and once per base and
-    distinct value of the variable, not once per pair.
+    distinct value of the variable, not once per pair; the table is filled by
+    array indexing, not per pair.
 
     Returns:
         object array ``[len(bases), len(sources)]`` of output values.
     """
-    model.check_variable(variable)
-    source_values = [run_forward(model, s)[variable] for s in sources]
-    distinct: list[Any] = []
-    for value in source_values:
-        if value not in distinct:
-            distinct.append(value)
-    index = [distinct.index(v) for v in source_values]
-    table = np.empty((len(bases), len(sources)), dtype=object)
-    for i, base in enumerate(bases):
-        outcomes = [run_forward(model, base, {variable: v})[model.output] for v in distinct]
-        table[i, :] = [outcomes[k] for k in index]
-    return table
+    outcomes, index = _interchange_outcomes(model, bases, sources, variable)
+    small = np.empty((len(bases), _width(index)), dtype=object)
+    for i, row in enumerate(outcomes):
+        for k, outcome in enumerate(row):
+            small[i, k] = outcome
+    return small[:, index]
+
+
+def interchange_codes(
+    model: CausalModel, bases: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]], variable: str,
+    outputs: Sequence[Any],
+) -> np.ndarray:  # fmt: skip
+    """:func:`interchange_table` as each output's position in ``outputs`` (a task's labels): int8
+    ``[len(bases), len(sources)]``, with no Python call per pair (all 7.17M MoNLI pairs in well under a second).
+
+    Raises:
+        ConfigError: an output of the causal model is not in ``outputs``.
+    """
+    outcomes, index = _interchange_outcomes(model, bases, sources, variable)
+    outputs = list(outputs)
+    unknown = sorted({repr(o) for row in outcomes for o in row if o not in outputs})
+    if unknown:
+        raise ConfigError(f"causal model {model.name} gives output(s) {', '.join(unknown)}, not one of {', '.join(map(str, outputs))}")
+    small = np.array([[outputs.index(o) for o in row] for row in outcomes], dtype=np.int8).reshape(len(bases), _width(index))
+    return small[:, index]

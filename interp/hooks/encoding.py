@@ -165,21 +165,37 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
             example id and, for MoNLI, its file line), e.g. because
             truncation cut it off.
     """
+    return encode_examples([example], tokenizer, wordpiece, labels)[0]
+
+
+def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None) -> list[Encoded]:
+    """:func:`encode_example` over a sequence, in one call of the tokenizer, failing on the first example that cannot
+    be aligned. Raises as :func:`encode_example` does."""
     check_wordpiece_rule(wordpiece)
     if not getattr(tokenizer, "is_fast", False):
         raise ConfigError(
             f"tokenizer {type(tokenizer).__name__} gives no character offsets; "
             "alignment needs a fast (Rust) tokenizer"
         )
-    enc = tokenizer(
-        example.premise,
-        example.hypothesis,
+    examples = list(examples)
+    if not examples:
+        return []
+    batch = tokenizer(
+        [e.premise for e in examples],
+        [e.hypothesis for e in examples],
         return_offsets_mapping=True,
         return_token_type_ids=True,
         truncation=True,
     )
-    sequence_ids = enc.sequence_ids()
-    offsets = enc["offset_mapping"]
+    cls = tokenizer.cls_token_id
+    return [_align(e, tokenizer, batch, i, cls, wordpiece, labels) for i, e in enumerate(examples)]
+
+
+def _align(example, tokenizer, batch, i: int, cls: int | None, wordpiece: str, labels: Sequence[str] | None) -> Encoded:
+    """Example ``i`` of the tokenizer's ``batch`` with its roles aligned (:func:`encode_example`)."""
+    input_ids = batch["input_ids"][i]
+    sequence_ids = batch.sequence_ids(i)
+    offsets = batch["offset_mapping"][i]
     sentences = (example.premise, example.hypothesis)
     given = getattr(example, "spans", None) or {}
     pieces = {}
@@ -191,16 +207,15 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
             if span is not None
             else _word_pieces(word, sentences[segment], offsets, sequence_ids, segment)
         )
-    truncated = len(enc["input_ids"]) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
     for role, word in example.words.items():
-        if not pieces[role]:
+        if not pieces[role]:  # only then is the input tokenized again, untruncated, to say whether truncation cut it off
+            truncated = len(input_ids) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
             raise DataError(
                 f"{_where(example)}: cannot align {role} {word!r} to any token of example {example.id}"
-                + (f" (the input was truncated to {len(enc['input_ids'])} tokens)" if truncated else "")
+                + (f" (the input was truncated to {len(input_ids)} tokens)" if truncated else "")
             )
     pick = 0 if wordpiece == "first" else -1
-    cls_positions = [i for i, t in enumerate(enc["input_ids"]) if t == tokenizer.cls_token_id]
-    if not cls_positions or cls_positions[0] != 0:
+    if not input_ids or input_ids[0] != cls:
         raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
     if labels is None:  # an example that knows its own label id (a MoNLI Example)
         label_id = example.label_id
@@ -210,18 +225,13 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
         raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
     return Encoded(
         example_id=example.id,
-        input_ids=tuple(enc["input_ids"]),
-        token_type_ids=tuple(enc["token_type_ids"]),
+        input_ids=tuple(input_ids),
+        token_type_ids=tuple(batch["token_type_ids"][i]),
         positions={"cls": 0, **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
         label_id=label_id,
         wordpiece=wordpiece,
     )
-
-
-def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None) -> list[Encoded]:
-    """:func:`encode_example` over a sequence, failing on the first example that cannot be aligned."""
-    return [encode_example(e, tokenizer, wordpiece, labels) for e in examples]
 
 
 #: What a classifier reads of an example: the pair, or the hypothesis alone (:func:`input_view`).

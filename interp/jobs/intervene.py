@@ -180,20 +180,22 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         if progress and team.world > 1:
             tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
         team.barrier()
+        own = None
         if team.leader:  # the fp32 checks run in fp32, outside the reduced precision
             checks = None if config.precision == "fp32" else _fp32_checks(config, shards, lab, examples, rows, locations)
             with precision(lab.model.module, config.precision):
-                _assemble(out, meta, lab, examples, locations, shards, checks)
+                own = _assemble(out, meta, lab, examples, locations, shards, checks)
         team.barrier()
-    _warn_at_chance(lab, examples)
+    _warn_at_chance(lab, examples, own)
     return out
 
 
-def _warn_at_chance(lab: IntervenableModel, examples) -> None:
+def _warn_at_chance(lab: IntervenableModel, examples, own: np.ndarray | None = None) -> None:
     """Once the file is there (under torchrun, by the first process only): a warning for each split of ``examples`` on
-    which the model is not above chance (:meth:`IntervenableModel.split_accuracies`)."""
+    which the model is not above chance (:meth:`IntervenableModel.split_accuracies`; ``own``: the model's task label
+    ids on them when the file's writing already predicted them)."""
     if os.environ.get("RANK", "0") == "0":
-        lab.split_accuracies(examples)
+        lab.split_accuracies(examples, own)
 
 
 def unit_request(meta: dict, task: Task, ids: list[str]) -> dict:
@@ -265,8 +267,9 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
 
 
 def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations: list[Location], shards: Shards,
-              checks: list[Fp32Check] | None = None) -> None:  # fmt: skip
-    """Write the file from the shards (:meth:`IntervenableModel.write`), its manifest, and drop the shards.
+              checks: list[Fp32Check] | None = None) -> np.ndarray:  # fmt: skip
+    """Write the file from the shards (:meth:`IntervenableModel.write`), its manifest, and drop the shards; returns the
+    model's own task label ids on ``examples`` (the file's base predictions), for the chance check.
 
     ``checks``: with a reduced precision, each location's agreement with fp32, kept as group attributes.
     The file is built afresh each time, so a run killed while assembling assembles again.
@@ -282,6 +285,9 @@ def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])
 
-    lab.write(out, examples, locations, logits_at, meta=meta, location_attrs=(lambda i: checks[i].attrs()) if checks is not None else None)
+    own = lab.reading.predict(lab.predict(examples))
+    lab.write(out, examples, locations, logits_at, meta=meta, location_attrs=(lambda i: checks[i].attrs()) if checks is not None else None,
+              base_pred=own)  # fmt: skip
     write_file_manifest(out, "intervene")
     shards.remove()
+    return own

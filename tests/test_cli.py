@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from pathlib import Path
 
 import h5py
 import pytest
@@ -92,13 +93,26 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
                             f"95% Wilson interval {100 * m['low']:.1f}-{100 * m['high']:.1f}%)\n")
 
 
-def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path):
+def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, monkeypatch):
     """The main job's whole path (both trainings, metrics.json, the table), fast, and resumable."""
+    import sys
+
+    import interp.models.loading as loading
+
     out = tmp_path / "demo"
     args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--warmup-ratio", "0.2", "--probe-seeds", "1",
             "--out", str(out))  # fmt: skip
+    reads, resolve = [], loading.resolve_model  # every load or hash of a checkpoint resolves it first
+
+    def counted(spec):
+        reads.append((Path(spec), sys._getframe(1).f_code.co_name))
+        return resolve(spec)
+
+    monkeypatch.setattr(loading, "resolve_model", counted)
     result = run(*args, "--data-dir", str(monli_dir), "--quiet")
     assert result.exit_code == 0, result.stderr
+    # The studied model is read once and hashed once; every stage after the fine-tuning takes the loaded object.
+    assert sorted(caller for path, caller in reads if path == out / "model") == ["load_classifier", "model_sha256"]
     assert sorted(p.name for p in out.iterdir()) == [
         "activations.h5", "activations.h5.manifest.json", "behavioral.manifest.json", "challenge_model", "clique.png",
         "cliques.json", "cliques.manifest.json", "graph.graphml", "interventions.h5", "interventions.h5.manifest.json",

@@ -51,3 +51,21 @@ def test_an_arm_that_fails_is_reported_and_the_later_arms_still_run(monli_dir, t
     out = capsys.readouterr()
     assert "| allpairs | failed: RuntimeError: CUDA error: invalid argument |" in out.out.splitlines()
     assert "Traceback" in out.err
+
+
+def test_a_precision_that_fails_leaves_the_others_measured(monli_dir, tmp_path, capsys, monkeypatch):
+    """bf16 failing (as it once did at the attention kernels' grid limit) keeps fp32's and tf32's rows."""
+    import interp.jobs.intervene as intervene
+
+    gpu, real = _load(), intervene.run_interventions
+
+    def fails_in_bf16(config, **kwargs):
+        if config.precision == "bf16":
+            raise RuntimeError("CUDA error: invalid argument")
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(intervene, "run_interventions", fails_in_bf16)
+    results = gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "finetune,allpairs", "--out", str(tmp_path)])
+    assert [r["precision"] for r in results["allpairs"]] == ["fp32", "tf32", "bf16"]
+    assert results["allpairs"][1]["engine_s"] > 0 and results["allpairs"][2] == {"precision": "bf16", "error": "RuntimeError: CUDA error: invalid argument"}
+    assert "| intervene, all pairs, bf16 | failed: RuntimeError: CUDA error: invalid argument |" in capsys.readouterr().out.splitlines()

@@ -167,6 +167,18 @@ def test_out_of_memory_halves_the_batch_and_drops_no_pair(tiny_classifier_dir, m
         interchange_logits(model, encoded[:1], sources[:1], loc, batch_size=4)
 
 
+def test_a_unit_holds_16_bases_on_a_cpu_and_up_to_512_on_a_gpu():
+    """On a GPU a 16-base unit runs each length group as a pass of a few thousand rows: units grow, but every torchrun
+    process still gets one."""
+    from interp.jobs.intervene import CPU_UNIT_SIZE, GPU_UNIT_SIZE, default_unit_size
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)
+    assert (CPU_UNIT_SIZE, GPU_UNIT_SIZE) == (16, 512)
+    assert default_unit_size(cpu, 2678) == default_unit_size(cpu, 2678, world=8) == 16
+    assert default_unit_size(gpu, 2678) == 512 and default_unit_size(gpu, 2678, world=8) == 335  # 8 processes, 8 units
+    assert default_unit_size(gpu, 300) == 300 and default_unit_size(gpu, 5) == 16  # never below the CPU's
+
+
 def test_auto_batch_size_on_a_gpu_stays_under_the_attention_kernels_grid_limit(tiny_classifier_dir, monkeypatch):
     """With memory for more, a GPU pass takes at most 2**16 - 1 rows: flash and memory-efficient attention fail at 2**16."""
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()

@@ -66,7 +66,8 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
     "engine",
     click.option("--cache", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP),
     click.option("--pairs", type=click.Choice(["all"]), default=None, help="all: every pair of all of the task's examples (all splits, no --max-examples)."),
-    click.option("--unit-size", type=int, default=16, show_default=True, help="Bases per unit of work (what an interruption can lose)."),
+    click.option("--unit-size", type=int, default=None,
+                 help="Bases per unit of work (what an interruption can lose).  [default: 16 on a CPU, up to 512 on a GPU]"),
     click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16."),
 )
 def intervene(model, label_map, output, locations, data, sample, variable, run, progress, engine):

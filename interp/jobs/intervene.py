@@ -14,7 +14,8 @@ and the causal model's counterfactual for the same interchange on its
 variable (``causal_pred``; for INFER on lexrel, §6.2 of Geiger, Richardson &
 Potts 2020). The file layout is in :mod:`interp.files.interventions`.
 
-Work is done in units of ``unit_size`` bases (all sources each); each
+Work is done in units of ``unit_size`` bases (all sources each; by default
+16 on a CPU and up to 512 on a GPU, :func:`default_unit_size`); each
 finished unit is a file of its own in ``<out>.parts/``, moved into place
 atomically (:mod:`interp.jobs.shards`), so a run interrupted at any
 moment, even by ``kill -9``, started again, runs only the missing units. When
@@ -85,7 +86,7 @@ class InterventionConfig:
     run: RunSpec = RunSpec()
     cache: str | None = None
     pairs: str | None = None
-    unit_size: int = 16
+    unit_size: int | None = None  # None: :func:`default_unit_size` for the model's device
     precision: str = "fp32"
     overwrite: bool = False
 
@@ -98,7 +99,7 @@ class InterventionConfig:
             raise ConfigError(f"`precision=` must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.run.backend != "hf" and self.precision != "fp32":
             raise ConfigError(f"{named('precision', self.precision)} runs on the hf backend only; {named('backend', self.run.backend)} runs fp32")
-        if self.unit_size < 1:
+        if self.unit_size is not None and self.unit_size < 1:
             raise ConfigError("`unit_size=` must be at least 1")
         if self.sample.max_examples is not None and self.sample.max_examples < 2:
             raise ConfigError("`max_examples=` must be at least 2")
@@ -106,6 +107,21 @@ class InterventionConfig:
             raise ConfigError("`variables=` names no variable")
         check_variable_names(self.variables)
         return self
+
+
+#: Bases per unit on a CPU (a unit is seconds to minutes of work there) and at most on a GPU, where a unit of 16 bases
+#: would run its length groups as passes of a few thousand rows and stop for a file every fraction of a second; the
+#: GPU figures in ``benchmarks/BENCHMARKS.md`` were measured with units of 512.
+CPU_UNIT_SIZE, GPU_UNIT_SIZE = 16, 512
+
+
+def default_unit_size(device: torch.device, n_bases: int, world: int = 1) -> int:
+    """Bases per unit when none is given: :data:`CPU_UNIT_SIZE` on a CPU; on a GPU up to :data:`GPU_UNIT_SIZE`, but
+    small enough that each of ``world`` processes (``torchrun``) gets a unit of the ``n_bases``, and never below the
+    CPU's."""
+    if device.type != "cuda":
+        return CPU_UNIT_SIZE
+    return max(CPU_UNIT_SIZE, min(GPU_UNIT_SIZE, -(-n_bases // max(1, world))))
 
 
 def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[str], locations: list[Location]) -> list[int]:
@@ -156,6 +172,8 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
     sample = replace(config.sample, splits=lab.task.splits) if config.pairs == "all" else config.sample
     examples = sample.draw(lab.task)
+    if config.unit_size is None:  # what the file records, and what a rerun on the same device finds again
+        config = replace(config, unit_size=default_unit_size(lab.model.device, len(examples), int(os.environ.get("WORLD_SIZE", "1"))))
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each

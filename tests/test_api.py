@@ -316,3 +316,26 @@ def test_the_python_guide_runs(tiny_classifier_dir, monli_dir, tmp_path, monkeyp
     assert np.array_equal(ran.causal_pred["lexrel"], saved.causal_pred["lexrel"])
     with h5py.File("runs/iv_job.h5", "r") as handle:  # the same weights, recorded the same way
         assert handle.attrs["model"] == str(tiny_classifier_dir) and handle.attrs["model_sha256"] == scope["model"].sha256
+
+
+def test_a_run_that_names_no_unit_size_reuses_or_resumes_an_earlier_runs_on_another_device(tiny_classifier_dir, monli_dir, tmp_path,
+                                                                                             monkeypatch):  # fmt: skip
+    """The default unit size depends on the device; the same command on another device takes the earlier run's, so a
+    finished file is reused (not refused as another setting's) and unfinished units are resumed."""
+    import interp.jobs.intervene as job
+
+    sample = interp.SampleSpec(("pmonli", "nmonli_test"), max_per_split=12, seed=3)
+    config = InterventionConfig(model=str(tiny_classifier_dir), out=str(tmp_path / "iv.h5"), locations=LOCATION, variables=("lexrel",),
+                                data=interp.DataSpec(data_dir=str(monli_dir)), sample=sample)  # fmt: skip
+    path = run_interventions(config, progress=False)  # on this CPU: units of 16
+    written = path.stat().st_mtime_ns
+    monkeypatch.setattr(job, "default_unit_size", lambda *args: 7)  # as if on a device whose default is another
+    assert run_interventions(config, progress=False) == path and path.stat().st_mtime_ns == written  # reused as it was
+    with h5py.File(path, "r") as handle:
+        assert int(handle.attrs["unit_size"]) == 16
+    with pytest.raises(interp.OutputError, match="holds other interventions"):  # the null: a unit size named outright is another setting, refused without overwrite
+        run_interventions(replace(config, unit_size=7), progress=False)
+    assert job._earlier_unit_size(tmp_path / "none.h5") is None
+    job.parts_dir(tmp_path / "cut.h5").mkdir()  # a run cut short: its units' request says their size
+    (job.parts_dir(tmp_path / "cut.h5") / "request.json").write_text('{"unit_size": 5}')
+    assert job._earlier_unit_size(tmp_path / "cut.h5") == 5

@@ -38,9 +38,10 @@ from tqdm.auto import tqdm
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
 from interp.core.errors import ConfigError, OutputError, named
-from interp.core.hdf5 import check_replaceable, finished
+from interp.core.hdf5 import attr, check_replaceable, finished, h5py
 from interp.core.outputs import (
     ensure_writable_dir,
+    read_json,
     require_free_space,
     write_file_manifest,
 )
@@ -124,6 +125,20 @@ def default_unit_size(device: torch.device, n_bases: int, world: int = 1) -> int
     return max(CPU_UNIT_SIZE, min(GPU_UNIT_SIZE, -(-n_bases // max(1, world))))
 
 
+def _earlier_unit_size(out: Path) -> int | None:
+    """The unit size of an earlier run of ``out``: its finished file's, else its unfinished units' (``None``: neither).
+    A run that names no unit size takes it, so the same command reuses or resumes that run on another device."""
+    try:
+        with h5py().File(out, "r") as handle:
+            if attr(handle, "complete") and isinstance(attr(handle, "unit_size"), int):
+                return attr(handle, "unit_size")
+    except (OSError, KeyError, ValueError):
+        pass
+    request = read_json(parts_dir(out) / "request.json")
+    size = request.get("unit_size") if isinstance(request, dict) else None
+    return size if isinstance(size, int) and size >= 1 else None
+
+
 def _cache_rows(config: InterventionConfig, lab: IntervenableModel, ids: list[str], locations: list[Location]) -> list[int]:
     """Check ``config.cache`` can give the source vectors; returns each example's row in it.
 
@@ -172,8 +187,9 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
     sample = replace(config.sample, splits=lab.task.splits) if config.pairs == "all" else config.sample
     examples = sample.draw(lab.task)
-    if config.unit_size is None:  # what the file records, and what a rerun on the same device finds again
-        config = replace(config, unit_size=default_unit_size(lab.model.device, len(examples), int(os.environ.get("WORLD_SIZE", "1"))))
+    if config.unit_size is None:  # an earlier run's, else the device's default; the file records it
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        config = replace(config, unit_size=_earlier_unit_size(out) or default_unit_size(lab.model.device, len(examples), world))
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each

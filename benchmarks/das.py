@@ -22,7 +22,11 @@ trainer draws them (shuffled, bases of similar length together).
   DAS tutorial does.
 
 Reported: pairs/s of training and of held-out evaluation for each, their
-ratio, and each one's held-out IIA after training.
+ratio, and each one's held-out IIA after training. ``--flops`` adds the
+floating-point operations of one training step (forward and backward) of
+each on the same batch, counted by ``torch.utils.flop_counter``: their ratio
+is the speed-up an implementation of equal FLOP rate would reach, what
+skipping work (not a faster kernel) can give.
 """
 
 from __future__ import annotations
@@ -37,12 +41,12 @@ import torch
 import torch.nn.functional as F
 
 from interp.analysis.das import FitSettings, _batches, fit_intervention, predict_pairs
-from interp.causal.pairs import counterfactual_pairs, split_examples
+from interp.causal.pairs import HELD_OUT_SEED_OFFSET, counterfactual_pairs, split_examples
 from interp.engine.interventions import RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks.locations import Location
 from interp.api.specs import DataSpec, SampleSpec
-from interp.jobs.das import HELD_OUT_SEED_OFFSET, _as_tensors
+from interp.jobs.das import _as_tensors
 from interp.models import load_classifier
 from interp.hooks.encoding import collate, encode_examples
 
@@ -77,6 +81,26 @@ def pyvene_logits(wrapped, encoded, bases, sources, role: str):
     return out.logits
 
 
+def step_flops(runner, rotated, wrapped, encoded, train, batch, role: str) -> None:
+    """Print the FLOPs of one training step (forward, loss, backward) of each arm on the same batch."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from interp.engine.pair_suffix import frozen_weights
+
+    counts = {}
+    for arm in ("interp", "pyvene"):
+        with FlopCounterMode(display=False) as counter:
+            if arm == "interp":
+                with frozen_weights(runner.model):
+                    logits = runner.logits(train[0][batch], train[1][batch], rotated)
+            else:
+                logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role)
+            F.cross_entropy(logits.float(), train[2][batch]).backward()
+        counts[arm] = counter.get_total_flops()
+    print(f"one training step of {len(batch)} pairs: interp {counts['interp'] / 1e9:.1f} GFLOP, pyvene {counts['pyvene'] / 1e9:.1f} "
+          f"GFLOP; FLOP ratio {counts['pyvene'] / counts['interp']:.2f}x (the speed-up at equal FLOP rate)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/demo/model")
@@ -87,6 +111,7 @@ def main() -> None:
     parser.add_argument("--train-pairs", type=int, default=2048)
     parser.add_argument("--test-pairs", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--flops", action="store_true", help="also count one training step's FLOPs for each arm")
     args = parser.parse_args()
     torch.manual_seed(0)
     sample = SampleSpec(("pmonli", "nmonli_test"), max_per_split=args.per_split)
@@ -144,6 +169,8 @@ def main() -> None:
     theirs_eval = time.perf_counter() - started
     theirs_iia = float((theirs_pred == test[2].numpy()).mean())
 
+    if args.flops:
+        step_flops(runner, rotated, wrapped, encoded, train, batches[0], role)
     n_train, n_test = len(train[0]), len(test[0])
     print(f"{'arm':8} {'train pairs/s':>14} {'eval pairs/s':>13} {'held-out IIA':>13}")
     print(f"{'pyvene':8} {n_train / theirs_train:14.1f} {n_test / theirs_eval:13.1f} {theirs_iia:13.3f}")

@@ -15,6 +15,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,17 @@ def tiny_mqnli_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
 
     path = tmp_path_factory.mktemp("tiny_mqnli_classifier")
     return _tiny_classifier(path, minilm_tokenizer, MQNLI_LABELS, seed=3, initializer_range=0.2)
+
+
+@pytest.fixture(scope="session")
+def fork_server(tmp_path_factory, monli_dir, fragments_dir):
+    """One :class:`forkserver.ForkServer` per worker, in the suite's environment (the venv's programs on ``PATH``, the
+    suite's data, no download): each ``interp`` or ``python -c`` run through its ``bin`` is a fork of a process that
+    imported torch and transformers once, not a new interpreter paying about ten seconds for them."""
+    from forkserver import ForkServer
+
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               INTERP_MONLI_DIR=str(monli_dir), INTERP_FRAGMENTS_DIR=str(fragments_dir), HF_HUB_OFFLINE="1")
+    server = ForkServer(tmp_path_factory.mktemp("forkserver"), env)
+    yield server
+    server.close()

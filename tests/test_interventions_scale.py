@@ -36,7 +36,14 @@ def intervene(tiny_classifier_dir, monli_dir, out: Path, *extra: str) -> list[st
 
 
 def cli(*args: str) -> list[str]:
+    """The command as a new process: what the kill and torchrun tests need."""
     return [sys.executable, "-m", "interp.cli", *args]
+
+
+def forked(server, *args: str) -> list[str]:
+    """The command through the suite's fork server (``tests/forkserver.py``): the same entry point, without a new
+    interpreter's imports."""
+    return [str(server.bin / "interp"), *args]
 
 
 def same_file(a: Path, b: Path) -> None:
@@ -59,9 +66,9 @@ def same_file(a: Path, b: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tiny_classifier_dir, monli_dir, tmp_path_factory) -> Path:
+def uninterrupted(tiny_classifier_dir, monli_dir, tmp_path_factory, fork_server) -> Path:
     out = tmp_path_factory.mktemp("whole") / "iv.h5"
-    subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out)), check=True, capture_output=True)
+    subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, out)), check=True, capture_output=True)
     return out
 
 
@@ -96,7 +103,7 @@ def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run
     same_file(out, uninterrupted)
 
 
-def test_a_kill_after_the_file_landed_leaves_no_unit_files_once_run_again(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+def test_a_kill_after_the_file_landed_leaves_no_unit_files_once_run_again(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path, fork_server):
     """Killed between moving the file into place and dropping ``<out>.parts``: the same command reuses the file and removes the units."""
     import shutil
 
@@ -109,7 +116,7 @@ def test_a_kill_after_the_file_landed_leaves_no_unit_files_once_run_again(uninte
     parts.mkdir()
     (parts / MARKER).write_text("")
     (parts / "loc0-unit0.npy").write_bytes(b"left by the killed run")
-    result = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out)), capture_output=True, text=True)
+    result = subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, out)), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert not parts.exists()
     same_file(out, uninterrupted)
@@ -203,7 +210,7 @@ def test_auto_batch_size_on_a_gpu_stays_under_the_attention_kernels_grid_limit(t
     assert 1 <= engine.auto_batch_size(Placed(), 4) < engine.GPU_MAX_ROWS  # little memory: what half of it holds
 
 
-def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path, fork_server):
     model = AutoModelForSequenceClassification.from_pretrained(tiny_classifier_dir).eval()
     assert engine.auto_batch_size(model, 12) == engine.CPU_BATCH_SIZE
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -221,7 +228,7 @@ def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifie
     with engine.precision(model, "bf16"), pytest.raises(ValueError, match="float32"):
         compare_with_fp32(model, [], torch.zeros(1, 4), Location.parse("blocks.0.hook_resid_post@w_h"), torch.zeros(0, 1, 2))
     out = tmp_path / "bf16.h5"
-    result = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, out, "--precision", "bf16")), capture_output=True, text=True)
+    result = subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, out, "--precision", "bf16")), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     bases, sources = sample_pairs(120, seed=0)
     assert (len(bases), len(sources)) == (CHECK_BASES, 120)
@@ -238,14 +245,14 @@ def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifie
             assert check.agreement == pytest.approx((ours.argmax(-1) == fp32.argmax(-1)).mean(), abs=1e-9)
             assert check.max_abs_logit_diff == pytest.approx(np.abs(ours - fp32).max(), abs=1e-5)
             assert f"{loc}: labels agree with fp32 on {check.agreement:.1%} of {check.pairs} sampled pairs" in result.stdout
-    bad = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "x.h5", "--precision", "fp8")), capture_output=True, text=True)
+    bad = subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, tmp_path / "x.h5", "--precision", "fp8")), capture_output=True, text=True)
     assert bad.returncode == 2 and "--precision must be one of fp32, tf32, bf16" in bad.stderr
-    both = subprocess.run(cli(*intervene(tiny_classifier_dir, monli_dir, tmp_path / "y.h5", "--pairs", "all")), capture_output=True, text=True)
+    both = subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, tmp_path / "y.h5", "--pairs", "all")), capture_output=True, text=True)
     assert both.returncode == 2 and "--pairs all" in both.stderr and "--max-examples" in both.stderr
     assert not (tmp_path / "x.h5").exists() and not (tmp_path / "y.h5").exists()
 
 
-def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp_path):
+def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp_path, fork_server):
     import csv
 
     from interp.analysis.cliques.graph import build_graph
@@ -256,7 +263,7 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     out = tmp_path / "sweep"
     args = ["location-sweep", "--model", str(tiny_classifier_dir), "--out", str(out), "--examples", "14",
             "--data-dir", str(monli_dir), "--quiet"]  # fmt: skip
-    result = subprocess.run(cli(*args), capture_output=True, text=True)
+    result = subprocess.run(forked(fork_server, *args), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(open(out / "locations.csv", encoding="utf-8")))
     assert len(rows) == 9 and [int(r["rank"]) for r in rows] == list(range(1, 10))  # 2 blocks: 3 hidden states x 3 roles
@@ -274,9 +281,9 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
                 default=0,
             )
             assert int(r["largest_clique"]) == largest, r["location"]
-    again = subprocess.run(cli(*args[:-1]), capture_output=True, text=True)  # with progress: reuses sweep.h5
+    again = subprocess.run(forked(fork_server, *args[:-1]), capture_output=True, text=True)  # with progress: reuses sweep.h5
     assert again.returncode == 0 and "already done, reusing them" in again.stderr + again.stdout
-    bad = subprocess.run(cli(*args[:5], "--examples", "1", *args[7:]), capture_output=True, text=True)
+    bad = subprocess.run(forked(fork_server, *args[:5], "--examples", "1", *args[7:]), capture_output=True, text=True)
     assert bad.returncode == 2 and "--examples must be at least 2" in bad.stderr
 
 

@@ -7,7 +7,10 @@ with ``examples/`` linked in, the venv's ``interp`` on ``PATH``, MoNLI and the
 fragments from the suite's folders. One substitution keeps them fast: the
 embedded model, ``minilm``, is replaced by a tiny random 2-layer BERT encoder
 with its tokenizer, so a renamed flag or function fails here in seconds; and
-a probe sweep that does not name its seeds runs one seed, not three.
+a probe sweep that does not name its seeds runs one seed, not three. And
+each ``interp`` command and Python block runs as a fork of a process that
+imported torch and transformers once (``tests/forkserver.py``): the same
+entry point, without paying their import for each command.
 """
 
 from __future__ import annotations
@@ -94,20 +97,14 @@ def test_a_mark_without_a_block_is_an_error():
 
 
 @pytest.mark.parametrize("page", [page for page, blocks in RUNNABLE.items() if blocks])
-def test_the_runnable_blocks_run(page, tiny_encoder_dir, monli_dir, fragments_dir, tmp_path, request):
+def test_the_runnable_blocks_run(page, tiny_encoder_dir, fork_server, tmp_path, request):
     (tmp_path / "examples").symlink_to(REPO / "examples")
     for out in COMMON_TRAINING.findall("\n".join(code for _, code in RUNNABLE[page])):
         shutil.copytree(request.getfixturevalue("trained_tiny"), tmp_path / out)
-    env = dict(
-        os.environ,
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        INTERP_MONLI_DIR=str(monli_dir),
-        INTERP_FRAGMENTS_DIR=str(fragments_dir),
-        HF_HUB_OFFLINE="1",
-    )
+    env = dict(fork_server.env, PATH=f"{fork_server.bin}{os.pathsep}{fork_server.env['PATH']}")
     for number, (language, code) in enumerate(RUNNABLE[page], 1):
         code = with_tiny_model(code, tiny_encoder_dir)
-        command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
+        command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [str(fork_server.bin / "python"), "-c", code]
         result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, f"{page}, runnable block {number} ({language}):\n{code}\n{result.stderr[-3000:]}"
         trained = COMMON_TRAINING.findall(RUNNABLE[page][number - 1][1])

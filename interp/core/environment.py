@@ -16,15 +16,19 @@ import re
 
 
 def environment() -> dict:
-    """``python``, ``torch``, ``transformers``, ``numpy`` versions, torch's ``threads``, its ``blas`` and the ``device`` (CPU model or GPU name)."""
+    """``python``, ``torch``, ``transformers``, ``numpy`` versions, torch's ``threads``, its ``blas`` and the ``device`` (CPU model or GPU name).
+
+    transformers' version is read from its installed metadata, not by importing it (several seconds on a small CPU),
+    so a command that runs no model (``cliques``, ``report``) does not pay for it."""
+    from importlib.metadata import version
+
     import numpy
     import torch
-    import transformers
 
     config = torch.__config__.show()
     blas = re.search(r"BLAS_INFO=(\w+)", config)
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else (platform.processor() or platform.machine())
-    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": version("transformers"),
             "numpy": numpy.__version__, "threads": torch.get_num_threads(), "blas": blas.group(1) if blas else "unknown",
             "device": device}  # fmt: skip
 

@@ -23,8 +23,8 @@ trainer draws them (shuffled, bases of similar length together).
 
 Reported: pairs/s of training and of held-out evaluation for each, their
 ratio, and each one's held-out IIA after training. ``--flops`` adds the
-floating-point operations of one training step (forward and backward) of
-each on the same batch, counted by ``torch.utils.flop_counter``: their ratio
+floating-point operations of the epoch's training steps (forward and
+backward, every batch) of each, counted by ``torch.utils.flop_counter``: their ratio
 is the speed-up an implementation of equal FLOP rate would reach, what
 skipping work (not a faster kernel) can give.
 """
@@ -81,8 +81,8 @@ def pyvene_logits(wrapped, encoded, bases, sources, role: str):
     return out.logits
 
 
-def step_flops(runner, rotated, wrapped, encoded, train, batch, role: str) -> None:
-    """Print the FLOPs of one training step (forward, loss, backward) of each arm on the same batch."""
+def epoch_flops(runner, rotated, wrapped, encoded, train, batches, role: str) -> None:
+    """Print the FLOPs of an epoch's training steps (forward, loss, backward; every batch) of each arm."""
     from torch.utils.flop_counter import FlopCounterMode
 
     from interp.engine.pair_suffix import frozen_weights
@@ -90,14 +90,15 @@ def step_flops(runner, rotated, wrapped, encoded, train, batch, role: str) -> No
     counts = {}
     for arm in ("interp", "pyvene"):
         with FlopCounterMode(display=False) as counter:
-            if arm == "interp":
-                with frozen_weights(runner.model):
-                    logits = runner.logits(train[0][batch], train[1][batch], rotated)
-            else:
-                logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role)
-            F.cross_entropy(logits.float(), train[2][batch]).backward()
+            for batch in batches:
+                if arm == "interp":
+                    with frozen_weights(runner.model):
+                        logits = runner.logits(train[0][batch], train[1][batch], rotated)
+                else:
+                    logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role)
+                F.cross_entropy(logits.float(), train[2][batch]).backward()
         counts[arm] = counter.get_total_flops()
-    print(f"one training step of {len(batch)} pairs: interp {counts['interp'] / 1e9:.1f} GFLOP, pyvene {counts['pyvene'] / 1e9:.1f} "
+    print(f"the epoch's {len(batches)} training steps: interp {counts['interp'] / 1e9:.1f} GFLOP, pyvene {counts['pyvene'] / 1e9:.1f} "
           f"GFLOP; FLOP ratio {counts['pyvene'] / counts['interp']:.2f}x (the speed-up at equal FLOP rate)")
 
 
@@ -111,7 +112,7 @@ def main() -> None:
     parser.add_argument("--train-pairs", type=int, default=2048)
     parser.add_argument("--test-pairs", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--flops", action="store_true", help="also count one training step's FLOPs for each arm")
+    parser.add_argument("--flops", action="store_true", help="also count the training steps' FLOPs for each arm")
     args = parser.parse_args()
     torch.manual_seed(0)
     sample = SampleSpec(("pmonli", "nmonli_test"), max_per_split=args.per_split)
@@ -170,7 +171,7 @@ def main() -> None:
     theirs_iia = float((theirs_pred == test[2].numpy()).mean())
 
     if args.flops:
-        step_flops(runner, rotated, wrapped, encoded, train, batches[0], role)
+        epoch_flops(runner, rotated, wrapped, encoded, train, batches, role)
     n_train, n_test = len(train[0]), len(test[0])
     print(f"{'arm':8} {'train pairs/s':>14} {'eval pairs/s':>13} {'held-out IIA':>13}")
     print(f"{'pyvene':8} {n_train / theirs_train:14.1f} {n_test / theirs_eval:13.1f} {theirs_iia:13.3f}")

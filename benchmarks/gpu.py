@@ -23,7 +23,7 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 * **engine**: at MiniLM, BERT-base and BERT-large shapes (random weights:
   speed does not depend on them) the engine's pairs/s against the naive
   loop (one hooked batch-1 pass per pair) on the same bases, labels checked
-  equal on the pairs both ran; the engine again at tf32; pyvene 0.1.8's
+  equal on the pairs both ran; the engine again at tf32 and bf16; pyvene 0.1.8's
   ``IntervenableModel`` on ``--pyvene-bases`` bases × every source where pyvene is
   installed (it is not a dependency; the arm says when it is skipped).
 * **DAS**: training a k = 64 rotation at the same location, pairs/s.
@@ -217,7 +217,8 @@ def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None,
 
 
 def engine_arm(args, task, device, tokenizer) -> list[dict]:
-    """The engine (fp32 and tf32) against the naive loop and pyvene (where installed) at each size, random weights, the same bases."""
+    """The engine (fp32, tf32, bf16) against the naive loop and pyvene (fp32, where installed) at each size, random weights, the same
+    bases."""
     from interp.api.intervenable import IntervenableModel
     from interp.engine.batched import precision
     from interp.engine.naive import naive_interchange
@@ -233,7 +234,7 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         reset_peak(device)
         vectors = lab.source_vectors(loc, examples)
         rates = {}
-        for name in ("fp32", "tf32"):
+        for name in ("fp32", "tf32", "bf16"):
             with precision(lab.model.module, name):
                 lab.interchange_logits(bases[:1], vectors[:64], loc)  # warm-up
                 sync(device)
@@ -254,11 +255,12 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         naive = len(naive_bases) * len(naive_sources) / (time.perf_counter() - began)
         agree = bool((reference.argmax(-1) == logits[: len(naive_bases), : len(naive_sources)].argmax(-1)).all())
         pyvene, pyvene_agree, pyvene_note = pyvene_rate(lab, examples, loc, 1 if args.smoke else args.pyvene_bases, logits)
-        rows.append({"size": size, "engine_pairs_per_s": engine, "engine_tf32_pairs_per_s": rates["tf32"], "naive_pairs_per_s": naive,
+        rows.append({"size": size, "engine_pairs_per_s": engine, "engine_tf32_pairs_per_s": rates["tf32"],
+                     "engine_bf16_pairs_per_s": rates["bf16"], "naive_pairs_per_s": naive,
                      "ratio": engine / naive, "labels_agree": agree, "pyvene_pairs_per_s": pyvene, "pyvene_labels_agree": pyvene_agree,
-                     "all_pairs_tf32_s": all_pairs / rates["tf32"], "peak_gib": peak_gib(device), "pyvene": pyvene_note})  # fmt: skip
+                     "all_pairs_tf32_s": all_pairs / rates["tf32"], "all_pairs_bf16_s": all_pairs / rates["bf16"], "peak_gib": peak_gib(device), "pyvene": pyvene_note})  # fmt: skip
         against = "" if pyvene is None else f", {engine / pyvene:.1f}x pyvene ({rates['tf32'] / pyvene:.1f}x at tf32; labels agree {pyvene_agree})"
-        print(f"engine {size}: {engine:,.0f} pairs/s fp32, {rates['tf32']:,.0f} tf32; naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), "
+        print(f"engine {size}: {engine:,.0f} pairs/s fp32, {rates['tf32']:,.0f} tf32, {rates['bf16']:,.0f} bf16; naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), "
               f"labels agree {agree}{against}; {pyvene_note}", flush=True)  # fmt: skip
         del lab, vectors, logits, out
         if device.type == "cuda":
@@ -427,8 +429,9 @@ def table(results: dict) -> str:
     for r in rows["engine"]:
         against = "" if r["pyvene_pairs_per_s"] is None else (f", {r['engine_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x pyvene "
                                                                f"({r['engine_tf32_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x at tf32)")  # fmt: skip
-        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s fp32, {r['engine_tf32_pairs_per_s']:,.0f} tf32 "
-                     f"(all MoNLI pairs in {r['all_pairs_tf32_s']:.0f} s at tf32, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
+        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s fp32, {r['engine_tf32_pairs_per_s']:,.0f} tf32, "
+                     f"{r['engine_bf16_pairs_per_s']:,.0f} bf16 (all MoNLI pairs in {r['all_pairs_tf32_s']:.0f} s at tf32, "
+                     f"{r['all_pairs_bf16_s']:.0f} s at bf16, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
                      f"labels agree {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
     if "das" in results and "error" not in results["das"]:
         lines.append(f"| DAS k=64 training, MiniLM | {results['das']['train_pairs_per_s']:,.0f} pairs/s |")

@@ -28,7 +28,8 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert all(r["pairs"] == 24 * 24 and r["engine_s"] > 0 and r["wall_s"] >= r["engine_s"] for r in results["allpairs"])
     assert all(r["agreement"] is not None for r in results["allpairs"][1:])  # the reduced precisions' check against fp32
     assert [r["size"] for r in results["engine"]] == ["minilm"] and all(r["labels_agree"] for r in results["engine"])
-    assert all(r["engine_tf32_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, True) for r in results["engine"])
+    assert all(r["engine_tf32_pairs_per_s"] > 0 and r["engine_bf16_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, True)
+               for r in results["engine"])
     assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True

@@ -106,7 +106,8 @@ def _run_child(message: dict, fds: list[int]) -> None:
 
 
 def serve(sock_path: str) -> None:
-    """The server: import :data:`PRELOAD`, say ``ready`` on stdout, then fork a child per client until killed."""
+    """The server: import :data:`PRELOAD`, say ``ready`` on stdout, then fork a child per client until killed or
+    orphaned."""
     import importlib
 
     for name in PRELOAD:
@@ -119,7 +120,8 @@ def serve(sock_path: str) -> None:
     waiting: dict[int, socket.socket] = {}
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
-    while True:
+    parent = os.getppid()
+    while os.getppid() == parent:  # the test process that started it is gone (killed): so is the server
         for _ in selector.select(timeout=0.05):
             conn, _ = listener.accept()
             data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)

@@ -55,12 +55,12 @@ try:
     s.connect({sock!r})
     message = {{"kind": program, "argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}}
     socket.send_fds(s, [json.dumps(message).encode()], [0, 1, 2])
-    status = s.recv(16)
-except OSError:
-    status = b""
-if not status:  # no server: the real program
+except OSError:  # no server: the real program
     real = {real!r}
     os.execv(real, [real, *sys.argv[1:]])
+status = s.recv(16)
+if not status:  # the server went away during the command: not run again
+    sys.exit("the suite's fork server stopped before the command ended")
 sys.exit(int(status))
 """
 

@@ -6,6 +6,7 @@ import csv
 import json
 
 import pytest
+import torch
 from click.testing import CliRunner
 
 from interp.cli import main
@@ -106,3 +107,34 @@ def test_das_bad_input_is_one_line_and_exit_2(tiny_run, tiny_classifier_dir, tin
     changed = [a if a != "64" else "96" for a in args]  # other training settings, same --out
     result = _das(*changed, monli_dir=monli_dir)
     assert result.exit_code == 2 and "holds a DAS run with other settings" in result.output
+
+
+def test_each_unit_of_the_job_is_train_das_with_the_same_settings(tiny_run, tiny_classifier_dir, monli_dir):
+    """One implementation: a row of das.csv holds what ``IntervenableModel.train_das`` returns for its unit (the
+    trained and untrained IIA, the baselines, the block, the history), and its saved intervention is that one."""
+    from interp.api.intervenable import IntervenableModel
+    from interp.api.specs import DataSpec, SampleSpec
+
+    out, _, _ = tiny_run
+    lab = IntervenableModel.from_specs(str(tiny_classifier_dir), DataSpec(data_dir=str(monli_dir)), splits=("pmonli", "nmonli_test"))
+    examples = SampleSpec(splits=("pmonli", "nmonli_test"), max_per_split=30).draw(lab.task)
+    rows = [r for r in csv.DictReader(open(out / "das.csv")) if r["seed"] == "1" and r["variable"] == "negated"]
+    for row in rows:
+        boundless = row["size"] == "boundless"
+        with pytest.warns(interp_warning()):
+            found = lab.train_das(examples, row["location"], "negated", k=None if boundless else 4, kind="boundless" if boundless else "rotated",
+                                  n_pairs=64, test_pairs=40, epochs=1, batch_size=32, seed=1)  # fmt: skip
+        for name, figure in (("das_iia", found.iia), ("untrained_iia", found.untrained_iia), ("vanilla_iia", found.vanilla_iia),
+                             ("block_iia", found.block_iia), ("das_gain", found.gain)):  # fmt: skip
+            assert float(row[name]) == pytest.approx(float(figure), abs=1e-4) and float(row[f"{name}_low"]) == pytest.approx(figure.low, abs=1e-4), name
+        assert row["block"] == found.block and int(row["k"]) == found.k and json.loads(row["history"]) == found.history
+        saved, _ = load_trained_intervention(out / row["file"])
+        base, source = torch.randn(2, 3, saved.width, generator=torch.Generator().manual_seed(0))
+        assert torch.allclose(saved.eval()(base, source), found.intervention(base, source), atol=1e-5)
+    assert len(rows) == 4
+
+
+def interp_warning():
+    from interp.core.errors import InterpWarning
+
+    return InterpWarning

@@ -40,6 +40,16 @@ class DasResult:
             128 training pairs), ``held_out_iia``.
         train_pairs: how many pairs it was trained on; ``held_out_pairs``: the (base id, source id) of every held-out pair.
         interval: how the intervals were found.
+        vanilla_iia: vanilla interchange (the whole vector) on the same held-out pairs: what the location carries at all.
+        block_iia, block: the localist baseline: of the blocks of ``k`` coordinates (``block``, ``start:stop``), the one
+            with the best IIA on up to 256 seeded training pairs, scored on the held-out pairs. DAS that does no better
+            than it has found nothing a coordinate basis does not show.
+        kind, seed: the intervention's kind (``rotated``, ``lowrank``, ``boundless``) and the seed of the split, pairs,
+            initial parameters and batch order.
+        losses: each epoch's mean loss; ``train_seconds``: the training's wall time (its history's scoring included).
+        scores: every figure behind the fields above, per intervention (``das``, ``untrained``, ``vanilla``, ``block``):
+            ``pairs``, ``iia``, ``stays_base``, ``copies_source`` each with ``_low`` and ``_high``, ``chance``, ``interval``.
+        causal_model: the name of the causal model whose counterfactuals were the targets.
     """
 
     intervention: Intervention
@@ -55,6 +65,15 @@ class DasResult:
     train_pairs: int
     held_out_pairs: list[tuple[str, str]] = field(repr=False)
     interval: str = ""
+    vanilla_iia: Estimate | None = None
+    block_iia: Estimate | None = None
+    block: str = ""
+    kind: str = "rotated"
+    seed: int = 0
+    losses: list[float] = field(default_factory=list, repr=False)
+    train_seconds: float = 0.0
+    scores: dict = field(default_factory=dict, repr=False)
+    causal_model: str = ""
 
     @property
     def k(self) -> int:
@@ -73,13 +92,16 @@ class DasResult:
         return pd.DataFrame(self.history)
 
     def to_frame(self):
-        """One row (``pandas.DataFrame``): variable, location, k, each figure with ``_low`` and ``_high``, chance, pairs."""
+        """One row (``pandas.DataFrame``): variable, location, k, each figure with ``_low`` and ``_high`` (the baselines'
+        too), chance, pairs."""
         import pandas as pd
 
         row = {"variable": self.variable, "location": str(self.location), "k": self.k, "train_pairs": self.train_pairs,
                "held_out_pairs": len(self.held_out_pairs), "chance": self.chance}  # fmt: skip
-        for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source"):
+        for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source", "vanilla_iia", "block_iia"):
             value = getattr(self, name)
+            if value is None:
+                continue
             row.update({name: float(value), f"{name}_low": value.low, f"{name}_high": value.high})
         return pd.DataFrame([{**row, "interval": self.interval}])
 

@@ -36,22 +36,19 @@ import torch
 from jaxtyping import Float
 from torch import Tensor
 
-from interp.analysis.bootstrap import Estimate
 from interp.analysis.chance import chance_messages, split_accuracies
-from interp.analysis.das import FitSettings, train_and_score
 from interp.analysis.iia import summarize_matrices
 from interp.api.loading import Classifier, classifier_for, load_model, load_task
+from interp.api import das
 from interp.api.das_result import DasResult
 from interp.api.results import InterchangeResult, InterchangeSet
 from interp.api.specs import DataSpec, RunSpec
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_codes
-from interp.causal.pairs import das_pairs
-from interp.core.checks import check_int, check_number
 from interp.core.devices import pick_device, rank_device
 from interp.core.errors import ConfigError, InterpWarning, named, warn
 from interp.engine.batched import vectors_and_logits
-from interp.engine.interventions import Interchange, Intervention, make_intervention
+from interp.engine.interventions import Interchange, Intervention
 from interp.engine.naive import naive_interchange, naive_intervene
 from interp.engine.pair_suffix import PairSuffix
 from interp.files.interventions import FORMAT, check_variable_names, save_interventions
@@ -104,6 +101,7 @@ class IntervenableModel:
         self._encoded: dict[str, Encoded] = {}
         self._backend: Backend | None = None
         self._shared: dict | None = None  # inside _interchange_set: what every location's result shares, computed once
+        self._memo: dict | None = None  # inside interp.api.das.reuse: the pairs, predictions and pair runner DAS calls share
 
     @classmethod
     def from_specs(cls, model, data: DataSpec, run: RunSpec = RunSpec(), *, variables: Sequence[str] = (),
@@ -189,6 +187,18 @@ class IntervenableModel:
         examples = self.task.check_examples(examples)
         flat = self.source_vectors(loc, examples).cpu()
         return flat.view(len(examples), -1, loc.token_width(self.model.module.config))
+
+    def width(self, examples: Sequence, location: str | Location) -> int:
+        """How many numbers ``location``'s vector holds on ``examples`` (tokens × d_model, or × d_head at one head's
+        ``attn.hook_z``): the size an intervention there acts on, and the largest ``k`` of a subspace.
+
+        Raises:
+            ConfigError: naming the location and the first example that lacks one of its roles, or whose token count
+                differs from the others' (``wordpiece="all"``).
+        """
+        loc = self.location(location)
+        tokens = location_tokens(self.encode(list(examples)), loc.roles, f"location {loc}")
+        return len(tokens[0]) * loc.token_width(self.model.module.config)
 
     @property
     def backend(self) -> Backend:
@@ -471,6 +481,8 @@ class IntervenableModel:
         seed: int = 0,
         test_share: float = 0.2,
         test_pairs: int = 200,
+        on_step: Callable[[float], None] | None = None,
+        warn_unlearned: bool = True,
     ) -> DasResult:
         """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``;
         score it, and the same intervention untrained, on held-out pairs.
@@ -485,18 +497,23 @@ class IntervenableModel:
         held-out part score it after every epoch and at the end. The untrained
         baseline is the same kind and ``k`` with the initial parameters, on the
         same held-out pairs; an :class:`~interp.core.errors.InterpWarning`
-        names both figures when the trained IIA does not clear it.
+        names both figures when the trained IIA does not clear it. Vanilla
+        interchange and the localist baseline (the best block of ``k``
+        coordinates) are scored on the same pairs (:mod:`interp.api.das`).
 
         Args:
             examples, location, variable: in the order of :meth:`vectors` and :meth:`interchange` (examples first); the
                 older order ``train_das(variable, location, examples)`` still works, with a :class:`DeprecationWarning`.
             k: dimensions of the subspace (``rotated``, ``lowrank``); ignored by ``boundless``.
             kind: ``rotated`` (DAS), ``lowrank`` (the same function, width × k parameters) or ``boundless``.
+            on_step: told each optimizer step's loss (nats per pair), e.g. for a progress bar.
+            warn_unlearned: ``False`` leaves the warnings (a split at chance, no gain over the untrained baseline) to the caller.
 
         Returns:
             A :class:`~interp.api.das_result.DasResult`: the trained module (``.intervention``, eval mode; pass the
             result or the module to :meth:`interchange` as ``intervention=``), held-out IIA, the untrained baseline
-            and their difference with 95% intervals over the held-out examples, and the per-epoch history.
+            and their difference with 95% intervals over the held-out examples, vanilla interchange and the localist
+            baseline, and the per-epoch history.
 
         Raises:
             ConfigError: naming ``variable=``, ``location=`` (component sites are refused), ``k=``, ``kind=``,
@@ -505,40 +522,17 @@ class IntervenableModel:
         if isinstance(examples, str):  # the older order: train_das(variable, location, examples)
             _old_order("train_das(variable, location, examples)", "train_das(examples, location, variable)")
             examples, variable = variable, examples
-        self.task.check_variable(variable, "variable")
-        loc = self.location(location, (variable,))
-        settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
-        check_int(n_pairs, "n_pairs", least=2)
-        check_int(test_pairs, "test_pairs", least=2)
-        check_number(test_share, "test_share")  # its range: split_examples
-        examples = self.task.check_examples(examples)
-        causal = self.task.build_causal_model(examples)
-        inputs = [self.task.inputs(e) for e in examples]
-        train, test = das_pairs(causal, inputs, variable, test_share, seed, n_pairs, test_pairs, ("n_pairs", "test_pairs"))
-        runner = PairSuffix(self.model.module, self.encode(examples), loc)
-        try:
-            intervention = make_intervention(kind, runner.width, k, seed)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(k))}: {exc}") from None
-        task_ids = lambda pairs: torch.tensor([self.task.labels.index(v) for v in pairs.counterfactual], dtype=torch.long)  # noqa: E731
-        held_out = (torch.from_numpy(test.base), torch.from_numpy(test.source), task_ids(test))
-        own = self.reading.predict(self.predict(examples))
-        self.split_accuracies(examples, own)
-        found = train_and_score(runner, intervention, (torch.from_numpy(train.base), torch.from_numpy(train.source), task_ids(train)),
-                                held_out, own, self.reading, settings)  # fmt: skip
-        trained, untrained, gain = found.trained, found.untrained, found.gain
-        pick = lambda score, name: Estimate(score[name], score[f"{name}_low"], score[f"{name}_high"], score["interval"])  # noqa: E731
-        result = DasResult(
-            intervention=intervention.cpu().eval(), variable=variable, location=loc, iia=pick(trained, "iia"),
-            untrained_iia=pick(untrained, "iia"), gain=gain, stays_base=pick(trained, "stays_base"),
-            copies_source=pick(trained, "copies_source"), chance=trained["chance"], history=found.history, train_pairs=len(train.base),
-            held_out_pairs=[(examples[b].id, examples[s].id) for b, s in zip(test.base, test.source)], interval=trained["interval"],
-        )  # fmt: skip
-        if not result.learned:
-            warn(f"DAS for {variable} at {loc} (k={result.k}): held-out IIA {result.iia!r} does not clear the untrained "
-                 f"intervention's {result.untrained_iia!r} on the same {len(test.base)} pairs (gain {gain!r}); train on more pairs "
-                 f"or epochs (`n_pairs=`, `epochs=`) before reading it")  # fmt: skip
-        return result
+        return das.train(self, examples, location, variable, k=k, kind=kind, n_pairs=n_pairs, epochs=epochs, lr=lr,
+                         batch_size=batch_size, seed=seed, test_share=test_share, test_pairs=test_pairs, on_step=on_step,
+                         warn_unlearned=warn_unlearned)  # fmt: skip
+
+    def score_das(self, examples: Sequence, intervention: Intervention | DasResult, location: str | Location, variable: str, *,
+                  seed: int = 0, test_share: float = 0.2, test_pairs: int = 200) -> dict[str, dict]:  # fmt: skip
+        """Score a trained intervention, and vanilla interchange, on the held-out pairs :meth:`train_das` draws with the
+        same ``seed``, ``test_share`` and ``test_pairs`` (:func:`interp.api.das.score`: its return value and errors).
+        With a run's own settings this reproduces its held-out IIA, e.g. of an intervention read back from a file."""
+        module = intervention.intervention if isinstance(intervention, DasResult) else intervention
+        return das.score(self, examples, module, location, variable, seed=seed, test_share=test_share, test_pairs=test_pairs)
 
 
 def _old_order(old: str, new: str) -> None:

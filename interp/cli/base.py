@@ -21,6 +21,7 @@ FLAGS: dict[str | tuple[str, str], str] = {
     "lrs": "--lr",
     "formats": "--format",
     "per_size": "--models",
+    "n_pairs": "--train-pairs",  # IntervenableModel.train_das's count, which `interp das` runs
 }
 
 

@@ -37,26 +37,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import torch
 from tqdm.auto import tqdm
 
+from interp.api import das
+from interp.api.das import BOUNDLESS, SUBSPACE_KINDS
 from interp.api.intervenable import IntervenableModel
+from interp.api.objects import Location
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.analysis.das import (
-    FitSettings,
-    best_block,
-    n_steps,
-    score_intervention,
-    train_and_score,
-)
+from interp.analysis.das import FitSettings, n_steps
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
-from interp.causal.pairs import das_pairs
 from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import (
     OutputSet,
@@ -69,18 +62,8 @@ from interp.core.outputs import (
     write_csv_atomic,
     write_json_atomic,
 )
-from interp.engine.interventions import SUBSPACE_KINDS, Interchange, make_intervention
-from interp.engine.pair_suffix import PairSuffix
 from interp.files.subspaces import load_trained_intervention, save_intervention
-from interp.hooks.locations import Location, parse_locations
-from interp.models.evaluation import predict_logits
-from interp.models.labels import LabelReading
-from interp.tasks import Task
-from interp.hooks.encoding import location_tokens
 
-BOUNDLESS = "boundless"
-#: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
-BLOCK_CHOICE_PAIRS = 256
 
 
 @dataclass(frozen=True)
@@ -179,11 +162,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     require_writable(out)  # before the model loads: a read-only folder named, not met halfway
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    task, model, tokenizer = lab.task, lab.model.module, lab.model.tokenizer
-    causal = task.build_causal_model(examples)
+    task = lab.task
     locations = lab.locations(config.locations, config.variables)
-    encoded = lab.encode(examples)
-    widths = {loc: len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * lab.model.d_model for loc in locations}
+    widths = {loc: lab.width(examples, loc) for loc in locations}
     _check_sizes(config, locations, widths)
 
     sha = lab.model.sha256
@@ -209,46 +190,34 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         ensure_writable_dir(parts)
         write_json_atomic(parts / "request.json", request)
 
-    inputs = [task.inputs(e) for e in examples]
-    own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))  # the task's label ids, as the targets
-    read = lab.reading.read
-    pair_sets = {}
-    for seed in config.seeds:
-        for variable in config.variables:
-            drawn = das_pairs(causal, inputs, variable, config.test_share, seed, config.train_pairs, config.test_pairs)
-            pair_sets[seed, variable] = tuple(_as_tensors(pairs, task) for pairs in drawn)
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
-    total = sum(n_steps(len(pair_sets[s, v][0][0]), settings[s]) for _, s, v, _ in todo)
-    bar = tqdm(total=total, unit="step", disable=not progress, desc="das")
-    meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha, "causal_model": causal.name}
-    try:
-        runner, runner_loc, vanilla = None, None, {}
-        for loc, seed, variable, k in todo:
-            if runner_loc != loc:
-                runner, runner_loc = PairSuffix(model, encoded, loc), loc
-            bar.set_description(f"{variable} {loc} k={k} seed {seed}")
-            key = (loc, seed, variable)
-            if key not in vanilla:  # the whole vector's score is the same for every size k: once per (location, seed, variable)
-                test_b, test_s, test_t = pair_sets[seed, variable][1]
-                vanilla[key] = score_intervention(runner, Interchange(runner.width), test_b, test_s, test_t, own_pred, read)
-            row = _run_unit(config, runner, pair_sets[seed, variable], own_pred, vanilla[key], k, seed, settings[seed], bar, lab.reading)
-            row.update(variable=variable, location=str(loc), layer=loc.layer, roles="+".join(loc.roles), seed=seed)
-            name = _unit_name(variable, loc, k, seed)
-            intervention = row.pop("_intervention")
-            row["file"] = f"interventions/{name}.safetensors"
-            # this run's own unit: a run killed between the two writes redoes it
-            save_intervention(intervention, out / "interventions" / name,
-                              {**meta_common, "variable": variable, "location": str(loc), "seed": seed, "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
-            write_json_atomic(parts / f"{name}.json", row)
-    finally:
-        bar.close()
+    meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha}
+    with das.reuse(lab):
+        drawn = {(seed, variable): das.pairs(lab, examples, variable, seed=seed, test_share=config.test_share,
+                                             n_pairs=config.train_pairs, test_pairs=config.test_pairs)[0]
+                 for seed in config.seeds for variable in config.variables}  # fmt: skip
+        total = sum(n_steps(len(drawn[s, v][0]), settings[s]) for _, s, v, _ in todo)
+        with tqdm(total=total, unit="step", disable=not progress, desc="das") as bar:
+            for loc, seed, variable, k in todo:
+                bar.set_description(f"{variable} {loc} k={k} seed {seed}")
+                found = lab.train_das(examples, loc, variable, k=None if k == BOUNDLESS else int(k), kind=BOUNDLESS if k == BOUNDLESS else config.kind,
+                                      n_pairs=config.train_pairs, epochs=config.epochs, lr=config.lr, batch_size=config.batch_size,
+                                      seed=seed, test_share=config.test_share, test_pairs=config.test_pairs,
+                                      on_step=lambda loss: bar.update(1), warn_unlearned=False)  # fmt: skip
+                name = _unit_name(variable, loc, k, seed)
+                row = {**_row(found, k, settings[seed]), "file": f"interventions/{name}.safetensors"}
+                # this run's own unit: a run killed between the two writes redoes it
+                save_intervention(found.intervention, out / "interventions" / name,
+                                  {**meta_common, "causal_model": found.causal_model, "variable": variable, "location": str(loc), "seed": seed,
+                                   "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
+                write_json_atomic(parts / f"{name}.json", row)
     rows = [read_json(parts / f"{_unit_name(var, loc, k, seed)}.json") for loc, seed, var, k in units]
     with OutputSet(out, "das") as outputs:
         write_csv_atomic(rows, outputs.path("das.csv"))
         write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))
         fig = das_heatmap(rows)
         save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
-    lab.split_accuracies(examples, own_pred)  # with the results: a warning for each split the model is at chance on
+    lab.split_accuracies(examples)  # with the results: a warning for each split the model is at chance on
     for row in rows:  # and for each unit whose DAS does not clear its untrained baseline
         if not row["das_gain_low"] > 0:
             warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): held-out IIA {row['das_iia']:.3f} "
@@ -274,68 +243,39 @@ def score_saved(config: DasConfig, path: str) -> dict:
     config.validate()
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    task = lab.task
     intervention, meta = load_trained_intervention(path, model_sha256=lab.model.sha256, argument="load")
-    variable = task.check_variable(str(meta.get("variable")), "load")
-    causal = task.build_causal_model(examples)
-    model, tokenizer = lab.model.module, lab.model.tokenizer
-    (loc,) = parse_locations(str(meta.get("location")), lab.model.n_layers, task.roles)
-    encoded = lab.encode(examples)
-    runner = PairSuffix(model, encoded, loc)
-    intervention.to(runner.vectors.device)
-    if runner.width != intervention.width:
-        raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {runner.width} here")
-    own_pred = lab.reading.predict(predict_logits(model, encoded, tokenizer.pad_token_id))
-    read = lab.reading.read
+    variable = lab.task.check_variable(str(meta.get("variable")), "load")
+    loc = lab.location(str(meta.get("location")))
+    width = lab.width(examples, loc)
+    if width != intervention.width:
+        raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {width} here")
     seed = config.seeds[0]
-    _, held_out = das_pairs(causal, [task.inputs(e) for e in examples], variable, config.test_share, seed, None, config.test_pairs)
-    pairs = _as_tensors(held_out, task)
-    saved = score_intervention(runner, intervention, *pairs, own_pred, read)
-    vanilla = score_intervention(runner, Interchange(runner.width), *pairs, own_pred, read)
+    found = lab.score_das(examples, intervention, loc, variable, seed=seed, test_share=config.test_share, test_pairs=config.test_pairs)
+    saved, vanilla = found["intervention"], found["vanilla"]
     return {"variable": variable, "location": str(loc), "k": intervention.k, "seed": seed,
-            **{f"saved_{k}": v for k, v in saved.items() if k not in ("hits", "interval")},
-            **{f"vanilla_{k}": v for k, v in vanilla.items() if k not in ("pairs", "hits", "interval")}, "interval": saved["interval"]}  # fmt: skip
+            **{f"saved_{k}": v for k, v in saved.items() if k != "interval"},
+            **{f"vanilla_{k}": v for k, v in vanilla.items() if k not in ("pairs", "interval")}, "interval": saved["interval"]}  # fmt: skip
 
 
-def _as_tensors(pairs, task: Task) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    targets = [task.labels.index(v) for v in pairs.counterfactual]
-    return torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), torch.tensor(targets, dtype=torch.long)
-
-
-def _run_unit(config: DasConfig, runner: PairSuffix, pairs, own_pred: np.ndarray, vanilla: dict, k: str, seed: int, settings: FitSettings,
-              bar, reading: LabelReading) -> dict:  # fmt: skip
-    """Train and score one (location, seed, variable, k); the row of ``das.csv`` (its intervention under ``_intervention``).
-
-    ``vanilla``: the whole vector's scores on the same held-out pairs (:func:`score_intervention`). The pairs' targets
-    are the task's label ids; training aims at the model's id for each (``reading``), scoring reads the model's as the task's.
-    """
-    read = reading.read
-    (train_b, train_s, train_t), (test_b, test_s, test_t) = pairs
-    torch.manual_seed(seed)
-    intervention = make_intervention(config.kind, runner.width, int(k), seed) if k != BOUNDLESS else make_intervention(BOUNDLESS, runner.width, seed=seed)
-    started = time.perf_counter()
-    found = train_and_score(runner, intervention, pairs[0], pairs[1], own_pred, reading, settings, on_step=lambda loss: bar.update(1))
-    seconds = time.perf_counter() - started  # the history's scoring included
-    das, untrained, gain, losses = found.trained, found.untrained, found.gain, found.losses
-    choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
-    block = best_block(runner, intervention.k, train_b[choose], train_s[choose], train_t[choose], read)
-    localist = score_intervention(runner, block, test_b, test_s, test_t, own_pred, read)
+def _row(found, k: str, settings: FitSettings) -> dict:
+    """One unit's row of ``das.csv`` (:class:`~interp.api.das_result.DasResult`'s figures, flat)."""
+    scores = found.scores
     row = {
         "size": k,
-        "subspace": config.kind if k != BOUNDLESS else BOUNDLESS,
-        "k": intervention.k,
-        "width": runner.width,
-        "train_pairs": len(train_b),
-        "test_pairs": das["pairs"],
+        "subspace": found.kind,
+        "k": found.k,
+        "width": found.intervention.width,
+        "train_pairs": found.train_pairs,
+        "test_pairs": scores["das"]["pairs"],
         "epochs": settings.epochs,
-        "steps": n_steps(len(train_b), settings),
-        "train_seconds": round(seconds, 2),
-        "final_loss": round(losses[-1], 5),
-        "chance": das["chance"],
+        "steps": n_steps(found.train_pairs, settings),
+        "train_seconds": round(found.train_seconds, 2),
+        "final_loss": round(found.losses[-1], 5),
+        "chance": found.chance,
     }
-    for name, score in (("das", das), ("untrained", untrained), ("vanilla", vanilla), ("block", localist)):
-        row.update({f"{name}_{key}{end}": score[key + end] for key in ("iia", "stays_base", "copies_source") for end in ("", "_low", "_high")})
-    row.update(das_gain=float(gain), das_gain_low=gain.low, das_gain_high=gain.high, history=json.dumps(found.history))
-    row["block"] = f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', runner.width)}"
-    row["_intervention"] = intervention
+    for name in ("das", "untrained", "vanilla", "block"):
+        row.update({f"{name}_{key}{end}": scores[name][key + end] for key in ("iia", "stays_base", "copies_source") for end in ("", "_low", "_high")})
+    gain = found.gain
+    row.update(das_gain=float(gain), das_gain_low=gain.low, das_gain_high=gain.high, history=json.dumps(found.history), block=found.block)
+    row.update(variable=found.variable, location=str(found.location), layer=found.location.layer, roles="+".join(found.location.roles), seed=found.seed)
     return row

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
-import interp.jobs.cache as cache_module
+from interp.api.intervenable import IntervenableModel
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.errors import ConfigError
 from interp.files.activations import open_cache
@@ -61,15 +61,15 @@ def test_interrupted_cache_resumes_without_redoing_batches(built, monkeypatch, t
     out = tmp_path / "a.h5"
     config = CacheConfig(**{**config.__dict__, "out": str(out)})
     calls = {"n": 0}
-    real_collate = cache_module.collate
+    real_pass = IntervenableModel.run_with_cache
 
-    def counting_collate(*args, **kwargs):
+    def counting_pass(*args, **kwargs):  # one forward pass per batch
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt
-        return real_collate(*args, **kwargs)
+        return real_pass(*args, **kwargs)
 
-    monkeypatch.setattr(cache_module, "collate", counting_collate)
+    monkeypatch.setattr(IntervenableModel, "run_with_cache", counting_pass)
     with pytest.raises(KeyboardInterrupt):
         build_cache(config, progress=False)
     assert not out.exists() and (tmp_path / "a.h5.partial").exists()

@@ -15,6 +15,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
+from interp.api.intervenable import IntervenableModel
+from interp.api.loading import load_task
 from interp.api.specs import DataSpec
 import interp.engine.batched as engine
 from interp.engine import interchange_logits, source_vectors
@@ -225,8 +227,10 @@ def test_auto_batch_size_on_cpu_and_bf16_precision(uninterrupted, tiny_classifie
     with pytest.raises(ValueError):
         with engine.precision(model, "fp8"):
             pass
-    with engine.precision(model, "bf16"), pytest.raises(ValueError, match="float32"):
-        compare_with_fp32(model, [], torch.zeros(1, 4), Location.parse("blocks.0.hook_resid_post@w_h"), torch.zeros(0, 1, 2))
+    lab = IntervenableModel(str(tiny_classifier_dir), load_task("monli", data_dir=str(monli_dir)))
+    with lab.precision("bf16"), pytest.raises(ValueError, match="float32"):
+        compare_with_fp32(lab, [], torch.zeros(1, 4), Location.parse("blocks.0.hook_resid_post@w_h"), torch.zeros(0, 1, 2))
+    assert next(lab.model.module.parameters()).dtype == torch.float32
     out = tmp_path / "bf16.h5"
     result = subprocess.run(forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, out, "--precision", "bf16")), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

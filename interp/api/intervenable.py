@@ -47,12 +47,13 @@ from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_codes
 from interp.core.devices import pick_device, rank_device
 from interp.core.errors import ConfigError, InterpWarning, named, warn
-from interp.engine.batched import vectors_and_logits
+from interp.engine.batched import precision, vectors_and_logits
 from interp.engine.interventions import Interchange, Intervention
 from interp.engine.naive import naive_interchange, naive_intervene
 from interp.engine.pair_suffix import PairSuffix
 from interp.files.interventions import FORMAT, check_variable_names, save_interventions
-from interp.hooks.encoding import Encoded, check_wordpiece_rule, encode_examples, location_tokens
+from interp.hooks.architecture import batch_inputs
+from interp.hooks.encoding import Encoded, check_wordpiece_rule, collate, encode_examples, location_tokens
 from interp.hooks.locations import Location, parse_locations
 from interp.models.evaluation import predict_logits
 from interp.models.labels import LabelReading
@@ -80,6 +81,8 @@ class IntervenableModel:
         batch_size: pairs per suffix pass; ``None``: 256 on CPU, from free memory on a GPU.
         backend: who runs vanilla interchanges and reads vectors: ``hf`` (the model's own modules and the
             engine) or ``transformer-lens`` (a TransformerBridge over a copy, made on first use; :mod:`interp.backends`).
+        complete: ``False`` accepts a model whose labels do not cover every one of the task's (enough to read vectors:
+            :meth:`vectors`, :meth:`run_with_cache`; not to read predictions as the task's).
 
     Raises:
         ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:
@@ -89,10 +92,10 @@ class IntervenableModel:
 
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
-                 backend: str = "hf") -> None:  # fmt: skip
+                 backend: str = "hf", complete: bool = True) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
         self.model: Classifier = load_model(model, tokenizer)
-        self.reading: LabelReading = self.model.reading(self.task, complete=True)
+        self.reading: LabelReading = self.model.reading(self.task, complete=complete)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
         self.backend_name = check_backend_name(backend)
@@ -105,20 +108,21 @@ class IntervenableModel:
 
     @classmethod
     def from_specs(cls, model, data: DataSpec, run: RunSpec = RunSpec(), *, variables: Sequence[str] = (),
-                   splits: Sequence[str] = ()) -> "IntervenableModel":  # fmt: skip
+                   splits: Sequence[str] = (), complete: bool = True) -> "IntervenableModel":  # fmt: skip
         """The edge of a job: the task ``data`` names resolved once (``variables`` and ``splits`` checked against it),
         the model loaded with its own head and placed on ``run``'s device (under ``torchrun``, this process's GPU),
         bound with ``run``'s WordPiece rule, batch size and backend.
 
         ``model``: a checkpoint spec or a :class:`~interp.api.loading.Classifier`. Draw the examples with
-        ``sample.draw(lab.task)`` (:class:`~interp.api.specs.SampleSpec`).
+        ``sample.draw(lab.task)`` (:class:`~interp.api.specs.SampleSpec`). ``complete``: as the constructor's.
 
         Raises:
             ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load`; a device that is not there.
             ModelError: a checkpoint without a classification head, or labels that cannot be read as the task's.
         """
         task = data.load(variables=variables, splits=splits)
-        lab = cls(classifier_for(model, task), task, wordpiece=run.wordpiece, batch_size=run.batch_size, backend=run.backend)
+        lab = cls(classifier_for(model, task, complete=complete), task, wordpiece=run.wordpiece, batch_size=run.batch_size,
+                  backend=run.backend, complete=complete)  # fmt: skip
         lab.model.to(pick_device(rank_device(run.device)))
         return lab
 
@@ -199,6 +203,26 @@ class IntervenableModel:
         loc = self.location(location)
         tokens = location_tokens(self.encode(list(examples)), loc.roles, f"location {loc}")
         return len(tokens[0]) * loc.token_width(self.model.module.config)
+
+    def run_with_cache(self, examples: Sequence, locations: Sequence[Location]) -> dict[Location, Float[Tensor, "n flat"]]:
+        """One forward pass of ``examples`` as one padded batch, reading every location at once: each location's float32
+        ``[n, tokens × width]`` on CPU (TransformerLens' ``run_with_cache``, at this task's token roles). The same
+        vectors as :meth:`vectors`, which runs the model once per location; the model is not changed.
+        """
+        encoded = self.encode(examples)
+        batch = collate(encoded, self.model.tokenizer.pad_token_id)
+        with torch.no_grad():
+            trace = self.backend.read(batch_inputs(self.model.module, batch, self.model.device), batch["positions"], list(locations))
+        return {loc: trace[loc].float().cpu() for loc in locations}
+
+    def precision(self, name: str):
+        """A context (``with lab.precision("bf16"): ...``) in which the model runs in fp32, with TF32 GPU matmuls, or in
+        bfloat16 (:func:`interp.engine.batched.precision`); the weights are restored exactly when it ends.
+
+        Raises:
+            ConfigError: ``name`` is not one of fp32, tf32, bf16.
+        """
+        return precision(self.model.module, name)
 
     @property
     def backend(self) -> Backend:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from interp.core.outputs import OutputSet, ensure_writable_dir, write_json_atomic
 from interp.jobs.train import TrainConfig, TrainResult, train
-from interp.models.loading import model_layers
+from interp.api.loading import model_layers
 from interp.api.specs import DataSpec, flat
-from interp.tasks.stages import BehavioralStage
+from interp.api.objects import BehavioralStage
 
 
 @dataclass(frozen=True)

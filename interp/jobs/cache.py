@@ -23,26 +23,21 @@ first unfinished batch, and ``<out>`` is never half-written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import torch
 from tqdm.auto import tqdm
 
-from interp.api.loading import Classifier, classifier_for
+from interp.api.intervenable import IntervenableModel
+from interp.api.loading import Classifier
+from interp.api.objects import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.core.devices import pick_device
-from interp.hooks.architecture import batch_inputs
 from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
 from interp.files.activations import FORMAT, initialise
 from interp.files.examples import role_positions
-from interp.backends import get_backend
-from interp.hooks import n_layers
-from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, all_locations, component_locations
-from interp.hooks.encoding import collate, encode_examples
 
 DTYPES = ("float32", "float16")
 
@@ -83,37 +78,35 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     config.validate()
     out = Path(config.out)
     check_replaceable(out, FORMAT)
-    task = config.data.load(splits=config.sample.splits)
-    sample = config.sample
-    examples = task.examples(sample.splits or task.splits, n=sample.max_examples, per_split=sample.max_per_split, seed=sample.seed)
+    # activations read no prediction: a model whose labels do not cover the task's is cached too
+    lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits, complete=False)
+    task = lab.task
+    examples = replace(config.sample, splits=config.sample.splits or task.splits).draw(task)
     causal = task.build_causal_model(examples) if task.causal_model is not None else None
     values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
-    classifier = classifier_for(config.model, task, complete=False)  # activations read no prediction
-    model, tokenizer = classifier.module, classifier.tokenizer
-    device = pick_device(config.run.device)
-    model.to(device)
-    wordpiece, batch_size = config.run.wordpiece, config.run.batch(64)
-    encoded = encode_examples(examples, tokenizer, wordpiece, task.labels)
+    batch_size = config.run.batch(64)
+    encoded = lab.encode(examples)
     roles = role_positions(encoded, task.roles)[0]
-    locations = all_locations(n_layers(model), roles)
+    n_layers = lab.model.n_layers
+    locations = all_locations(n_layers, roles)
     if config.components:
-        locations += component_locations(n_layers(model), roles, (Z, ATTN_OUT, RESID_MID, MLP_OUT))
-    n, d = len(examples), model.config.hidden_size
+        locations += component_locations(n_layers, roles, (Z, ATTN_OUT, RESID_MID, MLP_OUT))
+    n, d = len(examples), lab.model.d_model
     n_batches = -(-n // batch_size)
     meta = {
         "format": FORMAT,
         **task.file_attrs(task.variables),
         "labels": list(task.labels),
-        "model": classifier.name,
-        "model_sha256": classifier.sha256,
-        "wordpiece": wordpiece,
+        "model": lab.model.name,
+        "model_sha256": lab.model.sha256,
+        "wordpiece": lab.wordpiece,
         "locations": [str(loc) for loc in locations],
-        "n_layers": n_layers(model),
+        "n_layers": n_layers,
         "d_model": d,
         "dtype": config.dtype,
     }
     if config.components:
-        meta["n_heads"] = model.config.num_attention_heads
+        meta["n_heads"] = lab.model.n_heads
     if config.run.backend != "hf":
         meta["backend"] = config.run.backend
     ensure_writable_dir(out.parent if str(out.parent) else Path("."))
@@ -123,7 +116,6 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
             tqdm.write(f"{out}: already cached with these settings, reusing it")
         write_file_manifest(out, "cache", if_missing=True)
         return out
-    backend = get_backend(config.run.backend, model, tokenizer)  # after the reuse check: wrapping a bridge copies the model
     work = partial_path(out)
     already = work.stat().st_size if work.is_file() else 0
     needed = n * d * len(locations) * np.dtype(config.dtype).itemsize + 300 * n + (1 << 20)
@@ -135,16 +127,13 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         done = handle["batches_done"]
         todo = [b for b in range(n_batches) if not done[b]]
         bar = tqdm(todo, desc="cache", unit="batch", disable=not progress, initial=n_batches - len(todo), total=n_batches)
-        with torch.no_grad():
-            for b in bar:
-                start, stop = b * batch_size, min((b + 1) * batch_size, n)
-                batch = collate(encoded[start:stop], tokenizer.pad_token_id)
-                inputs = batch_inputs(model, batch, device)
-                trace = backend.read(inputs, batch["positions"], locations)
-                for loc in locations:
-                    handle[str(loc)][start:stop] = trace[loc].float().cpu().numpy().astype(config.dtype)
-                done[b] = True
-                handle.flush()
+        for b in bar:  # the backend is made on the first batch, after the reuse check: wrapping a bridge copies the model
+            start, stop = b * batch_size, min((b + 1) * batch_size, n)
+            trace = lab.run_with_cache(examples[start:stop], locations)
+            for loc in locations:
+                handle[str(loc)][start:stop] = trace[loc].numpy().astype(config.dtype)
+            done[b] = True
+            handle.flush()
         handle.attrs["complete"] = True
     finally:
         handle.close()

@@ -54,8 +54,8 @@ from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
 from interp.analysis.chance import file_chance_messages
 from interp.files.interventions import open_interventions
-from interp.models.loading import model_sha256
-from interp.tasks.base import WordPairs
+from interp.api.loading import model_sha256
+from interp.api.objects import WordPairs
 
 
 

@@ -48,7 +48,7 @@ from interp.analysis.report import ReportConfig, write_report
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
-from interp.hooks.locations import Location, parse_locations
+from interp.api.objects import Location, parse_locations
 from interp.api.loading import load_model
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
@@ -56,7 +56,7 @@ from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import LABEL_TARGETS, ProbeSweepConfig, run_probe_sweep
-from interp.models.loading import model_layers
+from interp.api.loading import model_layers
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,10 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
+from interp.api.intervenable import IntervenableModel
+from interp.api.objects import Location
 from interp.core.errors import ConfigError
-from interp.engine.batched import interchange_logits
 from interp.files.interventions import Fp32Check
-from interp.hooks.locations import Location
-from interp.hooks.encoding import Encoded
 
 CHECK_BASES = 16
 CHECK_SOURCES = 256
@@ -33,22 +32,22 @@ def sample_pairs(n: int, seed: int) -> tuple[list[int], list[int]]:
     return sorted(rng.sample(range(n), min(n, CHECK_BASES))), sorted(rng.sample(range(n), min(n, CHECK_SOURCES)))
 
 
-def compare_with_fp32(
-    model, bases: Sequence[Encoded], sources: Tensor, location: Location, reduced: Tensor, batch_size: int | None = None
-) -> Fp32Check:
-    """Run the sampled pairs in fp32 and compare with the reduced-precision logits.
+def compare_with_fp32(lab: IntervenableModel, bases: Sequence, sources: Tensor, location: Location, reduced: Tensor) -> Fp32Check:
+    """Run the sampled pairs in fp32, on the run's engine (:meth:`IntervenableModel.interchange_logits`), and compare
+    with the reduced-precision logits.
 
     Args:
-        model: the classifier, in float32 (outside :func:`interp.engine.batched.precision`).
-        bases: the sampled bases; sources: float32 ``[n_sources, d_model]``, their source vectors at ``location``.
+        lab: the bound model, in float32 (outside :meth:`IntervenableModel.precision`).
+        bases: the sampled base examples; sources: float ``[n_sources, tokens × width]``, their source vectors at ``location``.
         reduced: float ``[len(bases), n_sources, n_labels]``, the run's logits for these pairs.
 
     Raises:
         ConfigError (a ValueError): the model is not in float32, or ``reduced`` has another shape than the pairs.
     """
-    if next(model.parameters()).dtype != torch.float32:
-        raise ConfigError(f"the fp32 check needs the model in float32, not {next(model.parameters()).dtype}")
-    exact = interchange_logits(model, bases, sources.float(), location, batch_size=batch_size)
+    dtype = next(lab.model.module.parameters()).dtype
+    if dtype != torch.float32:
+        raise ConfigError(f"the fp32 check needs the model in float32, not {dtype}")
+    exact = lab.interchange_logits(bases, sources.float(), location)
     if reduced.shape != exact.shape:
         raise ConfigError(f"reduced-precision logits have shape {tuple(reduced.shape)}, the pairs {tuple(exact.shape)}")
     reduced = reduced.float()

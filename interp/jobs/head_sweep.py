@@ -30,11 +30,11 @@ from pathlib import Path
 from interp.analysis.iia import summarize_all
 from interp.core.errors import ConfigError
 from interp.core.outputs import OutputSet, save_figure_atomic, write_csv_atomic
-from interp.hooks.locations import Location
+from interp.api.objects import Location
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.intervene import InterventionConfig, run_interventions
-from interp.models.loading import model_layers
+from interp.api.loading import model_layers
 
 
 @dataclass(frozen=True)

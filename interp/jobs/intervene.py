@@ -36,6 +36,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.api.intervenable import IntervenableModel
+from interp.api.objects import PRECISIONS, Location, Task
 from interp.api.loading import Classifier
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.hdf5 import attr, check_replaceable, finished, h5py
@@ -45,16 +46,12 @@ from interp.core.outputs import (
     require_free_space,
     write_file_manifest,
 )
-from interp.engine.batched import PRECISIONS, precision
 from interp.files.activations import open_cache
 from interp.files.interventions import FORMAT, Fp32Check, check_variable_names
-from interp.hooks.locations import Location
 from interp.jobs.distributed import Workers, workers
 from interp.jobs.fp32_check import compare_with_fp32, sample_pairs
 from interp.jobs.shards import Shards, parts_dir
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.tasks import Task
-from interp.hooks.encoding import location_tokens
 
 
 #: What a unit file's outputs depend on (and a file's variables do not): a unit of another variable is reused.
@@ -193,7 +190,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
-        location_tokens(lab.encode(examples), loc.roles, f"location {loc}")
+        lab.width(examples, loc)
     ids = [e.id for e in examples]
     meta = lab.file_meta(causal.name, config.variables, locations, unit_size=config.unit_size, precision=config.precision)
     rows = _cache_rows(config, lab, ids, locations) if config.cache is not None else None
@@ -209,7 +206,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         if team.leader and (damaged := shards.prepare()) and progress:
             tqdm.write(f"{shards.directory}: {len(damaged)} damaged unit file(s) ({damaged[0].name}…) removed; computing them again")
         team.barrier()
-        with precision(lab.model.module, config.precision):
+        with lab.precision(config.precision):
             ran = sum(_run_location(config, shards, i, lab, examples, rows, loc, team, progress and team.leader) for i, loc in enumerate(locations))
         if progress and team.world > 1:
             tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
@@ -217,7 +214,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         own = None
         if team.leader:  # the fp32 checks run in fp32, outside the reduced precision
             checks = None if config.precision == "fp32" else _fp32_checks(config, shards, lab, examples, rows, locations)
-            with precision(lab.model.module, config.precision):
+            with lab.precision(config.precision):
                 own = _assemble(out, meta, lab, examples, locations, shards, checks)
         team.barrier()
     _warn_at_chance(lab, examples, own)
@@ -288,7 +285,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
                  locations: list[Location]) -> list[Fp32Check]:  # fmt: skip
     """At each location, the finished run's labels against fp32 on the seeded sample of :mod:`~interp.jobs.fp32_check`."""
     bases, sources = sample_pairs(len(examples), config.sample.seed)
-    size, encoded = config.unit_size, lab.encode(examples)
+    size = config.unit_size
     checks = []
     for index, loc in enumerate(locations):
         if cache_rows is not None:
@@ -296,7 +293,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
         else:
             vectors = lab.source_vectors(loc, [examples[j] for j in sources])
         reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
-        checks.append(compare_with_fp32(lab.model.module, [encoded[b] for b in bases], vectors, loc, reduced, config.run.batch_size))
+        checks.append(compare_with_fp32(lab, [examples[b] for b in bases], vectors, loc, reduced))
     return checks
 
 

@@ -45,7 +45,7 @@ from interp.core.outputs import (
     write_csv_atomic,
 )
 from interp.files.interventions import open_interventions
-from interp.hooks.locations import Location
+from interp.api.objects import Location
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.intervene import InterventionConfig, run_interventions

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from interp.api.node_loss import READS, NodeLoss, node_variables
-from interp.tasks import Task
+from interp.api.objects import Task
 
 
 def node_objective(variables: Sequence[str], task: Task, *, read: str = "cls", weight: float = 1.0, seed: int = 0):

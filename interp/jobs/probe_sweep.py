@@ -55,7 +55,7 @@ from interp.core.outputs import (
     write_json_atomic,
 )
 from interp.files.activations import open_cache
-from interp.hooks.locations import Location, parse_locations
+from interp.api.objects import Location, parse_locations
 
 LABEL_TARGETS = ("label", "infer")  # the gold label (on MoNLI, INFER's output)
 PROBE_KINDS = {"mlp": 4, "linear": 0}  # probe kind -> hidden units

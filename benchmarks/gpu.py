@@ -108,7 +108,7 @@ def parse_recipe(text: str) -> dict:
 def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
     import interp
     from interp.core.estimates import wilson
-    from interp.models.evaluation import score_task
+    from interp.api.evaluation import score
 
     train = task.examples(("pmonli", "nmonli_train"), n=64 if args.smoke else None, seed=0)
     test = task.examples(("nmonli_test",), n=32 if args.smoke else None, seed=0)
@@ -129,8 +129,8 @@ def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
             model = interp.fine_tune(start, task, train, seed=seed, **settings)
             sync(device)
             seconds = time.perf_counter() - began
-            score = score_task(model.module, model.tokenizer, task, test)["nmonli_test"]
-            acc = wilson(score["correct"], score["n"])
+            found = score(model, task, test)["nmonli_test"]
+            acc = wilson(found["correct"], found["n"])
             rows.append({"recipe": recipe, "seed": seed, "seconds": seconds, "losses": [round(h["loss"], 4) for h in model.history],
                          "nmonli_test": float(acc), "low": acc.low, "high": acc.high, "peak_gib": peak_gib(device)})  # fmt: skip
             print(f"fine-tune {recipe} seed {seed}: {seconds:.1f} s, losses {rows[-1]['losses']}, NMoNLI test {acc!r}", flush=True)

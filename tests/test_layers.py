@@ -85,6 +85,30 @@ def test_the_face_imports_nothing_from_jobs():
     assert "interp.api.intervenable" in targets and not [t for t in targets if t.startswith(("interp.jobs", "interp.cli"))]
 
 
+#: What a job may import: ``api`` (the floor it stands on), ``files`` (what it writes and reads back), ``core``,
+#: ``analysis`` (figures, tables and their intervals) and other jobs; never the mechanics beneath ``api`` (hooks, models,
+#: the engine, backends, causal models, tasks), and not the public face that re-exports them.
+JOB_FLOOR = ("core", "files", "analysis", "api", "jobs")
+
+
+def job_reaches_below_api(source: Path) -> list[str]:
+    return [f"{source.name}:{line} imports {target}" for line, target in imports(source) if LAYERS[layer_of(target)] not in JOB_FLOOR]
+
+
+def test_jobs_stand_on_api():
+    """A job is settings, files and resuming around calls of ``interp.api``: what it runs is what a notebook runs."""
+    found = [hit for source in sorted((PACKAGE / "jobs").rglob("*.py")) for hit in job_reaches_below_api(source)]
+    assert found == []
+
+
+def test_the_job_rule_would_catch_a_job_reaching_below_api(tmp_path):
+    """The null: a job importing the engine, a hook or the face is reported; one importing api and files is not."""
+    source = tmp_path / "job.py"
+    source.write_text("from interp.engine.pair_suffix import PairSuffix\nimport interp.hooks\nimport interp\n"
+                      "from interp.api.das import train\nfrom interp.files.subspaces import save_intervention\n")
+    assert [hit.rsplit(" ", 1)[1] for hit in job_reaches_below_api(source)] == ["interp.engine.pair_suffix", "interp.hooks", "interp"]
+
+
 def test_no_job_imports_a_tasks_folder():
     """Jobs reach tasks through ``interp.tasks`` (the registry, ``Task`` and the stages a task declares), never a task's own folder:
     what differs between tasks (MoNLI's Table 1, its demo plan) is the task's data (issue #29, item 4)."""

@@ -139,7 +139,9 @@ def test_cli_generates_checks_and_the_task_reads(tmp_path, tiny_classifier_dir):
 def test_accuracy_is_broken_down_by_upward_and_downward_inferences(tmp_path, tiny_classifier_dir):
     """Each split's accuracy per polarity (Yanaka et al. 2020, §4), against a count by hand from the same predictions."""
     from interp.hooks.encoding import encode_pair
-    from interp.models.evaluation import predict_logits, score_task
+    from interp.api.evaluation import score
+    from interp.api.loading import Classifier
+    from interp.models.evaluation import predict_logits
     from interp.models.loading import checkpoint_labels, load_classifier
     from interp.tasks.systematicity.task import polarity_of
 
@@ -152,7 +154,7 @@ def test_accuracy_is_broken_down_by_upward_and_downward_inferences(tmp_path, tin
     written = {r["id"]: r["polarity"] for r in records}
     assert [polarity_of(e) for e in examples] == [written[e.id] for e in examples] and {polarity_of(e) for e in examples} == {"up", "down"}
     model, tokenizer = load_classifier(str(tiny_classifier_dir), require_head=True)
-    scores = score_task(model, tokenizer, task, examples)
+    scores = score(Classifier(model, tokenizer), task, examples)
     reading = task.read_labels(checkpoint_labels(model.config))
     predicted = reading.predict(predict_logits(model, [encode_pair(e, tokenizer, reading.label_ids) for e in examples], tokenizer.pad_token_id)).tolist()
     right = [p == reading.scored[reading.task_labels.index(e.label)] for e, p in zip(examples, predicted)]

@@ -180,7 +180,7 @@ def test_random_init_keeps_the_architecture_and_tokenizer_and_draws_every_weight
 def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, monli_dir, minilm_tokenizer, tmp_path):
     """Trained and scored on the hypothesis alone: its predictions cannot depend on the premise (the null: the pair model's do)."""
     from interp.hooks.encoding import HypothesisOnly, encode_pair, input_view
-    from interp.models.evaluation import evaluate_task
+    from interp.api.evaluation import score_checkpoint
     from interp.tasks import resolve_task
 
     task = resolve_task("monli", data_dir=str(monli_dir))
@@ -200,7 +200,7 @@ def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, m
         assert torch.allclose(*logits, atol=1e-5) is invariant, input
         record = json.loads((out / TRAINING_FILE).read_text())
         assert record["config"]["input"] == input
-        assert evaluate_task(str(out), task, ("nmonli_test",)) == record["metrics"]  # `interp evaluate` reads as it was trained
+        assert score_checkpoint(str(out), task, ("nmonli_test",)) == record["metrics"]  # `interp evaluate` reads as it was trained
 
 
 def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_dir, tmp_path):

@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -77,4 +77,19 @@ def file_chance_messages(path) -> list[str]:
     return [f"{Path(path).name}: {m}" for m in chance_messages(rows, f"model {model!r}")]
 
 
-__all__ = ["chance_messages", "file_chance_messages", "split_accuracies"]
+
+
+def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """:func:`interp.models.evaluation.evaluate`'s result as text: a line per split with its Wilson interval, then one per group value under it (``  polarity=down``)."""
+    def line(name: str, m: Mapping[str, Any]) -> str:
+        interval = wilson(m["correct"], m["n"])  # a metrics file written before intervals were kept has none
+        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']}; 95% Wilson interval {100 * interval.low:.1f}-{100 * interval.high:.1f}%)"
+
+    lines = []
+    for split, m in metrics.items():
+        lines.append(line(split, m))
+        lines += [line(f"  {group}={value}", score) for group, values in m.get("by", {}).items() for value, score in values.items()]
+    return lines
+
+
+__all__ = ["accuracy_lines", "chance_messages", "file_chance_messages", "split_accuracies"]

@@ -26,14 +26,14 @@ from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
-from interp.tasks import Task, resolve_task
+from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
 # What a job reads of a checkpoint spec before (or instead of) loading it: its config or its weights file alone
 # (:mod:`interp.models.loading`), named here so that jobs stand on ``api``.
 from interp.models.loading import INITS, model_identity, model_layers, model_width  # noqa: E402
 
 __all__ = ["INITS", "Classifier", "checkpoint_labels", "classifier_for", "load_model", "load_task", "model_identity", "model_layers",
-           "model_sha256", "model_width"]
+           "model_sha256", "model_width", "resolve_task", "resolve_tasks", "task_for_file"]
 
 
 @dataclass(eq=False)

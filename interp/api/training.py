@@ -19,16 +19,25 @@ from __future__ import annotations
 
 import copy
 from dataclasses import asdict, fields
-from typing import Sequence
+from pathlib import Path
+from typing import Callable, Sequence
 
 from interp.api.iit import iit_loss, parse_iit
+from interp.api.evaluation import labels_for, score
 from interp.api.loading import Classifier, load_model, load_task
 from interp.api.node_loss import NodeLoss, node_variables
-from interp.hooks import n_layers
 from interp.core.errors import ConfigError, named
-from interp.hooks.encoding import encode_pair
-from interp.models.settings import FineTuneSettings
-from interp.models.training import fit
+from interp.hooks import n_layers
+from interp.hooks.encoding import INPUTS, encode_pair, input_view
+from interp.models.labels import parse_label_map
+from interp.models.loading import load_classifier
+from interp.models.settings import BATCHINGS, EMBEDDED, FineTuneSettings
+from interp.models.settings import PRECISIONS as TRAINING_PRECISIONS
+from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
+from interp.tasks import Task
+
+#: ``builder(module, tokenizer, training examples)`` -> the extra loss :func:`interp.models.training.fit` adds.
+Objective = Callable[..., Callable]
 
 
 def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool = False, iit: str | None = None, iit_weight: float = 1.0,
@@ -77,24 +86,100 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     else:
         given = load_model(model, tokenizer)
         loaded = Classifier(copy.deepcopy(given.module), given.tokenizer, given.name)
-    reading = loaded.reading(task)  # a three-label model keeps its head: each gold label trains its own (or folded) logit
-    encoded = [encode_pair(e, loaded.tokenizer, reading.label_ids) for e in examples]
-    extra_loss = None
-    if iit is not None:
-        if task.causal_model is None:
-            raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
-        variable, location = parse_iit(iit, task, n_layers(loaded.module))
-        extra_loss = iit_loss(loaded.module, loaded.tokenizer, task, examples, variable, location, weight=iit_weight, subspace=iit_subspace,
-                              seed=config.seed)  # fmt: skip
-    if node_loss is not None:
-        if extra_loss is not None:
-            raise ConfigError("`node_loss=` and `iit=`: train with one extra loss at a time")
-        chosen = node_variables((node_loss,) if isinstance(node_loss, str) else tuple(node_loss), task)
-        extra_loss = NodeLoss(loaded.module, loaded.tokenizer, task, examples, chosen, read=node_read, weight=node_weight, seed=config.seed)
-    history = fit(loaded.module, encoded, config, loaded.tokenizer.pad_token_id, progress=progress, extra_loss=extra_loss)
+    extra = objective(task, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, node_loss=node_loss, node_weight=node_weight,
+                      node_read=node_read, seed=config.seed)  # fmt: skip
+    history = train_in_place(loaded, task, examples, config, progress=progress, extra=extra)
     trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
     trained.history = history
     trained.settings = {"model": loaded.name, "task": task.name, **asdict(config), "n_train": len(examples),
                         **({"iit": iit, "iit_weight": iit_weight, "iit_subspace": iit_subspace} if iit is not None else {}),
-                        **({"node_loss": list(chosen), "node_weight": node_weight, "node_read": node_read} if node_loss is not None else {})}
+                        **({"node_loss": list(node_variables(_names(node_loss), task)), "node_weight": node_weight, "node_read": node_read}
+                           if node_loss is not None else {})}  # fmt: skip
     return trained
+
+
+def _names(node_loss: str | Sequence[str]) -> tuple[str, ...]:
+    return (node_loss,) if isinstance(node_loss, str) else tuple(node_loss)
+
+
+def objective(task: Task, *, iit: str | None = None, iit_weight: float = 1.0, iit_subspace: int | None = None,
+              node_loss: str | Sequence[str] | None = None, node_weight: float = 1.0, node_read: str = "cls", seed: int = 0) -> Objective | None:  # fmt: skip
+    """The loss a fine-tuning adds to the task's, as a builder ``(module, tokenizer, training examples) -> loss``;
+    ``None`` where there is none. One of: interchange intervention training at ``iit`` = ``VARIABLE@LOCATION``
+    (:func:`interp.api.iit.iit_loss`; Geiger, Lu, Icard & Potts 2022, §3), or heads that learn the values of the
+    ``node_loss`` variables (:class:`interp.api.node_loss.NodeLoss`; Geiger et al. 2019, §5). :func:`fine_tune` and
+    ``interp train`` both train with it.
+
+    Raises:
+        ConfigError: both given; ``iit=`` on a task without a causal model; ``node_loss=`` naming a variable the task lacks.
+    """
+    if iit is not None and node_loss is not None:
+        raise ConfigError("`node_loss=` and `iit=`: train with one extra loss at a time")
+    if iit is not None:
+        if task.causal_model is None:
+            raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
+
+        def iit_builder(module, tokenizer, examples: Sequence):
+            variable, location = parse_iit(iit, task, n_layers(module))
+            return iit_loss(module, tokenizer, task, examples, variable, location, weight=iit_weight, subspace=iit_subspace, seed=seed)
+
+        return iit_builder
+    if node_loss is not None:
+        chosen = node_variables(_names(node_loss), task)
+
+        def node_builder(module, tokenizer, examples: Sequence) -> NodeLoss:
+            return NodeLoss(module, tokenizer, task, examples, chosen, read=node_read, weight=node_weight, seed=seed)
+
+        return node_builder
+    return None
+
+
+def train_in_place(model: Classifier, task: Task, examples: Sequence, settings: FineTuneSettings, *, input: str = "pair",
+                   extra: Objective | None = None, progress: bool = False, state_path: Path | None = None, fingerprint: str = "",
+                   after_epoch: Callable[[], dict] | None = None) -> list[dict]:  # fmt: skip
+    """Fine-tune ``model.module`` in place on ``examples`` (:func:`interp.models.training.fit`: AdamW, linear warm-up
+    and decay, seeded batches and dropout), where it is; the one loop behind :func:`fine_tune`, ``interp train`` and
+    ``interp inoculate``. Returns the per-epoch records (``loss``: mean cross-entropy, nats).
+
+    Each gold label trains the logit it reads as (:meth:`Classifier.reading`: a three-label head keeps its three
+    labels). ``input="hypothesis"`` trains the hypothesis-only baseline; ``extra``: :func:`objective`'s builder;
+    ``state_path`` and ``fingerprint``: a resumable state after each epoch; ``after_epoch()``: a record merged into each
+    epoch's (a learning curve).
+    """
+    reading = model.reading(task)
+    encoded = [encode_pair(e, model.tokenizer, reading.label_ids) for e in input_view(examples, input)]
+    return fit(model.module, encoded, settings, model.tokenizer.pad_token_id, state_path=state_path, fingerprint=fingerprint,
+               progress=progress, after_epoch=after_epoch, extra_loss=extra(model.module, model.tokenizer, examples) if extra else None)  # fmt: skip
+
+
+def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init: str = "pretrained", fold_labels: bool = False) -> Classifier:
+    """The classifier a fine-tuning starts from: ``spec`` (``"minilm"``, a checkpoint, a hub name) with its head, or a new
+    head for the task's labels drawn from ``seed`` (an encoder; ``init="random"``: every weight drawn, MoNLI Table 1's
+    no-pretraining row); its labels checked against the task's (:func:`labels_for`).
+
+    Raises:
+        ModelError: as :func:`interp.models.loading.load_classifier`; labels that cannot be read as the task's, or fewer
+            than the task's without ``fold_labels``.
+        ConfigError: naming ``label_map=``.
+    """
+    module, tokenizer = load_classifier(spec, labels=task.labels, seed=seed, label_map=label_map, init=init)
+    model = Classifier(module, tokenizer, spec)
+    labels_for(model, task, fold_labels=fold_labels)
+    return model
+
+
+def write_checkpoint(model: Classifier, record: dict, out_dir: Path, staging: Path, argument: str = "out_dir") -> Path:
+    """Write ``model`` as a checkpoint at ``out_dir`` with ``record`` as its ``training.json``, staged in ``staging`` and
+    moved into place whole (:func:`interp.models.training.save_checkpoint`; :meth:`Classifier.save` writes its own record).
+
+    Raises:
+        OutputError: naming ``argument``: the checkpoint cannot be written.
+    """
+    return save_checkpoint(model.module, model.tokenizer, record, out_dir, staging, argument)
+
+
+# The choices and files of a fine-tuning that the training jobs name (defined in :mod:`interp.models`).
+__all__ = ["BATCHINGS", "EMBEDDED", "INPUTS", "STATE_FILE", "TRAINING_FILE", "TRAINING_PRECISIONS", "FineTuneSettings", "Objective",
+           "fine_tune", "finished_run", "input_view", "labels_for", "load_for_training", "objective", "parse_label_map", "score", "train_in_place",
+           "write_checkpoint"]
+

@@ -52,7 +52,7 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import TrainConfig, train as train_model
-    from interp.models.evaluation import accuracy_lines
+    from interp.analysis.chance import accuracy_lines
 
     eval_splits = scoring.pop("eval_splits")
     config = TrainConfig(

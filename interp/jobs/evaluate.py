@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from interp.analysis.chance import accuracy_lines
+from interp.api.evaluation import score_checkpoint
+from interp.api.loading import resolve_tasks, task_for_file
+from interp.api.objects import TaskGroup
 from interp.api.specs import DataSpec
 from interp.core.checks import check_int
-from interp.models.evaluation import accuracy_lines, evaluate_task
-from interp.tasks import TaskGroup, resolve_tasks, task_for_file
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class EvaluateConfig:
     """Which model on which task's splits (``()``: the task's evaluation splits, else all of them).
 
     ``label_map``, ``input``, ``device`` and ``fold_labels`` as
-    :func:`interp.models.evaluation.evaluate_task`; a task group
+    :func:`interp.api.evaluation.score_checkpoint`; a task group
     (``DataSpec("fragments")``) scores every member task.
     """
 
@@ -69,13 +71,13 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
 
     Raises:
         ConfigError: naming ``batch_size=``, ``task=`` or a split the task lacks.
-        DataError, ModelError: as :func:`interp.models.evaluation.evaluate_task`.
+        DataError, ModelError: as :func:`interp.api.evaluation.score_checkpoint`.
     """
     check_int(config.batch_size, "batch_size", least=1)
     data = config.data
     tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
                                  data_file=data.data_file, argument="task")  # fmt: skip
-    metrics = {name: evaluate_task(config.model, task, config.splits or task.eval_splits or task.splits, config.batch_size, progress=progress,
+    metrics = {name: score_checkpoint(config.model, task, config.splits or task.eval_splits or task.splits, config.batch_size, progress=progress,
                                    label_map=config.label_map, input=config.input, device=config.device, fold_labels=config.fold_labels)
                for name, task in tasks.items()}  # fmt: skip
     return Evaluation(metrics, group)

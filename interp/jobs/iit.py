@@ -12,36 +12,24 @@ variable of the task's causal model: the loss is :func:`interp.api.iit.iit_loss`
 adds in memory.
 
 Everything else (seeding, resuming after each epoch, the checkpoint and
-``training.json``) is :func:`interp.jobs.train.train`'s.
+``training.json``) is :func:`interp.jobs.train.train`'s; the loss is built by
+:func:`interp.api.training.objective`, as for ``fine_tune``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
 
-from interp.api.iit import iit_loss, parse_iit
+from interp.api.iit import parse_iit
+from interp.api.loading import model_layers, model_width
+from interp.api.training import objective
 from interp.core.errors import ConfigError, named
-from interp.hooks import n_layers
-from interp.models.loading import model_layers, model_width
 from interp.jobs.train import TrainConfig, TrainResult, train
-from interp.tasks import Task
-
-
-def iit_objective(config: TrainConfig, task: Task):
-    """The ``objective`` :func:`interp.jobs.train.train` takes: the IIT loss of ``config.iit`` (:func:`interp.api.iit.iit_loss`)
-    for a model and its training examples."""
-
-    def build(model, tokenizer, examples: Sequence):
-        variable, location = parse_iit(config.iit, task, n_layers(model))
-        return iit_loss(model, tokenizer, task, examples, variable, location, weight=config.iit_weight, subspace=config.iit_subspace,
-                        seed=config.seed)  # fmt: skip
-
-    return build
 
 
 def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, overwrite: bool = False) -> TrainResult:
-    """Fine-tune with the task loss plus the IIT loss of ``config.iit``; as :func:`interp.jobs.train.train` otherwise.
+    """Fine-tune with the task loss plus the IIT loss of ``config.iit`` (:func:`interp.api.training.objective`); as
+    :func:`interp.jobs.train.train` otherwise.
 
     Raises:
         ConfigError: ``config.iit`` missing or malformed, a variable or role the task lacks, a subspace wider than the location;
@@ -56,4 +44,5 @@ def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True
     width = len(location.roles) * model_width(config.model)
     if config.iit_subspace is not None and config.iit_subspace > width:
         raise ConfigError(f"{named('iit_subspace', config.iit_subspace)}: at most the location's width {width}")
-    return train(config, out_dir, progress=progress, overwrite=overwrite, objective=iit_objective(config, task))
+    extra = objective(task, iit=config.iit, iit_weight=config.iit_weight, iit_subspace=config.iit_subspace, seed=config.seed)
+    return train(config, out_dir, progress=progress, overwrite=overwrite, objective=extra)

@@ -48,15 +48,10 @@ from tqdm.auto import tqdm
 from interp.core.errors import ConfigError, InterpError, named
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
-from interp.models.settings import FineTuneSettings
-from interp.hooks.encoding import encode_pair
 from interp.core.devices import pick_device
-from interp.models.evaluation import check_fold, score_task
-from interp.models.labels import mapped_reading, parse_label_map
-from interp.models.loading import checkpoint_labels, load_classifier, model_sha256
-from interp.models.training import fit, save_checkpoint
-from interp.tasks.base import Task
-from interp.tasks.registry import resolve_task
+from interp.api.loading import Classifier, classifier_for, model_sha256, resolve_task
+from interp.api.objects import Task
+from interp.api.training import fine_tune, labels_for, parse_label_map, score, write_checkpoint
 
 #: Richardson et al.'s k values reach 3,000 (a fragment's whole training split); MoNLI's NMoNLI train has 1,002.
 DEFAULT_KS = (50, 100, 250, 500, 1000)
@@ -174,14 +169,14 @@ def held_out(task: Task, split: str | None, argument: str) -> HeldOut:
     return HeldOut(task, dev, test, f"{task.name} {split} halved by example id ({len(dev)} dev / {len(test)} test)")
 
 
-def _accuracy(model, tokenizer, task: Task, examples: list, batch_size: int) -> float:
-    scores = score_task(model, tokenizer, task, examples, batch_size, fold_labels=True)  # refused or said in run_inoculation
+def _accuracy(model: Classifier, task: Task, examples: list, batch_size: int) -> float:
+    scores = score(model, task, examples, fold_labels=True, batch_size=batch_size)  # refused or said in run_inoculation
     return sum(s["correct"] for s in scores.values()) / sum(s["n"] for s in scores.values())
 
 
-def _scores(model, tokenizer, original: HeldOut, challenge: HeldOut) -> dict:
+def _scores(model: Classifier, original: HeldOut, challenge: HeldOut) -> dict:
     row = {
-        f"{name}_{part}": _accuracy(model, tokenizer, held.task, getattr(held, part), 128)
+        f"{name}_{part}": _accuracy(model, held.task, getattr(held, part), 128)
         for name, held in (("original", original), ("challenge", challenge))
         for part in ("dev", "test")
     }
@@ -216,12 +211,10 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     if too_big:
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
     device = pick_device(config.device)  # a GPU that is not there is named before any work
-    base, tokenizer = load_classifier(config.model, require_head=True, label_map=config.label_map)
-    base.to(device)
-    model_labels = checkpoint_labels(base.config)
+    base = classifier_for(config.model, original_task, label_map=config.label_map, complete=False).to(device)
+    model_labels = base.labels
     for task in (original_task, challenge_task):  # both tasks must score the model, before any work
-        reading = mapped_reading(lambda task=task: task.read_labels(model_labels, model=config.model), base, config.model)
-        check_fold(reading, task.name, config.model, config.fold_labels)
+        reading = labels_for(base, task, fold_labels=config.fold_labels)
     trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
     out = Path(config.out_dir)
     units = out / "units"
@@ -233,7 +226,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     baseline = read_json(baseline_path)
     if baseline is None or baseline.get("identity") != identity:
         baseline = {"unit": "k0", "k": 0, "lr": 0.0, "epochs": 0, "seed": 0, "order": -1, "seconds": 0.0,
-                    **_scores(base, tokenizer, original, challenge), "identity": identity}  # fmt: skip
+                    **_scores(base, original, challenge), "identity": identity}  # fmt: skip
         write_json_atomic(baseline_path, baseline)
     grid = config.grid()
     records: dict[str, dict] = {}
@@ -248,19 +241,16 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             name = unit_name(k, lr, epochs, seed)
             bar.set_postfix_str(name)
             started = time.perf_counter()
-            model, _ = load_classifier(config.model, require_head=True, label_map=config.label_map)
-            model.to(device)
-            chosen = seeded_subset(pool, k, seed)
-            encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in chosen]  # a gold label the model lacks trains its fold
-            settings = FineTuneSettings(epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed, warmup_ratio=WARMUP_RATIO)
-            log = fit(model, encoded, settings, tokenizer.pad_token_id, progress=False)
-            record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": log[-1]["loss"],
-                      **_scores(model, tokenizer, original, challenge), "identity": identity}  # fmt: skip
+            chosen = seeded_subset(pool, k, seed)  # a gold label the model lacks trains its fold
+            model = fine_tune(base, challenge_task, chosen, epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed,
+                              warmup_ratio=WARMUP_RATIO)  # fmt: skip
+            record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": model.history[-1]["loss"],
+                      **_scores(model, original, challenge), "identity": identity}  # fmt: skip
             record["seconds"] = time.perf_counter() - started
             same_k = [r for r in records.values() if r["k"] == k] + [{**record, "order": order}]
             if lossless_choice(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
                 target = out / "models" / f"k{k}"
-                save_checkpoint(model, tokenizer, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target), "out_dir")
+                write_checkpoint(model, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target), "out_dir")
             write_json_atomic(units / f"{name}.json", record)
             records[name] = {**record, "order": order}
             bar.update(1)

@@ -31,24 +31,37 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from tqdm.auto import tqdm
 
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
-from interp.models.settings import BATCHINGS, EMBEDDED, PRECISIONS, FineTuneSettings
 from interp.core.devices import DEVICE, pick_device
 from interp.core.subsets import seeded_subset
-from interp.hooks.encoding import INPUTS, encode_pair, input_view
-from interp.models.evaluation import check_fold, evaluate
-from interp.models.labels import mapped_reading, parse_label_map
-from interp.models.loading import INITS, checkpoint_labels, load_classifier, model_identity
-from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
+from interp.api.loading import INITS, model_identity
+from interp.api.node_loss import READS as NODE_READS, node_variables
+from interp.api.objects import Task
 from interp.api.specs import DataSpec, flat
-from interp.jobs.node_loss import READS as NODE_READS, node_objective, node_variables
-from interp.tasks import Task
+from interp.api.training import (
+    BATCHINGS,
+    EMBEDDED,
+    INPUTS,
+    STATE_FILE,
+    TRAINING_FILE,
+    TRAINING_PRECISIONS as PRECISIONS,
+    FineTuneSettings,
+    Objective,
+    finished_run,
+    input_view,
+    load_for_training,
+    objective as extra_objective,
+    parse_label_map,
+    score,
+    train_in_place,
+    write_checkpoint,
+)
 
 
 @functools.lru_cache(maxsize=8)
@@ -78,13 +91,13 @@ class TrainConfig(FineTuneSettings):
     max_examples: int | None = None  # a subset drawn with ``seed``
     eval_splits: tuple[str, ...] | None = None  # None: every split of the task
     curve: bool = False
-    iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit) adds its loss
+    iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit.train_iit) adds its loss
     iit_weight: float = 1.0
     iit_subspace: int | None = None
     label_map: tuple[str, ...] | None = None  # a head's label names in id order, where its id2label does not say (LABEL_0...)
     init: str = "pretrained"  # or "random": the same architecture and tokenizer, weights drawn from ``seed`` (MoNLI Table 1's no-pretraining row)
     input: str = "pair"  # or "hypothesis": the hypothesis-only baseline (the premise left empty in training and in scoring)
-    node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.jobs.node_loss)
+    node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.api.node_loss)
     node_weight: float = 1.0
     node_read: str = "cls"  # or "tokens": each variable's aligned tokens
     device: str = "auto"  # where it trains: auto (a GPU when there is one), cpu, cuda[:N]; not part of the fingerprint
@@ -202,14 +215,13 @@ def train(
     *,
     progress: bool = True,
     overwrite: bool = False,
-    objective: Callable | None = None,
+    objective: Objective | None = None,
 ) -> TrainResult:
     """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out_dir``.
 
-    ``objective(model, tokenizer, train_examples)``, when given, returns the
-    ``extra_loss`` of :func:`fit` (how :mod:`interp.jobs.iit` adds interchange
-    intervention training without this layer knowing of hooks). With
-    ``config.node_loss`` the objective is :mod:`interp.jobs.node_loss`'s.
+    ``objective``: the builder of an extra loss (:func:`interp.api.training.objective`;
+    :func:`interp.jobs.iit.train_iit` passes interchange intervention training's).
+    With ``config.node_loss`` the objective is the node heads'.
 
     If ``out_dir`` already holds a finished run with the same settings and
     training examples, it is reused (``result.reused``) and nothing is
@@ -226,8 +238,8 @@ def train(
     if config.iit and objective is None:
         raise ConfigError("`iit=`: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
     if config.node_loss is not None:
-        task = config.resolved_task()
-        objective = node_objective(node_variables(config.node_loss, task), task, read=config.node_read, weight=config.node_weight, seed=config.seed)
+        objective = extra_objective(config.resolved_task(), node_loss=config.node_loss, node_weight=config.node_weight,
+                                    node_read=config.node_read, seed=config.seed)  # fmt: skip
     out_dir = Path(out_dir)
     train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
     eval_examples = input_view(config.load(config.eval_splits), config.input)
@@ -252,28 +264,25 @@ def train(
         )
     started = time.perf_counter()
     device = pick_device(config.device)  # a GPU that is not there is named before the model loads
-    model, tokenizer = load_classifier(config.model, labels=config.labels, seed=config.seed, label_map=config.label_map, init=config.init)
-    model.to(device)
+    task = config.resolved_task()
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
-    reading = mapped_reading(lambda: config.resolved_task().read_labels(checkpoint_labels(model.config), model=config.model), model, config.model)
-    check_fold(reading, config.resolved_task().name, config.model, config.fold_labels)  # before any folder is made
-    groups = config.resolved_task().breakdown  # Yanaka et al.'s upward / downward, where the task has it
+    model = load_for_training(config.model, task, seed=config.seed, label_map=config.label_map, init=config.init,
+                              fold_labels=config.fold_labels)  # before any folder is made  # fmt: skip
+    model.to(device)
+    reading = model.reading(task)
     work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
-    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in input_view(train_examples, config.input)]
     try:
         def curve() -> dict:
-            return {"accuracy": evaluate(model, tokenizer, eval_examples, reading=reading, groups=groups)}
+            return {"accuracy": score(model, task, eval_examples, reading=reading)}
 
-        log = fit(
-            model, encoded, config, tokenizer.pad_token_id, state_path=work / STATE_FILE, fingerprint=fingerprint,
-            progress=progress, after_epoch=curve if config.curve and eval_examples else None,
-            extra_loss=objective(model, tokenizer, train_examples) if objective is not None else None,
-        )
+        log = train_in_place(model, task, train_examples, config, input=config.input, extra=objective, progress=progress,
+                             state_path=work / STATE_FILE, fingerprint=fingerprint,
+                             after_epoch=curve if config.curve and eval_examples else None)  # fmt: skip
     except Exception:
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
         raise
-    metrics = evaluate(model, tokenizer, eval_examples, progress=progress, reading=reading, groups=groups) if eval_examples else {}
+    metrics = score(model, task, eval_examples, reading=reading, progress=progress) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
         config=flat(config),
@@ -285,7 +294,7 @@ def train(
         labels={} if reading.identity else {"model": list(reading.model_labels), "read_as": reading.folded},
         environment=environment(),
     )
-    save_checkpoint(model, tokenizer, result.to_json(), out_dir, work / "checkpoint", "out_dir")
+    write_checkpoint(model, result.to_json(), out_dir, work / "checkpoint", "out_dir")
     shutil.rmtree(work, ignore_errors=True)
     return result
 

@@ -20,12 +20,11 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.core.estimates import wilson
-from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, ModelError, named, warn
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
-from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair, input_view
-from interp.models.labels import LabelReading, mapped_reading, read_labels
+from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair
+from interp.models.labels import LabelReading, read_labels
 from interp.models.loading import checkpoint_labels, resolve_model
 from interp.models.training import TRAINING_FILE
 
@@ -115,19 +114,6 @@ def evaluate(
     return out
 
 
-def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """:func:`evaluate`'s result as text: a line per split with its Wilson interval, then one per group value under it (``  polarity=down``)."""
-    def line(name: str, m: Mapping[str, Any]) -> str:
-        interval = wilson(m["correct"], m["n"])  # a metrics file written before intervals were kept has none
-        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']}; 95% Wilson interval {100 * interval.low:.1f}-{100 * interval.high:.1f}%)"
-
-    lines = []
-    for split, m in metrics.items():
-        lines.append(line(split, m))
-        lines += [line(f"  {group}={value}", score) for group, values in m.get("by", {}).items() for value, score in values.items()]
-    return lines
-
-
 def trained_input(spec: str) -> str:
     """What the checkpoint ``spec`` was fine-tuned to read (``pair`` or ``hypothesis``; its ``training.json`` says), else ``pair``."""
     source = resolve_model(spec)
@@ -135,59 +121,6 @@ def trained_input(spec: str) -> str:
     settings = record.get("config") if isinstance(record, dict) else None
     found = settings.get("input") if isinstance(settings, dict) else None
     return found if found in INPUTS else "pair"
-
-
-def evaluate_task(spec: str, task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                  label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
-    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
-
-    A model with the task's labels in any order is scored as is; a model with
-    more (a three-label SNLI/MNLI model on MoNLI) reads its extra labels through
-    the task's :attr:`~interp.tasks.base.Task.label_mapping`; a model with fewer
-    (MoNLI's two labels on a semantic fragment) is refused unless ``fold_labels``, then
-    scored against the mapped gold labels (:meth:`~interp.tasks.base.Task.read_labels`, :func:`check_fold`). ``label_map`` names a
-    head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
-    hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
-    read (:func:`trained_input`). ``device``: where it runs (``auto``: a GPU when there is one, ``cpu``, ``cuda[:N]``).
-
-    Returns:
-        ``{split: {"accuracy", "correct", "n"}}``, as :func:`evaluate`.
-
-    Raises:
-        ModelError: the model cannot be loaded, has no head, has labels the task cannot be scored with, or fewer
-            labels than the task without ``fold_labels``.
-        ConfigError: ``splits`` names a split the task lacks; a bad ``label_map=``.
-        DataError, ConfigError: as ``task.load``.
-    """
-    from interp.models.loading import load_classifier
-
-    unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
-    if unknown:
-        raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
-    examples = input_view(task.load(tuple(splits)), trained_input(spec) if input is None else input)
-    where = pick_device(device)  # a GPU that is not there is named before the model loads
-    model, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
-    model.to(where)
-    return score_task(model, tokenizer, task, examples, batch_size, progress, spec, fold_labels=fold_labels)
-
-
-def score_task(model, tokenizer, task, examples: Sequence, batch_size: int = 128, progress: bool = False, spec: str = "the model",
-               *, fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
-    """Accuracy per split of an in-memory classifier on ``task``'s ``examples``, its labels read by ``task.read_labels``.
-
-    ``fold_labels``: score a model with fewer labels than the task (MoNLI's two on a three-label fragment) by the
-    task's fold (:func:`check_fold`); refused otherwise.
-
-    Returns:
-        ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order splits first appear; where the task has a
-        :attr:`~interp.tasks.base.Task.breakdown`, each split's ``"by"`` gives them per group (:func:`evaluate`).
-
-    Raises:
-        ModelError: the model's labels cannot score this task, or it has fewer than the task and ``fold_labels`` is false.
-    """
-    reading = mapped_reading(lambda: task.read_labels(checkpoint_labels(model.config), model=spec), model, spec)
-    check_fold(reading, task.name, spec, fold_labels)
-    return evaluate(model, tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)
 
 
 def check_fold(reading: LabelReading, task: str, spec: str, fold_labels: bool) -> None:

@@ -79,10 +79,10 @@ def fit(
 
     ``extra_loss(batch indices, step)``, when given, returns a scalar
     tensor (shape ``[]``, nats) added to each batch's cross-entropy
-    (interchange intervention training's term, :mod:`interp.jobs.iit`); its
+    (interchange intervention training's term, :func:`interp.api.training.objective`); its
     mean is logged as ``extra_loss``. An ``extra_loss`` that is an
     ``nn.Module`` trains its own parameters with the model's, and they are
-    kept in the resumable state (the node heads of :mod:`interp.jobs.node_loss`).
+    kept in the resumable state (the node heads of :mod:`interp.api.node_loss`).
 
     Returns:
         One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,

@@ -1,0 +1,88 @@
+"""A classifier's accuracy on a task's examples, its labels read as the task's: the one scoring behind ``interp train``,
+``interp evaluate`` and ``interp inoculate``.
+
+Usage::
+
+    from interp.api.evaluation import score, score_checkpoint
+    score_checkpoint("runs/demo/model", interp.load_task("monli"), ("nmonli_test",))   # {split: {"accuracy", "correct", "n"}}
+    score(model, task, examples, fold_labels=True)                                     # a Classifier in memory
+
+Accuracy per split, read by :func:`interp.models.evaluation.evaluate` (batched, padded to each batch's longest pair);
+:func:`interp.analysis.chance.accuracy_lines` prints it with each split's 95% Wilson interval.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from interp.api.loading import Classifier
+from interp.core.devices import pick_device
+from interp.core.errors import ConfigError
+from interp.hooks.encoding import input_view
+from interp.models.evaluation import check_fold, evaluate, trained_input
+from interp.models.labels import LabelReading
+from interp.models.loading import load_classifier
+from interp.tasks import Task
+
+
+def labels_for(model: Classifier, task: Task, *, fold_labels: bool = False) -> LabelReading:
+    """How ``model``'s labels read as ``task``'s (:meth:`Classifier.reading`), refused (or, with ``fold_labels``, warned
+    of) where the model has fewer labels than the task (:func:`interp.models.evaluation.check_fold`).
+
+    Raises:
+        ModelError: labels that cannot be read as the task's, or fewer than the task's without ``fold_labels``.
+        ConfigError: naming ``label_map=`` where one named the labels.
+    """
+    reading = model.reading(task)
+    check_fold(reading, task.name, model.name, fold_labels)
+    return reading
+
+
+def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelReading | None = None, fold_labels: bool = False,
+          batch_size: int = 128, progress: bool = False) -> dict[str, dict]:  # fmt: skip
+    """Accuracy per split of ``model`` on ``examples`` of ``task``, its labels read as the task's (``reading``, else
+    :func:`labels_for` with ``fold_labels``): ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order the splits
+    first appear, and per group of the task's :attr:`~interp.tasks.base.Task.breakdown` under ``"by"``
+    (:func:`interp.models.evaluation.evaluate`).
+
+    Raises:
+        ModelError: as :func:`labels_for`.
+    """
+    reading = labels_for(model, task, fold_labels=fold_labels) if reading is None else reading
+    return evaluate(model.module, model.tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)
+
+
+def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
+                     label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
+    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
+
+    A model with the task's labels in any order is scored as is; a model with
+    more (a three-label SNLI/MNLI model on MoNLI) reads its extra labels through
+    the task's :attr:`~interp.tasks.base.Task.label_mapping`; a model with fewer
+    (MoNLI's two labels on a semantic fragment) is refused unless ``fold_labels``, then
+    scored against the mapped gold labels (:meth:`~interp.tasks.base.Task.read_labels`, :func:`labels_for`). ``label_map`` names a
+    head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
+    hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
+    read (:func:`~interp.models.evaluation.trained_input`). ``device``: where it runs (``auto``: a GPU when there is
+    one, ``cpu``, ``cuda[:N]``).
+
+    Returns:
+        ``{split: {"accuracy", "correct", "n"}}``, as :func:`score`.
+
+    Raises:
+        ModelError: the model cannot be loaded, has no head, has labels the task cannot be scored with, or fewer
+            labels than the task without ``fold_labels``.
+        ConfigError: ``splits`` names a split the task lacks; a bad ``label_map=``.
+        DataError, ConfigError: as ``task.load``.
+    """
+    unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
+    if unknown:
+        raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
+    examples = input_view(task.load(tuple(splits)), trained_input(spec) if input is None else input)
+    where = pick_device(device)  # a GPU that is not there is named before the model loads
+    module, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
+    module.to(where)
+    return score(Classifier(module, tokenizer, spec), task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
+
+
+__all__ = ["labels_for", "score", "score_checkpoint"]

@@ -42,11 +42,12 @@ def monli_run(tiny_classifier_dir, monli_dir, tmp_path_factory, ):
 def test_every_unit_trains_with_the_inoculation_recipe_not_the_fine_tuning_default(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
     """The grid varies lr and epochs; each unit's warm-up (0.1) and batch (16) are inoculation's own, whatever
     ``interp train``'s default recipe is, so a grid's units keep their figures when that default moves."""
+    import interp.api.training as training
     import interp.jobs.inoculate as inoculate
     from interp.models.settings import FineTuneSettings
 
-    seen, real = [], inoculate.fit
-    monkeypatch.setattr(inoculate, "fit", lambda model, encoded, settings, *a, **k: seen.append(settings) or real(model, encoded, settings, *a, **k))
+    seen, real = [], training.fit  # the one training loop: fine_tune's, interp train's and inoculation's
+    monkeypatch.setattr(training, "fit", lambda model, encoded, settings, *a, **k: seen.append(settings) or real(model, encoded, settings, *a, **k))
     result = run("inoculate", "--model", tiny_classifier_dir, "--original", "monli:pmonli_heldout", "--challenge", "monli:nmonli_train",
                  "--challenge-eval", "nmonli_test", "--k", "8", "--lr", "1e-3", "--epochs", "1",
                  "--out", tmp_path / "inoc", "--quiet")  # fmt: skip

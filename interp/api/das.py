@@ -14,8 +14,8 @@ keeps each unit's row and intervention on disk):
   :data:`BLOCK_CHOICE_PAIRS` seeded training pairs; :func:`interp.analysis.das.best_block`).
 
 Inside :func:`reuse` the bound model keeps the last location's pair runner (:class:`~interp.engine.pair_suffix.PairSuffix`:
-the prefix up to the location, run once over the examples), the model's own predictions and the drawn pairs, so
-that many units on the same examples pay for each once.
+the prefix up to the location, run once over the examples), the model's own predictions, the drawn pairs and vanilla
+interchange's scores on them, so that many units on the same examples pay for each once.
 """
 
 from __future__ import annotations
@@ -145,7 +145,11 @@ def train(lab: "IntervenableModel", examples: Sequence, location: str | Location
     started = time.perf_counter()
     found = train_and_score(run, intervention, train_pairs, held_out, own, lab.reading, settings, on_step=on_step)
     seconds = time.perf_counter() - started  # the history's scoring included
-    vanilla = score_intervention(run, Interchange(run.width), *held_out, own, read)
+    vanilla_key = ("vanilla", loc, tuple(e.id for e in examples), variable, seed, test_share, n_pairs, test_pairs)
+    memo = _memo(lab)  # the whole vector's score is the same for every kind and k: once per location and pairs inside reuse
+    if vanilla_key not in memo:
+        memo[vanilla_key] = score_intervention(run, Interchange(run.width), *held_out, own, read)
+    vanilla = memo[vanilla_key]
     train_b, train_s, train_t = train_pairs
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
     block = best_block(run, intervention.k, train_b[choose], train_s[choose], train_t[choose], read)

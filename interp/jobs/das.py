@@ -211,13 +211,14 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
                                   {**meta_common, "causal_model": found.causal_model, "variable": variable, "location": str(loc), "seed": seed,
                                    "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
                 write_json_atomic(parts / f"{name}.json", row)
+        own = das.own_predictions(lab, examples)  # predicted once for every unit and for the chance check below
     rows = [read_json(parts / f"{_unit_name(var, loc, k, seed)}.json") for loc, seed, var, k in units]
     with OutputSet(out, "das") as outputs:
         write_csv_atomic(rows, outputs.path("das.csv"))
         write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))
         fig = das_heatmap(rows)
         save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
-    lab.split_accuracies(examples)  # with the results: a warning for each split the model is at chance on
+    lab.split_accuracies(examples, own)  # with the results: a warning for each split the model is at chance on
     for row in rows:  # and for each unit whose DAS does not clear its untrained baseline
         if not row["das_gain_low"] > 0:
             warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): held-out IIA {row['das_iia']:.3f} "

@@ -67,7 +67,7 @@ def main() -> None:
         words = {role: cache.words(role) for role in cache.word_roles}
         vectors = {name: cache.vectors(name) for name in cache.meta["locations"]}
     sample = [Location.parse(s, n_layers) for s in args.sample.split(",")]
-    config = ProbeSweepConfig(cache=args.cache, out_dir="", seeds=1, folds=args.folds)
+    config = ProbeSweepConfig(cache=args.cache, out="", seeds=1, folds=args.folds)
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, threads {torch.get_num_threads()}")
     print(f"cache {args.cache}: {len(ids)} examples, {len(vectors)} locations, d_model {next(iter(vectors.values())).shape[1]}")

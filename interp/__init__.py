@@ -27,10 +27,11 @@ once, by :func:`load_model`, :func:`load_task` and
 the string only as a convenience). Results are objects with named fields
 (tensors, arrays) and a pandas view; writing a file is their ``save``
 method. The command line (``interp --help``) runs the same calls unit by
-unit, persisting and resuming; every job's config holds the same three
-settings objects, :class:`DataSpec` (which task), :class:`SampleSpec`
-(which examples) and :class:`RunSpec` (device, batch size, WordPiece rule,
-backend), and takes a task or a model held in memory as well as a name. Names are the field's: base and source,
+unit, persisting and resuming; every job that reads a task and runs a
+model holds the same three settings objects, :class:`DataSpec` (which
+task), :class:`SampleSpec` (which examples) and :class:`RunSpec` (device,
+batch size, WordPiece rule, backend), names its output ``out``, and takes a
+task or a model held in memory as well as a name. Names are the field's: base and source,
 location, interchange intervention, IIA, causal model, variable, probe,
 control task, selectivity, subspace (pyvene's ``IntervenableModel`` is the
 model of the bound object).

@@ -264,7 +264,8 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     from interp.jobs.train import TrainConfig, train
 
     settings = dict(epochs=2, lr=1e-3, batch_size=16, seed=4)
-    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), max_examples=48, eval_splits=(), data=interp.DataSpec(data_dir=str(monli_dir)),
+    config = TrainConfig(model=str(tiny_encoder_dir), sample=interp.SampleSpec(splits=("nmonli_test",), max_examples=48, seed=4), eval_splits=(),
+                         data=interp.DataSpec(data_dir=str(monli_dir)),
                          **settings)  # fmt: skip
     train(config, tmp_path / "model", progress=False)
     task = interp.load_task("monli", data_dir=str(monli_dir))

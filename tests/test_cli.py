@@ -91,6 +91,17 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
     assert m["low"] < m["accuracy"] < m["high"]  # its 95% Wilson interval
     assert plain.stdout == (f"nmonli_test    accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/200; "
                             f"95% Wilson interval {100 * m['low']:.1f}-{100 * m['high']:.1f}%)\n")
+    # A seeded subset of each split: the task's own draw (SampleSpec), scored with the same reading; batch size changes nothing.
+    args = ("evaluate", "--model", str(tiny_classifier_dir), "--splits", "pmonli,nmonli_test", "--data-dir", str(monli_dir), "--json")
+    part = json.loads(run(*args, "--max-per-split", "30", "--seed", "2", "--batch-size", "7").stdout)
+    assert [part[s]["n"] for s in ("pmonli", "nmonli_test")] == [30, 30]
+    from interp.api.evaluation import score
+    from interp.api.loading import load_model, load_task
+
+    task = load_task("monli", data_dir=str(monli_dir))
+    drawn = task.examples(("pmonli", "nmonli_test"), per_split=30, seed=2)
+    assert {s: part[s]["correct"] for s in part} == {s: v["correct"] for s, v in score(load_model(str(tiny_classifier_dir)), task, drawn).items()}
+    assert json.loads(run(*args, "--max-per-split", "30", "--seed", "3").stdout) != part  # another draw
 
 
 def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, monkeypatch):

@@ -118,7 +118,7 @@ def test_alpha_option_parsing():
         with pytest.raises(ConfigError, match="alphas="):
             parse_alphas(bad)
     with pytest.raises(ConfigError, match="alphas="):
-        CliqueConfig(interventions="x", out_dir="y", alphas=()).validate()
+        CliqueConfig(interventions="x", out="y", alphas=()).validate()
 
 
 def test_graph_without_causal_edges_has_no_clique():

@@ -95,9 +95,9 @@ def test_every_parameter_a_job_names_is_one_of_the_clis_flags():
 
 
 def test_an_error_names_its_parameters_for_python_and_for_the_cli():
-    error = OutputError(f"{named('out_dir')} runs/x holds another run; pass {named('overwrite', True)} or set {named('verify_checksums', False)}")
-    assert str(error) == "out_dir= runs/x holds another run; pass overwrite=True or set verify_checksums=False"
-    assert error.params == ("out_dir", "overwrite", "verify_checksums")
+    error = OutputError(f"{named('out')} runs/x holds another run; pass {named('overwrite', True)} or set {named('verify_checksums', False)}")
+    assert str(error) == "out= runs/x holds another run; pass overwrite=True or set verify_checksums=False"
+    assert error.params == ("out", "overwrite", "verify_checksums")
     assert error.render(_flag) == "--out runs/x holds another run; pass --overwrite or set --skip-checksums"
     assert ConfigError("plain").params == () and str(ConfigError("plain")) == "plain"
 

@@ -296,7 +296,7 @@ def test_location_sweep_flags_the_last_cls_of_a_finetuned_model(finetuned_minilm
 
     model, _ = finetuned_minilm
     config = LocationSweepConfig(
-        model=str(model), out_dir=str(tmp_path), examples=12, data=DataSpec(data_dir=str(monli_dir)),
+        model=str(model), out=str(tmp_path), examples=12, data=DataSpec(data_dir=str(monli_dir)),
         locations="blocks.5.hook_resid_post@cls,blocks.2.hook_resid_post@w_h",
     )  # fmt: skip
     rows = run_location_sweep(config, progress=False)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from interp.api.specs import DataSpec
+from interp.api.specs import DataSpec, SampleSpec
 from interp.causal import run_forward, run_interchange
 from interp.cli import main
 from interp.core.errors import ConfigError, DataError, OutputError
@@ -244,7 +244,7 @@ def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp
     from interp.models import load_classifier
 
     data, _ = generated
-    config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec(data_file=str(data)), epochs=1, batch_size=32, max_examples=96)
+    config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec(data_file=str(data)), epochs=1, batch_size=32, sample=SampleSpec(max_examples=96))
     assert config.splits == ("train",) and config.eval_splits == ("train", "dev", "test")  # a file without dev scores the other two
     result = train(config, tmp_path / "mq", progress=False)
     assert result.n_train == 96 and set(result.metrics) == {"train", "test"}

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from click.testing import CliRunner
 from safetensors import safe_open
 
-from interp.api.specs import DataSpec
+from interp.api.specs import DataSpec, SampleSpec
 from interp.causal import run_forward
 from interp.causal.values import value_name
 from interp.cli import main
@@ -59,8 +59,8 @@ def test_the_node_loss_is_the_mean_cross_entropy_of_each_nodes_head(tiny_encoder
 
 
 def test_a_node_loss_run_resumes_to_the_same_weights_and_saves_the_classifier_alone(tiny_encoder_dir, mqnli_file, tmp_path, monkeypatch):
-    config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec("mqnli", str(mqnli_file)), epochs=2, lr=2e-3, batch_size=16, max_examples=48,
-                         eval_splits=("test",), node_loss="all", node_read="tokens", seed=2)  # fmt: skip
+    config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec("mqnli", str(mqnli_file)), epochs=2, lr=2e-3, batch_size=16,
+                         sample=SampleSpec(max_examples=48, seed=2), eval_splits=("test",), node_loss="all", node_read="tokens", seed=2)  # fmt: skip
     reference = train(config, tmp_path / "reference", progress=False)
     assert all("extra_loss" in e for e in reference.epochs) and reference.epochs[-1]["extra_loss"] < reference.epochs[0]["extra_loss"]
     plain = train(TrainConfig(**{**config.__dict__, "node_loss": None, "node_read": "cls"}), tmp_path / "plain", progress=False)

@@ -75,7 +75,7 @@ def test_selectivity_against_the_type_control_exposes_word_identity():
     X = np.eye(n_types, dtype=np.float32)[word] + 0.01 * rng.randn(n, n_types).astype(np.float32)
     lexrel = (np.arange(n_types) % 2)[word]
     words = np.array([f"w{k}" for k in word])
-    config = ProbeSweepConfig(cache="", out_dir="", probes=("linear",), seeds=2, folds=4, max_iter=200)
+    config = ProbeSweepConfig(cache="", out="", probes=("linear",), seeds=2, folds=4, max_iter=200)
     (row,) = sweep_location(X, Location(3, "w_h"), {"lexrel": lexrel}, np.array([f"e{i}" for i in range(n)]), {"w_p": words, "w_h": words}, config)
     assert row["task_acc_mean"] > 0.97
     assert row["type_control_acc_mean"] > 0.9 and abs(row["selectivity_type_mean"]) < 0.1

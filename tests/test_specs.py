@@ -55,3 +55,58 @@ def test_flat_gives_the_names_files_recorded_before_specs(monli_dir):
     settings = flat(config)
     assert settings["task"] == "monli" and settings["max_per_split"] == 5 and settings["batch_size"] == 8 and settings["wordpiece"] == "first"
     assert not {"data", "sample", "run"} & set(settings)
+
+
+def test_a_spec_field_the_config_already_names_is_recorded_under_the_specs_name(monli_dir):
+    """A training's own ``seed`` and ``batch_size`` (its recipe) beside its sample's seed and its run's batch: both kept."""
+    from interp.jobs.train import TrainConfig
+
+    config = TrainConfig(data=interp.DataSpec(data_dir=str(monli_dir)), seed=5, batch_size=8,
+                         sample=interp.SampleSpec(max_examples=10, seed=7), run=interp.RunSpec(batch_size=64))  # fmt: skip
+    settings = flat(config)
+    assert (settings["seed"], settings["sample_seed"], settings["batch_size"], settings["run_batch_size"]) == (5, 7, 8, 64)
+    assert settings["splits"] == ("pmonli", "nmonli_train") and settings["max_examples"] == 10  # the task's training splits
+
+
+JOB_CONFIGS = ("cache.CacheConfig", "intervene.InterventionConfig", "das.DasConfig", "location_sweep.LocationSweepConfig",
+               "head_sweep.HeadSweepConfig", "evaluate.EvaluateConfig", "train.TrainConfig", "behavioral.BehavioralConfig")  # fmt: skip
+FILE_READERS = ("probe_sweep.ProbeSweepConfig", "cliques.CliqueConfig", "inoculate.InoculateConfig")
+
+
+def _config(name: str):
+    import importlib
+
+    module, cls = name.rsplit(".", 1)
+    return getattr(importlib.import_module(f"interp.jobs.{module}"), cls)
+
+
+def test_every_job_that_reads_a_task_holds_the_three_specs_and_every_job_names_its_output_out():
+    from dataclasses import fields
+
+    from interp.analysis.report import ReportConfig
+
+    for name in JOB_CONFIGS:
+        types = {f.name: f.type for f in fields(_config(name))}
+        assert {types.get("data"), types.get("sample"), types.get("run")} == {"DataSpec", "SampleSpec", "RunSpec"}, name
+        assert not {"splits", "max_examples", "device", "wordpiece", "backend"} & set(types), name  # the specs' fields, not loose copies
+    for config in [*map(_config, JOB_CONFIGS + FILE_READERS), ReportConfig]:
+        names = {f.name for f in fields(config)}
+        assert "out_dir" not in names, config.__name__
+    assert {f.name for f in fields(_config("inoculate.InoculateConfig"))} >= {"out", "run"}
+    assert "behavioral" in {f.name for f in fields(_config("demo.DemoConfig"))}  # the demo's specs are its behavioral settings'
+
+
+def test_a_job_refuses_a_run_setting_it_does_not_read(monli_dir):
+    from interp.jobs.behavioral import BehavioralConfig
+    from interp.jobs.evaluate import EvaluateConfig, run_evaluate
+    from interp.jobs.train import TrainConfig
+
+    data = interp.DataSpec(data_dir=str(monli_dir))
+    with pytest.raises(interp.ConfigError, match="backend='transformer-lens': training runs the Hugging Face model itself"):
+        TrainConfig(data=data, run=interp.RunSpec(backend="transformer-lens")).validate()
+    with pytest.raises(interp.ConfigError, match="wordpiece='last': training reads each word's first WordPiece"):
+        TrainConfig(data=data, run=interp.RunSpec(wordpiece="last")).validate()
+    with pytest.raises(interp.ConfigError, match="wordpiece='last': evaluate"):
+        run_evaluate(EvaluateConfig(model="m", data=data, run=interp.RunSpec(wordpiece="last")))
+    with pytest.raises(interp.ConfigError, match="splits=pmonli: the task's behavioral stage names each training's splits"):
+        BehavioralConfig(data=data, sample=interp.SampleSpec(("pmonli",)))

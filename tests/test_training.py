@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from interp.api.specs import DataSpec
+from interp.api.specs import DataSpec, SampleSpec
 from interp.core.errors import OutputError
 from interp.jobs.train import TrainConfig, train
 from interp.models import (
@@ -101,10 +101,9 @@ def test_state_of_another_run_is_not_resumed(tiny_encoder_dir, small_set, tmp_pa
 def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monli_dir, tmp_path):
     config = TrainConfig(
         model=str(tiny_encoder_dir),
-        splits=("nmonli_train",),
+        sample=SampleSpec(splits=("nmonli_train",), max_examples=64),
         epochs=1,
         batch_size=16,
-        max_examples=64,
         eval_splits=("nmonli_test",),
         data=DataSpec(data_dir=str(monli_dir)),
     )
@@ -133,12 +132,13 @@ def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     is another run)."""
     data = DataSpec(data_dir=str(monli_dir))
     recipe = {"lr": 1e-4, "batch_size": 32, "warmup_ratio": 0.1}  # the default recipe of the time, now given
-    plain = TrainConfig(max_examples=100, seed=3, epochs=2, data=data, **recipe)
-    iit = TrainConfig(splits=("nmonli_train",), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, epochs=3, data=data, **recipe)
+    plain = TrainConfig(sample=SampleSpec(max_examples=100, seed=3), seed=3, epochs=2, data=data, **recipe)
+    iit = TrainConfig(sample=SampleSpec(splits=("nmonli_train",)), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, epochs=3, data=data, **recipe)
     assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
     assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
     assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
-    assert TrainConfig(max_examples=100, seed=3, epochs=2, data=data).fingerprint(["a", "b"]) != "f70215b92f4397cd"
+    assert replace(plain, sample=SampleSpec(max_examples=100, seed=4)).fingerprint(["a", "b"]) != "f70215b92f4397cd"  # a subset seed of its own
+    assert TrainConfig(sample=SampleSpec(max_examples=100, seed=3), seed=3, epochs=2, data=data).fingerprint(["a", "b"]) != "f70215b92f4397cd"
     variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"]),
                 replace(plain, batching="shuffle").fingerprint(["a", "b"])}  # fmt: skip
     assert len(variants) == 3 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
@@ -188,7 +188,7 @@ def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, m
     examples = load_monli(monli_dir, ("nmonli_test",))[:24]
     seen = encode_pair(HypothesisOnly(examples[0]), minilm_tokenizer, LABELS)
     assert list(seen.input_ids) == minilm_tokenizer("", examples[0].hypothesis)["input_ids"]
-    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_train",), epochs=1, batch_size=16, max_examples=48, lr=5e-3,
+    config = TrainConfig(model=str(tiny_encoder_dir), sample=SampleSpec(splits=("nmonli_train",), max_examples=48), epochs=1, batch_size=16, lr=5e-3,
                          eval_splits=("nmonli_test",), data=DataSpec(data_dir=str(monli_dir)))  # fmt: skip
     other = [replace(e, premise=examples[(i + 7) % len(examples)].premise) for i, e in enumerate(examples)]  # premises swapped
     for input, invariant in (("hypothesis", True), ("pair", False)):
@@ -206,8 +206,8 @@ def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, m
 def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_dir, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    config = TrainConfig(model=str(tiny_encoder_dir), splits=("nmonli_test",), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
-    with pytest.raises(OutputError, match="out_dir=.*file/run.partial: cannot create directory"):
+    config = TrainConfig(model=str(tiny_encoder_dir), sample=SampleSpec(splits=("nmonli_test",)), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
+    with pytest.raises(OutputError, match="out=.*file/run.partial: cannot create directory"):
         train(config, blocker / "run", progress=False)
 
 

@@ -53,7 +53,8 @@ def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelRe
 
 
 def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                     label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False) -> dict[str, dict]:  # fmt: skip
+                     label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False,
+                     max_examples: int | None = None, max_per_split: int | None = None, seed: int = 0) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
 
     A model with the task's labels in any order is scored as is; a model with
@@ -64,7 +65,8 @@ def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: i
     head's ids where its ``id2label`` does not (``LABEL_0``...). ``input``: ``pair``, or ``hypothesis`` for the
     hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
     read (:func:`~interp.models.evaluation.trained_input`). ``device``: where it runs (``auto``: a GPU when there is
-    one, ``cpu``, ``cuda[:N]``).
+    one, ``cpu``, ``cuda[:N]``). ``max_examples``, ``max_per_split``, ``seed``: score a seeded subset of the splits
+    (:meth:`~interp.tasks.base.Task.examples`); ``None``: every example.
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`score`.
@@ -78,7 +80,8 @@ def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: i
     unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
-    examples = input_view(task.load(tuple(splits)), trained_input(spec) if input is None else input)
+    examples = task.examples(tuple(splits), n=max_examples, per_split=max_per_split, seed=seed)
+    examples = input_view(examples, trained_input(spec) if input is None else input)
     where = pick_device(device)  # a GPU that is not there is named before the model loads
     module, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
     module.to(where)

@@ -168,14 +168,14 @@ def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init:
     return model
 
 
-def write_checkpoint(model: Classifier, record: dict, out_dir: Path, staging: Path, argument: str = "out_dir") -> Path:
-    """Write ``model`` as a checkpoint at ``out_dir`` with ``record`` as its ``training.json``, staged in ``staging`` and
+def write_checkpoint(model: Classifier, record: dict, out: Path, staging: Path) -> Path:
+    """Write ``model`` as a checkpoint at ``out`` with ``record`` as its ``training.json``, staged in ``staging`` and
     moved into place whole (:func:`interp.models.training.save_checkpoint`; :meth:`Classifier.save` writes its own record).
 
     Raises:
-        OutputError: naming ``argument``: the checkpoint cannot be written.
+        OutputError: naming ``out``: the checkpoint cannot be written.
     """
-    return save_checkpoint(model.module, model.tokenizer, record, out_dir, staging, argument)
+    return save_checkpoint(model.module, model.tokenizer, record, out, staging, "out")
 
 
 # The choices and files of a fine-tuning that the training jobs name (defined in :mod:`interp.models`).

@@ -48,7 +48,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet
     """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 
-    config = ProbeSweepConfig(cache=cache_path, out_dir=out, model=model, locations=locations, folds=folds, seeds=seeds,
+    config = ProbeSweepConfig(cache=cache_path, out=out, model=model, locations=locations, folds=folds, seeds=seeds,
                               targets=o.listed(targets, "--targets") if targets is not None else (), probes=o.listed(kinds, "--probes"))  # fmt: skip
     rows = run_probe_sweep(config, progress=not quiet)
     click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
@@ -151,7 +151,7 @@ def location_sweep(model, label_map, out, examples, data, variable, sample, loca
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
 
-    config = LocationSweepConfig(model=o.classifier(model, label_map), out_dir=out, examples=examples, variable=variable, locations=locations,
+    config = LocationSweepConfig(model=o.classifier(model, label_map), out=out, examples=examples, variable=variable, locations=locations,
                                  data=data, sample=sample, run=run, cache=cache_path)  # fmt: skip
     rows = run_location_sweep(config, progress=progress)
     click.echo(format_ranking(rows))
@@ -170,7 +170,7 @@ def head_sweep(model, label_map, out, data, variable, roles, sample, run, progre
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
 
-    config = HeadSweepConfig(model=o.classifier(model, label_map), out_dir=out, variable=variable, roles=o.listed(roles, "--roles"), data=data,
+    config = HeadSweepConfig(model=o.classifier(model, label_map), out=out, variable=variable, roles=o.listed(roles, "--roles"), data=data,
                              sample=sample, run=run)  # fmt: skip
     rows = run_head_sweep(config, progress=progress)
     click.echo(format_heads(rows))
@@ -190,7 +190,7 @@ def cliques(path, out, location, variable, alphas, min_size, model, formats):
     """Intervention graph and greedy disjoint cliques (Appendix A.3), with chance baselines."""
     from interp.jobs.cliques import GRAPH_FORMATS, CliqueConfig, format_cliques, parse_alphas, run_cliques
 
-    config = CliqueConfig(interventions=path, out_dir=out, location=location, variable=variable, alphas=parse_alphas(alphas), model=model,
+    config = CliqueConfig(interventions=path, out=out, location=location, variable=variable, alphas=parse_alphas(alphas), model=model,
                           min_size=min_size, formats=o.listed(formats, "--format"))  # fmt: skip
     report = run_cliques(config)
     click.echo(format_cliques(report))

@@ -14,7 +14,6 @@ from interp.core.errors import ConfigError, InterpError, InterpWarning
 #: switch the message asks to turn on (``overwrite=True``) is its flag alone.
 FLAGS: dict[str | tuple[str, str], str] = {
     ("verify_checksums", "False"): "--skip-checksums",
-    "out_dir": "--out",
     "variables": "--variable",
     "subspaces": "--subspace",
     "ks": "--k",

@@ -20,20 +20,24 @@ from interp.core.errors import ConfigError
     click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
     click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0."),
     click.option("--seed", type=int, default=o.TRAIN.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run."),
-    click.option("--max-train", type=int, default=None, help="Fine-tune on a seeded subset of this many training examples."),
+    o.TRAIN_BATCH,
+    click.option("--max-examples", "--max-train", "max_examples", type=int, default=None,
+                 help="Fine-tune on a seeded subset (drawn with --seed) of this many of each training's examples."),
 )
 @click.option("--seeds", default=None, help="Run the whole demo once per fine-tuning seed, comma-separated (OUT/seed<S>/), and write tables over seeds; instead of --seed.")
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="How many seeds the probe sweep averages over, in every run (not the fine-tuning's).")
 @click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
 @o.data()
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
-@o.run(o.TRAIN.batch_size, quiet_help="No progress bars.")
+@o.run(False, quiet_help="No progress bars.")
 def demo(out, model, label_map, fit, seeds, probe_seeds, location, data, examples, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
+    from interp.api.specs import SampleSpec
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
-    behavioral = BehavioralConfig(out_dir=out, model=model, label_map=label_map, batch_size=run.batch_size, data=data, device=run.device, **fit)
+    sample = SampleSpec(max_examples=fit.pop("max_examples"), seed=fit["seed"])  # each training's subset, drawn with the fine-tuning seed
+    behavioral = BehavioralConfig(out=out, model=model, label_map=label_map, data=data, sample=sample, run=run, **fit)
     config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
     if seeds is not None:
         from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
@@ -59,6 +63,6 @@ def report(run_dir, out):
     from interp.analysis.report import ReportConfig, write_report
     from interp.analysis.report.page import summary
 
-    page, data = write_report(ReportConfig(run_dir=run_dir, out_dir=out))
+    page, data = write_report(ReportConfig(run_dir=run_dir, out=out))
     click.echo(summary(data))
     click.echo(f"wrote {page} (open it in a browser; it needs no network)")

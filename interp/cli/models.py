@@ -20,12 +20,13 @@ from interp.cli.base import main
     click.option("--epochs", type=int, default=o.TRAIN.epochs, show_default=True),
     click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
     click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0 (then it falls linearly to 0)."),
+    o.TRAIN_BATCH,
     click.option("--precision", default=o.TRAIN.precision, show_default=True, help="fp32, or bf16: each forward pass under autocast in bfloat16 (the weights and optimizer stay fp32)."),
     click.option("--batching", default=o.TRAIN.batching, show_default=True, help="length: batches of examples of similar length (less padding); shuffle: each batch a seeded random draw."),
     click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row)."),
     o.INPUT,
 )
-@o.run(o.TRAIN.batch_size, quiet_help="No progress bars.")
+@o.run(False, quiet_help="No progress bars.")
 @o.settings(
     "scoring",
     click.option("--eval-splits", default=None, help="Splits scored after training [default: all; with --data-file: train,test]."),
@@ -56,9 +57,8 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
 
     eval_splits = scoring.pop("eval_splits")
     config = TrainConfig(
-        model=model, label_map=label_map, data=data, splits=sample.splits, max_examples=sample.max_examples, seed=sample.seed,
-        batch_size=run.batch_size, device=run.device, **{**fit, "input": fit["input"] or "pair"}, **scoring, **iit, **node,
-        eval_splits=o.listed(eval_splits, "--eval-splits") if eval_splits is not None else None,
+        model=model, label_map=label_map, data=data, sample=sample, seed=sample.seed, run=run, **{**fit, "input": fit["input"] or "pair"},
+        **scoring, **iit, **node, eval_splits=o.listed(eval_splits, "--eval-splits") if eval_splits is not None else None,
     )  # fmt: skip
     trainer = train_iit if iit["iit"] else train_model
     if seeds is not None:
@@ -74,19 +74,18 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
 @main.command()
 @o.model(help="A fine-tuned classifier: checkpoint directory or hub name.")
 @o.data()
-@click.option("--splits", default=None, help=f"{o.SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]")
-@click.option("--batch-size", type=int, default=128, show_default=True)
-@o.DEVICE
+@o.sample(f"{o.SPLITS_HELP} [default: all; with --data-file: train,test; another task: all of its]",
+          max_examples="Score a seeded random subset of this many examples.", seed_help="Seed of the --max-examples and --max-per-split subsets.")  # fmt: skip
+@o.run(128, "Examples per forward pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @o.INPUT
 @o.FOLD_LABELS
-def evaluate(model, label_map, data, splits, batch_size, device, as_json, input, fold_labels):
+def evaluate(model, label_map, data, sample, run, progress, as_json, input, fold_labels):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.jobs.evaluate import EvaluateConfig, run_evaluate
 
-    config = EvaluateConfig(model=model, data=data, splits=o.listed(splits, "--splits") if splits is not None else (), batch_size=batch_size,
-                            device=device, label_map=label_map, input=input, fold_labels=fold_labels)  # fmt: skip
-    click.echo(run_evaluate(config, progress=sys.stderr.isatty()).format(as_json))
+    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, label_map=label_map, input=input, fold_labels=fold_labels)
+    click.echo(run_evaluate(config, progress=progress and sys.stderr.isatty()).format(as_json))
 
 
 @main.command()
@@ -103,9 +102,10 @@ def evaluate(model, label_map, data, splits, batch_size, device, as_json, input,
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Run directory: units/, models/k<k>/, inoculation.csv, selected.json, inoculation.png.")
 @click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released data.")
-@o.run(16)
+@click.option("--batch-size", type=int, default=16, show_default=True, help="Examples per training step of every unit.")
+@o.run(False)
 @o.FOLD_LABELS
-def inoculate(model, label_map, original, challenge, challenge_eval, grid, out, skip_checksums, run, progress, fold_labels):
+def inoculate(model, label_map, original, challenge, challenge_eval, grid, out, skip_checksums, batch_size, run, progress, fold_labels):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
@@ -113,9 +113,9 @@ def inoculate(model, label_map, original, challenge, challenge_eval, grid, out, 
     from interp.jobs.inoculate import InoculateConfig, format_inoculation, run_inoculation
 
     config = InoculateConfig(
-        model=model, original=original, challenge=challenge, out_dir=out, challenge_eval=challenge_eval, ks=o.ints(grid["ks"], "--k"),
+        model=model, original=original, challenge=challenge, out=out, challenge_eval=challenge_eval, ks=o.ints(grid["ks"], "--k"),
         lrs=o.numbers(grid["lrs"], "--lr", float), epochs=o.ints(grid["epochs"], "--epochs"), seeds=o.ints(grid["seeds"], "--seeds"),
-        batch_size=run.batch_size, verify_checksums=not skip_checksums, label_map=label_map, device=run.device, fold_labels=fold_labels,
+        batch_size=batch_size, verify_checksums=not skip_checksums, label_map=label_map, run=run, fold_labels=fold_labels,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

@@ -23,6 +23,8 @@ from interp.models.settings import EMBEDDED, FineTuneSettings
 
 #: The fine-tuning defaults ``train``, ``demo`` and ``inoculate`` show: the library's own.
 TRAIN = FineTuneSettings()
+#: A fine-tuning's batch: part of its recipe (it changes what is learnt), not of how the model runs.
+TRAIN_BATCH = click.option("--batch-size", type=int, default=TRAIN.batch_size, show_default=True, help="Examples per training step.")
 BASE_MODEL = EMBEDDED
 
 SPLITS_HELP = "comma-separated MoNLI splits: pmonli, nmonli_train, nmonli_test (or pmonli_train / pmonli_heldout, PMoNLI's fixed 80/20 split)"
@@ -131,11 +133,12 @@ def wordpiece_option(rules: str = "first or last"):
     return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
 
-def run(batch_size: int | None, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar.",
+def run(batch_size: int | None | bool, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar.",
         wordpiece: str | None = None, backend: bool = False):  # fmt: skip
-    """--batch-size, --device (with ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``)
-    and --quiet: the command receives ``run`` (a :class:`~interp.api.specs.RunSpec`) and ``progress``."""
-    options = [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
+    """--batch-size (its default ``batch_size``; ``False``: none, a training's batch is its recipe's), --device (with
+    ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``) and --quiet: the command
+    receives ``run`` (a :class:`~interp.api.specs.RunSpec`) and ``progress``."""
+    options = [] if batch_size is False else [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
     if device:
         options.append(DEVICE)
     if wordpiece is not None:

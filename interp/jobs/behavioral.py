@@ -8,10 +8,10 @@ on its training splits.
 Usage::
 
     from interp.jobs.behavioral import BehavioralConfig, run_behavioral, format_table
-    result = run_behavioral(BehavioralConfig(out_dir="runs/demo"))          # data=DataSpec(task="monli"): Table 1
+    result = run_behavioral(BehavioralConfig(out="runs/demo"))          # data=DataSpec(task="monli"): Table 1
     print(format_table(result))
 
-Writes one checkpoint per training under ``out_dir`` (each with its
+Writes one checkpoint per training under ``out`` (each with its
 ``training.json``; the one the demo studies is ``model/``) and
 ``metrics.json``. Finished trainings are reused when the command is run
 again with the same settings.
@@ -20,21 +20,26 @@ again with the same settings.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from interp.core.outputs import OutputSet, ensure_writable_dir, write_json_atomic
 from interp.jobs.train import TrainConfig, TrainResult, train
 from interp.api.loading import model_layers
-from interp.api.specs import DataSpec, flat
+from interp.api.specs import DataSpec, RunSpec, SampleSpec, flat
+from interp.core.errors import ConfigError, named
 from interp.api.objects import BehavioralStage
 
 
 @dataclass(frozen=True)
 class BehavioralConfig:
-    """Settings shared by the stage's fine-tunings (they differ in their training splits), and the task's data."""
+    """Settings shared by the stage's fine-tunings (they differ in their training splits, which the task's stage names):
+    the recipe (``epochs`` ... ``seed``, as :class:`~interp.jobs.train.TrainConfig`'s), the task (``data``), a seeded
+    subset of each training's examples (``sample.max_examples``, drawn with ``sample.seed``; ``sample.splits`` stays
+    empty), and where they run (``run.device``: in the demo, every later stage too; ``run.batch_size``: examples per
+    pass when scoring, 128 when ``None``)."""
 
-    out_dir: str = "runs/demo"
+    out: str = "runs/demo"
     model: str = TrainConfig.model
     epochs: int = TrainConfig.epochs
     lr: float = TrainConfig.lr
@@ -42,15 +47,19 @@ class BehavioralConfig:
     batch_size: int = TrainConfig.batch_size
     seed: int = TrainConfig.seed
     data: DataSpec = DataSpec()
-    max_train: int | None = None  # a seeded subset of each training's examples
+    sample: SampleSpec = SampleSpec()
+    run: RunSpec = RunSpec()
     label_map: tuple[str, ...] | str | None = None  # the starting head's label names in id order, where its id2label does not say
-    device: str = "auto"  # where the fine-tunings (and, in the demo, every later stage) run: auto, cpu, cuda[:N]
+
+    def __post_init__(self) -> None:
+        if self.sample.splits:
+            raise ConfigError(f"{named('splits', ','.join(self.sample.splits))}: the task's behavioral stage names each training's splits; leave `splits=` empty")
 
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
-            model=self.model, data=self.data, splits=splits, epochs=self.epochs, lr=self.lr, warmup_ratio=self.warmup_ratio,
-            batch_size=self.batch_size, seed=self.seed,
-            max_examples=self.max_train, eval_splits=eval_splits or None, label_map=self.label_map, device=self.device,
+            model=self.model, data=self.data, sample=replace(self.sample, splits=splits), epochs=self.epochs, lr=self.lr,
+            warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, run=self.run,
+            eval_splits=eval_splits or None, label_map=self.label_map,
         ).validate()  # fmt: skip
 
 
@@ -89,7 +98,7 @@ class BehavioralResult:
 
 
 def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> BehavioralResult:
-    """Run the task's behavioral stage into ``config.out_dir``: each fine-tuning, scored; ``metrics.json``.
+    """Run the task's behavioral stage into ``config.out``: each fine-tuning, scored; ``metrics.json``.
 
     Raises:
         ConfigError, DataError, ModelError, OutputError: as :func:`interp.jobs.train.train`.
@@ -100,7 +109,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     settings = {t.name: config.train_config(t.splits, stage.eval_splits) for t in stage.trainings}
     task.load(stage.trainings[0].splits[:1])
     model_layers(config.model)
-    out = ensure_writable_dir(Path(config.out_dir), "out_dir")
+    out = ensure_writable_dir(Path(config.out), "out")
     started = time.perf_counter()
     runs = {}
     for t in stage.trainings:
@@ -108,7 +117,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
             print(f"== training {t.directory}/ on {' + '.join(t.splits)}", flush=True)
         runs[t.name] = train(settings[t.name], out / t.directory, progress=progress, overwrite=True)
     result = BehavioralResult(config, stage, runs, time.perf_counter() - started)
-    with OutputSet(out, "behavioral", "out_dir") as outputs:
+    with OutputSet(out, "behavioral", "out") as outputs:
         write_json_atomic(outputs.path("metrics.json"), result.to_json())
     return result
 

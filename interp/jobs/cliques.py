@@ -9,11 +9,11 @@ are what chance gives anyway. Give ``min_size=2`` to peel to the end.
 Usage::
 
     from interp.jobs.cliques import CliqueConfig, run_cliques
-    report = run_cliques(CliqueConfig(interventions="runs/demo/interventions.h5", out_dir="runs/demo"))
+    report = run_cliques(CliqueConfig(interventions="runs/demo/interventions.h5", out="runs/demo"))
     report["cliques"][0]["size"], report["cliques"][0]["expected_count_observed_density"]
 
 Causal edges join examples whose values of the intervened variable differ
-(``variable``: the file's only one unless named). Writes into ``out_dir``,
+(``variable``: the file's only one unless named). Writes into ``out``,
 together (:class:`interp.core.outputs.OutputSet`): ``cliques.json`` (graph
 statistics with the edge density within and across the variable's values,
 the cliques of every α, the best α's cliques with their count of each
@@ -64,7 +64,7 @@ class CliqueConfig:
     """Which interventions to analyse and where to write the results."""
 
     interventions: str
-    out_dir: str
+    out: str
     location: str | None = None
     alphas: tuple[int, ...] = tuple(range(1, 11))
     model: str | Classifier | None = None  # check the file was made with these weights (a loaded model is not hashed again)
@@ -220,7 +220,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         ConfigError: a missing or foreign interventions file, one made with
             another model than ``config.model``, an unknown location or
             variable, bad α values.
-        OutputError: ``out_dir`` cannot be written.
+        OutputError: ``out`` cannot be written.
     """
     config.validate()
     model = config.model
@@ -239,7 +239,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         nodes["labels"] = [str(x) for x in file.meta["labels"]]
         nodes["values"], nodes["value_names"] = values.codes, values.names
         meta = dict(file.meta)
-    out = Path(config.out_dir)
+    out = Path(config.out)
     n = graph.n_nodes
     min_size = config.min_size if config.min_size is not None else chance_clique_size(n, graph.density)
     started = time.perf_counter()
@@ -280,7 +280,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         "best_alpha": result.best_alpha,
         "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
     }
-    with OutputSet(out, "cliques", "out_dir") as outputs:
+    with OutputSet(out, "cliques", "out") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
         g = clique_graph(graph, nodes, membership)
         for fmt in config.formats:

@@ -32,7 +32,7 @@ Usage::
 
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
-    print(format_demo(run_demo(DemoConfig(BehavioralConfig(out_dir="runs/demo")))))
+    print(format_demo(run_demo(DemoConfig(BehavioralConfig(out="runs/demo")))))
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _probe_targets(cache_path: Path, folds: int) -> tuple[tuple[str, ...], list[
 
 
 def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
-    """Run the six stages into ``config.behavioral.out_dir``.
+    """Run the six stages into ``config.behavioral.out``.
 
     Raises:
         ConfigError: bad settings, a task without a causal model or one that misses a gold label of the studied
@@ -162,14 +162,14 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     # Everything that can be checked is checked now, not after minutes of training.
     config.validate()
     b = config.behavioral
-    pick_device(b.device)  # a GPU that is not there is named before any work
+    pick_device(b.run.device)  # a GPU that is not there is named before any work
     task = b.data.load()
     if task.causal_model is None:
         raise ConfigError(f"{named('task', b.data.name)}: task {task.name!r} has no causal model; the demo needs one")
     plan = task.demo_plan
     if config.location:
         parse_locations(config.location, model_layers(b.model), task.roles, task.default_roles(plan.variables or task.variables))
-    out = Path(b.out_dir)
+    out = Path(b.out)
     data = DataSpec(task=task)  # resolved once; the stages below take the object
     default_set = task.default_splits or task.splits
     studied = dict.fromkeys((*(plan.cache_splits or default_set), *(plan.splits or default_set)))
@@ -177,16 +177,16 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
 
     behavioral = run_behavioral(b, progress=progress)
     lap(task.behavioral_stage.title)
-    model = load_model(str(out / "model")).to(pick_device(b.device))  # loaded and hashed once; every stage below takes the object
+    model = load_model(str(out / "model")).to(pick_device(b.run.device))  # loaded and hashed once; every stage below takes the object
     say("caching activations of model/ at every location")
-    run = RunSpec(device=b.device)  # every stage on the device the fine-tuning used
+    run = RunSpec(device=b.run.device)  # every stage on the device the fine-tuning used
     cache = build_cache(CacheConfig(model=model, out=str(out / "activations.h5"), data=data, sample=SampleSpec(plan.cache_splits or default_set),
                                     run=run), progress=progress)  # fmt: skip
     lap("activation cache")
     say("probe sweep")
     targets, skipped = ((), []) if task.probe_targets else _probe_targets(cache, config.folds)
     rows = run_probe_sweep(
-        ProbeSweepConfig(cache=str(cache), out_dir=str(out), model=model, locations=plan.probe_locations, targets=targets,
+        ProbeSweepConfig(cache=str(cache), out=str(out), model=model, locations=plan.probe_locations, targets=targets,
                          seeds=config.probe_seeds, folds=config.folds),
         progress=progress,
     )  # fmt: skip
@@ -215,7 +215,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         best = best_alignment(summaries)
         variable, where = best["variable"], best["location"]
     say(f"cliques of {variable}")
-    cliques = run_cliques(CliqueConfig(interventions=str(path), out_dir=str(out), model=model, variable=variable, location=where))
+    cliques = run_cliques(CliqueConfig(interventions=str(path), out=str(out), model=model, variable=variable, location=where))
     lap("cliques")
     page, _ = write_report(ReportConfig(run_dir=str(out)))
     say(f"report: {page}")

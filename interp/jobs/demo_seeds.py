@@ -4,7 +4,7 @@ Usage::
 
     from interp.jobs.demo import DemoConfig
     from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
-    result = run_demo_seeds(DemoConfig(BehavioralConfig(out_dir="runs/demo")), seeds=(0, 1, 2))
+    result = run_demo_seeds(DemoConfig(BehavioralConfig(out="runs/demo")), seeds=(0, 1, 2))
     print(format_demo_seeds(result))    # runs/demo/seed0/, seed1/, seed2/, demo_seeds.csv, demo_seeds_summary.csv
 
 The seed varied is the fine-tuning's (``--seed`` of one run: the new head,
@@ -88,12 +88,13 @@ def run_demo_seeds(config: DemoConfig, seeds: Sequence[int], *, progress: bool =
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"{named('seeds', ','.join(map(str, seeds)) or 'none')}: give one or more distinct seeds")
     config.validate()
-    out = Path(config.behavioral.out_dir)
+    out = Path(config.behavioral.out)
     runs = {}
     for seed in seeds:
         if progress:
             print(f"== fine-tuning seed {seed}: {out / f'seed{seed}'}", flush=True)
-        one = replace(config, behavioral=replace(config.behavioral, seed=seed, out_dir=str(out / f"seed{seed}")))
+        one = replace(config, behavioral=replace(config.behavioral, seed=seed, sample=replace(config.behavioral.sample, seed=seed),
+                                                   out=str(out / f"seed{seed}")))  # fmt: skip
         runs[seed] = run_demo(one, progress=progress)
     rows = [row for seed, result in runs.items() for row in seed_rows(seed, result)]
     summary = summarize_seeds(rows, seeds)

@@ -18,24 +18,24 @@ from interp.analysis.chance import accuracy_lines
 from interp.api.evaluation import score_checkpoint
 from interp.api.loading import resolve_tasks, task_for_file
 from interp.api.objects import TaskGroup
-from interp.api.specs import DataSpec
-from interp.core.checks import check_int
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 
 
 @dataclass(frozen=True)
 class EvaluateConfig:
-    """Which model on which task's splits (``()``: the task's evaluation splits, else all of them).
+    """Which model, on which task (``data``) and examples (``sample``: its splits, ``()`` for the task's evaluation
+    splits, else all of them; a seeded subset with ``max_examples`` / ``max_per_split``), run how (``run``: device,
+    examples per forward pass, 128 when ``None``).
 
-    ``label_map``, ``input``, ``device`` and ``fold_labels`` as
+    ``label_map``, ``input`` and ``fold_labels`` as
     :func:`interp.api.evaluation.score_checkpoint`; a task group
     (``DataSpec("fragments")``) scores every member task.
     """
 
     model: str
     data: DataSpec = DataSpec()
-    splits: tuple[str, ...] = ()
-    batch_size: int = 128
-    device: str = "auto"
+    sample: SampleSpec = SampleSpec()
+    run: RunSpec = RunSpec()  # batch_size None: 128 examples per pass
     label_map: str | None = None
     input: str | None = None
     fold_labels: bool = False
@@ -70,14 +70,15 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
     """Score ``config.model`` on each task ``config.data`` names.
 
     Raises:
-        ConfigError: naming ``batch_size=``, ``task=`` or a split the task lacks.
+        ConfigError: naming ``task=``, a split the task lacks, or a ``run`` setting evaluation does not take.
         DataError, ModelError: as :func:`interp.api.evaluation.score_checkpoint`.
     """
-    check_int(config.batch_size, "batch_size", least=1)
-    data = config.data
+    data, sample, run = config.data, config.sample, config.run
+    run.refuse_unused("evaluate")
     tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
-                                 data_file=data.data_file, argument="task")  # fmt: skip
-    metrics = {name: score_checkpoint(config.model, task, config.splits or task.eval_splits or task.splits, config.batch_size, progress=progress,
-                                   label_map=config.label_map, input=config.input, device=config.device, fold_labels=config.fold_labels)
+                                 data_file=data.data_file)  # fmt: skip
+    metrics = {name: score_checkpoint(config.model, task, sample.splits or task.eval_splits or task.splits, run.batch(128), progress=progress,
+                                   label_map=config.label_map, input=config.input, device=run.device, fold_labels=config.fold_labels,
+                                   max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed)
                for name, task in tasks.items()}  # fmt: skip
     return Evaluation(metrics, group)

@@ -3,7 +3,7 @@
 Usage::
 
     from interp.jobs.head_sweep import HeadSweepConfig, run_head_sweep
-    rows = run_head_sweep(HeadSweepConfig(model="runs/demo/model", out_dir="runs/heads"))
+    rows = run_head_sweep(HeadSweepConfig(model="runs/demo/model", out="runs/heads"))
 
 Which heads move lexrel from w_h to [CLS]? At each role (w_h and cls by
 default) the sweep runs every (base, source) interchange intervention of a
@@ -42,7 +42,7 @@ class HeadSweepConfig:
     """Which model, variable, roles and examples (a seeded ``max_per_split`` of each split)."""
 
     model: str | Classifier
-    out_dir: str
+    out: str
     variable: str = "lexrel"
     roles: tuple[str, ...] = ("w_h", "cls")
     data: DataSpec = DataSpec()
@@ -67,7 +67,7 @@ class HeadSweepConfig:
 
     def interventions(self) -> InterventionConfig:
         return InterventionConfig(
-            model=self.model, out=str(Path(self.out_dir) / "heads.h5"), locations=self.locations(), variables=(self.variable,),
+            model=self.model, out=str(Path(self.out) / "heads.h5"), locations=self.locations(), variables=(self.variable,),
             data=self.data, sample=self.sample, run=self.run,
             overwrite=True,  # heads.h5 is this sweep's own file
         )
@@ -166,7 +166,7 @@ def run_head_sweep(config: HeadSweepConfig, *, progress: bool = True) -> list[di
     config.validate()
     path = run_interventions(config.interventions(), progress=progress)
     rows = sweep_rows(path)
-    with OutputSet(Path(config.out_dir), "head-sweep", "out_dir") as outputs:
+    with OutputSet(Path(config.out), "head-sweep", "out") as outputs:
         write_csv_atomic(rows, outputs.path("heads.csv"))
         plot_heads(rows, outputs.path("heads.png"))
     return rows

@@ -3,8 +3,9 @@
 Usage::
 
     from interp.jobs.iit import train_iit
+    from interp.api.specs import SampleSpec
     from interp.jobs.train import TrainConfig
-    train_iit(TrainConfig(splits=("pmonli", "nmonli_train"), iit="lexrel@blocks.2.hook_resid_post@w_h"), "runs/iit")
+    train_iit(TrainConfig(sample=SampleSpec(splits=("pmonli", "nmonli_train")), iit="lexrel@blocks.2.hook_resid_post@w_h"), "runs/iit")
 
 IIT trains a network so that a chosen location implements a chosen
 variable of the task's causal model: the loss is :func:`interp.api.iit.iit_loss`
@@ -27,7 +28,7 @@ from interp.core.errors import ConfigError, named
 from interp.jobs.train import TrainConfig, TrainResult, train
 
 
-def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True, overwrite: bool = False) -> TrainResult:
+def train_iit(config: TrainConfig, out: str | Path, *, progress: bool = True, overwrite: bool = False) -> TrainResult:
     """Fine-tune with the task loss plus the IIT loss of ``config.iit`` (:func:`interp.api.training.objective`); as
     :func:`interp.jobs.train.train` otherwise.
 
@@ -45,4 +46,4 @@ def train_iit(config: TrainConfig, out_dir: str | Path, *, progress: bool = True
     if config.iit_subspace is not None and config.iit_subspace > width:
         raise ConfigError(f"{named('iit_subspace', config.iit_subspace)}: at most the location's width {width}")
     extra = objective(task, iit=config.iit, iit_weight=config.iit_weight, iit_subspace=config.iit_subspace, seed=config.seed)
-    return train(config, out_dir, progress=progress, overwrite=overwrite, objective=extra)
+    return train(config, out, progress=progress, overwrite=overwrite, objective=extra)

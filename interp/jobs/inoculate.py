@@ -26,9 +26,9 @@ Usage::
     from interp.jobs.inoculate import InoculateConfig, run_inoculation
     rows, selected = run_inoculation(InoculateConfig(
         model="runs/inoc/challenge_model", original="monli:pmonli_heldout",
-        challenge="monli:nmonli_train", challenge_eval="nmonli_test", out_dir="runs/inoc/monli"))
+        challenge="monli:nmonli_train", challenge_eval="nmonli_test", out="runs/inoc/monli"))
 
-Writes into ``out_dir``: ``units/<unit>.json`` (each fine-tuning's scores,
+Writes into ``out``: ``units/<unit>.json`` (each fine-tuning's scores,
 resumable: a finished unit is never run again), ``models/k<k>/`` (the
 selected unit's checkpoint for each k; other units' weights are dropped),
 and together (:class:`interp.core.outputs.OutputSet`) ``inoculation.csv``
@@ -51,6 +51,7 @@ from interp.core.subsets import hashed_split, seeded_subset
 from interp.core.devices import pick_device
 from interp.api.loading import Classifier, classifier_for, model_sha256, resolve_task
 from interp.api.objects import Task
+from interp.api.specs import RunSpec
 from interp.api.training import fine_tune, labels_for, parse_label_map, score, write_checkpoint
 
 #: Richardson et al.'s k values reach 3,000 (a fragment's whole training split); MoNLI's NMoNLI train has 1,002.
@@ -75,12 +76,14 @@ class HeldOut:
 
 @dataclass(frozen=True)
 class InoculateConfig:
-    """The model, the two tasks, the grid, and where the units go."""
+    """The model, the two tasks (``original`` and ``challenge``, each read from ``data_dir`` where it is a released one), the
+    grid, where the units go (``out``) and where they run (``run``: its ``device``, and examples per pass when scoring,
+    128 when ``None``; the training batch is ``batch_size``)."""
 
     model: str
     original: str  # TASK (its dev and test splits) or TASK:SPLIT (SPLIT halved)
     challenge: str  # TASK (its train split) or TASK:SPLIT (the split k examples are drawn from)
-    out_dir: str
+    out: str
     challenge_eval: str | None = None  # a challenge split to halve into dev/test; None: the task's dev and test
     ks: tuple[int, ...] = DEFAULT_KS
     lrs: tuple[float, ...] = DEFAULT_LRS
@@ -90,7 +93,7 @@ class InoculateConfig:
     data_dir: str | None = None
     verify_checksums: bool = True
     label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
-    device: str = "auto"  # where every unit trains and is scored: auto (a GPU when there is one), cpu, cuda[:N]
+    run: RunSpec = RunSpec()  # where every unit trains and is scored: device auto (a GPU when there is one), cpu, cuda[:N]
     fold_labels: bool = False  # a model with fewer labels than a task is trained and scored by the task's fold (else refused)
 
     def __post_init__(self) -> None:
@@ -110,6 +113,7 @@ class InoculateConfig:
             raise ConfigError("`seeds=` names no seed")
         if self.batch_size < 1:
             raise ConfigError(f"`batch_size=` must be at least 1, got {self.batch_size}")
+        self.run.refuse_unused("inoculation")
         return self
 
     def grid(self) -> list[tuple[int, float, int, int]]:
@@ -174,9 +178,9 @@ def _accuracy(model: Classifier, task: Task, examples: list, batch_size: int) ->
     return sum(s["correct"] for s in scores.values()) / sum(s["n"] for s in scores.values())
 
 
-def _scores(model: Classifier, original: HeldOut, challenge: HeldOut) -> dict:
+def _scores(model: Classifier, original: HeldOut, challenge: HeldOut, batch_size: int = 128) -> dict:
     row = {
-        f"{name}_{part}": _accuracy(model, held.task, getattr(held, part), 128)
+        f"{name}_{part}": _accuracy(model, held.task, getattr(held, part), batch_size)
         for name, held in (("original", original), ("challenge", challenge))
         for part in ("dev", "test")
     }
@@ -197,7 +201,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
         ConfigError: a bad grid, an unknown task or split, an empty split, a
             k larger than the challenge's training split.
         ModelError: the model cannot be loaded or cannot be scored on a task.
-        OutputError: ``out_dir`` cannot be written.
+        OutputError: ``out`` cannot be written.
     """
     config.validate()
     where = {"data_dir": config.data_dir, "verify_checksums": config.verify_checksums}
@@ -210,15 +214,15 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     too_big = [k for k in config.ks if k > len(pool)]
     if too_big:
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
-    device = pick_device(config.device)  # a GPU that is not there is named before any work
+    device = pick_device(config.run.device)  # a GPU that is not there is named before any work
     base = classifier_for(config.model, original_task, label_map=config.label_map, complete=False).to(device)
     model_labels = base.labels
     for task in (original_task, challenge_task):  # both tasks must score the model, before any work
         reading = labels_for(base, task, fold_labels=config.fold_labels)
     trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
-    out = Path(config.out_dir)
+    out = Path(config.out)
     units = out / "units"
-    ensure_writable_dir(units, "out_dir")
+    ensure_writable_dir(units, "out")
     identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
                 "challenge_eval": challenge.described, **({"model_labels": list(model_labels)} if config.label_map else {})}  # fmt: skip
 
@@ -226,7 +230,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     baseline = read_json(baseline_path)
     if baseline is None or baseline.get("identity") != identity:
         baseline = {"unit": "k0", "k": 0, "lr": 0.0, "epochs": 0, "seed": 0, "order": -1, "seconds": 0.0,
-                    **_scores(base, original, challenge), "identity": identity}  # fmt: skip
+                    **_scores(base, original, challenge, config.run.batch(128)), "identity": identity}  # fmt: skip
         write_json_atomic(baseline_path, baseline)
     grid = config.grid()
     records: dict[str, dict] = {}
@@ -245,12 +249,12 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             model = fine_tune(base, challenge_task, chosen, epochs=epochs, lr=lr, batch_size=config.batch_size, seed=seed,
                               warmup_ratio=WARMUP_RATIO)  # fmt: skip
             record = {"unit": name, "k": k, "lr": lr, "epochs": epochs, "seed": seed, "train_loss": model.history[-1]["loss"],
-                      **_scores(model, original, challenge), "identity": identity}  # fmt: skip
+                      **_scores(model, original, challenge, config.run.batch(128)), "identity": identity}  # fmt: skip
             record["seconds"] = time.perf_counter() - started
             same_k = [r for r in records.values() if r["k"] == k] + [{**record, "order": order}]
             if lossless_choice(same_k)["unit"] == name:  # keep only the selected unit's weights, saved before its record
                 target = out / "models" / f"k{k}"
-                write_checkpoint(model, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target), "out_dir")
+                write_checkpoint(model, {"unit": name, **{x: record[x] for x in record if x != "identity"}}, target, partial_path(target))
             write_json_atomic(units / f"{name}.json", record)
             records[name] = {**record, "order": order}
             bar.update(1)
@@ -260,7 +264,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     selected = [baseline] + [lossless_choice([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
                "test_average", "train_loss", "seconds"]  # fmt: skip
-    with OutputSet(out, "inoculate", "out_dir") as outputs:
+    with OutputSet(out, "inoculate", "out") as outputs:
         # Learning rates as written (1e-05), not as the CSV writer's fixed four decimals would round them.
         write_csv_atomic([{c: f"{r[c]:g}" if c == "lr" else r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
         write_json_atomic(outputs.path("selected.json"), {

@@ -3,7 +3,7 @@
 Usage::
 
     from interp.jobs.location_sweep import LocationSweepConfig, run_location_sweep
-    rows = run_location_sweep(LocationSweepConfig(model="runs/demo/model", out_dir="runs/sweep", examples=100))
+    rows = run_location_sweep(LocationSweepConfig(model="runs/demo/model", out="runs/sweep", examples=100))
 
 The paper ran all pairs at one location and could only sample the others.
 Here: a seeded sample of m examples, all m² interchange interventions among
@@ -27,7 +27,7 @@ reads; judged only when the model's own predictions are not all one label)
 agrees with INFER wherever the model is right, which says nothing about how
 it computes, so such locations are flagged and ranked last.
 Writes ``sweep.h5`` (the interventions), ``locations.csv`` and
-``locations.png`` into ``out_dir``.
+``locations.png`` into ``out``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class LocationSweepConfig:
     """Which model, how many examples (m; m² pairs per location), which locations."""
 
     model: str | Classifier
-    out_dir: str
+    out: str
     examples: int = 100  # m: a seeded subset of ``sample``'s splits (its ``seed``)
     variable: str = "lexrel"
     locations: str = "all"
@@ -76,7 +76,7 @@ class LocationSweepConfig:
 
     def interventions(self) -> InterventionConfig:
         return InterventionConfig(
-            model=self.model, out=str(Path(self.out_dir) / "sweep.h5"), locations=self.locations, variables=(self.variable,),
+            model=self.model, out=str(Path(self.out) / "sweep.h5"), locations=self.locations, variables=(self.variable,),
             data=self.data, sample=replace(self.sample, max_examples=self.examples), run=self.run, cache=self.cache,
             overwrite=True,  # sweep.h5 is this sweep's own file
         )
@@ -176,15 +176,15 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
 
     Raises:
         ConfigError: fewer than 2 examples or bad settings (as :func:`run_interventions`).
-        OutputError: ``out_dir`` cannot be written.
+        OutputError: ``out`` cannot be written.
     """
     config.validate()
-    out = Path(config.out_dir)
+    out = Path(config.out)
     if out.exists() and not out.is_dir():
-        raise OutputError(f"{named('out_dir', out)} is a file; give a directory")
+        raise OutputError(f"{named('out', out)} is a file; give a directory")
     path = run_interventions(config.interventions(), progress=progress)
     rows = rank_locations(path)
-    with OutputSet(out, "location-sweep", "out_dir") as outputs:
+    with OutputSet(out, "location-sweep", "out") as outputs:
         write_csv_atomic(rows, outputs.path("locations.csv"))
         plot_locations(rows, outputs.path("locations.png"))
     return rows

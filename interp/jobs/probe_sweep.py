@@ -3,7 +3,7 @@
 Usage::
 
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
-    rows = run_probe_sweep(ProbeSweepConfig(cache="runs/demo/activations.h5", out_dir="runs/demo"))
+    rows = run_probe_sweep(ProbeSweepConfig(cache="runs/demo/activations.h5", out="runs/demo"))
 
 For each location and target, all probes of the sweep ({task, type control,
 shuffle control} × seeds × folds) are fitted at once by
@@ -67,7 +67,7 @@ class ProbeSweepConfig:
     """A sweep over a cache: which locations, targets, probe kinds, how many folds and seeds."""
 
     cache: str
-    out_dir: str
+    out: str
     model: str | Classifier | None = None  # check the cache was made with these weights (a loaded model is not hashed again)
     locations: str = "all"
     targets: tuple[str, ...] = ()  # (): the task's probe_targets (MoNLI: lexrel, infer), else every variable and label
@@ -234,16 +234,16 @@ def _plan(config: ProbeSweepConfig, cache, targets: tuple[str, ...]) -> list[tup
 
 
 def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[dict]:
-    """Run the sweep; write ``probes.csv`` and ``probes.png`` into ``out_dir``.
+    """Run the sweep; write ``probes.csv`` and ``probes.png`` into ``out``.
 
     Raises:
         ConfigError: bad settings, or a cache that is missing, foreign,
             unfinished, made with another model, or lacks a location.
         DataError: a location's vectors hold NaN or infinity (the rows named), before any probe trains.
-        OutputError: ``out_dir`` cannot be written.
+        OutputError: ``out`` cannot be written.
     """
     config.validate()
-    out = Path(config.out_dir)
+    out = Path(config.out)
     started = time.perf_counter()
     rows: list[dict] = []
     with open_cache(config.cache, model=config.model) as cache:
@@ -269,7 +269,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
             rows.extend(sweep_location(cache.vectors(loc), loc, {t: targets[t] for t in names}, ids, words, config))
     from interp.analysis.probes.figure import plot_probes
 
-    with OutputSet(out, "probe", "out_dir") as outputs:
+    with OutputSet(out, "probe", "out") as outputs:
         write_csv_atomic(rows, outputs.path("probes.csv"))
         plot_probes(rows, outputs.path("probes.png"))
         write_json_atomic(outputs.path("probes.json"), {"request": key, "rows": rows})
@@ -280,7 +280,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
 
 def _request_key(config: ProbeSweepConfig, meta: dict, ids: np.ndarray, targets: tuple[str, ...]) -> dict:
     """What decides a sweep's result: its settings and the cache's model, rule, dtype and examples."""
-    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache", "out_dir", "model")}
+    settings = {k: v for k, v in config.__dict__.items() if k not in ("cache", "out", "model")}
     settings["targets"] = list(targets)
     settings.update({k: meta[k] for k in ("model_sha256", "wordpiece", "dtype")})
     settings["examples"] = hashlib.sha256("\n".join(ids.tolist()).encode()).hexdigest()

@@ -42,9 +42,9 @@ class SeedsResult:
     summary: list[dict]
 
 
-def train_seeds(config: TrainConfig, out_dir: str | Path, seeds: Sequence[int], *, progress: bool = True, overwrite: bool = False,
+def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, progress: bool = True, overwrite: bool = False,
                 trainer: Callable[..., TrainResult] = train) -> SeedsResult:  # fmt: skip
-    """Fine-tune ``config`` once per seed into ``<out_dir>/seed<S>/`` and write the tables over seeds.
+    """Fine-tune ``config`` once per seed into ``<out>/seed<S>/`` and write the tables over seeds.
 
     ``trainer``: :func:`interp.jobs.train.train`, or :func:`interp.jobs.iit.train_iit` for interchange intervention training.
 
@@ -55,12 +55,13 @@ def train_seeds(config: TrainConfig, out_dir: str | Path, seeds: Sequence[int], 
     seeds = tuple(int(s) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"{named('seeds', ','.join(map(str, seeds)) or 'none')}: give one or more distinct seeds")
-    out = Path(out_dir)
+    out = Path(out)
     runs = {}
     for seed in seeds:
         if progress:
             print(f"== seed {seed}: {out / f'seed{seed}'}", flush=True)
-        runs[seed] = trainer(replace(config, seed=seed), out / f"seed{seed}", progress=progress, overwrite=overwrite)
+        one = replace(config, seed=seed, sample=replace(config.sample, seed=seed))  # each seed also draws its own subset
+        runs[seed] = trainer(one, out / f"seed{seed}", progress=progress, overwrite=overwrite)
     rows = [{"seed": seed, "split": split, "accuracy": m["accuracy"], "wilson_low": m.get("low"), "wilson_high": m.get("high"),
              "correct": m["correct"], "n": m["n"]}  # fmt: skip
             for seed, run in runs.items() for split, m in run.metrics.items()]

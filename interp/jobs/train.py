@@ -2,13 +2,13 @@
 
 Usage::
 
-    from interp.api.specs import DataSpec
+    from interp.api.specs import DataSpec, SampleSpec
     from interp.jobs.train import TrainConfig, train
-    result = train(TrainConfig(splits=("pmonli", "nmonli_train")), "runs/my_model")
+    result = train(TrainConfig(sample=SampleSpec(splits=("pmonli", "nmonli_train"))), "runs/my_model")
     result.metrics["nmonli_test"]["accuracy"]
     # a generated MQNLI file (interp mqnli): train on its train split, score both
     mq = DataSpec(task="mqnli", data_file="runs/mqnli.jsonl")
-    train(TrainConfig(data=mq, splits=("train",), eval_splits=("train", "test")), "runs/mq")
+    train(TrainConfig(data=mq, sample=SampleSpec(splits=("train",)), eval_splits=("train", "test")), "runs/mq")
 
 The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
 2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
@@ -29,7 +29,7 @@ import hashlib
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -38,12 +38,11 @@ from tqdm.auto import tqdm
 from interp.core.environment import environment
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import ensure_writable_dir, partial_path, read_json
-from interp.core.devices import DEVICE, pick_device
-from interp.core.subsets import seeded_subset
+from interp.core.devices import pick_device
 from interp.api.loading import INITS, model_identity
 from interp.api.node_loss import READS as NODE_READS, node_variables
 from interp.api.objects import Task
-from interp.api.specs import DataSpec, flat
+from interp.api.specs import DataSpec, RunSpec, SampleSpec, flat
 from interp.api.training import (
     BATCHINGS,
     EMBEDDED,
@@ -72,11 +71,14 @@ def _task(spec: str, data_dir: str | None, verify_checksums: bool, data_file: st
 @dataclass(frozen=True)
 class TrainConfig(FineTuneSettings):
     """Settings of one fine-tuning run: :class:`~interp.api.training.FineTuneSettings` (epochs, lr, batch size, seed,
-    warm-up, weight decay) plus the model, the task (``data``, a :class:`~interp.api.specs.DataSpec`) and its training
-    splits (defaults: the paper's systematic-generalization set-up).
+    warm-up, weight decay) plus the model, the task (``data``, a :class:`~interp.api.specs.DataSpec`), its training
+    examples (``sample``, a :class:`~interp.api.specs.SampleSpec`; its ``splits`` default to the task's training
+    splits: the paper's systematic-generalization set-up) and where it runs (``run``, a
+    :class:`~interp.api.specs.RunSpec`: its ``device``, and its ``batch_size`` for scoring, 128 when ``None``;
+    the training batch is the recipe's ``batch_size``).
 
-    ``max_examples`` keeps a random subset of the training examples drawn
-    with ``seed`` (for quick runs); ``eval_splits`` are scored after
+    ``sample.max_examples`` (and ``max_per_split``) keep a random subset of the training examples drawn
+    with ``sample.seed`` (for quick runs; ``interp train --seed`` sets both seeds); ``eval_splits`` are scored after
     training. The examples, splits and labels are the task's: an MQNLI file
     (``DataSpec(task="mqnli", data_file=...)``) gives its ``train``/``test``
     and three labels; a task without MoNLI's set-up trains on its ``train``
@@ -87,8 +89,8 @@ class TrainConfig(FineTuneSettings):
 
     model: str = EMBEDDED
     data: DataSpec = DataSpec()
-    splits: tuple[str, ...] = ()  # (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
-    max_examples: int | None = None  # a subset drawn with ``seed``
+    sample: SampleSpec = SampleSpec()  # splits (): the task's training splits (MoNLI: pmonli, nmonli_train; a file task: train)
+    run: RunSpec = RunSpec()  # where it trains; batch_size: examples per pass when scoring (None: 128); not part of the fingerprint
     eval_splits: tuple[str, ...] | None = None  # None: every split of the task
     curve: bool = False
     iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit.train_iit) adds its loss
@@ -100,7 +102,6 @@ class TrainConfig(FineTuneSettings):
     node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.api.node_loss)
     node_weight: float = 1.0
     node_read: str = "cls"  # or "tokens": each variable's aligned tokens
-    device: str = "auto"  # where it trains: auto (a GPU when there is one), cpu, cuda[:N]; not part of the fingerprint
     fold_labels: bool = False  # a checkpoint with fewer labels than the task trains and is scored by the task's fold (else refused)
 
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
@@ -109,10 +110,20 @@ class TrainConfig(FineTuneSettings):
         if isinstance(self.node_loss, str):  # "all" or "subj_np,vp"
             object.__setattr__(self, "node_loss", tuple(v.strip() for v in self.node_loss.split(",")))
         task = self.resolved_task()
-        if not self.splits:
-            object.__setattr__(self, "splits", task.training_splits)
+        if not self.sample.splits:
+            object.__setattr__(self, "sample", replace(self.sample, splits=task.training_splits))
         if self.eval_splits is None:
             object.__setattr__(self, "eval_splits", task.splits)
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        """The training splits (``sample.splits``)."""
+        return self.sample.splits
+
+    @property
+    def device(self) -> str:
+        """Where it trains (``run.device``)."""
+        return self.run.device
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -136,7 +147,6 @@ class TrainConfig(FineTuneSettings):
             (self.batch_size >= 1, "`batch_size=` must be at least 1"),
             (0 <= self.warmup_ratio < 1, "`warmup_ratio=` must be in [0, 1)"),
             (self.weight_decay >= 0, "`weight_decay=` must be non-negative"),
-            (self.max_examples is None or self.max_examples >= 1, "`max_examples=` must be at least 1"),
             (len(self.splits) > 0, "`splits=` names no split"),
             (self.iit_weight > 0, "`iit_weight=` must be positive"),
             (self.iit_subspace is None or self.iit_subspace >= 1, "`iit_subspace=` must be at least 1"),
@@ -153,11 +163,11 @@ class TrainConfig(FineTuneSettings):
             (self.node_loss is None or self.input == "pair", "`node_loss=` reads the pair: train it with `input=pair`"),
             (self.precision in PRECISIONS, f"`precision=` must be {' or '.join(PRECISIONS)}, got {self.precision!r}"),
             (self.batching in BATCHINGS, f"`batching=` must be {' or '.join(BATCHINGS)}, got {self.batching!r}"),
-            (bool(DEVICE.fullmatch(str(self.device))), f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}"),
         ]
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        self.run.refuse_unused("training")
         task = self.resolved_task()
         if self.node_loss is not None:
             node_variables(self.node_loss, task)
@@ -169,8 +179,13 @@ class TrainConfig(FineTuneSettings):
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "device", "fold_labels", *(() if self.label_map else ("label_map",)))
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "fold_labels", *(() if self.label_map else ("label_map",)),
+                   "device", "run_batch_size", "wordpiece", "backend")  # where and how it is scored, not what it learns  # fmt: skip
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
+        if settings["sample_seed"] == settings["seed"]:  # one seed for the subset and the training: the fingerprint it always had
+            del settings["sample_seed"]
+        if settings["max_per_split"] is None:
+            del settings["max_per_split"]
         settings["model"] = model_identity(self.model)  # by content: a moved checkpoint is the same model
         if settings["iit"] is None:  # plain runs keep the fingerprints they had before IIT existed
             for key in ("iit", "iit_weight", "iit_subspace"):
@@ -211,19 +226,19 @@ class TrainResult:
 
 def train(
     config: TrainConfig,
-    out_dir: str | Path,
+    out: str | Path,
     *,
     progress: bool = True,
     overwrite: bool = False,
     objective: Objective | None = None,
 ) -> TrainResult:
-    """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out_dir``.
+    """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out``.
 
     ``objective``: the builder of an extra loss (:func:`interp.api.training.objective`;
     :func:`interp.jobs.iit.train_iit` passes interchange intervention training's).
     With ``config.node_loss`` the objective is the node heads'.
 
-    If ``out_dir`` already holds a finished run with the same settings and
+    If ``out`` already holds a finished run with the same settings and
     training examples, it is reused (``result.reused``) and nothing is
     trained; ``overwrite`` allows replacing a *different* run.
 
@@ -231,7 +246,7 @@ def train(
         ConfigError: an invalid setting; ``config.iit`` without an ``objective``.
         DataError: MoNLI (or ``data_file``) missing or spoiled.
         ModelError: the model cannot be loaded (see :func:`load_classifier`).
-        OutputError: ``out_dir`` cannot be written, or holds a different run
+        OutputError: ``out`` cannot be written, or holds a different run
             and ``overwrite`` is false.
     """
     config.validate()
@@ -240,8 +255,8 @@ def train(
     if config.node_loss is not None:
         objective = extra_objective(config.resolved_task(), node_loss=config.node_loss, node_weight=config.node_weight,
                                     node_read=config.node_read, seed=config.seed)  # fmt: skip
-    out_dir = Path(out_dir)
-    train_examples = seeded_subset(config.load(config.splits), config.max_examples, config.seed)  # as intervene's
+    out_dir = Path(out)
+    train_examples = config.sample.draw(config.resolved_task())
     eval_examples = input_view(config.load(config.eval_splits), config.input)
     # MoNLI ids name a line of its file; other tasks' ids need not, so their content is fingerprinted.
     stable = config.resolved_task().stable_ids
@@ -253,27 +268,27 @@ def train(
             tqdm.write(f"{out_dir}: already trained with these settings, reusing it")
         return TrainResult(**{**previous, "out_dir": out_dir, "reused": True})
     if out_dir.exists() and not out_dir.is_dir():
-        raise OutputError(f"{named('out_dir', out_dir)} is a file; give a directory for the checkpoint")
+        raise OutputError(f"{named('out', out_dir)} is a file; give a directory for the checkpoint")
     if out_dir.exists() and not overwrite:
         raise OutputError(
-            f"{named('out_dir', out_dir)} already exists and holds another run; choose another path or pass `overwrite=True`"
+            f"{named('out', out_dir)} already exists and holds another run; choose another path or pass `overwrite=True`"
         )
     if out_dir.exists() and any(out_dir.iterdir()) and read_json(out_dir / TRAINING_FILE) is None:
         raise OutputError(
-            f"{named('out_dir', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
+            f"{named('out', out_dir)} is a directory that interp did not write (no {TRAINING_FILE}); `overwrite=True` replaces only a checkpoint"
         )
     started = time.perf_counter()
-    device = pick_device(config.device)  # a GPU that is not there is named before the model loads
+    device = pick_device(config.run.device)  # a GPU that is not there is named before the model loads
     task = config.resolved_task()
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
     model = load_for_training(config.model, task, seed=config.seed, label_map=config.label_map, init=config.init,
                               fold_labels=config.fold_labels)  # before any folder is made  # fmt: skip
     model.to(device)
     reading = model.reading(task)
-    work = ensure_writable_dir(partial_path(out_dir), "out_dir")  # only once the model is known to load
+    work = ensure_writable_dir(partial_path(out_dir), "out")  # only once the model is known to load
     try:
         def curve() -> dict:
-            return {"accuracy": score(model, task, eval_examples, reading=reading)}
+            return {"accuracy": score(model, task, eval_examples, reading=reading, batch_size=config.run.batch(128))}
 
         log = train_in_place(model, task, train_examples, config, input=config.input, extra=objective, progress=progress,
                              state_path=work / STATE_FILE, fingerprint=fingerprint,
@@ -282,7 +297,7 @@ def train(
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
         raise
-    metrics = score(model, task, eval_examples, reading=reading, progress=progress) if eval_examples else {}
+    metrics = score(model, task, eval_examples, reading=reading, batch_size=config.run.batch(128), progress=progress) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
         config=flat(config),
@@ -294,7 +309,7 @@ def train(
         labels={} if reading.identity else {"model": list(reading.model_labels), "read_as": reading.folded},
         environment=environment(),
     )
-    write_checkpoint(model, result.to_json(), out_dir, work / "checkpoint", "out_dir")
+    write_checkpoint(model, result.to_json(), out_dir, work / "checkpoint")
     shutil.rmtree(work, ignore_errors=True)
     return result
 

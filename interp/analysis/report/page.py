@@ -34,11 +34,12 @@ class ReportConfig:
     """Which run folder to report on, and where the page goes (``None``: ``<run_dir>/report``)."""
 
     run_dir: str
-    out_dir: str | None = None
+    out: str | None = None
 
     @property
-    def out(self) -> Path:
-        return Path(self.out_dir) if self.out_dir is not None else Path(self.run_dir) / "report"
+    def folder(self) -> Path:
+        """Where the page goes: ``out``, else ``<run_dir>/report``."""
+        return Path(self.out) if self.out is not None else Path(self.run_dir) / "report"
 
 
 def _asset(name: str) -> str:
@@ -70,21 +71,21 @@ def render_page(data: dict) -> str:
 
 
 def write_report(config: ReportConfig) -> tuple[Path, dict]:
-    """Collect ``config.run_dir`` and write ``index.html`` (with ``report.manifest.json``) into ``config.out``.
+    """Collect ``config.run_dir`` and write ``index.html`` (with ``report.manifest.json``) into ``config.folder``.
 
     Sections whose files the run lacks are left out. Returns the page's
     path and the data it shows.
 
     Raises:
         ConfigError: ``run_dir`` is not a run folder, or a manifest lists a missing or unreadable file.
-        OutputError: ``config.out`` cannot be written (nothing half-written is left).
+        OutputError: ``out`` (the folder) cannot be written (nothing half-written is left).
     """
     data = collect_run(config.run_dir)
     data["generated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     page = render_page(data)
-    with OutputSet(config.out, "report", "out_dir") as outputs:
+    with OutputSet(config.folder, "report", "out") as outputs:
         write_bytes_atomic(outputs.path(PAGE), page.encode("utf-8"))
-    return config.out / PAGE, data
+    return config.folder / PAGE, data
 
 
 def summary(data: dict) -> str:

@@ -245,4 +245,4 @@ def load_task(task, *, data_dir: str | None = None, data_file: str | None = None
         return task
     if not isinstance(task, str):
         raise ConfigError(f"`task=`: give a task name, a 'file.py:function', or a Task, not a {type(task).__name__}")
-    return resolve_task(task, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file, argument="task")
+    return resolve_task(task, data_dir=data_dir, verify_checksums=verify_checksums, data_file=data_file)

@@ -57,7 +57,7 @@ TASK_GROUPS = {
 }
 
 
-def resolve_tasks(spec: str, *, argument: str = "task", **settings) -> tuple[dict[str, Task], TaskGroup | None]:
+def resolve_tasks(spec: str, **settings) -> tuple[dict[str, Task], TaskGroup | None]:
     """The tasks ``spec`` names: a group's members by short name (:data:`TASK_GROUPS`), else ``{spec: resolve_task(spec)}``; and the group.
 
     Raises:
@@ -65,8 +65,8 @@ def resolve_tasks(spec: str, *, argument: str = "task", **settings) -> tuple[dic
     """
     group = TASK_GROUPS.get(spec)
     if group is None:
-        return {spec: resolve_task(spec, argument=argument, **settings)}, None
-    return {name: resolve_task(member, argument=argument, **settings) for name, member in group.members.items()}, group
+        return {spec: resolve_task(spec, **settings)}, None
+    return {name: resolve_task(member, **settings) for name, member in group.members.items()}, group
 
 
 def _load_module(spec: str, argument: str):
@@ -113,7 +113,8 @@ def resolve_task(
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
         data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
-        argument: how messages name the setting (the CLI passes ``--task``).
+        argument: the caller's parameter that holds ``spec``, which messages name (``task``; inoculation's
+            ``original`` and ``challenge``); the command line writes it as its flag (``interp.cli.base.FLAGS``).
 
     Raises:
         ConfigError: an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,

@@ -160,6 +160,23 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
     return out, time.perf_counter() - started
 
 
+def square(lab, model, examples: list, encoded: list, loc: Location, repeats: int) -> None:
+    """The face against the engine on a square grid (the same ``n`` examples as bases and sources, as ``interp
+    intervene`` runs a sample): arms interleaved, ``repeats`` rounds, the best time of each; printed as a line."""
+    engine_seconds = face_seconds = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        logits = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc)
+        engine_seconds = min(engine_seconds, time.perf_counter() - started)
+        started = time.perf_counter()
+        result = lab.interchange(examples, examples, loc)
+        face_seconds = min(face_seconds, time.perf_counter() - started)
+    pairs = len(encoded) ** 2
+    print(f"square grid {len(encoded)} x {len(encoded)}: engine {pairs / engine_seconds:7.1f} pairs/s, "
+          f"interp.IntervenableModel {pairs / face_seconds:7.1f} pairs/s ({engine_seconds / face_seconds:.2f}x the engine; "
+          f"labels agree: {torch.equal(result.logits.argmax(-1), logits.argmax(-1))})")
+
+
 def tl_arm(model, tokenizer, encoded, loc: Location, n_bases: int):
     """Logits ``[n_bases, n_sources, n_labels]`` and seconds of TransformerLens ``run_with_hooks`` patching, or None without it."""
     try:
@@ -184,6 +201,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="engine runs per arm; the best is reported")
     parser.add_argument("--window-bases", type=int, default=120, help="bases of the same-windows share (all sources each)")
     parser.add_argument("--chunk-bases", type=int, default=4, help="bases per engine window of the same-windows share")
+    parser.add_argument("--square", type=int, default=0,
+                        help="also time the face against the engine on a square grid: the first N examples as bases and sources")
     args = parser.parse_args()
     task = resolve_task(args.task, data_file=args.data_file)
     model, tokenizer = load_classifier(args.model, labels=task.labels, require_head=True)
@@ -256,6 +275,8 @@ def main() -> None:
     print(f"{'interp.IntervenableModel':26} {result.logits.shape[0] * result.logits.shape[1]:6} pairs  {face_rate:7.1f} pairs/s  "
           f"({face_rate / naive_rate:.1f}x naive{versus}, {face_rate / engine_pairs_rate:.2f}x the engine alone; "
           f"labels agree with the engine: {torch.equal(result.logits.argmax(-1), fast_logits.argmax(-1))})")
+    if args.square:
+        square(lab, model, examples[: args.square], encoded[: args.square], loc, args.repeats)
     peak = max(peak_before, matmul_peak())
     achieved = flops / seconds / 1e9
     print(f"fp32 matmul peak, burst (1536^3, best of 20, the larger of before and after the engine arms): {peak:.1f} GFLOP/s; "

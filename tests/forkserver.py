@@ -147,7 +147,7 @@ def serve(sock_path: str) -> None:
 
 
 class ForkServer:
-    """A running server and its clients: :attr:`bin` holds ``interp`` and ``python``.
+    """A running server and its clients: :attr:`bin` holds ``interp`` and ``python``, which reach it at :attr:`socket`.
 
     Args:
         folder: where the socket and the clients go (a fresh temporary folder).
@@ -159,7 +159,8 @@ class ForkServer:
         self.env = env
         self.bin = folder / "bin"
         self.bin.mkdir(parents=True)
-        sock = str(folder / "s")
+        self.socket = folder / "s"
+        sock = str(self.socket)
         venv_bin = Path(sys.executable).parent
         for program, real in (("interp", venv_bin / "interp"), ("python", Path(sys.executable))):
             client = self.bin / program

@@ -37,7 +37,7 @@ def test_a_client_without_its_server_runs_the_real_program(fork_server, tmp_path
     """A client whose socket is gone (the server died) still runs the command, as the real program."""
     client = fork_server.bin / "python"
     orphan = tmp_path / "python"
-    orphan.write_text(client.read_text().replace(str(client.parent.parent / "s"), str(tmp_path / "no-socket")))
+    orphan.write_text(client.read_text().replace(str(fork_server.socket), str(tmp_path / "no-socket")))
     orphan.chmod(0o755)
     result = subprocess.run([str(orphan), "-c", "import sys; print(sys.argv)"], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout) == (0, "['-c']\n")

@@ -102,6 +102,26 @@ def test_an_error_names_its_parameters_for_python_and_for_the_cli():
     assert ConfigError("plain").params == () and str(ConfigError("plain")) == "plain"
 
 
+def test_a_caller_renames_what_a_callee_names_in_its_errors_and_warnings():
+    """A function names its own parameter; a caller passing its own under another name renames it (errors and warnings,
+    innermost block first); a message naming none of them passes through as it was raised."""
+    from interp.core.errors import DataError, InterpWarning, renamed, warn
+
+    with pytest.raises(DataError) as caught:
+        with renamed(out="path"):
+            with renamed(path="out", n_pairs="test_pairs"):
+                raise DataError(f"{named('path', 'x.json')} and {named('n_pairs', 3)}; {named('seed', 1)}")
+    assert str(caught.value) == "path=x.json and test_pairs=3; seed=1"  # path -> out (inner) -> path (outer)
+    untouched = ConfigError(f"{named('batch_size')} must be at least 1")
+    with pytest.raises(ConfigError) as caught, renamed(path="load"):
+        raise untouched
+    assert caught.value is untouched
+    with pytest.warns(InterpWarning, match=r"^test_pairs=32: only 4"), renamed(n_pairs="test_pairs"):
+        warn(f"{named('n_pairs', 32)}: only 4")
+    with pytest.warns(InterpWarning, match=r"^n_pairs=32: only 4"):  # outside the block, as raised
+        warn(f"{named('n_pairs', 32)}: only 4")
+
+
 def test_a_library_call_names_the_parameter_and_the_cli_its_flag(tiny_classifier_dir, tmp_path):
     from interp.jobs.das import DasConfig
 

@@ -90,7 +90,7 @@ def _drawn(lab: "IntervenableModel", examples: Sequence, variable: str, seed: in
     if key not in memo:
         causal = lab.task.build_causal_model(examples)
         inputs = [lab.task.inputs(e) for e in examples]
-        drawn = draw_pairs(causal, inputs, variable, test_share, seed, n_pairs, test_pairs, ("n_pairs", "test_pairs"))
+        drawn = draw_pairs(causal, inputs, variable, test_share, seed, n_pairs, test_pairs)
         memo[key] = (*(None if p is None else _as_tensors(p, lab.task.labels) for p in drawn), causal.name)
     return memo[key]
 
@@ -123,7 +123,7 @@ def train(lab: "IntervenableModel", examples: Sequence, location: str | Location
     """:meth:`IntervenableModel.train_das <interp.api.intervenable.IntervenableModel.train_das>` (its arguments and errors);
     ``on_step(loss)`` is told after each optimizer step, and ``warn_unlearned=False`` leaves the warnings (a split at
     chance, a DAS that does not clear its untrained baseline) to the caller."""
-    lab.task.check_variable(variable, "variable")
+    lab.task.check_variable(variable)
     loc = lab.location(location, (variable,))
     settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
     check_int(n_pairs, "n_pairs", least=2)
@@ -187,7 +187,7 @@ def score(lab: "IntervenableModel", examples: Sequence, intervention: Interventi
     Raises:
         ConfigError: naming ``variable=``, ``location=``, or ``intervention=`` when its width is not the location's.
     """
-    lab.task.check_variable(variable, "variable")
+    lab.task.check_variable(variable)
     loc = lab.location(location, (variable,))
     examples = lab.task.check_examples(examples)
     _, held_out = pairs(lab, examples, variable, seed=seed, test_share=test_share, n_pairs=None, test_pairs=test_pairs)

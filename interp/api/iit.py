@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from interp.causal import run_interchange
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, named, renamed
 from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked
 from interp.hooks.architecture import batch_inputs
@@ -45,7 +45,8 @@ def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
     variable, _, location = spec.partition("@")
     if not variable or not location:
         raise ConfigError(f"{named('iit', repr(spec))}: write VARIABLE@LOCATION, e.g. lexrel@blocks.2.hook_resid_post@w_h")
-    task.check_variable(variable, "iit")
+    with renamed(variable="iit"):
+        task.check_variable(variable)
     found = parse_locations(location, n_blocks, task.roles, (task.alignment[variable],))
     if len(found) != 1:
         raise ConfigError(f"{named('iit', repr(spec))}: name one location")

@@ -46,7 +46,7 @@ from interp.api.specs import DataSpec, RunSpec
 from interp.backends import Backend, check_backend_name, get_backend
 from interp.causal import interchange_codes
 from interp.core.devices import pick_device, rank_device
-from interp.core.errors import ConfigError, InterpWarning, named, warn
+from interp.core.errors import ConfigError, InterpWarning, named, renamed, warn
 from interp.engine.batched import precision, vectors_and_logits
 from interp.engine.interventions import Interchange, Intervention
 from interp.engine.naive import naive_interchange, naive_intervene
@@ -332,13 +332,17 @@ class IntervenableModel:
         """
         if isinstance(location, (list, tuple)):
             return self._interchange_set(bases, sources, location, variables=variables, intervention=intervention, naive=naive)
-        bases, sources = self.task.check_examples(bases, "bases"), self.task.check_examples(sources, "sources")
+        with renamed(examples="bases"):
+            bases = self.task.check_examples(bases)
+        with renamed(examples="sources"):
+            sources = self.task.check_examples(sources)
         intervention = getattr(intervention, "intervention", intervention)  # a DasResult stands for its trained module
         if intervention is not None and not isinstance(intervention, Intervention):
             raise ConfigError(f"{named('intervention')} must be an Intervention (RotatedSubspace, ...) or a DasResult, got {type(intervention).__name__}")
         variables = tuple(self.task.variables if variables is None else variables)
-        for variable in variables:
-            self.task.check_variable(variable, "variables")
+        with renamed(variable="variables"):
+            for variable in variables:
+                self.task.check_variable(variable)
         check_variable_names(variables)
         loc = self.location(location, variables)
         model = self.model.module
@@ -388,7 +392,8 @@ class IntervenableModel:
             self._shared = None
         first = next(iter(results.values()))
         order = [r.location for r in results.values()]
-        rows = self.task.check_examples(bases, "bases")
+        with renamed(examples="bases"):
+            rows = self.task.check_examples(bases)
 
         def write(path: Path) -> None:  # square (save() checks); the file's attributes name every location
             meta = {**first.meta, "locations": [str(loc) for loc in order]}

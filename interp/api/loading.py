@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from interp.core.checks import check_int
-from interp.core.errors import ConfigError, ModelError, OutputError, named
+from interp.core.errors import ConfigError, ModelError, OutputError, named, renamed
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
@@ -80,10 +80,12 @@ class Classifier:
             if not out.is_dir() or out.is_symlink() or finished_run(out) is None:
                 raise OutputError(f"{named('path', out)} is not a checkpoint interp wrote (no {TRAINING_FILE} beside model.safetensors); "
                                   "`overwrite=True` replaces only such a folder")
-        require_writable(out, "path")
+        with renamed(out="path"):
+            require_writable(out)
         record = {"saved_by": "Classifier.save", "source": self.name, "config": dict(self.settings), "epochs": list(self.history),
                   "environment": environment()}  # fmt: skip
-        return save_checkpoint(self.module, self.tokenizer, record, out, partial_path(out), "path")
+        with renamed(out="path"):
+            return save_checkpoint(self.module, self.tokenizer, record, out, partial_path(out))
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ from interp.analysis.cliques.search import SearchResult, search
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
 from interp.analysis.iia import estimate, summarize_matrices
 from interp.causal.values import VariableValues
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, named, renamed
 from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic, write_file_manifest
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
@@ -219,8 +219,9 @@ def _save_square(path: str | Path, overwrite: bool, writer, square: list[bool], 
     if writer is None:
         raise ConfigError(f"save: {unknown}")
     path = Path(path)
-    refuse_existing(path, overwrite, "path")
-    ensure_writable_dir(path.parent, "path")
+    with renamed(out="path"):
+        refuse_existing(path, overwrite)
+        ensure_writable_dir(path.parent)
     writer(path)
     write_file_manifest(path, "intervene")
     return path

@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Sequence
 
 from interp.backends.base import check_backend_name
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, named, renamed
 from interp.hooks.encoding import check_wordpiece_rule
 from interp.tasks import Task, task_for_file
 from interp.api.loading import Classifier, load_task
@@ -92,8 +92,9 @@ class DataSpec:
         """
         spec = self.task if isinstance(self.task, Task) else task_for_file(self.task, self.data_file)
         task = load_task(spec, data_dir=self.data_dir, data_file=self.data_file, verify_checksums=self.verify_checksums)
-        for variable in variables:
-            task.check_variable(variable, "variables")
+        with renamed(variable="variables"):
+            for variable in variables:
+                task.check_variable(variable)
         known = (*task.splits, *task.extra_splits)
         unknown = [s for s in splits if s not in known]
         if unknown:

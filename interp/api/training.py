@@ -175,7 +175,7 @@ def write_checkpoint(model: Classifier, record: dict, out: Path, staging: Path) 
     Raises:
         OutputError: naming ``out``: the checkpoint cannot be written.
     """
-    return save_checkpoint(model.module, model.tokenizer, record, out, staging, "out")
+    return save_checkpoint(model.module, model.tokenizer, record, out, staging)
 
 
 # The choices and files of a fine-tuning that the training jobs name (defined in :mod:`interp.models`).

@@ -59,20 +59,20 @@ class HFBackend:
         return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows)
 
 
-def check_backend_name(name: str, argument: str = "backend") -> str:
+def check_backend_name(name: str) -> str:
     """``name`` if it is one of :data:`BACKENDS` and, for ``transformer-lens``, the package is installed.
 
     Raises:
-        ConfigError: naming ``argument``: an unknown backend, or transformer-lens not installed.
+        ConfigError: naming ``backend=``: an unknown backend, or transformer-lens not installed.
     """
     if name not in BACKENDS:
-        raise ConfigError(f"{named(argument)} must be one of {', '.join(BACKENDS)}, got {name!r}")
+        raise ConfigError(f"{named('backend')} must be one of {', '.join(BACKENDS)}, got {name!r}")
     if name == "transformer-lens" and importlib.util.find_spec("transformer_lens") is None:
-        raise ConfigError(f"{named(argument, 'transformer-lens')}: the transformer-lens package is not installed; pip install 'interp[tl]'")
+        raise ConfigError(f"{named('backend', 'transformer-lens')}: the transformer-lens package is not installed; pip install 'interp[tl]'")
     return name
 
 
-def get_backend(name: str, model, tokenizer=None, argument: str = "backend") -> Backend:
+def get_backend(name: str, model, tokenizer=None) -> Backend:
     """The backend ``name`` on ``model`` (a Hugging Face classifier in eval mode).
 
     ``transformer-lens`` wraps a copy of ``model`` in a TransformerBridge
@@ -81,9 +81,9 @@ def get_backend(name: str, model, tokenizer=None, argument: str = "backend") -> 
     Raises:
         ConfigError: as :func:`check_backend_name`; or a model the bridge's classifier adapter does not cover.
     """
-    check_backend_name(name, argument)
+    check_backend_name(name)
     if name == "hf":
         return HFBackend(model)
     from interp.backends.tl_bridge import BridgeBackend  # transformer-lens only when asked for
 
-    return BridgeBackend(model, tokenizer, argument=argument)
+    return BridgeBackend(model, tokenizer)

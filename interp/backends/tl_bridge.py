@@ -130,17 +130,16 @@ class BridgeBackend:
     Args:
         model: a Hugging Face ``BertForSequenceClassification`` or ``RobertaForSequenceClassification`` (a copy is wrapped).
         tokenizer: its tokenizer.
-        argument: the option named in errors.
 
     Raises:
-        ConfigError: a model the adapter does not cover, or no tokenizer.
+        ConfigError: naming ``backend=``: a model the adapter does not cover, or no tokenizer.
     """
 
     name = "transformer-lens"
 
-    def __init__(self, model, tokenizer, argument: str = "backend") -> None:
+    def __init__(self, model, tokenizer) -> None:
         if tokenizer is None:
-            raise ConfigError(f"{named(argument, 'transformer-lens')} needs the model's tokenizer")
+            raise ConfigError(f"{named('backend', 'transformer-lens')} needs the model's tokenizer")
         self.config = model.config
         self.bridge = wrap(model, tokenizer)
         self.device = next(model.parameters()).device

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from interp.causal.base import CausalModel, interchange_table, run_forward
-from interp.core.errors import ConfigError, named, warn
+from interp.core.errors import ConfigError, named, renamed, warn
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,13 @@ def counterfactual_pairs(
     indices: Sequence[int],
     n_pairs: int,
     seed: int,
-    argument: str = "n_pairs",
 ) -> Pairs:
     """``n_pairs`` (base, source) pairs among ``indices`` (base ≠ source), half of them changing the base's output.
 
     Drawn without replacement, seeded. When one kind has fewer than
     ``n_pairs / 2`` pairs, as many of the other are kept (the set stays
     balanced and is smaller), and an :class:`~interp.core.errors.InterpWarning`
-    naming ``argument`` says how many pairs are used.
+    naming ``n_pairs=`` says how many pairs are used.
 
     Raises:
         ConfigError: ``variable`` is not the model's; ``n_pairs`` < 2; no pair
@@ -89,7 +88,7 @@ def counterfactual_pairs(
     """
     causal.check_variable(variable)
     if n_pairs < 2:
-        raise ConfigError(f"{named(argument)} must be at least 2, got {n_pairs}")
+        raise ConfigError(f"{named('n_pairs')} must be at least 2, got {n_pairs}")
     indices = np.asarray(indices, dtype=np.int64)
     chosen = [inputs[i] for i in indices]
     table = interchange_table(causal, chosen, chosen, variable)
@@ -105,7 +104,7 @@ def counterfactual_pairs(
         )
     half = min(n_pairs // 2, *(len(k) for k in kinds))
     if 2 * half < 2 * (n_pairs // 2):
-        warn(f"{named(argument, n_pairs)}: only {2 * half} balanced pairs exist among these {len(indices)} examples "
+        warn(f"{named('n_pairs', n_pairs)}: only {2 * half} balanced pairs exist among these {len(indices)} examples "
              f"({min(len(k) for k in kinds)} pairs {'change' if len(kinds[0]) <= len(kinds[1]) else 'leave'} the output); using {2 * half}")
     rng = np.random.default_rng(seed)
     cells = np.concatenate([rng.choice(k, size=half, replace=False) for k in kinds])
@@ -115,18 +114,19 @@ def counterfactual_pairs(
 
 
 def das_pairs(causal: CausalModel, inputs: Sequence[Mapping[str, Any]], variable: str, test_share: float, seed: int,
-              n_train: int | None, n_test: int, names: tuple[str, str] = ("train_pairs", "test_pairs")) -> tuple[Pairs | None, Pairs]:  # fmt: skip
+              n_pairs: int | None, test_pairs: int) -> tuple[Pairs | None, Pairs]:  # fmt: skip
     """The training and held-out pairs of a learned intervention (distributed alignment search, Geiger, Wu, Potts,
     Icard & Goodman 2024, §3), drawn one way everywhere (``train_das``, ``interp das``, ``das --load``).
 
-    The examples are split (:func:`split_examples`, ``test_share`` held out, ``seed``); ``n_train`` balanced pairs are
-    drawn among the training part with ``seed`` (``None``: none, ``Pairs`` is ``None``), ``n_test`` among the
+    The examples are split (:func:`split_examples`, ``test_share`` held out, ``seed``); ``n_pairs`` balanced pairs are
+    drawn among the training part with ``seed`` (``None``: none, ``Pairs`` is ``None``), ``test_pairs`` among the
     held-out part with ``seed + HELD_OUT_SEED_OFFSET`` (:func:`counterfactual_pairs`); no held-out example is a
-    base or a source of a training pair. ``names``: the parameters the counts came from, for messages.
+    base or a source of a training pair.
 
     Raises:
         ConfigError: as :func:`split_examples` and :func:`counterfactual_pairs`.
     """
     train_idx, test_idx = split_examples(len(inputs), test_share, seed)
-    train = None if n_train is None else counterfactual_pairs(causal, inputs, variable, train_idx, n_train, seed, names[0])
-    return train, counterfactual_pairs(causal, inputs, variable, test_idx, n_test, seed + HELD_OUT_SEED_OFFSET, names[1])
+    train = None if n_pairs is None else counterfactual_pairs(causal, inputs, variable, train_idx, n_pairs, seed)
+    with renamed(n_pairs="test_pairs"):
+        return train, counterfactual_pairs(causal, inputs, variable, test_idx, test_pairs, seed + HELD_OUT_SEED_OFFSET)

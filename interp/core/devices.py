@@ -15,26 +15,26 @@ from interp.core.errors import ConfigError, named
 DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?|mps")
 
 
-def pick_device(device: str | torch.device, argument: str = "device") -> torch.device:
+def pick_device(device: str | torch.device) -> torch.device:
     """The device ``device`` names: ``auto`` (the first GPU when there is one, else the CPU), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
 
     Raises:
-        ConfigError: naming ``argument``: another name, or a GPU that is not there.
+        ConfigError: naming ``device=``: another name, or a GPU that is not there.
     """
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str) or not DEVICE.fullmatch(device):
-        raise ConfigError(f"{named(argument, repr(device))}: not a device; use auto, cpu, cuda, cuda:N or mps")
+        raise ConfigError(f"{named('device', repr(device))}: not a device; use auto, cpu, cuda, cuda:N or mps")
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise ConfigError(f"{named(argument, device)}: no CUDA device is available")
+            raise ConfigError(f"{named('device', device)}: no CUDA device is available")
         index = int(device.partition(":")[2] or 0)
         if index >= torch.cuda.device_count():
-            raise ConfigError(f"{named(argument, device)}: there are {torch.cuda.device_count()} CUDA devices (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
+            raise ConfigError(f"{named('device', device)}: there are {torch.cuda.device_count()} CUDA devices (cuda:0 to cuda:{torch.cuda.device_count() - 1})")
     if device == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError(f"{named(argument, device)}: no MPS device is available")
+        raise ConfigError(f"{named('device', device)}: no MPS device is available")
     return torch.device(device)
 
 

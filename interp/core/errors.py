@@ -23,7 +23,9 @@ checks every string in the library against the CLI's flags).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator
 
 #: A parameter named in a message: `` `name=` `` or `` `name=value` `` (a value without spaces).
 PARAM_MARK = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)=([^`\s]*)`")
@@ -91,6 +93,38 @@ class OutputError(InterpError):
     """An output path cannot be written, or holds results that do not match the request."""
 
 
+#: The renamings of the :func:`renamed` blocks the current code runs in, innermost last.
+_RENAMINGS: ContextVar[tuple[dict[str, str], ...]] = ContextVar("interp_renamings", default=())
+
+
+def _rename(message: str, names: dict[str, str]) -> str:
+    return PARAM_MARK.sub(lambda m: f"`{names.get(m.group(1), m.group(1))}={m.group(2)}`", message)
+
+
+@contextmanager
+def renamed(**names: str) -> Iterator[None]:
+    """Inside it, an :class:`InterpError` (or a :func:`warn`) whose message names a parameter of ``names`` (a
+    callee's) names the caller's parameter that holds the value instead; an error is raised again, of the same
+    class. Each function names its own parameters, and a caller that passes its own under another name says so
+    where it calls.
+
+    >>> with renamed(path="load"):
+    ...     raise DataError("`path=` runs/x: cannot read")
+    Traceback (most recent call last):
+    ...
+    interp.core.errors.DataError: load= runs/x: cannot read
+    """
+    token = _RENAMINGS.set((*_RENAMINGS.get(), names))
+    try:
+        yield
+    except InterpError as exc:
+        if not set(exc.params) & set(names):
+            raise
+        raise type(exc)(_rename(exc.message, names)) from exc.__cause__
+    finally:
+        _RENAMINGS.reset(token)
+
+
 class InterpWarning(_Marked, UserWarning):
     """A result that stands but should not be read at face value: a model at chance on a split it is analysed on, a
     learned intervention that does not clear its untrained baseline. The CLI prints it as one line on stderr, naming
@@ -103,6 +137,8 @@ def warn(message: str) -> None:
     import sys
     import warnings
 
+    for names in reversed(_RENAMINGS.get()):  # the innermost block's names first, as an error meets them
+        message = _rename(message, names)
     package, level, frame = os.path.dirname(os.path.dirname(__file__)), 2, sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(package):
         level, frame = level + 1, frame.f_back

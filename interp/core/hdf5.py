@@ -60,7 +60,7 @@ def finished(path: Path, meta: dict, ids) -> bool:
         return False
 
 
-def open_partial(work: Path, meta: dict, ids, argument: str = "out"):
+def open_partial(work: Path, meta: dict, ids):
     """Open ``work`` to resume it if it is an intact file of the same request; else start it afresh.
 
     Raises:
@@ -79,7 +79,7 @@ def open_partial(work: Path, meta: dict, ids, argument: str = "out"):
     try:
         return module.File(work, "w")
     except OSError as exc:
-        raise OutputError(f"{named(argument, work)}: cannot create ({exc})") from None
+        raise OutputError(f"{named('out', work)}: cannot create ({exc})") from None
 
 
 def open_finished(path: Path, fmt: str, what: str, make_with: str, check: Callable[[dict], None] | None = None):
@@ -130,16 +130,16 @@ class ExampleFile:
         return np.array(data.asstr()[:]) if data.dtype.kind == "O" else data[:]
 
 
-def check_replaceable(path: Path, fmt: str, argument: str = "out") -> None:
+def check_replaceable(path: Path, fmt: str) -> None:
     """Refuse to write over ``path`` unless it is absent or an interp file of ``fmt``'s kind (any version).
 
     Raises:
-        OutputError: ``path`` is a directory, or a file interp did not write (naming ``argument``).
+        OutputError: ``path`` is a directory, or a file interp did not write (naming ``out=``).
     """
     if not path.exists():
         return
     if path.is_dir():
-        raise OutputError(f"{named(argument, path)} is a directory; give a file path")
+        raise OutputError(f"{named('out', path)} is a directory; give a file path")
     kind = fmt.split("/")[0]
     try:
         with h5py().File(path, "r") as handle:
@@ -147,4 +147,4 @@ def check_replaceable(path: Path, fmt: str, argument: str = "out") -> None:
     except (OSError, ValueError):
         found = None
     if not (isinstance(found, str) and found.split("/")[0] == kind):
-        raise OutputError(f"{named(argument, path)} exists and is not an interp file of this kind ({kind}); interp will not replace it")
+        raise OutputError(f"{named('out', path)} exists and is not an interp file of this kind ({kind}); interp will not replace it")

@@ -7,6 +7,10 @@ that writes several files into one directory builds them in an
 moved into place together when every one is written, then a manifest
 (``<command>.manifest.json``) last. A failure (a full disk included) leaves
 the previous state or nothing, and never an empty ``--out`` directory.
+
+Every refusal names the output as ``out=``, the name every job gives it; a
+caller whose own parameter has another name (``save(path)``) wraps the call
+in :func:`interp.core.errors.renamed`.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def _nearest_folder(path: Path) -> Path:
     return folder
 
 
-def require_writable(path: Path, argument: str = "out") -> None:
+def require_writable(path: Path) -> None:
     """Refuse ``path`` (a file or folder to be written) when the nearest existing folder on its way cannot be written.
 
     Checked before any work, so a read-only file system or a folder without
@@ -57,50 +61,50 @@ def require_writable(path: Path, argument: str = "out") -> None:
     or read as too little free space. Creates nothing.
 
     Raises:
-        OutputError: naming ``argument`` and the folder: on a read-only file system, or not writable.
+        OutputError: naming ``out=`` and the folder: on a read-only file system, or not writable.
     """
     folder = _nearest_folder(Path(path))
     if os.access(folder, os.W_OK | os.X_OK):
         return
     read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     why = "it is on a read-only file system" if read_only else "no permission to write there"
-    raise OutputError(f"{named(argument, path)}: cannot write in {folder} ({why})")
+    raise OutputError(f"{named('out', path)}: cannot write in {folder} ({why})")
 
 
-def ensure_writable_dir(path: Path, argument: str = "out") -> Path:
-    """Create ``path`` (and parents) or raise :class:`OutputError` naming ``argument`` (and a read-only file system)."""
-    require_writable(path, argument)
+def ensure_writable_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) or raise :class:`OutputError` naming ``out=`` (and a read-only file system)."""
+    require_writable(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{named(argument, path)}: cannot create directory ({exc.strerror or exc})") from None
-    require_writable(path, argument)
+        raise OutputError(f"{named('out', path)}: cannot create directory ({exc.strerror or exc})") from None
+    require_writable(path)
     return path
 
 
-def new_output(out: str | os.PathLike, overwrite: bool, argument: str = "out") -> Path:
+def new_output(out: str | os.PathLike, overwrite: bool) -> Path:
     """``out`` as a path a generator may write: refused if it exists (unless ``overwrite``), its folder created.
 
     Raises:
-        OutputError: naming ``argument``: it exists, or its folder cannot be made or written.
+        OutputError: naming ``out=``: it exists, or its folder cannot be made or written.
     """
     out = Path(out)
-    refuse_existing(out, overwrite, argument)
-    ensure_writable_dir(out.parent, argument)
+    refuse_existing(out, overwrite)
+    ensure_writable_dir(out.parent)
     return out
 
 
-def refuse_existing(path: Path, overwrite: bool, argument: str = "out") -> None:
+def refuse_existing(path: Path, overwrite: bool) -> None:
     """Refuse ``path`` when something is there already (a file, a folder or a link), unless ``overwrite``.
 
     Raises:
-        OutputError: naming ``argument`` and the path; a folder is refused even with ``overwrite`` (only files are replaced).
+        OutputError: naming ``out=`` and the path; a folder is refused even with ``overwrite`` (only files are replaced).
     """
     path = Path(path)
     if path.is_dir() and not path.is_symlink():
-        raise OutputError(f"{named(argument, path)} is a folder; give a file path")
+        raise OutputError(f"{named('out', path)} is a folder; give a file path")
     if (path.exists() or path.is_symlink()) and not overwrite:
-        raise OutputError(f"{named(argument, path)} already exists; choose another path or pass `overwrite=True`")
+        raise OutputError(f"{named('out', path)} already exists; choose another path or pass `overwrite=True`")
 
 
 def write_generated(out: Path, records: Iterable[Any], stats: dict) -> Path:
@@ -151,7 +155,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
-def require_free_space(path: Path, needed: int, argument: str = "out") -> None:
+def require_free_space(path: Path, needed: int) -> None:
     """Refuse to start writing ``needed`` bytes at ``path`` when its disk has less free.
 
     HDF5 files are written in place as a run proceeds, and h5py can crash
@@ -159,14 +163,14 @@ def require_free_space(path: Path, needed: int, argument: str = "out") -> None:
     that into one line.
 
     Raises:
-        OutputError: naming ``argument``: the folder cannot be written (:func:`require_writable`), or the bytes
+        OutputError: naming ``out=``: the folder cannot be written (:func:`require_writable`), or the bytes
             needed and those free.
     """
-    require_writable(path, argument)
+    require_writable(path)
     free = shutil.disk_usage(_nearest_folder(Path(path).parent)).free
     if free < needed:
         raise OutputError(
-            f"{named(argument, path)}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
+            f"{named('out', path)}: needs about {needed / 1e6:.1f} MB, but only {free / 1e6:.1f} MB are free on that disk"
         )
 
 
@@ -246,14 +250,13 @@ class OutputSet:
     ever moved or removed.
 
     Raises:
-        OutputError: a file cannot be staged or moved (naming the path and
-            ``argument``), including a full disk.
+        OutputError: a file cannot be staged or moved (naming ``out=`` and the
+            path), including a full disk.
     """
 
-    def __init__(self, directory: Path, command: str, argument: str = "out"):
+    def __init__(self, directory: Path, command: str):
         self.directory = Path(directory)
         self.command = command
-        self.argument = argument
         self.staging = self.directory.with_name(f"{self.directory.name}.{command}.partial")
         self.names: list[str] = []
 
@@ -265,9 +268,9 @@ class OutputSet:
 
     def __enter__(self) -> "OutputSet":
         if self.directory.exists() and not self.directory.is_dir():
-            raise OutputError(f"{named(self.argument, self.directory)} is a file; give a directory")
+            raise OutputError(f"{named('out', self.directory)} is a file; give a directory")
         shutil.rmtree(no_link(self.staging), ignore_errors=True)  # a killed run's leftovers: ours by name
-        ensure_writable_dir(self.staging, self.argument)
+        ensure_writable_dir(self.staging)
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
@@ -282,15 +285,15 @@ class OutputSet:
     def _commit(self) -> None:
         missing = [n for n in self.names if not (self.staging / n).is_file()]
         if missing:
-            raise OutputError(f"{named(self.argument, self.directory)}: {missing[0]} was never written")
+            raise OutputError(f"{named('out', self.directory)}: {missing[0]} was never written")
         record = manifest_record(self.command, [self.staging / n for n in self.names])
-        ensure_writable_dir(self.directory, self.argument)
-        refuse_foreign(self.directory, self.names, self.argument)
+        ensure_writable_dir(self.directory)
+        refuse_foreign(self.directory, self.names)
         try:
             for name in self.names:
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
-            raise OutputError(f"{named(self.argument, self.directory)}: cannot move the outputs into place ({exc.strerror or exc})") from None
+            raise OutputError(f"{named('out', self.directory)}: cannot move the outputs into place ({exc.strerror or exc})") from None
         write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
 
 
@@ -305,11 +308,11 @@ def written_here(directory: Path) -> set[str]:
     return names
 
 
-def refuse_foreign(directory: Path, names: Iterable[str], argument: str = "out") -> None:
+def refuse_foreign(directory: Path, names: Iterable[str]) -> None:
     """Refuse to replace a file of ``directory`` that no manifest there lists (a file interp did not write).
 
     Raises:
-        OutputError: naming ``argument`` and the first such file.
+        OutputError: naming ``out=`` and the first such file.
     """
     present = [n for n in names if (directory / n).exists() or (directory / n).is_symlink()]
     if not present:
@@ -317,7 +320,7 @@ def refuse_foreign(directory: Path, names: Iterable[str], argument: str = "out")
     ours = written_here(directory)
     foreign = [n for n in present if n not in ours]
     if foreign:
-        raise OutputError(f"{named(argument, directory)}: {directory / foreign[0]} exists and interp did not write it "
+        raise OutputError(f"{named('out', directory)}: {directory / foreign[0]} exists and interp did not write it "
                           "(no manifest there lists it); move it away or choose another folder")
 
 

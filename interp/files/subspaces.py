@@ -31,7 +31,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
-from interp.core.errors import ConfigError, DataError, named
+from interp.core.errors import ConfigError, DataError, named, renamed
 from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic
 from interp.engine.interventions import Intervention, make_intervention
 
@@ -72,9 +72,10 @@ def save_intervention(intervention: Intervention, path: str | Path, meta: dict, 
     if clash:
         raise ConfigError(f"{named('meta')} may not set {', '.join(clash)}: the intervention's own settings")
     stem = _stem(path)
-    for suffix in (".safetensors", ".json"):
-        refuse_existing(_with(stem, suffix), overwrite, "path")
-    ensure_writable_dir(stem.parent, "path")
+    with renamed(out="path"):
+        for suffix in (".safetensors", ".json"):
+            refuse_existing(_with(stem, suffix), overwrite)
+        ensure_writable_dir(stem.parent)
     tensors = {name: t.detach().cpu().contiguous() for name, t in intervention.tensors().items()}
     weights = _with(stem, ".safetensors")
     sidecar = {"format": FORMAT, **settings, **meta}
@@ -85,7 +86,7 @@ def save_intervention(intervention: Intervention, path: str | Path, meta: dict, 
     return weights
 
 
-def _check_bound(stem: Path, blob: bytes, meta: dict, argument: str) -> None:
+def _check_bound(stem: Path, blob: bytes, meta: dict) -> None:
     """The sidecar and the weights file belong together: the file's SHA-256 is the one the sidecar records, and every
     setting the weights file keeps of its sidecar (written by :func:`save_intervention`) is the sidecar's.
 
@@ -93,29 +94,28 @@ def _check_bound(stem: Path, blob: bytes, meta: dict, argument: str) -> None:
         DataError: naming the file, and the first setting that differs (a location edited in the sidecar).
     """
     if "weights_sha256" in meta and hashlib.sha256(blob).hexdigest() != meta["weights_sha256"]:
-        raise DataError(f"{named(argument, _with(stem, '.safetensors'))}: not the weights file its sidecar was saved with (SHA-256 differs)")
+        raise DataError(f"{named('path', _with(stem, '.safetensors'))}: not the weights file its sidecar was saved with (SHA-256 differs)")
     try:
         with safe_open(_with(stem, ".safetensors"), "pt") as handle:
             kept = (handle.metadata() or {}).get(BOUND)
         kept = json.loads(kept) if kept is not None else {}
     except (OSError, ValueError, SafetensorError) as exc:
-        raise DataError(f"{named(argument, _with(stem, '.safetensors'))}: not a safetensors file ({exc})") from None
+        raise DataError(f"{named('path', _with(stem, '.safetensors'))}: not a safetensors file ({exc})") from None
     for key, value in (kept.items() if isinstance(kept, dict) else ()):
         if meta.get(key) != value:
-            raise DataError(f"{named(argument, _with(stem, '.json'))}: the sidecar was edited: {key} is {meta.get(key)!r}, "
+            raise DataError(f"{named('path', _with(stem, '.json'))}: the sidecar was edited: {key} is {meta.get(key)!r}, "
                             f"but the weights were saved for {value!r}")
 
 
-def load_trained_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
+def load_trained_intervention(path: str | Path, model_sha256: str | None = None) -> tuple[Intervention, dict]:
     """The intervention saved at ``path`` (either file's name, or the stem) and its sidecar (not to be confused with
     :func:`interp.api.results.load_interventions`, which reads an interventions file as a result).
 
     Args:
         model_sha256: when given, the SHA-256 of the weights it must have
             been trained on (:func:`interp.models.loading.model_sha256`).
-        argument: how errors name the path (the CLI passes its flag).
 
-    Raises:
+    Raises (naming ``path=``):
         DataError: a file is missing, unreadable, of another format, or its tensors do not fit its settings;
             the weights file is not the one the sidecar was saved with (SHA-256), or a setting in the sidecar
             was edited since (the copy kept in the weights file's header differs).
@@ -126,15 +126,15 @@ def load_trained_intervention(path: str | Path, model_sha256: str | None = None,
         meta = json.loads(_with(stem, ".json").read_text(encoding="utf-8"))
         blob = _with(stem, ".safetensors").read_bytes()
     except OSError as exc:
-        raise DataError(f"{named(argument, stem)}: cannot read ({exc.strerror or exc})") from None
+        raise DataError(f"{named('path', stem)}: cannot read ({exc.strerror or exc})") from None
     except ValueError as exc:
-        raise DataError(f"{named(argument, _with(stem, '.json'))}: not JSON ({exc})") from None
+        raise DataError(f"{named('path', _with(stem, '.json'))}: not JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise DataError(f"{named(argument, _with(stem, '.json'))}: not an interp intervention (format {FORMAT} expected)")
-    _check_bound(stem, blob, meta, argument)
+        raise DataError(f"{named('path', _with(stem, '.json'))}: not an interp intervention (format {FORMAT} expected)")
+    _check_bound(stem, blob, meta)
     if model_sha256 is not None and meta.get("model_sha256") != model_sha256:
         raise ConfigError(
-            f"{named(argument, stem)}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "
+            f"{named('path', stem)}: trained on another model's weights (sha256 {str(meta.get('model_sha256'))[:12]}…, "
             f"this model's is {model_sha256[:12]}…)"
         )
     try:
@@ -142,14 +142,14 @@ def load_trained_intervention(path: str | Path, model_sha256: str | None = None,
         intervention = make_intervention(meta["kind"], int(meta["width"]), int(meta["k"]), **extra)
         intervention.load_tensors(load_tensors(blob))
     except (KeyError, ValueError, RuntimeError, SafetensorError) as exc:
-        raise DataError(f"{named(argument, stem)}: the weights do not fit the settings in its sidecar ({exc})") from None
+        raise DataError(f"{named('path', stem)}: the weights do not fit the settings in its sidecar ({exc})") from None
     return intervention.eval(), meta
 
 
-def load_intervention(path: str | Path, model_sha256: str | None = None, argument: str = "intervention") -> tuple[Intervention, dict]:
+def load_intervention(path: str | Path, model_sha256: str | None = None) -> tuple[Intervention, dict]:
     """Deprecated name of :func:`load_trained_intervention` (one letter from ``load_interventions``); it warns and calls it."""
     import warnings
 
     warnings.warn("interp.load_intervention is renamed load_trained_intervention (load_interventions reads an interventions file)",
                   DeprecationWarning, stacklevel=2)  # fmt: skip
-    return load_trained_intervention(path, model_sha256, argument)
+    return load_trained_intervention(path, model_sha256)

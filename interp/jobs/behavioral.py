@@ -109,7 +109,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     settings = {t.name: config.train_config(t.splits, stage.eval_splits) for t in stage.trainings}
     task.load(stage.trainings[0].splits[:1])
     model_layers(config.model)
-    out = ensure_writable_dir(Path(config.out), "out")
+    out = ensure_writable_dir(Path(config.out))
     started = time.perf_counter()
     runs = {}
     for t in stage.trainings:
@@ -117,7 +117,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
             print(f"== training {t.directory}/ on {' + '.join(t.splits)}", flush=True)
         runs[t.name] = train(settings[t.name], out / t.directory, progress=progress, overwrite=True)
     result = BehavioralResult(config, stage, runs, time.perf_counter() - started)
-    with OutputSet(out, "behavioral", "out") as outputs:
+    with OutputSet(out, "behavioral") as outputs:
         write_json_atomic(outputs.path("metrics.json"), result.to_json())
     return result
 

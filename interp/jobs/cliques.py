@@ -280,7 +280,7 @@ def run_cliques(config: CliqueConfig) -> dict:
         "best_alpha": result.best_alpha,
         "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
     }
-    with OutputSet(out, "cliques", "out") as outputs:
+    with OutputSet(out, "cliques") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
         g = clique_graph(graph, nodes, membership)
         for fmt in config.formats:

@@ -50,7 +50,7 @@ from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.analysis.das import FitSettings, n_steps
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
-from interp.core.errors import ConfigError, OutputError, named, warn
+from interp.core.errors import ConfigError, OutputError, named, renamed, warn
 from interp.core.outputs import (
     OutputSet,
     ensure_writable_dir,
@@ -228,8 +228,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     return rows
 
 
-def score_saved(config: DasConfig, path: str) -> dict:
-    """Score a saved intervention (:mod:`interp.files.subspaces`) on the held-out pairs ``config`` draws for its variable.
+def score_saved(config: DasConfig, load: str) -> dict:
+    """Score the saved intervention at ``load`` (its ``.safetensors`` or ``.json``; :mod:`interp.files.subspaces`) on the
+    held-out pairs ``config`` draws for its variable.
 
     The location and variable come from the file's sidecar; ``config``'s
     example set, ``seeds[0]``, ``test_share`` and ``test_pairs`` give the
@@ -238,18 +239,19 @@ def score_saved(config: DasConfig, path: str) -> dict:
     interchange, with the variable, location and k.
 
     Raises:
-        ConfigError: the file was trained on another model, or its variable or location does not fit the task.
-        DataError: the file is missing or not an intervention.
+        ConfigError: naming ``load=``: the file was trained on another model, or its variable or location does not fit the task.
+        DataError: naming ``load=``: the file is missing or not an intervention.
     """
     config.validate()
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    intervention, meta = load_trained_intervention(path, model_sha256=lab.model.sha256, argument="load")
-    variable = lab.task.check_variable(str(meta.get("variable")), "load")
+    with renamed(path="load", variable="load"):  # both come from the file `load=` names
+        intervention, meta = load_trained_intervention(load, model_sha256=lab.model.sha256)
+        variable = lab.task.check_variable(str(meta.get("variable")))
     loc = lab.location(str(meta.get("location")))
     width = lab.width(examples, loc)
     if width != intervention.width:
-        raise ConfigError(f"{named('load', path)}: the intervention is {intervention.width} wide, location {loc} is {width} here")
+        raise ConfigError(f"{named('load', load)}: the intervention is {intervention.width} wide, location {loc} is {width} here")
     seed = config.seeds[0]
     found = lab.score_das(examples, intervention, loc, variable, seed=seed, test_share=config.test_share, test_pairs=config.test_pairs)
     saved, vanilla = found["intervention"], found["vanilla"]

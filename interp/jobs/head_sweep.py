@@ -166,7 +166,7 @@ def run_head_sweep(config: HeadSweepConfig, *, progress: bool = True) -> list[di
     config.validate()
     path = run_interventions(config.interventions(), progress=progress)
     rows = sweep_rows(path)
-    with OutputSet(Path(config.out), "head-sweep", "out") as outputs:
+    with OutputSet(Path(config.out), "head-sweep") as outputs:
         write_csv_atomic(rows, outputs.path("heads.csv"))
         plot_heads(rows, outputs.path("heads.png"))
     return rows

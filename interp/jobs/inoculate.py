@@ -45,7 +45,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from interp.core.errors import ConfigError, InterpError, named
+from interp.core.errors import ConfigError, InterpError, named, renamed
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.core.devices import pick_device
@@ -135,16 +135,17 @@ def split_spec(spec: str, argument: str, **where) -> tuple[Task, str | None]:
     Raises:
         ConfigError: neither reading names a task (naming ``argument``).
     """
-    try:
-        return resolve_task(spec, argument=argument, **where), None
-    except ConfigError as whole:
-        if ":" not in spec:
-            raise
-        task_spec, split = spec.rsplit(":", 1)
+    with renamed(task=argument):  # the config's `original=` or `challenge=` holds the task
         try:
-            return resolve_task(task_spec, argument=argument, **where), split
-        except ConfigError:
-            raise whole from None
+            return resolve_task(spec, **where), None
+        except ConfigError as whole:
+            if ":" not in spec:
+                raise
+            task_spec, split = spec.rsplit(":", 1)
+            try:
+                return resolve_task(task_spec, **where), split
+            except ConfigError:
+                raise whole from None
 
 
 def _load(task: Task, split: str, argument: str) -> list:
@@ -222,7 +223,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     trained_as = {label: reading.model_labels[reading.target[j]] for j, label in enumerate(reading.task_labels)}
     out = Path(config.out)
     units = out / "units"
-    ensure_writable_dir(units, "out")
+    ensure_writable_dir(units)
     identity = {"model_sha256": model_sha256(config.model), "original": original.described, "challenge": f"{challenge_task.name} {train_split}",
                 "challenge_eval": challenge.described, **({"model_labels": list(model_labels)} if config.label_map else {})}  # fmt: skip
 
@@ -264,7 +265,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     selected = [baseline] + [lossless_choice([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
                "test_average", "train_loss", "seconds"]  # fmt: skip
-    with OutputSet(out, "inoculate", "out") as outputs:
+    with OutputSet(out, "inoculate") as outputs:
         # Learning rates as written (1e-05), not as the CSV writer's fixed four decimals would round them.
         write_csv_atomic([{c: f"{r[c]:g}" if c == "lr" else r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
         write_json_atomic(outputs.path("selected.json"), {

@@ -184,7 +184,7 @@ def run_location_sweep(config: LocationSweepConfig, *, progress: bool = True) ->
         raise OutputError(f"{named('out', out)} is a file; give a directory")
     path = run_interventions(config.interventions(), progress=progress)
     rows = rank_locations(path)
-    with OutputSet(out, "location-sweep", "out") as outputs:
+    with OutputSet(out, "location-sweep") as outputs:
         write_csv_atomic(rows, outputs.path("locations.csv"))
         plot_locations(rows, outputs.path("locations.png"))
     return rows

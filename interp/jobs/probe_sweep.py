@@ -269,7 +269,7 @@ def run_probe_sweep(config: ProbeSweepConfig, *, progress: bool = True) -> list[
             rows.extend(sweep_location(cache.vectors(loc), loc, {t: targets[t] for t in names}, ids, words, config))
     from interp.analysis.probes.figure import plot_probes
 
-    with OutputSet(out, "probe", "out") as outputs:
+    with OutputSet(out, "probe") as outputs:
         write_csv_atomic(rows, outputs.path("probes.csv"))
         plot_probes(rows, outputs.path("probes.png"))
         write_json_atomic(outputs.path("probes.json"), {"request": key, "rows": rows})

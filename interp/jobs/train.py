@@ -285,7 +285,7 @@ def train(
                               fold_labels=config.fold_labels)  # before any folder is made  # fmt: skip
     model.to(device)
     reading = model.reading(task)
-    work = ensure_writable_dir(partial_path(out_dir), "out")  # only once the model is known to load
+    work = ensure_writable_dir(partial_path(out_dir))  # only once the model is known to load
     try:
         def curve() -> dict:
             return {"accuracy": score(model, task, eval_examples, reading=reading, batch_size=config.run.batch(128))}

@@ -155,13 +155,13 @@ def finished_run(out_dir: Path) -> dict | None:
     return info if isinstance(info, dict) and (out_dir / "model.safetensors").is_file() else None
 
 
-def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path, argument: str = "out") -> Path:
-    """Write the weights (safetensors), the tokenizer and ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out_dir``.
+def save_checkpoint(model, tokenizer, record: dict, out: Path, staging: Path) -> Path:
+    """Write the weights (safetensors), the tokenizer and ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out``.
 
-    ``out_dir`` appears only complete, replacing what was there.
+    ``out`` appears only complete, replacing what was there.
 
     Raises:
-        OutputError: naming ``argument`` and ``out_dir``: the checkpoint cannot be written (a full disk included).
+        OutputError: naming ``out=``: the checkpoint cannot be written (a full disk included).
     """
     if staging.exists():
         shutil.rmtree(staging)
@@ -171,7 +171,7 @@ def save_checkpoint(model, tokenizer, record: dict, out_dir: Path, staging: Path
             tokenizer.save_pretrained(staging)
     except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(f"{named(argument, out_dir)}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
+        raise OutputError(f"{named('out', out)}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None
     write_json_atomic(staging / TRAINING_FILE, record)
-    replace_dir(staging, out_dir)
-    return out_dir
+    replace_dir(staging, out)
+    return out

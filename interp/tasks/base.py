@@ -263,17 +263,18 @@ class Task:
         """The variables one can intervene on: those with a default alignment."""
         return tuple(self.alignment)
 
-    def check_variable(self, variable: str, argument: str = "variable") -> str:
+    def check_variable(self, variable: str) -> str:
         """``variable`` if the task has it.
 
         Raises:
-            ConfigError: naming ``argument``: the task has no causal model, or no such variable.
+            ConfigError: naming ``variable=`` (a caller holding it under another name wraps the call in
+                :func:`interp.core.errors.renamed`): the task has no causal model, or no such variable.
         """
         if self.causal_model is None:
-            raise ConfigError(f"{named(argument, repr(variable))}: task {self.name!r} has no causal model (behavioral only)")
+            raise ConfigError(f"{named('variable', repr(variable))}: task {self.name!r} has no causal model (behavioral only)")
         if variable not in self.alignment:
             raise ConfigError(
-                f"{named(argument, repr(variable))}: task {self.name!r} has no such variable; it has {', '.join(self.variables)}"
+                f"{named('variable', repr(variable))}: task {self.name!r} has no such variable; it has {', '.join(self.variables)}"
             )
         return variable
 
@@ -346,19 +347,19 @@ class Task:
             examples = [e for e in examples if id(e) in kept]
         return seeded_subset(examples, n, seed)
 
-    def check_examples(self, examples: Any, argument: str = "examples", *, allow_empty: bool = False) -> list:
+    def check_examples(self, examples: Any, *, allow_empty: bool = False) -> list:
         """``examples`` as a list, checked to be this task's: each has the fields an example has, a split of the
         task, one of its labels and a word for each role it needs. What every public call that takes examples
         checks first, so that another task's examples or a list of strings is named, not met deep inside.
 
         Raises:
-            ConfigError: naming ``argument``: not a list or tuple, empty (unless ``allow_empty``), or an item that
+            ConfigError: naming ``examples=`` (a caller's ``bases=`` through :func:`interp.core.errors.renamed`): not a list or tuple, empty (unless ``allow_empty``), or an item that
                 is not an example of this task.
         """
         if isinstance(examples, (str, bytes)) or not isinstance(examples, Sequence):
-            raise ConfigError(f"{named(argument)} must be a list of task {self.name!r}'s examples (task.examples(...)), got {type(examples).__name__}")
+            raise ConfigError(f"{named('examples')} must be a list of task {self.name!r}'s examples (task.examples(...)), got {type(examples).__name__}")
         if not examples and not allow_empty:
-            raise ConfigError(f"{named(argument)} is empty; give at least one example (task.examples(...))")
+            raise ConfigError(f"{named('examples')} is empty; give at least one example (task.examples(...))")
         known = {*self.splits, *self.extra_splits}
         required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles)
         for i, e in enumerate(examples):
@@ -366,7 +367,7 @@ class Task:
             if problem is None and getattr(e, "split", None) not in known:
                 problem = f"example {e.id!r} is of split {getattr(e, 'split', None)!r}, which task {self.name!r} lacks ({', '.join(sorted(known))})"
             if problem:
-                raise ConfigError(f"{named(argument)}: {problem}; is it another task's?")
+                raise ConfigError(f"{named('examples')}: {problem}; is it another task's?")
         return list(examples)
 
     def file_attrs(self, variables: Sequence[str]) -> dict:

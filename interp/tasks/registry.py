@@ -69,28 +69,28 @@ def resolve_tasks(spec: str, **settings) -> tuple[dict[str, Task], TaskGroup | N
     return {name: resolve_task(member, **settings) for name, member in group.members.items()}, group
 
 
-def _load_module(spec: str, argument: str):
+def _load_module(spec: str):
     target, _, _ = spec.rpartition(":")
     if target.endswith(".py") or "/" in target:
         path = Path(target).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{named(argument, repr(spec))}: file {path} does not exist")
+            raise ConfigError(f"{named('task', repr(spec))}: file {path} does not exist")
         name = f"interp_user_task_{abs(hash(str(path.resolve())))}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise ConfigError(f"{named(argument, repr(spec))}: {path} is not a Python file")
+            raise ConfigError(f"{named('task', repr(spec))}: {path} is not a Python file")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:  # noqa: BLE001 - any failure of the user's file is reported as bad input
             sys.modules.pop(name, None)
-            raise ConfigError(f"{named(argument, repr(spec))}: {path} does not import ({type(exc).__name__}: {exc})") from None
+            raise ConfigError(f"{named('task', repr(spec))}: {path} does not import ({type(exc).__name__}: {exc})") from None
         return module
     try:
         return importlib.import_module(target)
     except Exception as exc:  # noqa: BLE001
-        raise ConfigError(f"{named(argument, repr(spec))}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{named('task', repr(spec))}: module {target!r} does not import ({type(exc).__name__}: {exc})") from None
 
 
 def task_for_file(spec: str, data_file: str | None) -> str:
@@ -104,7 +104,7 @@ def task_for_file(spec: str, data_file: str | None) -> str:
 
 
 def resolve_task(
-    spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None, argument: str = "task"
+    spec: str, *, data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None
 ) -> Task:
     """The task named by ``spec``.
 
@@ -113,21 +113,19 @@ def resolve_task(
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
         data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
-        argument: the caller's parameter that holds ``spec``, which messages name (``task``; inoculation's
-            ``original`` and ``challenge``); the command line writes it as its flag (``interp.cli.base.FLAGS``).
 
     Raises:
-        ConfigError: an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,
+        ConfigError: naming ``task=`` (the parameter of :func:`interp.api.loading.load_task` and :class:`~interp.api.specs.DataSpec` that holds ``spec``): an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,
             no such function, or a function that fails or returns no ``Task``.
     """
     if data_file and spec == "monli":
         from interp.tasks.monli.data import is_monli_file
 
         if not is_monli_file(data_file):
-            raise ConfigError(f"{named(argument, 'monli')}: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
+            raise ConfigError(f"{named('task', 'monli')}: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
         return monli_task(data_dir, verify_checksums, data_file)
     if data_file and spec not in FILE_TASKS:
-        raise ConfigError(f"{named(argument, repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
+        raise ConfigError(f"{named('task', repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
     if spec == "monli":
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":
@@ -141,21 +139,21 @@ def resolve_task(
     if spec.startswith(PREFIX):
         name = spec[len(PREFIX) :]
         if name not in FRAGMENTS and name != ALL:
-            raise ConfigError(f"{named(argument, repr(spec))}: no such semantic fragment; choose from {', '.join(FRAGMENTS)} (or {ALL}, the eight pooled)")
+            raise ConfigError(f"{named('task', repr(spec))}: no such semantic fragment; choose from {', '.join(FRAGMENTS)} (or {ALL}, the eight pooled)")
         return fragment_task(name, data_dir, verify_checksums)
     if ":" not in spec:
         raise ConfigError(
-            f"{named(argument, repr(spec))}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"
+            f"{named('task', repr(spec))}: not a built-in task ({', '.join(BUILT_IN)}) nor a file.py:function or module:function"
         )
-    module = _load_module(spec, argument)
+    module = _load_module(spec)
     function_name = spec.rpartition(":")[2]
     function = getattr(module, function_name, None)
     if not callable(function):
-        raise ConfigError(f"{named(argument, repr(spec))}: no function {function_name!r} there")
+        raise ConfigError(f"{named('task', repr(spec))}: no function {function_name!r} there")
     try:
         task = function()
     except Exception as exc:  # noqa: BLE001
-        raise ConfigError(f"{named(argument, repr(spec))}: {function_name}() failed ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{named('task', repr(spec))}: {function_name}() failed ({type(exc).__name__}: {exc})") from None
     if not isinstance(task, Task):
-        raise ConfigError(f"{named(argument, repr(spec))}: {function_name}() returned a {type(task).__name__}, not an interp Task")
+        raise ConfigError(f"{named('task', repr(spec))}: {function_name}() returned a {type(task).__name__}, not an interp Task")
     return task

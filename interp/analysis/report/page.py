@@ -83,7 +83,7 @@ def write_report(config: ReportConfig) -> tuple[Path, dict]:
     data = collect_run(config.run_dir)
     data["generated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     page = render_page(data)
-    with OutputSet(config.folder, "report", "out") as outputs:
+    with OutputSet(config.folder, "report") as outputs:
         write_bytes_atomic(outputs.path(PAGE), page.encode("utf-8"))
     return config.folder / PAGE, data
 

@@ -115,11 +115,11 @@ def load_trained_intervention(path: str | Path, model_sha256: str | None = None)
         model_sha256: when given, the SHA-256 of the weights it must have
             been trained on (:func:`interp.models.loading.model_sha256`).
 
-    Raises (naming ``path=``):
-        DataError: a file is missing, unreadable, of another format, or its tensors do not fit its settings;
+    Raises:
+        DataError: naming ``path=``: a file is missing, unreadable, of another format, or its tensors do not fit its settings;
             the weights file is not the one the sidecar was saved with (SHA-256), or a setting in the sidecar
             was edited since (the copy kept in the weights file's header differs).
-        ConfigError: it was trained on another model's weights.
+        ConfigError: naming ``path=``: it was trained on another model's weights.
     """
     stem = _stem(path)
     try:

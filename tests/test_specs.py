@@ -110,3 +110,14 @@ def test_a_job_refuses_a_run_setting_it_does_not_read(monli_dir):
         run_evaluate(EvaluateConfig(model="m", data=data, run=interp.RunSpec(wordpiece="last")))
     with pytest.raises(interp.ConfigError, match="splits=pmonli: the task's behavioral stage names each training's splits"):
         BehavioralConfig(data=data, sample=interp.SampleSpec(("pmonli",)))
+
+
+def test_evaluate_takes_a_task_and_a_classifier_held_in_memory(monli_dir, tiny_classifier_dir):
+    """As every job: ``DataSpec(task=task)`` and ``model=`` a Classifier score what the names score."""
+    from interp.jobs.evaluate import EvaluateConfig, run_evaluate
+
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    sample = interp.SampleSpec(("pmonli", "nmonli_test"), max_per_split=20, seed=1)
+    named = run_evaluate(EvaluateConfig(model=str(tiny_classifier_dir), data=interp.DataSpec(data_dir=str(monli_dir)), sample=sample))
+    held = run_evaluate(EvaluateConfig(model=interp.load_model(str(tiny_classifier_dir)), data=interp.DataSpec(task=task), sample=sample))
+    assert held.metrics == named.metrics and [m["n"] for m in named.metrics["monli"].values()] == [20, 20]

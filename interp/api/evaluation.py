@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from interp.api.loading import Classifier
+from interp.api.loading import IN_MEMORY, Classifier, load_model
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError
 from interp.hooks.encoding import input_view
@@ -52,10 +52,11 @@ def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelRe
     return evaluate(model.module, model.tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)
 
 
-def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
+def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
                      label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False,
                      max_examples: int | None = None, max_per_split: int | None = None, seed: int = 0) -> dict[str, dict]:  # fmt: skip
-    """Accuracy per split of the classifier ``spec`` on ``task``'s ``splits``, its labels read as the task's by name.
+    """Accuracy per split of the classifier ``spec`` (a checkpoint, or a :class:`Classifier` held in memory, moved to
+    ``device``) on ``task``'s ``splits``, its labels read as the task's by name.
 
     A model with the task's labels in any order is scored as is; a model with
     more (a three-label SNLI/MNLI model on MoNLI) reads its extra labels through
@@ -81,11 +82,22 @@ def score_checkpoint(spec: str, task: Task, splits: Sequence[str], batch_size: i
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
     examples = task.examples(tuple(splits), n=max_examples, per_split=max_per_split, seed=seed)
-    examples = input_view(examples, trained_input(spec) if input is None else input)
+    examples = input_view(examples, _trained_input(spec) if input is None else input)
     where = pick_device(device)  # a GPU that is not there is named before the model loads
-    module, tokenizer = load_classifier(spec, require_head=True, label_map=label_map)
-    module.to(where)
-    return score(Classifier(module, tokenizer, spec), task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
+    if isinstance(spec, Classifier):
+        model = spec if label_map is None else load_model(spec, label_map=label_map)
+        model.module.to(where)
+    else:
+        model = Classifier(*load_classifier(spec, require_head=True, label_map=label_map), spec)
+        model.module.to(where)
+    return score(model, task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
+
+
+def _trained_input(model: str | Classifier) -> str:
+    """What ``model`` was fine-tuned to read: its checkpoint's ``training.json`` says; a classifier built in memory
+    reads the pair."""
+    name = model.name if isinstance(model, Classifier) else model
+    return "pair" if name == IN_MEMORY else trained_input(name)
 
 
 __all__ = ["labels_for", "score", "score_checkpoint"]

@@ -36,6 +36,10 @@ __all__ = ["INITS", "Classifier", "checkpoint_labels", "classifier_for", "load_m
            "model_sha256", "model_width", "resolve_task", "resolve_tasks", "task_for_file"]
 
 
+#: The name of a :class:`Classifier` built in memory, loaded from no checkpoint.
+IN_MEMORY = "<in memory>"
+
+
 @dataclass(eq=False)
 class Classifier:
     """A sequence classifier in eval mode, its fast tokenizer, and its provenance.
@@ -51,7 +55,7 @@ class Classifier:
 
     module: Any
     tokenizer: Any
-    name: str = "<in memory>"
+    name: str = IN_MEMORY
     history: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     _sha256: str | None = field(default=None, repr=False)
@@ -116,7 +120,7 @@ class Classifier:
     def sha256(self) -> str:
         """What identifies the weights in files: the checkpoint's ``model.safetensors`` SHA-256, else a hash of the tensors in memory."""
         if self._sha256 is None:
-            self._sha256 = model_sha256(self.name) if self.name != "<in memory>" else _state_sha256(self.module)
+            self._sha256 = model_sha256(self.name) if self.name != IN_MEMORY else _state_sha256(self.module)
         return self._sha256
 
     def reading(self, task: Task, *, complete: bool = False) -> LabelReading:

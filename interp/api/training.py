@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 from interp.api.iit import iit_loss, parse_iit
 from interp.api.evaluation import labels_for, score
-from interp.api.loading import Classifier, load_model, load_task
+from interp.api.loading import IN_MEMORY, Classifier, load_model, load_task
 from interp.api.node_loss import NodeLoss, node_variables
 from interp.core.errors import ConfigError, named
 from interp.hooks import n_layers
@@ -89,7 +89,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
     extra = objective(task, iit=iit, iit_weight=iit_weight, iit_subspace=iit_subspace, node_loss=node_loss, node_weight=node_weight,
                       node_read=node_read, seed=config.seed)  # fmt: skip
     history = train_in_place(loaded, task, examples, config, progress=progress, extra=extra)
-    trained = Classifier(loaded.module, loaded.tokenizer, "<in memory>")
+    trained = Classifier(loaded.module, loaded.tokenizer, IN_MEMORY)
     trained.history = history
     trained.settings = {"model": loaded.name, "task": task.name, **asdict(config), "n_train": len(examples),
                         **({"iit": iit, "iit_weight": iit_weight, "iit_subspace": iit_subspace} if iit is not None else {}),

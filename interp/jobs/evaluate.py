@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from interp.analysis.chance import accuracy_lines
 from interp.api.evaluation import score_checkpoint
-from interp.api.loading import resolve_tasks, task_for_file
-from interp.api.objects import TaskGroup
+from interp.api.loading import Classifier, resolve_tasks, task_for_file
+from interp.api.objects import Task, TaskGroup
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 
 
@@ -27,12 +27,12 @@ class EvaluateConfig:
     splits, else all of them; a seeded subset with ``max_examples`` / ``max_per_split``), run how (``run``: device,
     examples per forward pass, 128 when ``None``).
 
-    ``label_map``, ``input`` and ``fold_labels`` as
-    :func:`interp.api.evaluation.score_checkpoint`; a task group
+    ``model``: a checkpoint, or a :class:`~interp.api.loading.Classifier` held in memory. ``label_map``, ``input`` and
+    ``fold_labels`` as :func:`interp.api.evaluation.score_checkpoint`; a task group
     (``DataSpec("fragments")``) scores every member task.
     """
 
-    model: str
+    model: str | Classifier
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()  # batch_size None: 128 examples per pass
@@ -75,8 +75,11 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
     """
     data, sample, run = config.data, config.sample, config.run
     run.refuse_unused("evaluate")
-    tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
-                                 data_file=data.data_file)  # fmt: skip
+    if isinstance(data.task, Task):  # a task held in memory: itself
+        tasks, group = {data.task.name: data.task}, None
+    else:
+        tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
+                                     data_file=data.data_file)  # fmt: skip
     metrics = {name: score_checkpoint(config.model, task, sample.splits or task.eval_splits or task.splits, run.batch(128), progress=progress,
                                    label_map=config.label_map, input=config.input, device=run.device, fold_labels=config.fold_labels,
                                    max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed)

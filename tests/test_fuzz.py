@@ -287,7 +287,7 @@ CALLS = {"das": ["interp.jobs.das.run_das", "interp.jobs.das.score_saved"], "int
          "cache": ["interp.jobs.cache.build_cache"], "probe": ["interp.jobs.probe_sweep.run_probe_sweep"],
          "location-sweep": ["interp.jobs.location_sweep.run_location_sweep"], "head-sweep": ["interp.jobs.head_sweep.run_head_sweep"],
          "train": ["interp.jobs.train.train", "interp.jobs.iit.train_iit"], "demo": ["interp.jobs.demo.run_demo"],
-         "inoculate": ["interp.jobs.inoculate.run_inoculation"]}  # fmt: skip
+         "inoculate": ["interp.jobs.inoculate.run_inoculation"], "evaluate": ["interp.jobs.evaluate.run_evaluate"]}  # fmt: skip
 
 
 @pytest.mark.parametrize("command", sorted(CALLS))

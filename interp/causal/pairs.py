@@ -99,7 +99,7 @@ def counterfactual_pairs(
     if not all(len(k) for k in kinds):
         which = "changes" if not len(kinds[0]) else "leaves"
         raise ConfigError(
-            f"variable={variable!r}: no pair of these {len(indices)} examples {which} the output under the interchange, "
+            f"{named('variable', repr(variable))}: no pair of these {len(indices)} examples {which} the output under the interchange, "
             "so no balanced pair set exists (is the variable constant on them? mix splits, e.g. `max_per_split=`)"
         )
     half = min(n_pairs // 2, *(len(k) for k in kinds))

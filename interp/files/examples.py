@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, named
 from interp.core.hdf5 import ExampleFile, h5py
 from interp.causal.values import VariableValues
 
@@ -115,7 +115,7 @@ class PerExampleFile(ExampleFile):
     def texts(self, side: str) -> np.ndarray | None:
         """str ``[n]``: each example's ``premise`` or ``hypothesis``; ``None`` in a file made before they were kept."""
         if side not in TEXTS:
-            raise ConfigError(f"side={side!r}: give one of {TEXTS}")
+            raise ConfigError(f"{named('side', repr(side))}: give one of {TEXTS}")
         name = f"text/{side}"
         return np.array(self.handle[name].asstr()[:]) if name in self.handle else None
 

@@ -86,10 +86,9 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
     where = pick_device(device)  # a GPU that is not there is named before the model loads
     if isinstance(spec, Classifier):
         model = spec if label_map is None else load_model(spec, label_map=label_map)
-        model.module.to(where)
     else:
         model = Classifier(*load_classifier(spec, require_head=True, label_map=label_map), spec)
-        model.module.to(where)
+    model.module.to(where)
     return score(model, task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
 
 

@@ -38,22 +38,17 @@ def flat(config) -> dict:
     model held in memory by its name: what files record of a config (the names they had before specs existed). A
     spec's field whose name the config already holds is recorded as ``<spec>_<name>`` (a training's ``sample_seed``
     beside its own ``seed``)."""
-    out = {}
+    out, own = {}, {f.name for f in fields(config)}
     for f in fields(config):
         value = getattr(config, f.name)
         if isinstance(value, (DataSpec, SampleSpec, RunSpec)):
             for key, inner in flat(value).items():
-                out[f"{f.name}_{key}" if key in out or key in _names(config) else key] = inner
+                out[f"{f.name}_{key}" if key in out or key in own else key] = inner
         elif isinstance(value, (Task, Classifier)):
             out[f.name] = value.name
         else:
             out[f.name] = value
     return out
-
-
-def _names(config) -> set[str]:
-    """The names of ``config``'s own fields."""
-    return {f.name for f in fields(config)}
 
 
 @dataclass(frozen=True)
@@ -166,14 +161,15 @@ class RunSpec:
         """:attr:`batch_size`, or the job's ``default`` when it is ``None``."""
         return self.batch_size if self.batch_size is not None else default
 
-    def refuse_unused(self, job: str, *, wordpiece: bool = False) -> None:
-        """Refuse the settings ``job`` does not read, rather than ignore them: ``backend`` other than ``hf`` (a job that
-        runs the Hugging Face model itself) and, unless ``wordpiece``, a WordPiece rule other than ``first``.
+    def refuse_unused(self, job: str) -> None:
+        """Refuse the settings ``job`` (one that runs the Hugging Face model itself, reading each word's first WordPiece
+        where it reads one) does not take, rather than ignore them: ``backend`` other than ``hf``, ``wordpiece`` other
+        than ``first``.
 
         Raises:
             ConfigError: naming ``backend=`` or ``wordpiece=``.
         """
         if self.backend != "hf":
             raise ConfigError(f"{named('backend', repr(self.backend))}: {job} runs the Hugging Face model itself; leave `backend=` hf")
-        if not wordpiece and self.wordpiece != "first":
+        if self.wordpiece != "first":
             raise ConfigError(f"{named('wordpiece', repr(self.wordpiece))}: {job} reads each word's first WordPiece; leave `wordpiece=` first")

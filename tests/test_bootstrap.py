@@ -142,3 +142,40 @@ def test_a_split_at_chance_is_named_and_a_good_or_tiny_one_is_told_apart():
     messages = chance_messages(rows, "model 'm'")
     assert len(messages) == 2 and "not shown above chance on tiny" in messages[0] and "too few examples" in messages[0]
     assert messages[1].startswith("model 'm' is at chance on chance: accuracy 0.500") and "majority label's share 0.500" in messages[1]
+
+
+def test_the_printed_accuracy_gives_its_null_and_marks_a_split_not_above_it(monli_dir, tiny_classifier_dir):
+    """`interp evaluate` / `interp train` print each split's majority label share beside the accuracy, and say where
+    the accuracy's Wilson interval does not lie above it; a split well above it is not marked."""
+    from interp.analysis.chance import accuracy_lines
+    from interp.api.evaluation import score_checkpoint
+    from interp.api.loading import load_task
+
+    metrics = score_checkpoint(str(tiny_classifier_dir), load_task("monli", data_dir=str(monli_dir)), ("nmonli_test",))
+    assert metrics["nmonli_test"]["majority"] == 0.5  # NMoNLI test is balanced: 100 of each label
+    good = {"accuracy": 0.9, "correct": 180, "n": 200, "majority": 0.5}
+    near = {"accuracy": 0.56, "correct": 112, "n": 200, "majority": 0.5}  # interval 49.1-62.7%: not above 50%
+    older = {"accuracy": 0.56, "correct": 112, "n": 200}  # a metrics file written before the null was kept
+    lines = accuracy_lines({"good": good, "near": near, "older": older})
+    assert lines[0].endswith("; majority label 50.0%") and lines[1].endswith("; majority label 50.0%: not above chance")
+    assert lines[2].endswith("95% Wilson interval 49.1-62.7%)")
+
+
+def test_a_table_that_shows_a_point_interval_says_what_it_means():
+    """Where every replicate agrees (a model that copies the source everywhere: copies = 1.000 on every resample) the
+    intervene summary says what a point interval does and does not tell; with no point interval shown, no such line."""
+    from interp.analysis.iia import format_summaries, summarize_matrices
+
+    rng = np.random.default_rng(0)
+    n = 12
+    values = np.array([0, 1] * (n // 2))
+    labels = rng.integers(0, 2, n)
+    copies = np.broadcast_to(labels[None, :], (n, n)).astype(np.int8)  # the intervened label is always the source's own
+    causal = np.where(values[:, None] != values[None, :], 1 - labels[:, None], labels[:, None]).astype(np.int8)
+    point = summarize_matrices("blocks.0.hook_resid_post@w_h", "v", copies, causal, values, labels, labels, n_boot=200)
+    assert point["copies_source_low"] == point["copies_source_high"] == 1.0
+    noisy = rng.integers(0, 2, (n, n)).astype(np.int8)  # neither null is exact on every resample
+    spread = summarize_matrices("blocks.0.hook_resid_post@w_h", "v", noisy, causal, values, labels, rng.integers(0, 2, n), n_boot=200)
+    assert all(spread[f"{f}_low"] < spread[f"{f}_high"] for f in ("iia", "stays_base", "copies_source", "gap", "iia_causal", "gap_causal"))
+    assert "[x, x]: a point interval" in format_summaries([point]).splitlines()[-1]
+    assert "point interval" not in format_summaries([spread])

@@ -89,8 +89,10 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
     assert m["accuracy"] == pytest.approx(m["correct"] / 200)
     plain = run("evaluate", "--model", str(tiny_classifier_dir), "--splits", "nmonli_test", "--data-dir", str(monli_dir))
     assert m["low"] < m["accuracy"] < m["high"]  # its 95% Wilson interval
+    assert m["majority"] == 0.5  # the null: NMoNLI test's labels are balanced
+    null = "; majority label 50.0%" + (": not above chance" if m["low"] <= 0.5 else "")
     assert plain.stdout == (f"nmonli_test    accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/200; "
-                            f"95% Wilson interval {100 * m['low']:.1f}-{100 * m['high']:.1f}%)\n")
+                            f"95% Wilson interval {100 * m['low']:.1f}-{100 * m['high']:.1f}%){null}\n")
     # A seeded subset of each split: the task's own draw (SampleSpec), scored with the same reading; batch size changes nothing.
     args = ("evaluate", "--model", str(tiny_classifier_dir), "--splits", "pmonli,nmonli_test", "--data-dir", str(monli_dir), "--json")
     part = json.loads(run(*args, "--max-per-split", "30", "--seed", "2", "--batch-size", "7").stdout)

@@ -41,6 +41,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
@@ -50,6 +51,32 @@ from interp.core.estimates import CONFIDENCE, Estimate
 #: Replicates and seed every interval uses unless told otherwise.
 N_BOOT = 1000
 SEED = 0
+
+
+def collapsed_note(bounds: Iterable[tuple[float, float]], over: str = "examples") -> list[str]:
+    """The line a table prints under itself when it shows a point interval, else ``[]``.
+
+    A point interval (:attr:`Estimate.collapsed <interp.core.estimates.Estimate.collapsed>`) is a finite ``(low,
+    high)`` with ``low == high``: every replicate gave the same figure (an IIA of 1.000 on every resample, or seeds
+    that all agree). ``over`` names what was resampled.
+
+    >>> collapsed_note([(0.4, 0.6), (1.0, 1.0)])
+    ['[x, x]: a point interval: every replicate gave the same figure; that says only that no resample of these examples moves it, not that other examples would agree']
+    >>> collapsed_note([(0.4, 0.6), (float("nan"), float("nan"))])
+    []
+    """
+    return [f"[x, x]: {point_interval(over)}"] if any(is_point(low, high) for low, high in bounds) else []
+
+
+def is_point(low: float, high: float) -> bool:
+    """Whether a finite interval is a point (every replicate gave the same figure)."""
+    return bool(np.isfinite(low) and low == high)
+
+
+def point_interval(over: str = "examples") -> str:
+    """What a point interval over resamples of ``over`` says, and what it does not (:func:`collapsed_note`)."""
+    return (f"a point interval: every replicate gave the same figure; that says only that no resample of these {over} moves it, "
+            f"not that other {over} would agree")
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from interp.core.estimates import wilson
+from interp.core.estimates import Estimate, wilson
 
 
 def split_accuracies(splits: Sequence[str], gold: np.ndarray, pred: np.ndarray) -> list[dict]:
@@ -41,8 +41,13 @@ def split_accuracies(splits: Sequence[str], gold: np.ndarray, pred: np.ndarray) 
         n = int(where.sum())
         accuracy = wilson(int((gold[where] == pred[where]).sum()), n)
         majority = wilson(int(np.bincount(gold[where]).max()), n)
-        rows.append({"split": split, "examples": n, "accuracy": accuracy, "majority": majority, "at_chance": bool(accuracy.low <= float(majority))})
+        rows.append({"split": split, "examples": n, "accuracy": accuracy, "majority": majority, "at_chance": at_chance(accuracy, majority)})
     return rows
+
+
+def at_chance(accuracy: Estimate, majority: float) -> bool:
+    """Whether an accuracy's interval does not lie above the majority label's share (the null it must beat)."""
+    return bool(accuracy.low <= float(majority))
 
 
 def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
@@ -80,10 +85,19 @@ def file_chance_messages(path) -> list[str]:
 
 
 def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """:func:`interp.models.evaluation.evaluate`'s result as text: a line per split with its Wilson interval, then one per group value under it (``  polarity=down``)."""
+    """:func:`interp.models.evaluation.evaluate`'s result as text: a line per split with its Wilson interval and the
+    majority label's share (the null), marked where the accuracy does not stand above it (:func:`at_chance`), then one
+    per group value under it (``  polarity=down``).
+
+    >>> print(accuracy_lines({"test": {"accuracy": 0.52, "correct": 104, "n": 200, "majority": 0.5}})[0])
+    test           accuracy  52.0%  (104/200; 95% Wilson interval 45.1-58.8%); majority label 50.0%: not above chance
+    """
     def line(name: str, m: Mapping[str, Any]) -> str:
         interval = wilson(m["correct"], m["n"])  # a metrics file written before intervals were kept has none
-        return f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']}; 95% Wilson interval {100 * interval.low:.1f}-{100 * interval.high:.1f}%)"
+        text = f"{name:14} accuracy {100 * m['accuracy']:5.1f}%  ({m['correct']}/{m['n']}; 95% Wilson interval {100 * interval.low:.1f}-{100 * interval.high:.1f}%)"
+        if "majority" in m:  # a metrics file written before the null was kept has none
+            text += f"; majority label {100 * m['majority']:.1f}%" + (": not above chance" if at_chance(interval, m["majority"]) else "")
+        return text
 
     lines = []
     for split, m in metrics.items():
@@ -92,4 +106,4 @@ def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-__all__ = ["accuracy_lines", "chance_messages", "file_chance_messages", "split_accuracies"]
+__all__ = ["accuracy_lines", "at_chance", "chance_messages", "file_chance_messages", "split_accuracies"]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
+from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, collapsed_note, percentile_interval
 from interp.files.interventions import Fp32Check, open_interventions
 from interp.hooks.locations import Location
 
@@ -185,6 +185,8 @@ def format_summaries(summaries: list[dict]) -> str:
                  "causal pairs: base and source differ in the variable")
     if summaries:
         lines.append(f"[low, high]: {summaries[0]['interval']}; an IIA stands above the nulls where its gap's interval lies above 0")
+        figures = ("iia", "stays_base", "copies_source", "gap")
+        lines += collapsed_note((s[f"{n}{suffix}_low"], s[f"{n}{suffix}_high"]) for s in summaries for n in figures for suffix in ("", "_causal"))
     for s in summaries:
         check = s.get("fp32_check")
         if check is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.iia import summarize_all
 from interp.core.errors import ConfigError
 from interp.core.outputs import OutputSet, save_figure_atomic, write_csv_atomic
@@ -140,13 +141,14 @@ def plot_heads(rows: list[dict], path: Path) -> None:
 
 def format_heads(rows: list[dict], top: int = 8) -> str:
     """The ``top`` heads by IIA on causal pairs at each role, and the per-block table of the other sites, as text."""
-    lines = []
+    lines, shown = [], []
     for role in dict.fromkeys(r["role"] for r in rows):
         mine = [r for r in rows if r["role"] == role]
         best = sorted((r for r in mine if r["head"] >= 0), key=lambda r: -r["iia_causal"])[:top]
-        lines.append(f"{role}: best heads by IIA on causal pairs (stays / copies nulls; * above both)")
-        lines += [f"  {r['location']:34}{r['iia_causal']:7.3f}  ({r['stays_base_causal']:.3f} / {r['copies_source_causal']:.3f})"
-                  f"{' *' if r['above_nulls'] else ''}" for r in best]  # fmt: skip
+        lines.append(f"{role}: best heads by IIA on causal pairs [95% interval] (stays / copies nulls; * above both)")
+        lines += [f"  {r['location']:34}{r['iia_causal']:7.3f} [{r['iia_causal_low']:.3f}, {r['iia_causal_high']:.3f}]  "
+                  f"({r['stays_base_causal']:.3f} / {r['copies_source_causal']:.3f}){' *' if r['above_nulls'] else ''}" for r in best]  # fmt: skip
+        shown += best
         lines.append(f"{role}: per block, IIA on causal pairs (* above both nulls)")
         sites = ("resid", "hook_attn_out", "hook_resid_mid", "hook_mlp_out")
         lines.append("  " + f"{'block':>6}" + "".join(f"{s:>16}" for s in sites))
@@ -154,6 +156,9 @@ def format_heads(rows: list[dict], top: int = 8) -> str:
             cells = {r["site"]: r for r in mine if r["layer"] == layer and r["head"] < 0}
             text = "".join(f"{cells[s]['iia_causal']:>15.3f}{'*' if cells[s]['above_nulls'] else ' '}" if s in cells else f"{'':>16}" for s in sites)
             lines.append(f"  {layer:>6}{text}")
+    lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources; in heads.csv for every cell); "
+                 "* above both nulls: the interval of IIA minus the larger null lies above 0")
+    lines += collapsed_note((r["iia_causal_low"], r["iia_causal_high"]) for r in shown)
     return "\n".join(lines)
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.cliques import build_graph, search
 from interp.analysis.cliques.baselines import chance_clique_size
 from interp.analysis.iia import summarize_matrices
@@ -201,4 +202,5 @@ def format_ranking(rows: list[dict], top: int | None = None) -> str:
             f"{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
         )
     lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources)")
+    lines += collapsed_note((r["iia_causal_low"], r["iia_causal_high"]) for r in rows[:top])
     return "\n".join(lines)

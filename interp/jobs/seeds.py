@@ -63,14 +63,16 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
         one = replace(config, seed=seed, sample=replace(config.sample, seed=seed))  # each seed also draws its own subset
         runs[seed] = trainer(one, out / f"seed{seed}", progress=progress, overwrite=overwrite)
     rows = [{"seed": seed, "split": split, "accuracy": m["accuracy"], "wilson_low": m.get("low"), "wilson_high": m.get("high"),
-             "correct": m["correct"], "n": m["n"]}  # fmt: skip
+             "correct": m["correct"], "n": m["n"], "majority": m.get("majority")}  # fmt: skip
             for seed, run in runs.items() for split, m in run.metrics.items()]
     summary = []
     for split in dict.fromkeys(r["split"] for r in rows):
         values = {r["seed"]: r["accuracy"] for r in rows if r["split"] == split}
         mean, low, high = mean_interval(list(values.values()), bounds=(0.0, 1.0))
+        nulls = [r["majority"] for r in rows if r["split"] == split and r["majority"] is not None]
         summary.append({"split": split, "seeds": len(values), **{f"seed_{s}": v for s, v in values.items()}, "mean": mean, "t_low": low,
-                        "t_high": high, "min": min(values.values()), "max": max(values.values())})  # fmt: skip
+                        "t_high": high, "min": min(values.values()), "max": max(values.values()),
+                        "majority": max(nulls) if nulls else None})  # fmt: skip
     if rows:
         with OutputSet(out, "train-seeds") as outputs:
             write_csv_atomic(rows, outputs.path("seeds.csv"))
@@ -81,12 +83,14 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
 def format_seeds(result: SeedsResult) -> str:
     """The summary as text: one line per split, every seed's accuracy (%), the mean and its 95% t interval over seeds."""
     seeds = result.seeds
-    head = f"{'split':16}" + "".join(f"{'seed ' + str(s):>9}" for s in seeds) + f"{'mean [95% t interval over seeds]':>36}"
+    head = f"{'split':16}" + "".join(f"{'seed ' + str(s):>9}" for s in seeds) + f"{'mean [95% t interval over seeds]':>36}{'majority':>10}"
     lines = [f"fine-tuning seed varied over {', '.join(map(str, seeds))} (the new head, batch order and dropout); accuracy (%)", head]
     for s in result.summary:
         cells = "".join(f"{100 * s['seed_' + str(seed)]:9.1f}" for seed in seeds)
         interval = f"{100 * s['mean']:.1f} [{100 * s['t_low']:.1f}, {100 * s['t_high']:.1f}]"
-        lines.append(f"{s['split']:16}{cells}{interval:>36}")
+        null = f"{100 * s['majority']:10.1f}" if s.get("majority") is not None else ""
+        lines.append(f"{s['split']:16}{cells}{interval:>36}{null}")
+    lines.append("majority: the most common gold label's share of the split (its largest over the seeds' subsets), the null")
     lines.append(f"each seed's checkpoint: {result.out_dir}/seed<S>/; tables: {result.out_dir}/seeds.csv, seeds_summary.csv")
     return "\n".join(lines)
 

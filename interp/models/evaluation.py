@@ -12,7 +12,7 @@ and ``split``; nothing here knows a task.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -78,10 +78,11 @@ def evaluate(
     are harder); each split's accuracy is then also given per value.
 
     Returns:
-        ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int, "low", "high"}}`` (``low``, ``high``: the
-        accuracy's 95% Wilson score interval, :func:`interp.core.estimates.wilson`)
+        ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int, "low", "high", "majority"}}`` (``low``,
+        ``high``: the accuracy's 95% Wilson score interval, :func:`interp.core.estimates.wilson`; ``majority``: the
+        most common gold label's share of the split, the null an accuracy must beat)
         in the order splits first appear in ``examples``; with ``groups``,
-        each split also has ``"by": {name: {value: {"accuracy", "correct", "n"}}}``,
+        each split also has ``"by": {name: {value: {...the same keys}}}``,
         values in the order they first appear.
 
     Raises:
@@ -98,15 +99,18 @@ def evaluate(
     gold = {label: reading.scored[j] for j, label in enumerate(reading.task_labels)}
     groups = dict(groups or {})
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    labels_seen: dict[tuple, Counter] = defaultdict(Counter)
     for example, p in zip(examples, predicted.tolist()):
         right = int(p == gold[example.label])
         for key in [(example.split,), *((example.split, name, str(of(example))) for name, of in groups.items())]:
             counts[key][0] += right
             counts[key][1] += 1
+            labels_seen[key][example.label] += 1
     out: dict[str, dict[str, Any]] = {}
     for key, (c, n) in counts.items():
         interval = wilson(c, n)
-        score = {"accuracy": c / n, "correct": c, "n": n, "low": interval.low, "high": interval.high}
+        score = {"accuracy": c / n, "correct": c, "n": n, "low": interval.low, "high": interval.high,
+                 "majority": max(labels_seen[key].values()) / n}  # fmt: skip
         if len(key) == 1:
             out[key[0]] = {**score, **({"by": {name: {} for name in groups}} if groups else {})}
         else:

@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from interp.analysis.bootstrap import is_point, point_interval
 from interp.analysis.chance import file_chance_messages
 from interp.core.errors import ConfigError, InterpError
 from interp.hooks.locations import Location
@@ -153,7 +154,8 @@ def iia_from_interventions(path: Path) -> list[dict]:
             "variable": s["variable"], "method": "vanilla", "location": s["location"], "role": role, "layer": layer,
             "iia": s["iia_causal"], "iia_low": s["iia_causal_low"], "iia_high": s["iia_causal_high"],
             "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over examples); "
-            f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}",
+            f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}"
+            + (f"; {point_interval()}" if is_point(s["iia_causal_low"], s["iia_causal_high"]) else ""),
         })  # fmt: skip
     return records
 
@@ -171,7 +173,8 @@ def iia_from_das(path: Path) -> list[dict]:
             records.append({
                 "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer,
                 "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]),
-                "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}",
+                "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}"
+                + (f"; {point_interval('held-out examples (or seeds)')}" if is_point(float(row[f"{method}_low"]), float(row[f"{method}_high"])) else ""),
             })  # fmt: skip
     unique = {(r["variable"], r["method"], r["location"]): r for r in records}  # vanilla repeats once per k
     return list(unique.values())

@@ -99,6 +99,29 @@ def test_the_kept_model_scores_what_its_unit_recorded_on_the_test_halves(monli_r
     assert evaluate(before, tokenizer, original_test, labels=LABELS)["pmonli_heldout"]["accuracy"] == pytest.approx(k0["original_test"], abs=1e-9)
 
 
+def test_each_reported_accuracy_carries_its_interval_over_the_held_out_examples(monli_run, monli_dir):
+    """Every test accuracy in selected.json, the CSV and the printed table has its 95% Wilson interval over the test half
+    it was scored on; the averages of the two tasks a normal-approximation interval around them."""
+    from interp.core.estimates import wilson
+    from interp.core.subsets import hashed_split
+    from interp.jobs.inoculate import HALVES_SALT
+    from interp.tasks.monli import load_monli
+
+    out, _, stdout = monli_run
+    n_original = len(hashed_split(load_monli(monli_dir, ("pmonli_heldout",)), lambda e: e.id, 0.5, HALVES_SALT)[1])
+    n_challenge = len(hashed_split(load_monli(monli_dir, ("nmonli_test",)), lambda e: e.id, 0.5, HALVES_SALT)[1])
+    selected = json.loads((out / "selected.json").read_text())["selected"]
+    for s in selected:
+        for name, n in (("original_test", n_original), ("challenge_test", n_challenge)):
+            expected = wilson(round(s[name] * n), n)
+            assert (s[f"{name}_low"], s[f"{name}_high"]) == pytest.approx((expected.low, expected.high))
+        for part in ("test", "dev"):
+            assert s[f"{part}_average_low"] < s[f"{part}_average"] < s[f"{part}_average_high"]
+        assert f"{100 * s['challenge_test']:.1f} [{100 * s['challenge_test_low']:.1f}, {100 * s['challenge_test_high']:.1f}]" in stdout
+    assert all(float(r["original_test_low"]) <= float(r["original_test"]) <= float(r["original_test_high"]) for r in _rows(out))
+    assert "95% interval over the held-out examples" in stdout
+
+
 def test_a_rerun_redoes_only_the_missing_unit_and_ends_the_same(monli_run):
     out, args, _ = monli_run
     before = _rows(out)
@@ -134,7 +157,8 @@ def test_a_two_label_model_trains_on_a_three_label_fragment_through_its_mapping(
         ({"--k": "2000"}, "--k 2000 is larger than monli's nmonli_train split (1002 examples)"),
         ({"--challenge": "fragment:nonsense"}, "no such semantic fragment"),
         ({"--original": "monli:pmonli_nope"}, "has no split 'pmonli_nope'"),
-        ({"--original": "monli"}, "task 'monli' has no dev and test splits; name one to halve"),
+        ({"--original": "monli"}, "task 'monli' has no dev and test splits; name one to halve, as monli:SPLIT"),
+        ({"--challenge-eval": None}, "--challenge-eval: task 'monli' has no dev and test splits; name one of its splits to halve, as SPLIT"),
         ({"--lr": "fast"}, "--lr takes comma-separated numbers"),
         ({"--out": "/dev/null/o"}, "--out /dev/null/o/units: cannot create directory"),
     ],
@@ -142,7 +166,7 @@ def test_a_two_label_model_trains_on_a_three_label_fragment_through_its_mapping(
 def test_bad_input_gives_one_line_and_exit_2(tiny_classifier_dir, tmp_path, change, message):
     options = {"--model": tiny_classifier_dir, "--original": "monli:pmonli_heldout", "--challenge": "monli:nmonli_train",
                "--challenge-eval": "nmonli_test", "--k": "8", "--out": tmp_path / "o"}  # fmt: skip
-    options.update(change)
+    options = {k: v for k, v in {**options, **change}.items() if v is not None}  # None: the option left out
     result = run("inoculate", *[x for kv in options.items() for x in kv], "--quiet")
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "o").exists()

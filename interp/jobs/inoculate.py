@@ -39,6 +39,7 @@ and challenge test accuracy of the selected model against k).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError, InterpError, named, renamed
+from interp.core.estimates import wilson
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.core.devices import pick_device
@@ -58,10 +60,14 @@ from interp.api.training import fine_tune, labels_for, parse_label_map, score, w
 DEFAULT_KS = (50, 100, 250, 500, 1000)
 #: Learning rates at the embedded model's scale (the paper's BERT-large runs used 2e-5, 1e-6 and 1e-7).
 DEFAULT_LRS = (1e-5, 3e-5, 1e-4)
+#: The two-sided 95% quantile of the standard normal (scipy.stats.norm.ppf(0.975)).
+NORMAL_95 = 1.959963984540054
 #: Every unit's warm-up share: the grid varies lr and epochs; the rest of a unit's recipe is fixed.
 WARMUP_RATIO = 0.1
 #: The salt of the dev/test halving of an evaluation split.
 HALVES_SALT = "inoculation-dev"
+#: How to name a split to halve, per parameter, where a task has no dev and test splits of its own.
+HALVE_HINT = {"original": "name one to halve, as {task}:SPLIT", "challenge_eval": "name one of its splits to halve, as SPLIT"}
 
 
 @dataclass(frozen=True)
@@ -166,7 +172,7 @@ def held_out(task: Task, split: str | None, argument: str) -> HeldOut:
     """
     if split is None:
         if not {"dev", "test"} <= set(task.splits):
-            raise ConfigError(f"{named(argument)}: task {task.name!r} has no dev and test splits; name one to halve, as {task.name}:SPLIT")
+            raise ConfigError(f"{named(argument)}: task {task.name!r} has no dev and test splits; {HALVE_HINT[argument].format(task=task.name)}")
         return HeldOut(task, _load(task, "dev", argument), _load(task, "test", argument), f"{task.name} dev / test")
     dev, test = hashed_split(_load(task, split, argument), lambda e: e.id, 0.5, HALVES_SALT)
     if not dev or not test:
@@ -188,6 +194,30 @@ def _scores(model: Classifier, original: HeldOut, challenge: HeldOut, batch_size
     row["dev_average"] = (row["original_dev"] + row["challenge_dev"]) / 2
     row["test_average"] = (row["original_test"] + row["challenge_test"]) / 2
     return row
+
+
+#: Each reported accuracy's 95% interval: Wilson for one task's share, a normal approximation for the average of two.
+INTERVAL_COLUMNS = tuple(f"{name}_{bound}" for name in ("original_test", "challenge_test", "test_average", "dev_average")
+                         for bound in ("low", "high"))  # fmt: skip
+
+
+def with_intervals(row: dict, sizes: dict[str, tuple[int, int]]) -> dict:
+    """``row`` with the 95% interval of each test accuracy and of both averages (:data:`INTERVAL_COLUMNS`).
+
+    ``sizes``: ``{"dev": (original, challenge), "test": (...)}``, the held-out sets' example counts. One task's accuracy
+    gets its Wilson interval over its examples; the average of the two tasks' accuracies (independent examples) the
+    normal approximation ``(a + b) / 2 ± 1.96 · sqrt(a(1 − a)/n_a + b(1 − b)/n_b) / 2``, clipped to [0, 1]. Neither covers
+    the fine-tuning's seed: ``--seeds`` adds units, among which the dev average chooses.
+    """
+    out = dict(row)
+    for name, n in (("original", sizes["test"][0]), ("challenge", sizes["test"][1])):
+        share = wilson(round(row[f"{name}_test"] * n), n)
+        out[f"{name}_test_low"], out[f"{name}_test_high"] = share.low, share.high
+    for part, (n_a, n_b) in sizes.items():
+        a, b = row[f"original_{part}"], row[f"challenge_{part}"]
+        half = NORMAL_95 * math.sqrt(a * (1 - a) / n_a + b * (1 - b) / n_b) / 2
+        out[f"{part}_average_low"], out[f"{part}_average_high"] = max(0.0, (a + b) / 2 - half), min(1.0, (a + b) / 2 + half)
+    return out
 
 
 def lossless_choice(records: list[dict]) -> dict:
@@ -261,10 +291,11 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
             bar.update(1)
     finally:
         bar.close()
-    rows = [baseline] + sorted(records.values(), key=lambda r: r["order"])
-    selected = [baseline] + [lossless_choice([r for r in records.values() if r["k"] == k]) for k in sorted(config.ks)]
+    sizes = {part: (len(getattr(original, part)), len(getattr(challenge, part))) for part in ("dev", "test")}
+    rows = [with_intervals(r, sizes) for r in [baseline] + sorted(records.values(), key=lambda r: r["order"])]
+    selected = [rows[0]] + [lossless_choice([r for r in rows[1:] if r["k"] == k]) for k in sorted(config.ks)]
     columns = ["unit", "k", "lr", "epochs", "seed", "original_dev", "challenge_dev", "dev_average", "original_test", "challenge_test",
-               "test_average", "train_loss", "seconds"]  # fmt: skip
+               "test_average", *INTERVAL_COLUMNS, "train_loss", "seconds"]  # fmt: skip
     with OutputSet(out, "inoculate") as outputs:
         # Learning rates as written (1e-05), not as the CSV writer's fixed four decimals would round them.
         write_csv_atomic([{c: f"{r[c]:g}" if c == "lr" else r.get(c, "") for c in columns} for r in rows], outputs.path("inoculation.csv"))
@@ -294,10 +325,12 @@ def plot_inoculation(selected: list[dict], original: str, challenge: str, traine
 
     ks = [r["k"] for r in selected]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    ax.plot(ks, [100 * r["original_test"] for r in selected], "o-", label=f"original: {original}")
-    ax.plot(ks, [100 * r["challenge_test"] for r in selected], "s-", label=f"challenge: {challenge}")
+    for name, marker, held in (("original", "o-", original), ("challenge", "s-", challenge)):
+        values = [100 * r[f"{name}_test"] for r in selected]
+        bars = [[v - 100 * r[f"{name}_test_low"] for v, r in zip(values, selected)], [100 * r[f"{name}_test_high"] - v for v, r in zip(values, selected)]]
+        ax.errorbar(ks, values, yerr=bars, fmt=marker, capsize=3, label=f"{name}: {held}")
     ax.set_xlabel(f"k, examples of {trained_on} fine-tuned on (0 = before inoculation)")
-    ax.set_ylabel("test accuracy (%) of the lossless choice")
+    ax.set_ylabel("test accuracy (%) of the lossless choice, 95% Wilson interval")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
@@ -307,11 +340,15 @@ def plot_inoculation(selected: list[dict], original: str, challenge: str, traine
 
 
 def format_inoculation(selected: list[dict]) -> str:
-    """The selected unit per k, with its dev and test accuracies in percent."""
-    lines = [f"{'k':>6}  {'unit':24}{'orig dev':>9}{'chal dev':>9}{'orig test':>10}{'chal test':>10}{'test avg':>9}"]
-    for r in selected:
-        lines.append(
-            f"{r['k']:>6}  {r['unit']:24}{100 * r['original_dev']:>9.1f}{100 * r['challenge_dev']:>9.1f}"
-            f"{100 * r['original_test']:>10.1f}{100 * r['challenge_test']:>10.1f}{100 * r['test_average']:>9.1f}"
-        )
+    """The selected unit per k: its dev average (what chose it) and its test accuracies in percent, each with its 95%
+    interval (:func:`with_intervals`)."""
+
+    def cell(r: dict, name: str) -> str:
+        return f"{100 * r[name]:.1f} [{100 * r[name + '_low']:.1f}, {100 * r[name + '_high']:.1f}]"
+
+    names = ("dev_average", "original_test", "challenge_test", "test_average")
+    lines = [f"{'k':>6}  {'unit':24}" + "".join(f"{h:>20}" for h in ("dev avg", "original test", "challenge test", "test avg"))]
+    lines += [f"{r['k']:>6}  {r['unit']:24}" + "".join(f"{cell(r, n):>20}" for n in names) for r in selected]
+    lines.append("accuracy (%) [95% interval over the held-out examples: Wilson for one task, a normal approximation for the "
+                 "average of the two]; one fine-tuning per unit, so the seed's spread is not in it; dev avg chose the unit")
     return "\n".join(lines)

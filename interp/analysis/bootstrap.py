@@ -61,7 +61,7 @@ def collapsed_note(bounds: Iterable[tuple[float, float]], over: str = "examples"
     that all agree). ``over`` names what was resampled.
 
     >>> collapsed_note([(0.4, 0.6), (1.0, 1.0)])
-    ['[x, x]: a point interval: every replicate gave the same figure; that says only that no resample of these examples moves it, not that other examples would agree']
+    ['[x, x]: a point interval: the figure does not move across these examples (or their resamples); that says nothing of examples not drawn']
     >>> collapsed_note([(0.4, 0.6), (float("nan"), float("nan"))])
     []
     """
@@ -75,8 +75,7 @@ def is_point(low: float, high: float) -> bool:
 
 def point_interval(over: str = "examples") -> str:
     """What a point interval over resamples of ``over`` says, and what it does not (:func:`collapsed_note`)."""
-    return (f"a point interval: every replicate gave the same figure; that says only that no resample of these {over} moves it, "
-            f"not that other {over} would agree")
+    return f"a point interval: the figure does not move across these {over} (or their resamples); that says nothing of {over} not drawn"
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:

@@ -97,7 +97,7 @@ def format_das(rows: list[dict]) -> str:
         lines.append(f"{s['variable']:10} {s['location']:34} {k:>6} {s['seeds']:>5}  {'  '.join(f'{c:>21}' for c in cells)}  {s['chance']:.3f}")
     lines.append("[low, high]: " + "; ".join(sorted({s["interval"] for s in summaries})) + "; untrained: the same kind, k and initial "
                  "parameters before training, on the same pairs")  # fmt: skip
-    lines += collapsed_note([(s[f"{m}_low"], s[f"{m}_high"]) for s in summaries for m in METHODS], "held-out examples (or seeds)")
+    lines += collapsed_note([(s[f"{m}_low"], s[f"{m}_high"]) for s in summaries for m in METHODS], "held-out examples or seeds")
     lines.append("history (loss; held-out IIA), epoch 0 untrained:")
     for row in rows:
         history = json.loads(row.get("history") or "[]")

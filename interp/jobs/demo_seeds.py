@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.intervals import mean_interval
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
@@ -115,6 +116,7 @@ def format_demo_seeds(result: DemoSeedsResult) -> str:
         cells = "".join(f"{scale * s['seed_' + str(seed)]:9.1f}" if s["seed_" + str(seed)] != "" else f"{'-':>9}" for seed in seeds)
         interval = f"{scale * s['mean']:.1f} [{scale * s['t_low']:.1f}, {scale * s['t_high']:.1f}]" if s["seeds"] > 1 else "one seed"
         lines.append(f"{s['figure'][:70]:70}{cells}{interval:>36}")
+    lines += collapsed_note(((s["t_low"], s["t_high"]) for s in result.summary if s["seeds"] > 1), "seeds")
     lines.append(f"each seed's run (with its report page): {result.out_dir}/seed<S>/; tables: {result.out_dir}/demo_seeds.csv, "
                  "demo_seeds_summary.csv")  # fmt: skip
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from interp.analysis.intervals import mean_interval
+from interp.analysis.bootstrap import collapsed_note
 from interp.core.errors import ConfigError, named
 from interp.core.outputs import OutputSet, write_csv_atomic
 from interp.jobs.train import TrainConfig, TrainResult, train
@@ -91,6 +92,7 @@ def format_seeds(result: SeedsResult) -> str:
         null = f"{100 * s['majority']:10.1f}" if s.get("majority") is not None else ""
         lines.append(f"{s['split']:16}{cells}{interval:>36}{null}")
     lines.append("majority: the most common gold label's share of the split (its largest over the seeds' subsets), the null")
+    lines += collapsed_note(((s["t_low"], s["t_high"]) for s in result.summary), "seeds")
     lines.append(f"each seed's checkpoint: {result.out_dir}/seed<S>/; tables: {result.out_dir}/seeds.csv, seeds_summary.csv")
     return "\n".join(lines)
 

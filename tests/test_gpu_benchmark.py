@@ -70,3 +70,33 @@ def test_a_precision_that_fails_leaves_the_others_measured(monli_dir, tmp_path, 
     assert [r["precision"] for r in results["allpairs"]] == ["fp32", "tf32", "bf16"]
     assert results["allpairs"][1]["engine_s"] > 0 and results["allpairs"][2] == {"precision": "bf16", "error": "RuntimeError: CUDA error: invalid argument"}
     assert "| intervene, all pairs, bf16 | failed: RuntimeError: CUDA error: invalid argument |" in capsys.readouterr().out.splitlines()
+
+
+def test_prepare_writes_what_a_gpu_machine_without_network_needs(monli_dir, tmp_path, capsys):
+    """`--prepare DIR`: the embedded model as float16 (cast back to float32, its hidden states those of the installed
+    model to float16's rounding), MoNLI with its checksums, under the 64 MiB a GPU call carries; an existing folder is refused untouched."""
+    import pytest
+    import torch
+    from safetensors import safe_open
+
+    import interp
+
+    gpu = _load()
+    folder = tmp_path / "carry"
+    assert gpu.main(["--prepare", str(folder), "--monli", str(monli_dir)]) == {}
+    assert sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) < 64 * 2**20
+    with safe_open(folder / "minilm" / "model.safetensors", "pt") as weights:
+        assert {str(weights.get_tensor(k).dtype) for k in weights.keys() if "position_ids" not in k} == {"torch.float16"}
+    task = interp.load_task("monli", data_dir=str(folder / "monli"))  # checksums verified
+    examples = task.examples(("nmonli_test",))[:16]
+    carried = interp.load_model(str(folder / "minilm"), labels=task.labels, seed=0)
+    installed = interp.load_model("minilm", labels=task.labels, seed=0)
+    carried.module.float()  # as the script does
+    with torch.no_grad():
+        hidden = [m.module.base_model(**m.tokenizer([e.premise for e in examples], [e.hypothesis for e in examples], padding=True,
+                                                  return_tensors="pt")).last_hidden_state for m in (carried, installed)]  # fmt: skip
+    assert 0 < (hidden[0] - hidden[1]).abs().max() < 2e-2  # float16 rounding of the weights, nothing more
+    (folder / "mine").write_text("kept")
+    with pytest.raises(FileExistsError):
+        gpu.prepare(folder, str(monli_dir))
+    assert (folder / "mine").read_text() == "kept" and not (tmp_path / "carry.partial").exists()

@@ -310,7 +310,7 @@ ROWS = [
     ("random bytes", lambda m, t, mo, d: ["probe", "--cache", _random(t), "--out", t / "p"], "not a readable HDF5 file"),
     # bad flags
     ("folds", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--folds", "1"], "--folds must be at least 2"),
-    ("seeds", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--seeds", "0"], "--seeds must be at least 1"),
+    ("seeds", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--probe-seeds", "0"], "--probe-seeds must be at least 1"),
     ("folds beyond a class", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--folds", "150"], "--folds 150: target"),
     ("target", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--targets", "colour"], "--targets 'colour'"),
     ("probe location", lambda m, t, mo, d: ["probe", "--cache", m["cache"], "--out", t / "p", "--locations", "blocks.9.hook_resid_post@w_h"], "layer 9 is out of range"),

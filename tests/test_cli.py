@@ -190,11 +190,25 @@ def tiny_cache(tiny_classifier_dir, monli_dir, tmp_path_factory):
 def test_probe_command_writes_csv_and_figure(tiny_cache, tiny_classifier_dir, tmp_path):
     result = run(
         "probe", "--cache", str(tiny_cache), "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "p"),
-        "--locations", "blocks.0.hook_resid_pre@w_h,blocks.1.hook_resid_post@cls", "--seeds", "1", "--quiet",
+        "--locations", "blocks.0.hook_resid_pre@w_h,blocks.1.hook_resid_post@cls", "--probe-seeds", "1", "--quiet",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert result.stdout == f"wrote {tmp_path / 'p'}/probes.csv (8 rows) and {tmp_path / 'p'}/probes.png\n"
     assert (tmp_path / "p" / "probes.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_probe_seeds_is_a_count_and_the_earlier_seeds_flag_warns_and_means_the_same(tiny_cache, tmp_path):
+    """`--seeds` lists seeds in train, demo, das and inoculate; the probe sweep's count is `--probe-seeds`, as in demo.
+    Its earlier name still runs the same sweep, with a warning; both at once are refused."""
+    common = ("probe", "--cache", str(tiny_cache), "--locations", "blocks.1.hook_resid_post@cls", "--folds", "2", "--quiet")
+    new = run(*common, "--out", str(tmp_path / "new"), "--probe-seeds", "2")
+    old = run(*common, "--out", str(tmp_path / "old"), "--seeds", "2")
+    assert new.exit_code == old.exit_code == 0 and new.stderr == ""
+    assert "--seeds 2 in interp probe is a count of seeds: it is now --probe-seeds 2" in old.stderr
+    rows = [(tmp_path / d / "probes.csv").read_text() for d in ("new", "old")]
+    assert rows[0] == rows[1] and ",2,2," in rows[0].splitlines()[1]  # seeds=2, folds=2 in every row
+    both = run(*common, "--out", str(tmp_path / "both"), "--probe-seeds", "2", "--seeds", "2")
+    assert both.exit_code == 2 and "not --seeds as well" in both.stderr and not (tmp_path / "both").exists()
 
 
 @pytest.mark.parametrize(

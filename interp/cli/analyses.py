@@ -41,16 +41,25 @@ def cache(model, label_map, out, data, sample, dtype, run, progress, components)
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations (SITE@r1+r2: their vectors concatenated), all, or aligned (each variable at its own aligned roles, every layer); with a cache made with --components also heads or components (@ROLE for one role) and component sites such as blocks.2.attn.hook_z.h3@w_h.")
 @click.option("--targets", default=None, help="Variables the cache keeps values of, and/or label (infer) [default: the task's own (its Task.probe_targets, which the cache records: lexrel,infer on MoNLI), else every variable and label; with aligned: every aligned variable].")
 @click.option("--probes", "kinds", default="mlp,linear", show_default=True, help="mlp (4 hidden units) and/or linear.")
-@click.option("--folds", type=int, default=5, show_default=True)
-@click.option("--seeds", type=int, default=3, show_default=True)
+@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds: each example is held out once per seed.")
+@click.option("--probe-seeds", type=int, default=None, help="How many seeds the sweep averages over (each its own folds, control "
+              "labels and probe initialisation; as in interp demo) [default: 3].")
+@click.option("--seeds", "count", type=int, default=None, hidden=True)  # --probe-seeds' earlier name
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def probe(cache_path, model, out, locations, targets, kinds, folds, seeds, quiet):
+def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds, count, quiet):
     """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
+    from interp.core.errors import renamed, warn
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 
-    config = ProbeSweepConfig(cache=cache_path, out=out, model=model, locations=locations, folds=folds, seeds=seeds,
+    if count is not None:  # every other command's --seeds lists seeds; here it was a count
+        if probe_seeds is not None:
+            raise ConfigError("give --probe-seeds (how many seeds), not --seeds as well")
+        warn(f"--seeds {count} in interp probe is a count of seeds: it is now --probe-seeds {count} (elsewhere --seeds lists seeds)")
+        probe_seeds = count
+    config = ProbeSweepConfig(cache=cache_path, out=out, model=model, locations=locations, folds=folds, seeds=3 if probe_seeds is None else probe_seeds,
                               targets=o.listed(targets, "--targets") if targets is not None else (), probes=o.listed(kinds, "--probes"))  # fmt: skip
-    rows = run_probe_sweep(config, progress=not quiet)
+    with renamed(seeds="probe_seeds"):  # the sweep's count of seeds is this command's --probe-seeds
+        rows = run_probe_sweep(config, progress=not quiet)
     click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
 
 

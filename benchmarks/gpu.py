@@ -50,7 +50,6 @@ its error, in the table too, and the arms after it still run: a GPU lease may al
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -421,6 +420,10 @@ def main(argv=None) -> dict:
     arms = set(args.arms.split(","))
     if args.monli is None:
         raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
+    from interp.core.outputs import write_json_atomic
+
+    if args.out and (Path(args.out) / "gpu.json").exists():  # an earlier run's figures are never replaced
+        raise SystemExit(f"{Path(args.out) / 'gpu.json'} exists (an earlier run's figures); give another --out")
 
     import interp
     import transformers
@@ -439,11 +442,11 @@ def main(argv=None) -> dict:
     began = time.perf_counter()
     results: dict = {"env": env}
 
-    def keep() -> None:  # after every arm: a run cut short still leaves what it measured
+    def keep() -> None:  # after every arm: a run cut short still leaves what it measured (this run's own file, replaced whole)
         results["seconds"] = time.perf_counter() - began
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)
-            (Path(args.out) / "gpu.json").write_text(json.dumps(results, indent=1))
+            write_json_atomic(Path(args.out) / "gpu.json", results)
 
     model = None
     if "finetune" in arms or {"allpairs", "das", "cache", "profile"} & arms:

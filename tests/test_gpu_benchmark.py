@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -33,6 +35,10 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
+    before = (tmp_path / "gpu.json").read_bytes()
+    with pytest.raises(SystemExit, match="gpu.json exists"):  # another run into the same folder keeps the first run's figures
+        gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "cache", "--out", str(tmp_path)])
+    assert (tmp_path / "gpu.json").read_bytes() == before
     table = capsys.readouterr().out.splitlines()
     assert table[-1].startswith("| whole script |") and any("intervene, all 576 pairs, bf16" in line for line in table)
 
@@ -75,7 +81,6 @@ def test_a_precision_that_fails_leaves_the_others_measured(monli_dir, tmp_path, 
 def test_prepare_writes_what_a_gpu_machine_without_network_needs(monli_dir, tmp_path, capsys):
     """`--prepare DIR`: the embedded model as float16 (cast back to float32, its hidden states those of the installed
     model to float16's rounding), MoNLI with its checksums, under the 64 MiB a GPU call carries; an existing folder is refused untouched."""
-    import pytest
     import torch
     from safetensors import safe_open
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from interp.core.errors import ConfigError, InterpError, named, renamed
-from interp.core.estimates import wilson
+from interp.core.estimates import CONFIDENCE, wilson
 from interp.core.outputs import OutputSet, ensure_writable_dir, partial_path, read_json, write_csv_atomic, write_json_atomic
 from interp.core.subsets import hashed_split, seeded_subset
 from interp.core.devices import pick_device
@@ -60,8 +60,6 @@ from interp.api.training import fine_tune, labels_for, parse_label_map, score, w
 DEFAULT_KS = (50, 100, 250, 500, 1000)
 #: Learning rates at the embedded model's scale (the paper's BERT-large runs used 2e-5, 1e-6 and 1e-7).
 DEFAULT_LRS = (1e-5, 3e-5, 1e-4)
-#: The two-sided 95% quantile of the standard normal (scipy.stats.norm.ppf(0.975)).
-NORMAL_95 = 1.959963984540054
 #: Every unit's warm-up share: the grid varies lr and epochs; the rest of a unit's recipe is fixed.
 WARMUP_RATIO = 0.1
 #: The salt of the dev/test halving of an evaluation split.
@@ -209,13 +207,16 @@ def with_intervals(row: dict, sizes: dict[str, tuple[int, int]]) -> dict:
     normal approximation ``(a + b) / 2 ± 1.96 · sqrt(a(1 − a)/n_a + b(1 − b)/n_b) / 2``, clipped to [0, 1]. Neither covers
     the fine-tuning's seed: ``--seeds`` adds units, among which the dev average chooses.
     """
+    from scipy.stats import norm
+
+    z = norm.ppf(1 - (1 - CONFIDENCE) / 2)
     out = dict(row)
     for name, n in (("original", sizes["test"][0]), ("challenge", sizes["test"][1])):
         share = wilson(round(row[f"{name}_test"] * n), n)
         out[f"{name}_test_low"], out[f"{name}_test_high"] = share.low, share.high
     for part, (n_a, n_b) in sizes.items():
         a, b = row[f"original_{part}"], row[f"challenge_{part}"]
-        half = NORMAL_95 * math.sqrt(a * (1 - a) / n_a + b * (1 - b) / n_b) / 2
+        half = z * math.sqrt(a * (1 - a) / n_a + b * (1 - b) / n_b) / 2
         out[f"{part}_average_low"], out[f"{part}_average_high"] = max(0.0, (a + b) / 2 - half), min(1.0, (a + b) / 2 + half)
     return out
 

@@ -80,8 +80,8 @@ def evaluate(
     Returns:
         ``{split: {"accuracy": float in [0, 1], "correct": int, "n": int, "low", "high", "majority"}}`` (``low``,
         ``high``: the accuracy's 95% Wilson score interval, :func:`interp.core.estimates.wilson`; ``majority``: the
-        most common gold label's share of the split, the null an accuracy must beat)
-        in the order splits first appear in ``examples``; with ``groups``,
+        most common gold label's share of the split as scored, a folded label counted as the label it reads as: the
+        null an accuracy must beat) in the order splits first appear in ``examples``; with ``groups``,
         each split also has ``"by": {name: {value: {...the same keys}}}``,
         values in the order they first appear.
 
@@ -105,7 +105,7 @@ def evaluate(
         for key in [(example.split,), *((example.split, name, str(of(example))) for name, of in groups.items())]:
             counts[key][0] += right
             counts[key][1] += 1
-            labels_seen[key][example.label] += 1
+            labels_seen[key][gold[example.label]] += 1  # as scored: a folded label counts as the one it reads as
     out: dict[str, dict[str, Any]] = {}
     for key, (c, n) in counts.items():
         interval = wilson(c, n)

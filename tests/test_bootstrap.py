@@ -179,3 +179,20 @@ def test_a_table_that_shows_a_point_interval_says_what_it_means():
     assert all(spread[f"{f}_low"] < spread[f"{f}_high"] for f in ("iia", "stays_base", "copies_source", "gap", "iia_causal", "gap_causal"))
     assert "[x, x]: a point interval" in format_summaries([point]).splitlines()[-1]
     assert "point interval" not in format_summaries([spread])
+
+
+def test_the_majority_share_counts_gold_labels_as_scored(fragments_dir, tiny_classifier_dir):
+    """A two-label MoNLI model on a three-label fragment is scored with gold contradiction read as neutral, so the null
+    it must beat is the share of the larger of entailment and neutral + contradiction, not of the raw labels."""
+    from collections import Counter
+
+    from interp.api.evaluation import score_checkpoint
+    from interp.api.loading import load_task
+
+    task = load_task("fragment:negation", data_dir=str(fragments_dir))
+    examples = task.examples(("test",), n=300, seed=0)
+    metrics = score_checkpoint(str(tiny_classifier_dir), task, ("test",), fold_labels=True, max_examples=300, seed=0)
+    raw = Counter(e.label for e in examples)
+    folded = max(raw["entailment"], raw["neutral"] + raw["contradiction"]) / len(examples)
+    assert metrics["test"]["n"] == 300 and metrics["test"]["majority"] == pytest.approx(folded)
+    assert folded > max(raw.values()) / len(examples)  # the null: the raw labels' majority would be lower

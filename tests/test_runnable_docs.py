@@ -62,15 +62,15 @@ def trained_tiny(tmp_path_factory, tiny_encoder_dir, monli_dir) -> Path:
     return made_once(tmp_path_factory, "docs_tiny_model", make) / "model"
 
 
-#: A probe sweep run without ``--seeds``: its command up to a trailing comment, and the comment.
-PROBE_SWEEP = re.compile(r"^(interp probe\b(?:(?!--seeds)[^#\n])*?)(\s*#.*)?$", re.M)
+#: A probe sweep run without ``--probe-seeds``: its command up to a trailing comment, and the comment.
+PROBE_SWEEP = re.compile(r"^(interp probe\b(?:(?!--probe-seeds)[^#\n])*?)(\s*#.*)?$", re.M)
 
 
 def with_tiny_model(code: str, tiny: Path) -> str:
     """The block with the embedded model swapped for the tiny one (as a flag value and as a Python string), and a probe
-    sweep that averages over the default three seeds given ``--seeds 1``: a third of the work, every flag as written."""
+    sweep that averages over the default three seeds given ``--probe-seeds 1``: a third of the work, every flag as written."""
     code = re.sub(r"--model minilm\b", f"--model {tiny}", code).replace('"minilm"', repr(str(tiny)))
-    return PROBE_SWEEP.sub(lambda m: f"{m.group(1)} --seeds 1{m.group(2) or ''}", code)
+    return PROBE_SWEEP.sub(lambda m: f"{m.group(1)} --probe-seeds 1{m.group(2) or ''}", code)
 
 
 RUNNABLE = {p.relative_to(REPO).as_posix(): runnable_blocks(p.read_text(encoding="utf-8")) for p in pages()}
@@ -84,8 +84,8 @@ def test_the_readme_and_the_guides_have_runnable_blocks():
 
 def test_the_substitutions_touch_only_the_model_and_an_unseeded_probe_sweep():
     tiny = Path("/t")
-    assert with_tiny_model("interp probe --cache a.h5 --out o   # targets: x\n", tiny) == "interp probe --cache a.h5 --out o --seeds 1   # targets: x\n"
-    assert with_tiny_model("interp probe --cache a.h5 --seeds 2\n", tiny) == "interp probe --cache a.h5 --seeds 2\n"
+    assert with_tiny_model("interp probe --cache a.h5 --out o   # targets: x\n", tiny) == "interp probe --cache a.h5 --out o --probe-seeds 1   # targets: x\n"
+    assert with_tiny_model("interp probe --cache a.h5 --probe-seeds 2\n", tiny) == "interp probe --cache a.h5 --probe-seeds 2\n"
     assert with_tiny_model("interp train --model minilm --out m\n", tiny) == "interp train --model /t --out m\n"
     assert with_tiny_model('interp.load_model("minilm")', tiny) == "interp.load_model('/t')"
 

@@ -95,8 +95,8 @@ def sweep_rows(path: str | Path) -> list[dict]:
 
 def plot_heads(rows: list[dict], path: Path) -> None:
     """Per role: a layer × head heatmap of IIA on causal pairs (cells above both nulls outlined), and per layer the IIA of
-    hook_attn_out, hook_mlp_out and the residual stream (hook_resid_post; layer −1 is the embedding output), with the
-    larger null of the residual stream dashed. Written as PNG."""
+    hook_attn_out, hook_mlp_out and the residual stream (hook_resid_post; layer −1 is the embedding output) with their
+    95% bootstrap intervals over examples, and the larger null of the residual stream dashed. Written as PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,11 +126,14 @@ def plot_heads(rows: list[dict], path: Path) -> None:
         fig.colorbar(image, ax=left, fraction=0.04)
         for site, style in (("hook_attn_out", "o-"), ("hook_mlp_out", "s-"), ("hook_resid_mid", "^:"), ("resid", "D-")):
             sel = sorted((r for r in mine if r["site"] == site), key=lambda r: r["layer"])
-            right.plot([r["layer"] for r in sel], [r["iia_causal"] for r in sel], style, label=site if site != "resid" else "residual (hook_resid_post)")
+            bars = [[r["iia_causal"] - r["iia_causal_low"] for r in sel], [r["iia_causal_high"] - r["iia_causal"] for r in sel]]
+            right.errorbar([r["layer"] for r in sel], [r["iia_causal"] for r in sel], yerr=bars, fmt=style, capsize=2,
+                           label=site if site != "resid" else "residual (hook_resid_post)")  # 95% bootstrap intervals over examples
         resid = sorted((r for r in mine if r["site"] == "resid"), key=lambda r: r["layer"])
         right.plot([r["layer"] for r in resid], [max(r["stays_base_causal"], r["copies_source_causal"]) for r in resid], "k--",
                    linewidth=0.8, label="residual: larger null")  # fmt: skip
         right.set_ylim(-0.05, 1.05)
+        right.set_xticks(sorted({r["layer"] for r in mine}))
         right.set_xlabel("block (−1 = embedding output)")
         right.set_title(f"per block at {role}", fontsize=9)
         right.grid(alpha=0.3)

@@ -46,7 +46,7 @@ from interp.engine.interventions import RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks.locations import Location
 from interp.api.specs import DataSpec, SampleSpec
-from interp.jobs.das import _as_tensors
+from interp.api.das import _as_tensors
 from interp.models import load_classifier
 from interp.hooks.encoding import collate, encode_examples
 
@@ -124,8 +124,8 @@ def main() -> None:
     loc = Location.parse(args.location)
     inputs = [task.inputs(e) for e in examples]
     train_idx, test_idx = split_examples(len(examples), 0.2, 0)
-    train = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, train_idx, args.train_pairs, 0), task)
-    test = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, test_idx, args.test_pairs, HELD_OUT_SEED_OFFSET), task)
+    train = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, train_idx, args.train_pairs, 0), task.labels)
+    test = _as_tensors(counterfactual_pairs(causal, inputs, args.variable, test_idx, args.test_pairs, HELD_OUT_SEED_OFFSET), task.labels)
     settings = FitSettings(epochs=1, lr=1e-3, batch_size=args.batch_size, seed=0)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads; model {args.model}; {len(examples)} examples "

@@ -101,7 +101,7 @@ def test_cache_probe_intervene_and_cliques_through_both_backends(wide_classifier
         result = run("cache", *common, "--splits", "nmonli_test", "--components", "--backend", backend, "--out", cache)
         assert result.exit_code == 0, result.output
         result = run("probe", "--cache", cache, "--out", where / "probes", "--locations", "heads@w_h,blocks.1.hook_mlp_out@cls",
-                     "--targets", "lexrel", "--probes", "linear", "--seeds", "1", "--folds", "3", "--quiet")  # fmt: skip
+                     "--targets", "lexrel", "--probes", "linear", "--probe-seeds", "1", "--folds", "3", "--quiet")  # fmt: skip
         assert result.exit_code == 0, result.output
         out = where / "iv.h5"
         result = run("intervene", *common, "--splits", "nmonli_test", "--max-examples", "30", "--locations", sites, "--backend", backend, "--out", out)

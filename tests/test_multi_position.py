@@ -169,7 +169,7 @@ def test_mqnli_runs_through_cache_probe_intervene_and_cliques(mqnli_file, tiny_m
         assert f.attrs["task"] == "mqnli" and "blocks.1.hook_resid_post@n_s.h" in f
     both = "blocks.1.hook_resid_post@n_s.p+n_s.h"
     r = _run("probe", "--cache", tmp_path / "act.h5", "--out", tmp_path / "probes", "--targets", "n_s,subj_np",
-             "--locations", f"{both},blocks.0.hook_resid_pre@cls", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
+             "--locations", f"{both},blocks.0.hook_resid_pre@cls", "--probe-seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
     assert r.exit_code == 0, r.output
     import csv
 

@@ -37,7 +37,7 @@ def tiny_run(minilm_tokenizer, monli_dir, tmp_path_factory) -> Path:
         ("train", "--model", base, "--splits", "nmonli_test", "--max-examples", "32", "--epochs", "1",
          "--eval-splits", "nmonli_test", "--out", model, "--quiet", *data),
         ("cache", "--model", model, "--splits", "nmonli_test", "--out", out / "activations.h5", "--quiet", *data),
-        ("probe", "--cache", out / "activations.h5", "--model", model, "--out", out, "--seeds", "1", "--quiet",
+        ("probe", "--cache", out / "activations.h5", "--model", model, "--out", out, "--probe-seeds", "1", "--quiet",
          "--locations", ",".join(f"blocks.{l}.hook_resid_post@{r}" for l in range(2) for r in ("w_h", "cls"))),
         ("intervene", "--model", model, "--out", out / "interventions.h5", "--splits", "pmonli,nmonli_test",
          "--max-examples", N_EXAMPLES, "--locations", "blocks.1.hook_resid_post@cls", "--quiet", *data),
@@ -76,6 +76,11 @@ def test_every_section_comes_from_its_manifest(tiny_run, page):
     expected = {(s["variable"], s["location"]): s["iia_causal"] for s in summarize_all(tiny_run / "interventions.h5")}
     assert {(r["variable"], r["location"]): r["iia"] for r in data["iia"][0]["records"]} == expected
     assert data["behavioral"][0]["rows"][0]["model"] == "model"  # no metrics.json: the checkpoint's own record
+    from interp.core.estimates import wilson
+
+    record = json.loads((tiny_run / "model" / "training.json").read_text())["metrics"]
+    shown = data["behavioral"][0]["rows"][0]["interval"]  # each accuracy with its Wilson interval over the split
+    assert shown and {s: pytest.approx([wilson(m["correct"], m["n"]).low, wilson(m["correct"], m["n"]).high]) for s, m in record.items()} == shown
     (graph,) = data["graphs"]
     written = nx.read_graphml(tiny_run / "graph.graphml")
     assert len(graph["nodes"]) == written.number_of_nodes() == N_EXAMPLES

@@ -109,7 +109,7 @@ def test_a_users_task_runs_cache_probe_intervene_and_cliques(tiny_classifier_dir
         assert list(f["positions"].attrs["roles"]) == ["cls", "noun_p", "noun_h"]
     probes = tmp_path / "probes"
     result = run("probe", "--cache", cache, "--out", probes, "--locations", "blocks.1.hook_resid_post@noun_h,blocks.1.hook_resid_post@cls",
-                 "--probes", "linear", "--seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
+                 "--probes", "linear", "--probe-seeds", "1", "--folds", "2", "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.stderr
     import csv
 

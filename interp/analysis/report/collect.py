@@ -106,7 +106,8 @@ def behavioral_from_metrics(path: Path) -> dict:
     return {
         "source": str(path),
         "splits": splits,
-        "rows": [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"]} for name, m in models],
+        "rows": [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"], "interval": _intervals(m.get("metrics", {}))}
+                 for name, m in models],
         "notes": notes,
     }
 
@@ -118,9 +119,23 @@ def behavioral_from_checkpoint(path: Path) -> dict:
     return {
         "source": str(path),
         "splits": list(metrics),
-        "rows": [{"model": path.parent.name, "trained_on": data.get("config", {}).get("splits", []), "accuracy": {s: m["accuracy"] for s, m in metrics.items()}}],
+        "rows": [{"model": path.parent.name, "trained_on": data.get("config", {}).get("splits", []), "accuracy": {s: m["accuracy"] for s, m in metrics.items()},
+                  "interval": _intervals(metrics)}],
         "notes": _label_notes(data.get("labels") or {}),
     }
+
+
+def _intervals(metrics: dict) -> dict[str, list[float]]:
+    """Each split's 95% Wilson interval over its examples, ``[low, high]`` in 0..1, from a metrics record's counts (a
+    split without them has none)."""
+    from interp.core.estimates import wilson
+
+    found = {}
+    for split, m in metrics.items():
+        if isinstance(m, dict) and isinstance(m.get("correct"), int) and isinstance(m.get("n"), int) and m["n"] > 0:
+            interval = wilson(m["correct"], m["n"])
+            found[split] = [interval.low, interval.high]
+    return found
 
 
 def _label_notes(labels: dict) -> list[str]:

@@ -19,6 +19,12 @@
   }
   const unique = (xs) => [...new Set(xs)];
   const fmt = (x, digits = 3) => (x === null || x === undefined || Number.isNaN(x) ? "" : Number(x).toFixed(digits));
+  // A share (0..1) in %, with its interval [low, high] where there is one.
+  const pct = (x, interval) => fmt(100 * x, 1) + (interval ? ` [${fmt(100 * interval[0], 1)}, ${fmt(100 * interval[1], 1)}]` : "");
+  // Plotly error bars from a list of rows' values and their *_low / *_high fields (none where a row lacks them).
+  const bars = (rows, key) => rows.every((r) => r[key + "_low"] !== undefined)
+    ? { type: "data", symmetric: false, array: rows.map((r) => 100 * (r[key + "_high"] - r[key])), arrayminus: rows.map((r) => 100 * (r[key] - r[key + "_low"])) }
+    : undefined;
 
   function section(id, title) {
     const s = el("section", { id: id }, el("h2", {}, title));
@@ -65,9 +71,9 @@
   if (data.behavioral.length) {
     const s = section("behavioral", "Behavior");
     for (const b of data.behavioral) {
-      s.append(el("p", { class: "note" }, "from " + b.source + " (accuracy, %)"));
+      s.append(el("p", { class: "note" }, "from " + b.source + " (accuracy, % [95% Wilson interval over the split's examples])"));
       s.append(table(["model", "trained on", ...b.splits],
-        b.rows.map((r) => [r.model, r.trained_on.join(" + "), ...b.splits.map((sp) => fmt(100 * r.accuracy[sp], 1))])));
+        b.rows.map((r) => [r.model, r.trained_on.join(" + "), ...b.splits.map((sp) => pct(r.accuracy[sp], (r.interval || {})[sp]))])));
       for (const n of b.notes) s.append(el("p", { class: "note" }, n));
     }
   }
@@ -76,17 +82,18 @@
   data.inoculation.forEach((inoc, i) => {
     const s = section("inoculation-" + i, "Inoculation: " + inoc.settings.challenge);
     s.append(el("p", { class: "note" }, `from ${inoc.source}; original ${inoc.settings.original}; challenge evaluated on ${inoc.settings.challenge_eval}; ` +
-      "each k keeps the setting with the best dev average (lossless inoculation); accuracies on test, %"));
+      "each k keeps the setting with the best dev average (lossless inoculation); accuracies on test, % [95% Wilson interval over the test examples]"));
     const div = el("div", { id: "inoculation-plot-" + i });
     s.append(div);
     const ks = inoc.selected.map((r) => r.k);
     Plotly.newPlot(div, [
-      { type: "scatter", mode: "lines+markers", name: "original (test)", x: ks, y: inoc.selected.map((r) => 100 * r.original_test) },
-      { type: "scatter", mode: "lines+markers", name: "challenge (test)", x: ks, y: inoc.selected.map((r) => 100 * r.challenge_test) },
+      { type: "scatter", mode: "lines+markers", name: "original (test)", x: ks, y: inoc.selected.map((r) => 100 * r.original_test), error_y: bars(inoc.selected, "original_test") },
+      { type: "scatter", mode: "lines+markers", name: "challenge (test)", x: ks, y: inoc.selected.map((r) => 100 * r.challenge_test), error_y: bars(inoc.selected, "challenge_test") },
     ], { height: 360, margin: { l: 60, r: 20, t: 20, b: 50 }, xaxis: { title: { text: "k, challenge examples (0 = before)" } },
       yaxis: { title: { text: "test accuracy (%)" }, range: [0, 100] } }, PLOT_CONFIG);
     s.append(table(["k", "unit", "original dev", "challenge dev", "original test", "challenge test"],
-      inoc.selected.map((r) => [r.k, r.unit, fmt(100 * r.original_dev, 1), fmt(100 * r.challenge_dev, 1), fmt(100 * r.original_test, 1), fmt(100 * r.challenge_test, 1)])));
+      inoc.selected.map((r) => [r.k, r.unit, fmt(100 * r.original_dev, 1), fmt(100 * r.challenge_dev, 1),
+        ...["original_test", "challenge_test"].map((key) => pct(r[key], r[key + "_low"] === undefined ? null : [r[key + "_low"], r[key + "_high"]]))])));
   });
 
   // Probes: role × layer heatmaps of held-out accuracy and selectivity (mean ± std over seeds).

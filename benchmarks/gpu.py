@@ -33,8 +33,8 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 
 What to carry. ``--prepare DIR`` (on a machine with the package installed) writes the script's inputs into ``DIR``:
 ``DIR/minilm`` (the embedded model's config and tokenizer, its weights as float16 safetensors), ``DIR/monli`` (MoNLI,
-its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``), about
-46 MB in all. On the GPU machine, beside the repository::
+its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``): about
+45 MiB in all. On the GPU machine, beside the repository::
 
     pip install --no-deps --no-index DIR/wheels/*.whl       # optional: the pyvene arm
     python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm
@@ -351,8 +351,9 @@ def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Pat
     """Write the benchmark's inputs for a machine with no network into ``folder`` (see the module's "What to carry").
 
     The weights are cast to float16 (half the 90 MB of float32); the fine-tuning arm casts them back to float32 after
-    loading, so only their rounding differs from the installed model's. MoNLI's files are read with their checksums checked before they are copied.
-    Everything is written into ``folder.partial`` first and renamed at the end, so a run cut short leaves no ``folder``.
+    loading, so only their rounding differs from the installed model's. MoNLI's files are read with their checksums
+    checked before they are copied. Everything is written into ``folder.partial`` first and renamed at the end, so a
+    run cut short leaves no ``folder``.
 
     Raises:
         FileExistsError: ``folder`` exists (nothing of it is touched).

@@ -209,6 +209,8 @@ def test_probe_seeds_is_a_count_and_the_earlier_seeds_flag_warns_and_means_the_s
     assert rows[0] == rows[1] and ",2,2," in rows[0].splitlines()[1]  # seeds=2, folds=2 in every row
     both = run(*common, "--out", str(tmp_path / "both"), "--probe-seeds", "2", "--seeds", "2")
     assert both.exit_code == 2 and "not --seeds as well" in both.stderr and not (tmp_path / "both").exists()
+    bad = run(*common, "--out", str(tmp_path / "bad"), "--seeds", "0")  # bad input under the old name: one line, naming it
+    assert bad.exit_code == 2 and bad.stderr == "interp: error: --seeds must be at least 1, got 0\n"
 
 
 @pytest.mark.parametrize(

@@ -51,16 +51,18 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
     from interp.core.errors import renamed, warn
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 
+    flag = "probe_seeds"  # the sweep's count of seeds is this command's --probe-seeds
     if count is not None:  # every other command's --seeds lists seeds; here it was a count
         if probe_seeds is not None:
             raise ConfigError("give --probe-seeds (how many seeds), not --seeds as well")
-        warn(f"--seeds {count} in interp probe is a count of seeds: it is now --probe-seeds {count} (elsewhere --seeds lists seeds)")
-        probe_seeds = count
+        probe_seeds, flag = count, "seeds"
     config = ProbeSweepConfig(cache=cache_path, out=out, model=model, locations=locations, folds=folds, seeds=3 if probe_seeds is None else probe_seeds,
                               targets=o.listed(targets, "--targets") if targets is not None else (), probes=o.listed(kinds, "--probes"))  # fmt: skip
-    with renamed(seeds="probe_seeds"):  # the sweep's count of seeds is this command's --probe-seeds
+    with renamed(seeds=flag):
         rows = run_probe_sweep(config, progress=not quiet)
     click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
+    if count is not None:  # after the run, so that bad input still gets its one line
+        warn(f"--seeds {count} in interp probe is a count of seeds: it is now --probe-seeds {count} (elsewhere --seeds lists seeds)")
 
 
 @main.command()

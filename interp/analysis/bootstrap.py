@@ -46,7 +46,7 @@ from typing import Iterable
 import numpy as np
 
 from interp.core.errors import ConfigError, named
-from interp.core.estimates import CONFIDENCE, Estimate
+from interp.core.estimates import CONFIDENCE, Estimate, is_point
 
 #: Replicates and seed every interval uses unless told otherwise.
 N_BOOT = 1000
@@ -56,8 +56,8 @@ SEED = 0
 def collapsed_note(bounds: Iterable[tuple[float, float]], over: str = "examples") -> list[str]:
     """The line a table prints under itself when it shows a point interval, else ``[]``.
 
-    A point interval (:attr:`Estimate.collapsed <interp.core.estimates.Estimate.collapsed>`) is a finite ``(low,
-    high)`` with ``low == high``: every replicate gave the same figure (an IIA of 1.000 on every resample, or seeds
+    A point interval (:func:`~interp.core.estimates.is_point`, as :attr:`Estimate.collapsed
+    <interp.core.estimates.Estimate.collapsed>`) is a finite ``(low, high)`` with ``low == high``: every replicate gave the same figure (an IIA of 1.000 on every resample, or seeds
     that all agree). ``over`` names what was resampled.
 
     >>> collapsed_note([(0.4, 0.6), (1.0, 1.0)])
@@ -66,11 +66,6 @@ def collapsed_note(bounds: Iterable[tuple[float, float]], over: str = "examples"
     []
     """
     return [f"[x, x]: {point_interval(over)}"] if any(is_point(low, high) for low, high in bounds) else []
-
-
-def is_point(low: float, high: float) -> bool:
-    """Whether a finite interval is a point (every replicate gave the same figure)."""
-    return bool(np.isfinite(low) and low == high)
 
 
 def point_interval(over: str = "examples") -> str:

@@ -12,6 +12,8 @@ holds both, so a table cell, a return value and a warning print them alike.
 
 from __future__ import annotations
 
+import math
+
 #: The level of every interval unless told otherwise.
 CONFIDENCE = 0.95
 
@@ -33,13 +35,18 @@ class Estimate(float):
 
     @property
     def collapsed(self) -> bool:
-        """Whether every replicate gave the same figure (the percentile interval is a point)."""
-        return self.low == self.high
+        """Whether every replicate gave the same figure (the percentile interval is a point): :func:`is_point`."""
+        return is_point(self.low, self.high)
 
     def __repr__(self) -> str:
         return f"{float(self):.3f} [{self.low:.3f}, {self.high:.3f}]"
 
     __str__ = __repr__
+
+
+def is_point(low: float, high: float) -> bool:
+    """Whether an interval is a point: finite bounds that are equal (NaN bounds, where nothing was resampled, are not)."""
+    return bool(math.isfinite(low) and low == high)
 
 
 def wilson(hits: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
@@ -56,4 +63,4 @@ def wilson(hits: int, n: int, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(hits / n, ci.low, ci.high, f"{confidence:.0%} Wilson score interval over {n} examples")
 
 
-__all__ = ["CONFIDENCE", "Estimate", "wilson"]
+__all__ = ["CONFIDENCE", "Estimate", "is_point", "wilson"]

@@ -42,9 +42,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from interp.analysis.bootstrap import is_point, point_interval
+from interp.analysis.bootstrap import point_interval
 from interp.analysis.chance import file_chance_messages
 from interp.core.errors import ConfigError, InterpError
+from interp.core.estimates import is_point
 from interp.hooks.locations import Location
 
 #: Manifests are looked for in RUN_DIR and this many folder levels below it.

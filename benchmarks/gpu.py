@@ -39,8 +39,10 @@ its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``
     pip install --no-deps --no-index DIR/wheels/*.whl       # optional: the pyvene arm
     python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm
 
-A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]]`` (``batching``: ``length`` or ``shuffle``), so
-``--arms finetune --seeds 0,1,2,3,4 --recipes "3,1e-4,32,0.1;5,5e-5,16,0.2"`` screens recipes over seeds.
+A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]][,name=value...]`` (``batching``: ``length`` or
+``shuffle``; ``name=value``: any other fine-tuning setting, as ``max_grad_norm=1``), so ``--arms finetune --seeds
+0,1,2,3,4 --recipes "3,1e-4,32,0.1;5,5e-5,16,0.2"`` screens recipes over seeds, one after another;
+``benchmarks/recipes.py`` screens many seeds with several fine-tunings at once.
 
 Peak device memory is given per arm. An arm (or one precision of the all-pairs arm) that raises is reported with
 its error, in the table too, and the arms after it still run: a GPU lease may allow one call. The last lines are one table; with ``--out DIR`` the figures are also written to
@@ -101,46 +103,19 @@ def random_classifier(size: str, tokenizer, smoke: bool, seed: int = 0):
     return Classifier(BertForSequenceClassification(config).eval(), tokenizer, f"random {size}")
 
 
-def parse_recipe(text: str) -> dict:
-    """``epochs,lr,batch,warmup[,batching[,weight_decay]]``: batching ``length`` (the default) or ``shuffle``."""
-    epochs, lr, batch, warmup, *rest = text.split(",")
-    recipe = {"epochs": int(epochs), "lr": float(lr), "batch_size": int(batch), "warmup_ratio": float(warmup)}
-    if rest:
-        recipe["batching"] = rest[0]
-    if len(rest) > 1:
-        recipe["weight_decay"] = float(rest[1])
-    return recipe
-
-
 def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
-    import interp
-    from interp.core.estimates import wilson
-    from interp.api.evaluation import score
+    from recipes import fine_tune_and_score, load_start
 
     train = task.examples(("pmonli", "nmonli_train"), n=64 if args.smoke else None, seed=0)
     test = task.examples(("nmonli_test",), n=32 if args.smoke else None, seed=0)
     rows, kept = [], None
     for recipe in args.recipes:
         for seed in args.seeds:
-            settings = parse_recipe(recipe)
-            if args.smoke:
-                start = random_classifier("minilm", tokenizer, True, seed)
-                settings["epochs"] = 1
-            else:
-                start = interp.load_model(args.minilm, labels=task.labels, seed=seed)
-                start.module.float()
-            start.to(device)
-            reset_peak(device)
-            sync(device)
-            began = time.perf_counter()
-            model = interp.fine_tune(start, task, train, seed=seed, **settings)
-            sync(device)
-            seconds = time.perf_counter() - began
-            found = score(model, task, test)["nmonli_test"]
-            acc = wilson(found["correct"], found["n"])
-            rows.append({"recipe": recipe, "seed": seed, "seconds": seconds, "losses": [round(h["loss"], 4) for h in model.history],
-                         "nmonli_test": float(acc), "low": acc.low, "high": acc.high, "peak_gib": peak_gib(device)})  # fmt: skip
-            print(f"fine-tune {recipe} seed {seed}: {seconds:.1f} s, losses {rows[-1]['losses']}, NMoNLI test {acc!r}", flush=True)
+            start = load_start(args.minilm, task, seed, args.smoke, device)
+            row, model = fine_tune_and_score(task, train, test, start, recipe, seed, device, smoke=args.smoke)
+            rows.append(row)
+            print(f"fine-tune {recipe} seed {seed}: {row['seconds']:.1f} s, losses {row['losses']}, NMoNLI test {100 * row['nmonli_test']:.1f}% "
+                  f"[{100 * row['low']:.1f}, {100 * row['high']:.1f}]", flush=True)  # fmt: skip
             if kept is None:
                 kept = model
             else:
@@ -398,7 +373,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--monli", default=os.environ.get("INTERP_MONLI_DIR"), help="MoNLI folder (default: $INTERP_MONLI_DIR)")
     parser.add_argument("--minilm", default=None, help="the embedded model's folder (config, tokenizer, weights); default: the installed package's")
     parser.add_argument("--smoke", action="store_true", help="tiny random models and a few examples on the CPU: checks the script runs")
-    parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup[,batching[,weight_decay]] (the first analysed)")
+    parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup[,batching[,weight_decay]][,name=value...] (the first analysed)")
     parser.add_argument("--seeds", default="0", help="comma-separated fine-tuning seeds")
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
     parser.add_argument("--sizes", default="minilm,base,large")

@@ -105,3 +105,36 @@ def test_prepare_writes_what_a_gpu_machine_without_network_needs(monli_dir, tmp_
     with pytest.raises(FileExistsError):
         gpu.prepare(folder, str(monli_dir))
     assert (folder / "mine").read_text() == "kept" and not (tmp_path / "carry.partial").exists()
+
+
+def test_the_recipe_screen_runs_fine_tunings_in_parallel_and_aggregates_over_seeds(monli_dir, tmp_path):
+    """`benchmarks/recipes.py`: worker processes share the jobs; every (recipe, seed) comes back once, each recipe is
+    summarized over its seeds, and the file is written (and never replaced)."""
+    import subprocess
+    import sys
+
+    recipes = "3,1e-4,32,0.1;5,5e-5,16,0.2,max_grad_norm=1"
+    command = [sys.executable, str(REPO / "benchmarks" / "recipes.py"), "--smoke", "--monli", str(monli_dir), "--workers", "2", "--seeds", "0-1",
+               "--recipes", recipes, "--out", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = json.loads((tmp_path / "recipes.json").read_text())
+    assert sorted((r["recipe"], r["seed"]) for r in found["rows"]) == sorted((r, s) for r in recipes.split(";") for s in (0, 1))
+    assert all("error" not in r and r["low"] <= r["nmonli_test"] <= r["high"] for r in found["rows"])
+    assert [(s["recipe"], s["n"]) for s in found["summary"]] == [(r, 2) for r in recipes.split(";")]
+    assert all(s["lowest"] <= s["median"] <= max(s["by_seed"].values()) for s in found["summary"])
+    assert "| 5,5e-5,16,0.2,max_grad_norm=1 | 2 |" in done.stdout
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode != 0 and "recipes.json exists" in again.stderr
+
+
+def test_a_recipe_names_its_settings():
+    spec = importlib.util.spec_from_file_location("recipes_benchmark", REPO / "benchmarks" / "recipes.py")
+    recipes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipes)
+    assert recipes.parse_recipe("5,5e-5,16,0.2,shuffle,0.1,max_grad_norm=1") == {
+        "epochs": 5, "lr": 5e-5, "batch_size": 16, "warmup_ratio": 0.2, "batching": "shuffle", "weight_decay": 0.1, "max_grad_norm": 1.0}
+    assert recipes.parse_seeds("0-2,7") == [0, 1, 2, 7]
+    for bad in ("5,5e-5,16", "5,5e-5,16,0.2,clip=1", "5,5e-5,16,0.2,seed=3"):
+        with pytest.raises(ValueError, match="recipe"):
+            recipes.parse_recipe(bad)

@@ -140,8 +140,8 @@ def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     assert replace(plain, sample=SampleSpec(max_examples=100, seed=4)).fingerprint(["a", "b"]) != "f70215b92f4397cd"  # a subset seed of its own
     assert TrainConfig(sample=SampleSpec(max_examples=100, seed=3), seed=3, epochs=2, data=data).fingerprint(["a", "b"]) != "f70215b92f4397cd"
     variants = {replace(plain, init="random").fingerprint(["a", "b"]), replace(plain, input="hypothesis").fingerprint(["a", "b"]),
-                replace(plain, batching="shuffle").fingerprint(["a", "b"])}  # fmt: skip
-    assert len(variants) == 3 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
+                replace(plain, batching="shuffle").fingerprint(["a", "b"]), replace(plain, max_grad_norm=1.0).fingerprint(["a", "b"])}  # fmt: skip
+    assert len(variants) == 4 and "f70215b92f4397cd" not in variants  # a baseline is never reused as the plain run
 
 
 def test_shuffled_batching_mixes_lengths_and_trains_other_weights(tiny_encoder_dir, small_set):
@@ -285,3 +285,17 @@ def test_bf16_steps_keep_attention_off_cudnn(tiny_encoder_dir, small_set, monkey
         model, tok = _fresh(tiny_encoder_dir)
         fit(model, encoded, replace(CONFIG, epochs=1, precision=precision), tok.pad_token_id, progress=False)
         assert len(entered) == expected, precision
+
+
+def test_max_grad_norm_clips_every_step_and_none_leaves_the_gradient_alone(tiny_encoder_dir, small_set):
+    """``max_grad_norm`` scales each step's gradient to that global L2 norm: a tiny bound leaves AdamW's steps far smaller
+    (its epsilon then dominates), and an unreachable one trains exactly the unclipped weights."""
+    _, encoded = small_set
+    moved = {}
+    for clip in (None, 1e-12, 1e12):
+        model, tok = _fresh(tiny_encoder_dir)
+        before = model.classifier.weight.detach().clone()
+        fit(model, encoded, replace(CONFIG, epochs=1, max_grad_norm=clip), tok.pad_token_id, progress=False)
+        moved[clip] = model.classifier.weight.detach() - before
+    assert moved[1e-12].norm() < 0.1 * moved[None].norm()
+    assert torch.equal(moved[1e12], moved[None])

@@ -163,6 +163,7 @@ class TrainConfig(FineTuneSettings):
             (self.node_loss is None or self.input == "pair", "`node_loss=` reads the pair: train it with `input=pair`"),
             (self.precision in PRECISIONS, f"`precision=` must be {' or '.join(PRECISIONS)}, got {self.precision!r}"),
             (self.batching in BATCHINGS, f"`batching=` must be {' or '.join(BATCHINGS)}, got {self.batching!r}"),
+            (self.max_grad_norm is None or self.max_grad_norm > 0, "`max_grad_norm=` must be positive"),
         ]
         for ok, message in checks:
             if not ok:
@@ -193,7 +194,8 @@ class TrainConfig(FineTuneSettings):
         if settings["node_loss"] is None:  # and before the node loss
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
-        for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length")):  # and before --init, --input, --precision, --batching
+        for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
+                             ("max_grad_norm", None)):  # and before --init, --input, --precision, --batching, clipping
             if settings[key] == default:
                 del settings[key]
         if settings["task"] == "monli":

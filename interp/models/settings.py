@@ -21,7 +21,7 @@ BATCHINGS: tuple[str, ...] = ("length", "shuffle")
 @dataclass(frozen=True)
 class FineTuneSettings:
     """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
-    the forward pass's precision, and how examples are batched.
+    the forward pass's precision, how examples are batched, and the gradient clipping (``max_grad_norm``).
 
     The defaults (5 epochs, lr 5e-5, batch 16, warm-up 0.2) were chosen on MoNLI's generalization set-up (PMoNLI and
     NMoNLI train, the embedded model) for the steadiness of NMoNLI test accuracy over fine-tuning seeds: 99.0-100.0%
@@ -37,6 +37,7 @@ class FineTuneSettings:
     weight_decay: float = 0.01
     precision: str = "fp32"  # or "bf16": the forward pass under torch.autocast (bfloat16), the weights and optimizer in fp32
     batching: str = "length"  # or "shuffle": each batch a seeded random draw, not examples of similar length
+    max_grad_norm: float | None = None  # clip the gradient's global L2 norm to this before each step (None: no clipping)
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -46,6 +47,8 @@ class FineTuneSettings:
         check_int(self.seed, "seed", least=0)
         check_number(self.warmup_ratio, "warmup_ratio", least=0, most=0.99)
         check_number(self.weight_decay, "weight_decay", least=0)
+        if self.max_grad_norm is not None:
+            check_number(self.max_grad_norm, "max_grad_norm", positive=True)
         if self.precision not in PRECISIONS:
             raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")
         if self.batching not in BATCHINGS:

@@ -6,8 +6,8 @@ Usage::
     log = fit(model, encoded, settings, tokenizer.pad_token_id, state_path=Path("out.partial/state.safetensors"))
 
 ``settings`` is any object with ``epochs``, ``lr``, ``batch_size``, ``seed``,
-``warmup_ratio`` and ``weight_decay`` (:class:`interp.api.training.FineTuneSettings`
-and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
+``warmup_ratio`` and ``weight_decay``, and optionally ``precision``, ``batching`` and ``max_grad_norm``
+(:class:`interp.api.training.FineTuneSettings` and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
 and keeps a resumable state after every epoch at ``state_path``
 (safetensors: weights and optimizer tensors, the rest as JSON in its header;
 nothing is ever unpickled). Which examples and labels to train on is the
@@ -93,6 +93,7 @@ def fit(
     device = next(model.parameters()).device
     bf16 = getattr(config, "precision", "fp32") == "bf16"  # the forward pass under autocast; weights, gradients and AdamW in fp32
     group = 1 if getattr(config, "batching", "length") == "shuffle" else 50
+    clip = getattr(config, "max_grad_norm", None)  # the gradient's global L2 norm clipped to this before each step
     total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed, group)) * config.epochs
     # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
     trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
@@ -128,6 +129,8 @@ def fit(
                 (loss + extra).backward()
             else:
                 loss.backward()
+            if clip is not None:
+                torch.nn.utils.clip_grad_norm_(trained.parameters(), clip)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)

@@ -36,7 +36,7 @@ What to carry. ``--prepare DIR`` (on a machine with the package installed) write
 its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``): about
 45 MiB in all. On the GPU machine, beside the repository::
 
-    pip install --no-deps --no-index DIR/wheels/*.whl       # optional: the pyvene arm
+    python -m pip install --no-deps --no-index DIR/wheels/*.whl   # optional: the pyvene arm (python -m: a bare pip may be absent)
     python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm
 
 A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]][,name=value...]`` (``batching``: ``length`` or

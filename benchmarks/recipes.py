@@ -66,7 +66,8 @@ def parse_recipe(text: str) -> dict:
         key, value = item.split("=", 1)
         if key not in known or key == "seed":
             raise ValueError(f"recipe {text!r}: {key!r} is not a fine-tuning setting (choose from {', '.join(k for k in known if k != 'seed')})")
-        recipe[key] = value if key in ("batching", "precision") else float(value)
+        kind = str(known[key].type)
+        recipe[key] = int(value) if kind == "int" else value if kind == "str" else float(value)
     return recipe
 
 

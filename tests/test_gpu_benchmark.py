@@ -113,7 +113,7 @@ def test_the_recipe_screen_runs_fine_tunings_in_parallel_and_aggregates_over_see
     import subprocess
     import sys
 
-    recipes = "3,1e-4,32,0.1;5,5e-5,16,0.2,max_grad_norm=1"
+    recipes = "3,1e-4,32,0.1;5,5e-5,16,0.2,max_grad_norm=1,head_epochs=1"
     command = [sys.executable, str(REPO / "benchmarks" / "recipes.py"), "--smoke", "--monli", str(monli_dir), "--workers", "2", "--seeds", "0-1",
                "--recipes", recipes, "--out", str(tmp_path)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -123,7 +123,7 @@ def test_the_recipe_screen_runs_fine_tunings_in_parallel_and_aggregates_over_see
     assert all("error" not in r and r["low"] <= r["nmonli_test"] <= r["high"] for r in found["rows"])
     assert [(s["recipe"], s["n"]) for s in found["summary"]] == [(r, 2) for r in recipes.split(";")]
     assert all(s["lowest"] <= s["median"] <= max(s["by_seed"].values()) for s in found["summary"])
-    assert "| 5,5e-5,16,0.2,max_grad_norm=1 | 2 |" in done.stdout
+    assert "| 5,5e-5,16,0.2,max_grad_norm=1,head_epochs=1 | 2 |" in done.stdout
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert again.returncode != 0 and "recipes.json exists" in again.stderr
 
@@ -134,6 +134,8 @@ def test_a_recipe_names_its_settings():
     spec.loader.exec_module(recipes)
     assert recipes.parse_recipe("5,5e-5,16,0.2,shuffle,0.1,max_grad_norm=1") == {
         "epochs": 5, "lr": 5e-5, "batch_size": 16, "warmup_ratio": 0.2, "batching": "shuffle", "weight_decay": 0.1, "max_grad_norm": 1.0}
+    assert recipes.parse_recipe("5,5e-5,16,0.2,head_epochs=2,head_lr=1e-3,precision=bf16") == {
+        "epochs": 5, "lr": 5e-5, "batch_size": 16, "warmup_ratio": 0.2, "head_epochs": 2, "head_lr": 1e-3, "precision": "bf16"}
     assert recipes.parse_seeds("0-2,7") == [0, 1, 2, 7]
     for bad in ("5,5e-5,16", "5,5e-5,16,0.2,clip=1", "5,5e-5,16,0.2,seed=3"):
         with pytest.raises(ValueError, match="recipe"):

@@ -299,3 +299,22 @@ def test_max_grad_norm_clips_every_step_and_none_leaves_the_gradient_alone(tiny_
         moved[clip] = model.classifier.weight.detach() - before
     assert moved[1e-12].norm() < 0.1 * moved[None].norm()
     assert torch.equal(moved[1e12], moved[None])
+
+
+def test_head_epochs_train_the_head_alone_first_and_give_the_encoder_back(tiny_encoder_dir, small_set):
+    """LP-FT's first stage: with ``head_epochs`` the encoder's weights do not move during those epochs (checked with the
+    fine-tuning's own epochs set to a rate of ~0), the head does, every parameter trains again after, and the head
+    epochs' losses open the history."""
+    _, encoded = small_set
+    model, tok = _fresh(tiny_encoder_dir)
+    encoder = {k: v.detach().clone() for k, v in model.base_model.state_dict().items()}
+    head = model.classifier.weight.detach().clone()
+    log = fit(model, encoded, replace(CONFIG, epochs=1, lr=1e-30, head_epochs=2, head_lr=1e-2), tok.pad_token_id, progress=False)
+    assert len(log) == 1 and len(log[0]["head_losses"]) == 2
+    assert all(torch.allclose(v, model.base_model.state_dict()[k]) for k, v in encoder.items())
+    assert not torch.allclose(head, model.classifier.weight)
+    assert all(p.requires_grad for p in model.parameters())
+    plain, _ = _fresh(tiny_encoder_dir)
+    assert "head_losses" not in fit(plain, encoded, replace(CONFIG, epochs=1), tok.pad_token_id, progress=False)[0]
+    assert replace(CONFIG, head_epochs=2).fingerprint(["a"]) != CONFIG.fingerprint(["a"])
+    assert replace(CONFIG, head_lr=0.5).fingerprint(["a"]) == CONFIG.fingerprint(["a"])  # no head epochs: their rate plays no part

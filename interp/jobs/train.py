@@ -164,6 +164,8 @@ class TrainConfig(FineTuneSettings):
             (self.precision in PRECISIONS, f"`precision=` must be {' or '.join(PRECISIONS)}, got {self.precision!r}"),
             (self.batching in BATCHINGS, f"`batching=` must be {' or '.join(BATCHINGS)}, got {self.batching!r}"),
             (self.max_grad_norm is None or self.max_grad_norm > 0, "`max_grad_norm=` must be positive"),
+            (self.head_epochs >= 0, "`head_epochs=` must be at least 0"),
+            (self.head_lr > 0, "`head_lr=` must be positive"),
         ]
         for ok, message in checks:
             if not ok:
@@ -195,9 +197,11 @@ class TrainConfig(FineTuneSettings):
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
         for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
-                             ("max_grad_norm", None)):  # and before --init, --input, --precision, --batching, clipping
+                             ("max_grad_norm", None), ("head_epochs", 0)):  # and before --init, --input, --precision, --batching, clipping
             if settings[key] == default:
                 del settings[key]
+        if "head_epochs" not in settings:  # no head-only epochs: their rate is not part of the run
+            del settings["head_lr"]
         if settings["task"] == "monli":
             del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)

@@ -40,6 +40,8 @@ class FineTuneSettings:
     precision: str = "fp32"  # or "bf16": the forward pass under torch.autocast (bfloat16), the weights and optimizer in fp32
     batching: str = "length"  # or "shuffle": each batch a seeded random draw, not examples of similar length
     max_grad_norm: float | None = None  # clip the gradient's global L2 norm to this before each step (None: no clipping)
+    head_epochs: int = 0  # epochs that train the head alone, the encoder frozen, before fine-tuning (LP-FT); 0: none
+    head_lr: float = 1e-3  # the learning rate of those epochs (AdamW, constant)
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -51,6 +53,8 @@ class FineTuneSettings:
         check_number(self.weight_decay, "weight_decay", least=0)
         if self.max_grad_norm is not None:
             check_number(self.max_grad_norm, "max_grad_norm", positive=True)
+        check_int(self.head_epochs, "head_epochs", least=0)
+        check_number(self.head_lr, "head_lr", positive=True)
         if self.precision not in PRECISIONS:
             raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")
         if self.batching not in BATCHINGS:

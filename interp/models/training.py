@@ -107,6 +107,7 @@ def fit(
             log, start_epoch = saved.info["log"], saved.info["epoch"]
             if progress:
                 tqdm.write(f"resuming after epoch {start_epoch} of {config.epochs} from {state_path}")
+    head_losses = fit_head(model, encoded, config, pad_token_id, group, progress) if start_epoch == 0 else []
     for epoch in range(start_epoch, config.epochs):
         model.train()
         torch.manual_seed(config.seed * 1_000 + epoch)
@@ -137,6 +138,8 @@ def fit(
             total_loss += loss.item() * len(idx)
             bar.set_postfix(loss=f"{loss.item():.3f}")
         log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
+        if epoch == 0 and head_losses:
+            log[-1]["head_losses"] = head_losses
         if extra_loss is not None:
             log[-1]["extra_loss"] = total_extra / len(encoded)
         if after_epoch is not None:
@@ -150,6 +153,64 @@ def fit(
             save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
     model.eval()
     return log
+
+
+def head_parameters(model) -> list[torch.nn.Parameter]:
+    """The parameters of a sequence classifier outside its encoder (``model.base_model``): the classification head.
+
+    Raises:
+        OutputError: a model whose encoder is not a part of it (no ``base_model`` below the model itself).
+    """
+    base = getattr(model, "base_model", None)
+    if not isinstance(base, torch.nn.Module) or base is model:
+        raise OutputError(f"{type(model).__name__} has no encoder apart from its head (`base_model`): `head_epochs=` needs one")
+    inside = {id(p) for p in base.parameters()}
+    return [p for p in model.parameters() if id(p) not in inside]
+
+
+def fit_head(model, encoded: Sequence[Encoded], config, pad_token_id: int, group: int = 50, progress: bool = False) -> list[float]:
+    """Train the classification head alone, the encoder frozen, for ``config.head_epochs`` epochs at ``config.head_lr``
+    (AdamW, constant rate): the linear-probing stage of linear probing then fine-tuning (LP-FT; Kumar, Raghunathan,
+    Jones, Ma & Liang 2022, *Fine-tuning can distort pretrained features and underperform out-of-distribution*, §4).
+    The encoder's ``requires_grad`` is restored after, whatever happens. Seeded apart from the fine-tuning's epochs.
+
+    Returns:
+        Each head epoch's mean cross-entropy (nats); empty when ``head_epochs`` is 0 or absent.
+    """
+    epochs = getattr(config, "head_epochs", 0)
+    if not epochs:
+        return []
+    device = next(model.parameters()).device
+    bf16 = getattr(config, "precision", "fp32") == "bf16"
+    head = head_parameters(model)
+    trainable = {id(p) for p in head}
+    frozen = [p for p in model.parameters() if id(p) not in trainable and p.requires_grad]
+    optimizer = torch.optim.AdamW(head, lr=config.head_lr, weight_decay=config.weight_decay)
+    losses = []
+    try:
+        for p in frozen:
+            p.requires_grad_(False)
+        for epoch in range(epochs):
+            model.train()
+            seed = config.seed * 1_000 + 999 - epoch  # the fine-tuning's epochs count up from seed * 1000
+            torch.manual_seed(seed)
+            total = 0.0
+            for idx in tqdm(length_grouped_batches(encoded, config.batch_size, seed, group), desc=f"head epoch {epoch + 1}/{epochs}",
+                            unit="batch", disable=not progress, leave=False):  # fmt: skip
+                batch = collate([encoded[i] for i in idx], pad_token_id)
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16), attention_without_cudnn() if bf16 else nullcontext():
+                    loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                total += loss.item() * len(idx)
+            losses.append(total / len(encoded))
+            if progress:
+                tqdm.write(f"head epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f}")
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
+    return losses
 
 
 def finished_run(out_dir: Path) -> dict | None:

@@ -29,13 +29,15 @@ def _train(model, out, monli_dir, *extra):
 def test_training_in_bf16_autocast_is_its_own_run_and_says_so(tiny_encoder_dir, monli_dir, tmp_path):
     fp32 = _train(tiny_encoder_dir, tmp_path / "fp32", monli_dir, "--device", "cpu")
     bf16 = _train(tiny_encoder_dir, tmp_path / "bf16", monli_dir, "--device", "auto", "--precision", "bf16", "--warmup-ratio", "0.05",
-                  "--batching", "shuffle", "--max-grad-norm", "0.5")  # fmt: skip
+                  "--batching", "shuffle", "--max-grad-norm", "0.5", "--head-epochs", "1", "--head-lr", "0.01")  # fmt: skip
     assert fp32.exit_code == 0 and bf16.exit_code == 0, fp32.output + bf16.output
     records = {p: json.loads((tmp_path / p / "training.json").read_text()) for p in ("fp32", "bf16")}
     assert records["bf16"]["config"]["precision"] == "bf16" and records["fp32"]["config"]["precision"] == "fp32"
     assert records["bf16"]["config"]["warmup_ratio"] == 0.05 and records["fp32"]["config"]["warmup_ratio"] == FineTuneSettings().warmup_ratio  # --warmup-ratio
     assert records["bf16"]["config"]["batching"] == "shuffle" and records["fp32"]["config"]["batching"] == "length"  # --batching
     assert records["bf16"]["config"]["max_grad_norm"] == 0.5 and records["fp32"]["config"]["max_grad_norm"] is None  # --max-grad-norm
+    assert records["bf16"]["config"]["head_epochs"] == 1 and records["bf16"]["config"]["head_lr"] == 0.01 and records["fp32"]["config"]["head_epochs"] == 0
+    assert len(records["bf16"]["epochs"][0]["head_losses"]) == 1 and "head_losses" not in records["fp32"]["epochs"][0]  # --head-epochs
     refused = _train(tiny_encoder_dir, tmp_path / "clip0", monli_dir, "--max-grad-norm", "0")
     assert refused.exit_code == 2 and "--max-grad-norm must be positive" in refused.output and not (tmp_path / "clip0").exists()
     assert records["bf16"]["fingerprint"] != records["fp32"]["fingerprint"]  # another training, never reused for the other

@@ -24,6 +24,8 @@ from interp.cli.base import main
     click.option("--precision", default=o.TRAIN.precision, show_default=True, help="fp32, or bf16: each forward pass under autocast in bfloat16 (the weights and optimizer stay fp32)."),
     click.option("--batching", default=o.TRAIN.batching, show_default=True, help="length: batches of examples of similar length (less padding); shuffle: each batch a seeded random draw."),
     click.option("--max-grad-norm", type=float, default=None, help="Clip the gradient's global L2 norm to this before each step [default: no clipping]."),
+    click.option("--head-epochs", type=int, default=o.TRAIN.head_epochs, show_default=True, help="Epochs that train the head alone, the encoder frozen, before fine-tuning (linear probing then fine-tuning)."),
+    click.option("--head-lr", type=float, default=o.TRAIN.head_lr, show_default=True, help="The learning rate of --head-epochs (AdamW, constant)."),
     click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row)."),
     o.INPUT,
 )

@@ -61,7 +61,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
             weighted by ``node_weight`` (Geiger et al. 2019, §5: :class:`interp.api.node_loss.NodeLoss`); the heads are
             scaffolding, not part of the returned classifier. The same loss as ``interp train --node-loss``.
         settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ``warmup_ratio``,
-            ``weight_decay``, ``precision``, ``batching``, ``max_grad_norm``).
+            ``weight_decay``, ``precision``, ``batching``, ``max_grad_norm``, ``head_epochs``, ``head_lr``).
 
     Returns:
         The trained classifier in eval mode, where ``model`` was (``model.to("cuda")`` first to train on a GPU);

@@ -21,7 +21,8 @@ BATCHINGS: tuple[str, ...] = ("length", "shuffle")
 @dataclass(frozen=True)
 class FineTuneSettings:
     """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
-    the forward pass's precision, how examples are batched, and the gradient clipping (``max_grad_norm``).
+    the forward pass's precision, how examples are batched, the gradient clipping (``max_grad_norm``), and epochs that
+    train the head alone first (``head_epochs`` at ``head_lr``: :func:`interp.models.training.fit_head`).
 
     The defaults (5 epochs, lr 5e-5, batch 16, warm-up 0.2) were chosen on MoNLI's generalization set-up (PMoNLI and
     NMoNLI train, the embedded model) for the steadiness of NMoNLI test accuracy over fine-tuning seeds: 99.0-100.0%

@@ -6,7 +6,8 @@ Usage::
     log = fit(model, encoded, settings, tokenizer.pad_token_id, state_path=Path("out.partial/state.safetensors"))
 
 ``settings`` is any object with ``epochs``, ``lr``, ``batch_size``, ``seed``,
-``warmup_ratio`` and ``weight_decay``, and optionally ``precision``, ``batching`` and ``max_grad_norm``
+``warmup_ratio`` and ``weight_decay``, and optionally ``precision``, ``batching``, ``max_grad_norm``,
+``head_epochs`` and ``head_lr``
 (:class:`interp.api.training.FineTuneSettings` and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
 and keeps a resumable state after every epoch at ``state_path``
 (safetensors: weights and optimizer tensors, the rest as JSON in its header;
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -27,7 +28,7 @@ from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
 from interp.core.devices import attention_without_cudnn
-from interp.core.errors import OutputError, named
+from interp.core.errors import ModelError, OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate
@@ -121,9 +122,8 @@ def fit(
             leave=False,
         )
         for step, idx in enumerate(bar):
-            batch = collate([encoded[i] for i in idx], pad_token_id)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16), attention_without_cudnn() if bf16 else nullcontext():
-                loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
+            with _forward_context(device, bf16):
+                loss = batch_loss(model, encoded, idx, pad_token_id, device)
                 extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
             if extra is not None:
                 total_extra += extra.item() * len(idx)
@@ -155,15 +155,31 @@ def fit(
     return log
 
 
+def batch_loss(model, encoded: Sequence[Encoded], idx: Sequence[int], pad_token_id: int, device: torch.device) -> torch.Tensor:
+    """The mean cross-entropy (nats, shape ``[]``) of ``model`` on the examples ``idx`` of ``encoded``, padded as one batch."""
+    batch = collate([encoded[i] for i in idx], pad_token_id)
+    return model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
+
+
+def _forward_context(device: torch.device, bf16: bool):
+    """The forward pass under bf16 autocast, attention kept off cuDNN (:func:`attention_without_cudnn`), or as it is."""
+    if not bf16:
+        return nullcontext()
+    stack = ExitStack()
+    stack.enter_context(torch.autocast(device.type, dtype=torch.bfloat16))
+    stack.enter_context(attention_without_cudnn())
+    return stack
+
+
 def head_parameters(model) -> list[torch.nn.Parameter]:
     """The parameters of a sequence classifier outside its encoder (``model.base_model``): the classification head.
 
     Raises:
-        OutputError: a model whose encoder is not a part of it (no ``base_model`` below the model itself).
+        ModelError: a model whose encoder is not a part of it (no ``base_model`` below the model itself).
     """
     base = getattr(model, "base_model", None)
     if not isinstance(base, torch.nn.Module) or base is model:
-        raise OutputError(f"{type(model).__name__} has no encoder apart from its head (`base_model`): `head_epochs=` needs one")
+        raise ModelError(f"{type(model).__name__} has no encoder apart from its head (`base_model`): `head_epochs=` needs one")
     inside = {id(p) for p in base.parameters()}
     return [p for p in model.parameters() if id(p) not in inside]
 
@@ -172,7 +188,8 @@ def fit_head(model, encoded: Sequence[Encoded], config, pad_token_id: int, group
     """Train the classification head alone, the encoder frozen, for ``config.head_epochs`` epochs at ``config.head_lr``
     (AdamW, constant rate): the linear-probing stage of linear probing then fine-tuning (LP-FT; Kumar, Raghunathan,
     Jones, Ma & Liang 2022, *Fine-tuning can distort pretrained features and underperform out-of-distribution*, §4).
-    The encoder's ``requires_grad`` is restored after, whatever happens. Seeded apart from the fine-tuning's epochs.
+    The loss is the task's cross-entropy alone (an IIT or node loss joins in the fine-tuning after). The encoder's
+    ``requires_grad`` is restored after, whatever happens. Seeded apart from the fine-tuning's epochs.
 
     Returns:
         Each head epoch's mean cross-entropy (nats); empty when ``head_epochs`` is 0 or absent.
@@ -197,9 +214,8 @@ def fit_head(model, encoded: Sequence[Encoded], config, pad_token_id: int, group
             total = 0.0
             for idx in tqdm(length_grouped_batches(encoded, config.batch_size, seed, group), desc=f"head epoch {epoch + 1}/{epochs}",
                             unit="batch", disable=not progress, leave=False):  # fmt: skip
-                batch = collate([encoded[i] for i in idx], pad_token_id)
-                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16), attention_without_cudnn() if bf16 else nullcontext():
-                    loss = model(**batch_inputs(model, batch, device), labels=batch["labels"].to(device)).loss
+                with _forward_context(device, bf16):
+                    loss = batch_loss(model, encoded, idx, pad_token_id, device)
                 loss.backward()
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)

@@ -200,8 +200,11 @@ def main(argv=None) -> dict:
 
     d = FineTuneSettings()
     recipes = [r for r in (args.recipes or f"{d.epochs},{d.lr:g},{d.batch_size},{d.warmup_ratio:g}").split(";") if r]
-    for recipe in recipes:
-        parse_recipe(recipe)  # a malformed recipe fails here, before any worker starts
+    for recipe in recipes:  # a malformed recipe, or a setting out of range, fails here, before any worker starts
+        try:
+            FineTuneSettings(**parse_recipe(recipe))
+        except ValueError as error:  # ConfigError is one
+            raise SystemExit(f"--recipes: {error}") from None
     seeds = parse_seeds(args.seeds)
     minilm = args.minilm or str(embedded_model_dir())
     jobs = [(recipe, seed) for seed in seeds for recipe in recipes]

@@ -126,6 +126,8 @@ def test_the_recipe_screen_runs_fine_tunings_in_parallel_and_aggregates_over_see
     assert "| 5,5e-5,16,0.2,max_grad_norm=1,head_epochs=1 | 2 |" in done.stdout
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert again.returncode != 0 and "recipes.json exists" in again.stderr
+    bad = subprocess.run([*command[:-2], "--recipes", "5,5e-5,16,0.2,max_grad_norm=-1"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "--recipes: max_grad_norm= must be" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_a_recipe_names_its_settings():

@@ -30,6 +30,8 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert all(r["pairs"] == 24 * 24 and r["engine_s"] > 0 and r["wall_s"] >= r["engine_s"] for r in results["allpairs"])
     assert all(r["agreement"] is not None for r in results["allpairs"][1:])  # the reduced precisions' check against fp32
     assert [r["size"] for r in results["engine"]] == ["minilm"] and all(r["labels_agree"] for r in results["engine"])
+    assert all(max(r["engine_calls_pairs_per_s"]["bf16"]) == r["engine_bf16_pairs_per_s"] and len(r["engine_calls_pairs_per_s"]["fp32"]) == 2
+               for r in results["engine"])  # the fastest of --repeats calls
     assert all(r["engine_tf32_pairs_per_s"] > 0 and r["engine_bf16_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, True)
                for r in results["engine"])
     assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]

@@ -264,6 +264,35 @@ def test_train_seeds_writes_each_seeds_checkpoint_and_the_table_over_seeds(tiny_
     assert len(list(csv.DictReader(open(out / "seeds.csv")))) == 3
 
 
+
+def test_seeds_trained_at_once_give_what_each_gives_alone(tiny_encoder_dir, monli_dir, tmp_path):
+    """`interp train --seeds 0,1 --workers 2`: two processes train the seeds at once; each checkpoint's weights and
+    figures equal the one-at-a-time run's, and --workers without --seeds is refused."""
+    from click.testing import CliRunner
+    from safetensors.torch import load_file
+
+    from interp.cli import main
+
+    args = ["train", "--model", str(tiny_encoder_dir), "--splits", "nmonli_train", "--max-examples", "32", "--epochs", "1", "--lr", "5e-3",
+            "--eval-splits", "nmonli_test", "--data-dir", str(monli_dir), "--device", "cpu", "--quiet"]  # fmt: skip
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a CPU's sums depend on its thread count: the workers take no more threads than this process
+    try:
+        alone = CliRunner().invoke(main, [*args, "--seeds", "0,1", "--out", str(tmp_path / "alone")])
+        together = CliRunner().invoke(main, [*args, "--seeds", "0,1", "--workers", "2", "--out", str(tmp_path / "together")])
+    finally:
+        torch.set_num_threads(threads)
+    assert alone.exit_code == 0 and together.exit_code == 0, alone.output + together.output
+    for seed in (0, 1):
+        a, b = (load_file(tmp_path / run / f"seed{seed}" / "model.safetensors") for run in ("alone", "together"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+        metrics = [json.loads((tmp_path / run / f"seed{seed}" / TRAINING_FILE).read_text())["metrics"] for run in ("alone", "together")]
+        assert metrics[0] == metrics[1]
+    assert (tmp_path / "alone" / "seeds_summary.csv").read_text() == (tmp_path / "together" / "seeds_summary.csv").read_text()
+    refused = CliRunner().invoke(main, [*args, "--workers", "2", "--out", str(tmp_path / "one")])
+    assert refused.exit_code == 2 and "--workers trains several --seeds at once" in refused.output and not (tmp_path / "one").exists()
+
+
 def test_bf16_steps_keep_attention_off_cudnn(tiny_encoder_dir, small_set, monkeypatch):
     """Each bf16 step runs inside :func:`attention_without_cudnn` (cuDNN plans each new batch shape); fp32 steps do not."""
     from contextlib import contextmanager

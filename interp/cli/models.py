@@ -7,6 +7,7 @@ import sys
 import click
 
 from interp.cli import options as o
+from interp.core.errors import ConfigError
 from interp.cli.base import main
 
 
@@ -51,8 +52,10 @@ from interp.cli.base import main
 )
 @click.option("--seeds", default=None, help="Comma-separated fine-tuning seeds (instead of --seed): one checkpoint per seed under --out "
               "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds.")
+@click.option("--workers", type=int, default=1, show_default=True, help="With --seeds: seeds trained at once, each in its own process on the "
+              "same device (on a GPU a small model leaves room for several; on a CPU they share the cores).")
 @o.output("Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).", click.Path())
-def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node, seeds, output):
+def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node, seeds, workers, output):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import TrainConfig, train as train_model
@@ -67,8 +70,11 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
     if seeds is not None:
         from interp.jobs.seeds import format_seeds, train_seeds
 
-        click.echo(format_seeds(train_seeds(config, output["out"], o.ints(seeds, "--seeds"), progress=progress, overwrite=output["overwrite"], trainer=trainer)))
+        click.echo(format_seeds(train_seeds(config, output["out"], o.ints(seeds, "--seeds"), progress=progress, overwrite=output["overwrite"],
+                                            trainer=trainer, workers=workers)))  # fmt: skip
         return
+    if workers != 1:
+        raise ConfigError("--workers trains several --seeds at once: give --seeds too")
     result = trainer(config, output["out"], progress=progress, overwrite=output["overwrite"])
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
     click.echo("\n".join(accuracy_lines(result.metrics)))

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from interp.api.specs import DataSpec, SampleSpec
-from interp.core.errors import OutputError
+from interp.core.errors import ConfigError, OutputError
 from interp.jobs.train import TrainConfig, train
 from interp.models import (
     evaluate,
@@ -347,3 +347,14 @@ def test_head_epochs_train_the_head_alone_first_and_give_the_encoder_back(tiny_e
     assert "head_losses" not in fit(plain, encoded, replace(CONFIG, epochs=1), tok.pad_token_id, progress=False)[0]
     assert replace(CONFIG, head_epochs=2).fingerprint(["a"]) != CONFIG.fingerprint(["a"])
     assert replace(CONFIG, head_lr=0.5).fingerprint(["a"]) == CONFIG.fingerprint(["a"])  # no head epochs: their rate plays no part
+
+
+def test_workers_refuse_settings_that_cannot_reach_another_process(tiny_encoder_dir, monli_dir, tmp_path):
+    from interp.jobs.seeds import train_seeds
+
+    config = TrainConfig(model=str(tiny_encoder_dir), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
+    with pytest.raises(ConfigError, match="workers"):
+        train_seeds(config, tmp_path / "s", (0, 1), trainer=lambda *a, **k: None, workers=2)
+    with pytest.raises(ConfigError, match="workers"):
+        train_seeds(config, tmp_path / "s", (0, 1), workers=0)
+    assert not (tmp_path / "s").exists()

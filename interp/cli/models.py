@@ -50,12 +50,15 @@ from interp.cli.base import main
     click.option("--node-weight", type=float, default=1.0, show_default=True, help="Weight of the node loss."),
     click.option("--node-read", default="cls", show_default=True, help="Where the node heads read the last block: cls, or tokens (each variable's aligned tokens)."),
 )
-@click.option("--seeds", default=None, help="Comma-separated fine-tuning seeds (instead of --seed): one checkpoint per seed under --out "
-              "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds.")
-@click.option("--workers", type=int, default=1, show_default=True, help="With --seeds: seeds trained at once, each in its own process on the "
-              "same device (on a GPU a small model leaves room for several; on a CPU they share the cores).")
+@o.settings(
+    "repeat",
+    click.option("--seeds", default=None, help="Comma-separated fine-tuning seeds (instead of --seed): one checkpoint per seed under --out "
+                 "(seed<S>/, each resumable), then seeds.csv and seeds_summary.csv: every seed's accuracy, the mean and 95% t interval over seeds."),
+    click.option("--workers", type=int, default=1, show_default=True, help="With --seeds: seeds trained at once, each in its own process on the "
+                 "same device (on a GPU a small model leaves room for several; on a CPU they share the cores)."),
+)
 @o.output("Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).", click.Path())
-def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node, seeds, workers, output):
+def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node, repeat, output):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import TrainConfig, train as train_model
@@ -67,6 +70,7 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
         **scoring, **iit, **node, eval_splits=o.listed(eval_splits, "--eval-splits") if eval_splits is not None else None,
     )  # fmt: skip
     trainer = train_iit if iit["iit"] else train_model
+    seeds, workers = repeat["seeds"], repeat["workers"]
     if seeds is not None:
         from interp.jobs.seeds import format_seeds, train_seeds
 

@@ -99,8 +99,14 @@ def _train_at_once(jobs: list, workers: int, progress: bool) -> dict[int, TrainR
     jobs' order. A seed that fails stops the others (each resumes from its last epoch when run again)."""
     import multiprocessing
     import os
+    import pickle
     import time
 
+    try:
+        pickle.dumps(jobs[0])
+    except Exception as error:  # noqa: BLE001 - a lambda, a local class: whatever cannot be sent to another process
+        raise ConfigError(f"{named('workers', workers)}: the settings cannot be sent to another process ({type(error).__name__}: {error}); "
+                          "name the task and model by string, or train with workers=1") from None  # fmt: skip
     import torch
 
     threads = max(1, min(torch.get_num_threads(), (os.cpu_count() or 1) // workers))  # the cores shared, never more threads than here

@@ -99,11 +99,11 @@ def _train_at_once(jobs: list, workers: int, progress: bool) -> dict[int, TrainR
     jobs' order. A seed that fails stops the others (each resumes from its last epoch when run again)."""
     import multiprocessing
     import os
-    import pickle
     import time
+    from multiprocessing.reduction import ForkingPickler  # how the pool sends a job (our own objects, to our own processes)
 
     try:
-        pickle.dumps(jobs[0])
+        ForkingPickler.dumps(jobs[0])
     except Exception as error:  # noqa: BLE001 - a lambda, a local class: whatever cannot be sent to another process
         raise ConfigError(f"{named('workers', workers)}: the settings cannot be sent to another process ({type(error).__name__}: {error}); "
                           "name the task and model by string, or train with workers=1") from None  # fmt: skip

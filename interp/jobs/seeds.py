@@ -56,7 +56,8 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
     thread count).
 
     Raises:
-        ConfigError: naming ``seeds=`` when empty or repeated, or ``workers=`` below 1; and whatever
+        ConfigError: naming ``seeds=`` when empty or repeated, or ``workers=`` below 1 or given settings that cannot be
+            sent to another process (a task or model held as an object that cannot be pickled); and whatever
             :func:`interp.jobs.train.train` raises, for each seed.
     """
     seeds = tuple(int(s) for s in seeds)
@@ -71,11 +72,10 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
         runs = _train_at_once(jobs, min(workers, len(seeds)), progress)
     else:
         runs = {}
-        for job in jobs:
+        for trainer_, one, folder, _ in jobs:
             if progress:
-                print(f"== seed {job[1].seed}: {job[2]}", flush=True)
-            runs[job[1].seed] = job[0](job[1], job[2], progress=progress, overwrite=overwrite)
-        runs = {seed: runs[seed] for seed in seeds}
+                print(f"== seed {one.seed}: {folder}", flush=True)
+            runs[one.seed] = trainer_(one, folder, progress=progress, overwrite=overwrite)
     rows = [{"seed": seed, "split": split, "accuracy": m["accuracy"], "wilson_low": m.get("low"), "wilson_high": m.get("high"),
              "correct": m["correct"], "n": m["n"], "majority": m.get("majority")}  # fmt: skip
             for seed, run in runs.items() for split, m in run.metrics.items()]

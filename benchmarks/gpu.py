@@ -395,6 +395,8 @@ def main(argv=None) -> dict:
             raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
         prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w))
         return {}
+    if args.repeats < 1:
+        raise SystemExit(f"--repeats must be at least 1, got {args.repeats}")
     args.recipes = [r for r in args.recipes.split(";") if r]
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.precisions = args.precisions.split(",")

@@ -38,6 +38,8 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
     before = (tmp_path / "gpu.json").read_bytes()
+    with pytest.raises(SystemExit, match="--repeats must be at least 1"):
+        gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "engine", "--repeats", "0"])
     with pytest.raises(SystemExit, match="gpu.json exists"):  # another run into the same folder keeps the first run's figures
         gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "cache", "--out", str(tmp_path)])
     assert (tmp_path / "gpu.json").read_bytes() == before

@@ -258,3 +258,66 @@ def test_a_sidecar_and_its_weights_file_are_bound(tmp_path):
     with pytest.raises(DataError, match=r"holds 200 tensor\(s\) \(encoder.layer.0.weight, encoder.layer.1.weight, encoder.layer.10.weight and 197 more\), not rotation\)") as caught:
         load_trained_intervention(first)
     assert len(str(caught.value)) < 400
+
+
+def _brute_force_cost(lengths: list[int], cost: int) -> int:
+    """The least Σ rows × longest + cost per group over every split of the sorted lengths into runs (2^(n-1) of them)."""
+    ordered = sorted(lengths)
+    best = None
+    for mask in range(1 << max(len(ordered) - 1, 0)):
+        groups, start = [], 0
+        for cut in range(1, len(ordered)):
+            if mask >> (cut - 1) & 1:
+                groups.append(ordered[start:cut])
+                start = cut
+        groups.append(ordered[start:])
+        total = sum(len(g) * max(g) + cost for g in groups)
+        best = total if best is None else min(best, total)
+    return best
+
+
+def test_length_chunks_are_the_least_padded_split_of_the_sorted_rows():
+    """Against brute force over every split into runs: the same least cost; each position once; runs of similar
+    length, shortest first; one group in the given order where splitting does not pay."""
+    from interp.engine.pair_suffix import length_chunks
+
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        lengths = rng.integers(3, 40, size=int(rng.integers(1, 11))).tolist()
+        cost = int(rng.choice([0, 8, 32, 200]))
+        chunks = length_chunks(lengths, cost)
+        assert sorted(i for c in chunks for i in c) == list(range(len(lengths)))
+        assert sum(len(c) * max(lengths[i] for i in c) + cost for c in chunks) == _brute_force_cost(lengths, cost)
+        if len(chunks) > 1:
+            assert all(max(lengths[i] for i in a) <= min(lengths[i] for i in b) for a, b in zip(chunks, chunks[1:]))
+    assert length_chunks([5, 9, 5, 9], 0) == [[0, 2], [1, 3]]  # no padding at all when a group costs nothing
+    assert length_chunks([5, 9, 5, 9], 100) == [[0, 1, 2, 3]]  # one padded pass, in order
+    assert length_chunks([7, 7], 0) == [[0, 1]] and length_chunks([], 5) == []
+
+
+def test_a_batch_split_by_length_gives_one_padded_pass_logits_and_gradients(mqnli):
+    """With gradients, the pairs in runs of similar length (on a CPU, where it pays) give the logits and the
+    rotation's gradient of one padded pass over the whole batch, to float rounding; in pair order."""
+    from interp.engine.pair_suffix import length_chunks
+
+    task, examples, model, encoded = mqnli
+    runner = PairSuffix(model, encoded, Location.parse("blocks.0.hook_resid_post@n_s.p+n_s.h"))
+    from interp.engine.pair_suffix import chunk_cost
+
+    # on a CPU a batch is split where a block after the location runs over every token; not where only [CLS]'s does
+    assert chunk_cost(model, Location.parse("blocks.0.hook_resid_pre@cls")) > 0
+    assert chunk_cost(model, Location.parse("blocks.0.hook_resid_post@cls")) is None is runner.chunk_cost
+    bases, sources = torch.arange(39, -1, -1), torch.arange(40)
+    lengths = runner.lengths[bases].tolist()
+    assert len(length_chunks(lengths, 0)) > 1  # the batch mixes lengths: the split is exercised
+    found = {}
+    for cost in (0, None):
+        runner.chunk_cost = cost
+        rotated = RotatedSubspace(runner.width, 5, seed=3)
+        with frozen_weights(model):
+            logits = runner.logits(bases, sources, rotated)
+            torch.nn.functional.cross_entropy(logits, torch.arange(40) % logits.shape[1]).backward()
+        found[cost] = logits.detach(), next(p.grad for p in rotated.parameters() if p.grad is not None)
+    assert torch.allclose(found[0][0], found[None][0], atol=1e-5)
+    assert torch.allclose(found[0][1], found[None][1], atol=1e-5, rtol=1e-4)
+    assert found[0][1].abs().max() > 1e-4  # the gradient is not zero

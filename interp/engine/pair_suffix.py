@@ -16,11 +16,14 @@ one prefix pass per example and kept. pyvene's DAS tutorial runs the full
 base and source forward passes at every step instead; ``benchmarks/das.py``
 measures the difference.
 
-With gradients the suffix runs through the model's own modules on a padded
-batch with its attention mask, so gradients flow and a batch may mix
-lengths; without, it runs as the engine does: unpadded rows of one length
-through the fused blocks (:mod:`interp.engine.blocks`), the last block for
-[CLS] only.
+With gradients the suffix runs through the model's own modules on padded
+rows with their attention mask, so gradients flow and a batch may mix
+lengths. On a CPU a batch is first split into runs of similar length
+(:func:`length_chunks`, :func:`chunk_cost`): a padded token costs what a
+real one does, and a training batch of MoNLI pairs padded to its longest
+base is about a fifth padding. Without gradients the suffix runs as the engine does: unpadded rows
+of one length through the fused blocks (:mod:`interp.engine.blocks`), the
+last block for [CLS] only.
 """
 
 from __future__ import annotations
@@ -35,9 +38,68 @@ from torch import Tensor
 from interp.core.errors import ConfigError
 from interp.engine.batched import _inputs, auto_batch_size, length_groups
 from interp.engine.interventions import Intervention
-from interp.engine.slicing import fast_suffix, run_prefix, run_suffix, run_suffix_masked
+from interp.engine.slicing import fast_suffix, first_token_block, run_prefix, run_suffix, run_suffix_masked
+from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
+
+
+#: On a CPU, what one more padded pass costs, in padded token rows × d_model² × blocks run over every token: a pass's
+#: fixed cost (module calls, smaller matmuls) over a token's. Measured with ``benchmarks/das.py``'s pairs at MiniLM's and
+#: BERT-base's shapes (about 34 token rows at BERT-base's middle block, 340 at MiniLM's).
+CPU_PASS_COST = 1e8
+
+
+def chunk_cost(model, location: Location) -> int | None:
+    """The padded token rows one more pass costs for :func:`length_chunks` when training at ``location`` on a CPU.
+
+    ``None`` (one padded pass per batch) where no block after the location runs over every token (the last block
+    runs for [CLS] only), or where the model is not on a CPU: there small passes cost more than padding.
+    """
+    blocks = architecture(model).block_list(model)
+    full = len(blocks) - location.hidden_index - (1 if first_token_block(model, blocks[-1]) else 0)
+    if full <= 0 or next(model.parameters()).device.type != "cpu":
+        return None
+    return max(1, round(CPU_PASS_COST / (model.config.hidden_size**2 * full)))
+
+
+def length_chunks(lengths: Sequence[int], cost: int) -> list[list[int]]:
+    """Positions of ``lengths`` in groups of similar length whose padded size, plus ``cost`` per group, is least.
+
+    Each group is a run of the positions sorted by length (ties in position
+    order) and is padded to its longest; the groups minimise ``Σ rows ×
+    longest + cost × groups`` over all such runs (exact, by dynamic
+    programming over the distinct lengths). One group (every position, in
+    order) where splitting does not pay.
+
+    Args:
+        lengths: token count of each row (``[rows]``, ints ≥ 1).
+        cost: the padded token rows one more group costs (≥ 0).
+
+    Returns:
+        Lists of positions into ``lengths``, shortest rows first; together each position once.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    distinct = sorted(set(lengths))
+    if len(distinct) <= 1:
+        return [list(range(len(lengths)))] if lengths else []
+    counts = [0] * len(distinct)
+    rank = {value: n for n, value in enumerate(distinct)}
+    for value in lengths:
+        counts[rank[value]] += 1
+    upto = [0]  # rows of the first j distinct lengths
+    for c in counts:
+        upto.append(upto[-1] + c)
+    best, cut = [0] + [None] * len(distinct), [0] * (len(distinct) + 1)
+    for j in range(1, len(distinct) + 1):  # a group ends at distinct length j - 1 and starts at i
+        best[j], cut[j] = min((best[i] + (upto[j] - upto[i]) * distinct[j - 1] + cost, i) for i in range(j))
+    if best[-1] >= upto[-1] * distinct[-1] + cost:  # one group, in the given order
+        return [list(range(len(lengths)))]
+    bounds, j = [], len(distinct)
+    while j > 0:
+        bounds.append((cut[j], j))
+        j = cut[j]
+    return [order[upto[i] : upto[j]] for i, j in reversed(bounds)]
 
 
 @contextmanager
@@ -69,6 +131,11 @@ class PairSuffix:
 
     Each prefix is run unpadded (with examples of its length) and kept
     zero-padded to the longest example, with its attention mask.
+
+    ``chunk_cost`` (an attribute, :func:`chunk_cost`) is what one more
+    padded pass costs in token rows when a batch with gradients is split by
+    length (:func:`length_chunks`); ``None`` runs each such batch as one
+    padded pass.
 
     Raises:
         ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`),
@@ -110,6 +177,7 @@ class PairSuffix:
             at = (torch.arange(n, device=device)[:, None], self.where)
             self.vectors = self.hidden[at].reshape(n, -1).float()
         self._fast = fast_suffix(model, location.hidden_index)
+        self.chunk_cost = chunk_cost(model, location)
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -121,6 +189,12 @@ class PairSuffix:
         new = intervention(self.vectors[rows].to(hidden.dtype), self.vectors[sources].to(hidden.dtype))
         return hidden.index_put(at, new.view(len(rows), self.n_tokens, -1))
 
+    def _padded_logits(self, rows: Tensor, sources: Tensor, intervention: Intervention, seq: int) -> Tensor:
+        """One padded pass with gradients over ``rows`` (bases) and their ``sources``, ``seq`` tokens long."""
+        hidden = self._intervened(rows, sources, intervention, seq)
+        index = self.location.hidden_index
+        return run_suffix_masked(self.model, hidden, index, self.ids[rows, :seq], self.types[rows, :seq], self.mask[rows, :seq])
+
     def logits(
         self,
         bases: Int[Tensor, "pairs"],
@@ -130,11 +204,12 @@ class PairSuffix:
     ) -> Float[Tensor, "pairs labels"]:
         """The model's logits on each base with ``intervention(base vector, source vector)`` written at the location.
 
-        With gradients enabled the pairs run as one padded batch through the
-        model's own modules with the attention mask
-        (:func:`~interp.engine.slicing.run_suffix_masked`), differentiable in
-        the intervention's parameters: wrap the call in :func:`frozen_weights`
-        so the weights get none. Without, each token length runs unpadded
+        With gradients enabled the pairs run padded through the model's own
+        modules with the attention mask
+        (:func:`~interp.engine.slicing.run_suffix_masked`), in runs of similar
+        length where :attr:`chunk_cost` is set (the logits are the same to
+        float rounding), differentiable in the intervention's parameters: wrap
+        the call in :func:`frozen_weights` so the weights get none. Without, each token length runs unpadded
         through the fused blocks, ``batch_size`` rows per pass (the engine's
         exact path).
 
@@ -156,9 +231,15 @@ class PairSuffix:
         bases, sources = bases.to(device), sources.to(device)
         index = self.location.hidden_index
         if torch.is_grad_enabled():
-            seq = int(self.lengths[bases.cpu()].max())
-            hidden = self._intervened(bases, sources, intervention, seq)
-            return run_suffix_masked(self.model, hidden, index, self.ids[bases, :seq], self.types[bases, :seq], self.mask[bases, :seq])
+            lengths = self.lengths[bases.cpu()].tolist()
+            if not lengths:
+                return torch.empty(0, self.model.config.num_labels, device=device)
+            chunks = [list(range(len(lengths)))] if self.chunk_cost is None else length_chunks(lengths, self.chunk_cost)
+            out = [self._padded_logits(bases[chunk], sources[chunk], intervention, max(lengths[i] for i in chunk)) for chunk in chunks]
+            if len(out) == 1:
+                return out[0]
+            where = torch.tensor([i for chunk in chunks for i in chunk], device=device)
+            return torch.cat(out)[torch.argsort(where)]
         lengths = self.lengths.to(device)[bases]
         out = None
         for seq in torch.unique(lengths).tolist():

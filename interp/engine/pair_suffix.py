@@ -21,9 +21,9 @@ rows with their attention mask, so gradients flow and a batch may mix
 lengths. On a CPU a batch is first split into runs of similar length
 (:func:`length_chunks`, :func:`chunk_cost`): a padded token costs what a
 real one does, and a training batch of MoNLI pairs padded to its longest
-base is about a fifth padding. Without gradients the suffix runs as the engine does: unpadded rows
-of one length through the fused blocks (:mod:`interp.engine.blocks`), the
-last block for [CLS] only.
+base is about a fifth padding. Without gradients the suffix runs as the
+engine does: unpadded rows of one length through the fused blocks
+(:mod:`interp.engine.blocks`), the last block for [CLS] only.
 """
 
 from __future__ import annotations
@@ -209,9 +209,9 @@ class PairSuffix:
         (:func:`~interp.engine.slicing.run_suffix_masked`), in runs of similar
         length where :attr:`chunk_cost` is set (the logits are the same to
         float rounding), differentiable in the intervention's parameters: wrap
-        the call in :func:`frozen_weights` so the weights get none. Without, each token length runs unpadded
-        through the fused blocks, ``batch_size`` rows per pass (the engine's
-        exact path).
+        the call in :func:`frozen_weights` so the weights get none. Without,
+        each token length runs unpadded through the fused blocks,
+        ``batch_size`` rows per pass (the engine's exact path).
 
         Args:
             bases, sources: int64 ``[pairs]``, indices into the examples.

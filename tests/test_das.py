@@ -13,7 +13,7 @@ from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.errors import ConfigError
 from interp.engine import interchange_logits
 from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, LowRankSubspace, RotatedSubspace
-from interp.engine.pair_suffix import PairSuffix, frozen_weights
+from interp.engine.pair_suffix import PairSuffix, chunk_cost, frozen_weights, length_chunks
 from interp.hooks import hooked
 from interp.hooks.locations import Location
 from interp.tasks import resolve_task
@@ -43,6 +43,8 @@ def test_pair_engine_matches_a_hooked_forward_with_the_naive_formula(mqnli, kind
     task, examples, model, encoded = mqnli
     loc = Location.parse("blocks.0.hook_resid_post@n_s.p+n_s.h")  # two tokens: width 64
     runner = PairSuffix(model, encoded, loc)
+    runner.chunk_cost = 0  # with gradients, every run of one length its own pass: the split is checked too
+    assert len(length_chunks(runner.lengths[:24].tolist(), 0)) > 1
     width = runner.width
     intervention = {
         "rotated": RotatedSubspace(width, 5, seed=3),
@@ -279,8 +281,6 @@ def _brute_force_cost(lengths: list[int], cost: int) -> int:
 def test_length_chunks_are_the_least_padded_split_of_the_sorted_rows():
     """Against brute force over every split into runs: the same least cost; each position once; runs of similar
     length, shortest first; one group in the given order where splitting does not pay."""
-    from interp.engine.pair_suffix import length_chunks
-
     rng = np.random.default_rng(0)
     for _ in range(60):
         lengths = rng.integers(3, 40, size=int(rng.integers(1, 11))).tolist()
@@ -298,12 +298,8 @@ def test_length_chunks_are_the_least_padded_split_of_the_sorted_rows():
 def test_a_batch_split_by_length_gives_one_padded_pass_logits_and_gradients(mqnli):
     """With gradients, the pairs in runs of similar length (on a CPU, where it pays) give the logits and the
     rotation's gradient of one padded pass over the whole batch, to float rounding; in pair order."""
-    from interp.engine.pair_suffix import length_chunks
-
     task, examples, model, encoded = mqnli
     runner = PairSuffix(model, encoded, Location.parse("blocks.0.hook_resid_post@n_s.p+n_s.h"))
-    from interp.engine.pair_suffix import chunk_cost
-
     # on a CPU a batch is split where a block after the location runs over every token; not where only [CLS]'s does
     assert chunk_cost(model, Location.parse("blocks.0.hook_resid_pre@cls")) > 0
     assert chunk_cost(model, Location.parse("blocks.0.hook_resid_post@cls")) is None is runner.chunk_cost

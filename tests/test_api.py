@@ -15,6 +15,7 @@ import torch
 import interp
 from interp.analysis.iia import summarize
 from interp.api import intervenable
+from interp.engine import batched
 from interp.engine.naive import naive_vector
 from interp.files.activations import open_cache as interp_open_cache
 from interp.jobs.intervene import InterventionConfig, run_interventions
@@ -135,17 +136,26 @@ def test_the_result_is_the_files_result(lab, examples, tiny_classifier_dir, monl
         assert np.allclose(job[0][key], mem[0][key], atol=1e-6) if "logits" in key else job[0][key] == mem[0][key], key
 
 
-def test_one_pass_gives_the_sources_vectors_and_the_models_own_logits(lab, examples):
+@pytest.mark.parametrize("where", ["residual, the suffix as the engine runs it", "component site", "after the last block"])
+def test_one_pass_gives_the_sources_vectors_and_the_models_own_logits(lab, examples, where):
     """The pass a vanilla interchange runs for its sources' vectors runs the whole model and keeps the logits: the
     vectors equal the prefix pass's exactly, the logits :meth:`predict`'s (its padded batches: within 1e-5), and the
-    result's own predictions equal those :meth:`predict` gives."""
+    result's own predictions equal those :meth:`predict` gives. At a residual location before the last block the
+    blocks after it run as the engine's suffix; elsewhere the model's own forward pass runs."""
     from interp.engine.batched import source_vectors, vectors_and_logits
 
-    loc = interp.Location.parse(LOCATION)
+    last = lab.model.module.config.num_hidden_layers - 1
+    location = {"residual, the suffix as the engine runs it": LOCATION, "component site": "blocks.0.hook_mlp_out@w_h",
+                "after the last block": f"blocks.{last}.hook_resid_post@w_h"}[where]  # fmt: skip
+    loc = interp.Location.parse(location)
     encoded = lab.encode(examples)
-    vectors, own = vectors_and_logits(lab.model.module, encoded, loc)
+    with patch("interp.engine.batched.run_suffix", wraps=batched.run_suffix) as suffix:
+        vectors, own = vectors_and_logits(lab.model.module, encoded, loc)
+    assert suffix.called == (location == LOCATION)
     assert torch.equal(vectors, source_vectors(lab.model.module, encoded, loc))
     assert torch.allclose(own, lab.predict(examples), atol=1e-5) and own.shape == (len(examples), 2)
+    if location != LOCATION:
+        return
     res = lab.interchange(examples[:5], examples, LOCATION, variables=("lexrel",))
     predicted = lab.reading.predict(lab.predict(examples))
     assert np.array_equal(res.base_pred, predicted[:5]) and np.array_equal(res.source_pred, predicted)

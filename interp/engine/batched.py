@@ -159,8 +159,10 @@ def vectors_and_logits(model, encoded: Sequence[Encoded], location: Location, ba
     ``[len(encoded), tokens × width]`` on the model's device and float32 ``[len(encoded), n_model_labels]`` on CPU.
 
     The whole model runs, not only the blocks up to ``location``: the model's own predictions (the nulls' "stays the
-    base's" and "copies the source's") cost the blocks after the location instead of a second pass. Unpadded
-    batches, so both equal a batch-1 forward pass's. Raises as :func:`source_vectors`.
+    base's" and "copies the source's") cost the blocks after the location instead of a second pass. At a
+    residual-stream location those blocks run as the engine runs a pair's (:func:`~interp.engine.slicing.run_suffix`:
+    fused where the model allows, the last block for [CLS] only). Unpadded batches, so both equal a batch-1 forward
+    pass's. Raises as :func:`source_vectors`.
     """
     return _read(model, encoded, location, batch_size, whole=True)
 
@@ -172,16 +174,22 @@ def _read(model, encoded: Sequence[Encoded], location: Location, batch_size: int
     width = len(tokens[0]) * location.token_width(model.config) if tokens else 0
     out = torch.empty(len(encoded), width, dtype=torch.float32, device=device)
     logits = torch.empty(len(encoded), model.config.num_labels, dtype=torch.float32) if whole else None
+    index = location.hidden_index
+    # the blocks after a residual location as the engine runs them (None: at a component site, or after the last block)
+    suffix = whole and location.is_residual and index < len(architecture(model).block_list(model))
+    fast = fast_suffix(model, index) if suffix else None
     for group in length_groups(encoded):
         for chunk in _chunks(group, batch_size):
             ids, types = _inputs(encoded, chunk, device)
             positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in location.roles}
             with hooked(model, positions, read=[location]) as trace:
-                if whole:
+                if whole and not suffix:
                     logits[torch.tensor(chunk)] = model(**model_inputs(model, ids, types)).logits.float().cpu()
                 else:
-                    run_prefix(model, ids, types, location.hidden_index)
+                    hidden = run_prefix(model, ids, types, index)
             out[torch.tensor(chunk, device=device)] = trace[location].float()
+            if suffix:
+                logits[torch.tensor(chunk)] = run_suffix(model, hidden, index, ids, types, fast).float().cpu()
     return out, logits
 
 

@@ -175,7 +175,7 @@ def _read(model, encoded: Sequence[Encoded], location: Location, batch_size: int
     out = torch.empty(len(encoded), width, dtype=torch.float32, device=device)
     logits = torch.empty(len(encoded), model.config.num_labels, dtype=torch.float32) if whole else None
     index = location.hidden_index
-    # the blocks after a residual location as the engine runs them (None: at a component site, or after the last block)
+    # at a residual location before the last block, the blocks after it run as the engine runs a pair's
     suffix = whole and location.is_residual and index < len(architecture(model).block_list(model))
     fast = fast_suffix(model, index) if suffix else None
     for group in length_groups(encoded):

@@ -358,3 +358,19 @@ def test_workers_refuse_settings_that_cannot_reach_another_process(tiny_encoder_
     with pytest.raises(ConfigError, match="workers"):
         train_seeds(config, tmp_path / "s", (0, 1), workers=0)
     assert not (tmp_path / "s").exists()
+
+
+def test_frozen_weights_freezes_all_but_the_kept_and_restores_every_flag_even_on_error():
+    """Inside the block only the kept parameters (and those already trainable among them) get gradients; after it,
+    every flag is what it was, a weight frozen before the block included, also when the block raises."""
+    from interp.models.freezing import frozen_weights
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+    model[0].bias.requires_grad_(False)  # frozen before: stays frozen after
+    before = [p.requires_grad for p in model.parameters()]
+    with pytest.raises(RuntimeError, match="inside"), frozen_weights(model, keep=model[1].parameters()):
+        assert [p.requires_grad for p in model.parameters()] == [False, False, True, True]
+        model(torch.randn(4, 3)).sum().backward()
+        assert model[0].weight.grad is None and model[1].weight.grad is not None
+        raise RuntimeError("inside")
+    assert [p.requires_grad for p in model.parameters()] == before == [True, False, True, True]

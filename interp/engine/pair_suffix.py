@@ -28,8 +28,7 @@ engine does: unpadded rows of one length through the fused blocks
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import torch
 from jaxtyping import Float, Int
@@ -42,6 +41,7 @@ from interp.engine.slicing import fast_suffix, first_token_block, run_prefix, ru
 from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
+from interp.models.freezing import frozen_weights  # noqa: F401 - re-exported: training with this runner wraps its calls in it
 
 
 #: On a CPU, what one more padded pass costs, in padded token rows × d_model² × blocks run over every token: a pass's
@@ -100,19 +100,6 @@ def length_chunks(lengths: Sequence[int], cost: int) -> list[list[int]]:
         bounds.append((cut[j], j))
         j = cut[j]
     return [order[upto[i] : upto[j]] for i, j in reversed(bounds)]
-
-
-@contextmanager
-def frozen_weights(model) -> Iterator[None]:
-    """Within the block no weight of ``model`` gets a gradient (``requires_grad`` off); each flag is restored in ``finally``."""
-    flags = [(p, p.requires_grad) for p in model.parameters()]
-    try:
-        for p, _ in flags:
-            p.requires_grad_(False)
-        yield
-    finally:
-        for p, flag in flags:
-            p.requires_grad_(flag)
 
 
 class PairSuffix:
@@ -234,10 +221,10 @@ class PairSuffix:
             lengths = self.lengths[bases.cpu()].tolist()
             if not lengths:
                 return torch.empty(0, self.model.config.num_labels, device=device)
-            chunks = [list(range(len(lengths)))] if self.chunk_cost is None else length_chunks(lengths, self.chunk_cost)
+            chunks = [] if self.chunk_cost is None else length_chunks(lengths, self.chunk_cost)
+            if len(chunks) <= 1:  # one padded pass, in pair order
+                return self._padded_logits(bases, sources, intervention, max(lengths))
             out = [self._padded_logits(bases[chunk], sources[chunk], intervention, max(lengths[i] for i in chunk)) for chunk in chunks]
-            if len(out) == 1:
-                return out[0]
             where = torch.tensor([i for chunk in chunks for i in chunk], device=device)
             return torch.cat(out)[torch.argsort(where)]
         lengths = self.lengths.to(device)[bases]

@@ -32,6 +32,7 @@ from interp.core.errors import ModelError, OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate
+from interp.models.freezing import frozen_weights
 from interp.models.loading import quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
 
@@ -200,13 +201,9 @@ def fit_head(model, encoded: Sequence[Encoded], config, pad_token_id: int, group
     device = next(model.parameters()).device
     bf16 = getattr(config, "precision", "fp32") == "bf16"
     head = head_parameters(model)
-    trainable = {id(p) for p in head}
-    frozen = [p for p in model.parameters() if id(p) not in trainable and p.requires_grad]
     optimizer = torch.optim.AdamW(head, lr=config.head_lr, weight_decay=config.weight_decay)
     losses = []
-    try:
-        for p in frozen:
-            p.requires_grad_(False)
+    with frozen_weights(model, keep=head):
         for epoch in range(epochs):
             model.train()
             seed = config.seed * 1_000 + 999 - epoch  # the fine-tuning's epochs count up from seed * 1000
@@ -223,9 +220,6 @@ def fit_head(model, encoded: Sequence[Encoded], config, pad_token_id: int, group
             losses.append(total / len(encoded))
             if progress:
                 tqdm.write(f"head epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f}")
-    finally:
-        for p in frozen:
-            p.requires_grad_(True)
     return losses
 
 

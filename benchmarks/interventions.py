@@ -58,6 +58,7 @@ from torch.utils import flop_counter
 
 from interp.engine import batched as engine
 from interp.engine import interchange_logits, naive_interchange, slicing, source_vectors
+from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 from interp.models import load_classifier
 from interp.tasks import resolve_task
@@ -160,21 +161,51 @@ def pyvene_arm(model, encoded, loc: Location, n_bases: int):
     return out, time.perf_counter() - started
 
 
-def square(lab, model, examples: list, encoded: list, loc: Location, repeats: int) -> None:
-    """The face against the engine on a square grid (the same ``n`` examples as bases and sources, as ``interp
-    intervene`` runs a sample): arms interleaved, ``repeats`` rounds, the best time of each; printed as a line."""
+def face_against_engine(lab, model, examples: list, encoded: list, n_bases: int, loc: Location, repeats: int) -> tuple[float, float, bool]:
+    """The face and the engine alone on the first ``n_bases`` examples as bases × every example as sources, arms
+    interleaved over ``repeats`` rounds so both see the same phases of the machine (this CPU's rate moves by tens of
+    percent over seconds): the best seconds of each, and whether their labels agree."""
     engine_seconds = face_seconds = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        logits = interchange_logits(model, encoded, source_vectors(model, encoded, loc), loc)
+        logits = interchange_logits(model, encoded[:n_bases], source_vectors(model, encoded, loc), loc)
         engine_seconds = min(engine_seconds, time.perf_counter() - started)
         started = time.perf_counter()
-        result = lab.interchange(examples, examples, loc)
+        result = lab.interchange(examples[:n_bases], examples, loc)
         face_seconds = min(face_seconds, time.perf_counter() - started)
+    return engine_seconds, face_seconds, torch.equal(result.logits.argmax(-1), logits.argmax(-1))
+
+
+def square(lab, model, examples: list, encoded: list, loc: Location, repeats: int) -> None:
+    """The face against the engine on a square grid (the same ``n`` examples as bases and sources, as ``interp
+    intervene`` runs a sample): :func:`face_against_engine`, printed as a line."""
+    engine_seconds, face_seconds, agree = face_against_engine(lab, model, examples, encoded, len(encoded), loc, repeats)
     pairs = len(encoded) ** 2
     print(f"square grid {len(encoded)} x {len(encoded)}: engine {pairs / engine_seconds:7.1f} pairs/s, "
           f"interp.IntervenableModel {pairs / face_seconds:7.1f} pairs/s ({engine_seconds / face_seconds:.2f}x the engine; "
-          f"labels agree: {torch.equal(result.logits.argmax(-1), logits.argmax(-1))})")
+          f"labels agree: {agree})")
+
+
+def face_bound(model, encoded: list, n_bases: int, loc: Location, engine_seconds: float, repeats: int) -> str:
+    """The most the face can reach against the engine on ``n_bases`` bases × every example, from token counts.
+
+    The face runs what the engine runs plus each example's own suffix (the model's own prediction, which the nulls
+    need; bases and sources here are one list, so each example once). A suffix costs about the same per token row
+    for a pair as for an example, so at best the face takes the engine's time plus its suffix time (the engine's
+    time less the sources' prefix, timed here) × own token rows / the pairs' token rows. An upper estimate: an
+    example's own suffix runs its first block in full, where a pair's reuses the base's queries, keys and values.
+    """
+    prefix = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        source_vectors(model, encoded, loc)
+        prefix = min(prefix, time.perf_counter() - started)
+    lengths = [len(e.input_ids) for e in encoded]
+    pair_rows, own_rows = len(encoded) * sum(lengths[:n_bases]), sum(lengths)
+    suffix = max(engine_seconds - prefix, 0.0)
+    bound = engine_seconds / (engine_seconds + suffix * own_rows / pair_rows)
+    return (f"the face's bound from token counts: {bound:.2f}x the engine (each example's own suffix, {own_rows:,} token rows, "
+            f"beside the pairs' {pair_rows:,}; the sources' prefix {prefix:.1f} s of the engine's {engine_seconds:.1f} s)")
 
 
 def tl_arm(model, tokenizer, encoded, loc: Location, n_bases: int):
@@ -259,22 +290,20 @@ def main() -> None:
         print(f"{name:26} {fast_logits.shape[0] * fast_logits.shape[1]:6} pairs  {rate:7.1f} pairs/s  ({rate / naive_rate:.1f}x naive{versus}; "
               f"labels agree on the shared pairs: {same}, max |Δ logit| {diff:.1e}; "
               f"executes {flops / seconds / 1e9:.1f} GFLOP/s)")
-    engine_pairs_rate = rate  # the last arm: as `interp intervene` runs it
     # The public face (interp.IntervenableModel.interchange) on the same pairs: the engine plus the causal model's
     # counterfactuals, each example's values and the model's own predictions, all in memory.
     import interp
 
     lab = interp.IntervenableModel(interp.load_model(model, tokenizer), task)
-    seconds = float("inf")
-    for _ in range(args.repeats):
-        started = time.perf_counter()
-        result = lab.interchange(examples[: args.bases], examples, loc)
-        seconds = min(seconds, time.perf_counter() - started)
-    face_rate = result.logits.shape[0] * result.logits.shape[1] / seconds
+    engine_seconds, seconds, agree = face_against_engine(lab, model, examples, encoded, args.bases, loc, args.repeats)
+    pairs = args.bases * len(encoded)
+    face_rate = pairs / seconds
     versus = f", {face_rate / peer_rate:.1f}x {peer_name}" if peer is not None else ""
-    print(f"{'interp.IntervenableModel':26} {result.logits.shape[0] * result.logits.shape[1]:6} pairs  {face_rate:7.1f} pairs/s  "
-          f"({face_rate / naive_rate:.1f}x naive{versus}, {face_rate / engine_pairs_rate:.2f}x the engine alone; "
-          f"labels agree with the engine: {torch.equal(result.logits.argmax(-1), fast_logits.argmax(-1))})")
+    print(f"{'interp.IntervenableModel':26} {pairs:6} pairs  {face_rate:7.1f} pairs/s  ({face_rate / naive_rate:.1f}x naive{versus}, "
+          f"{engine_seconds / seconds:.2f}x the engine alone, interleaved with it ({pairs / engine_seconds:.1f} pairs/s; best of "
+          f"{args.repeats} rounds each); labels agree with the engine: {agree})")
+    if loc.is_residual and loc.hidden_index < len(architecture(model).block_list(model)):  # the face's own suffix is the engine's
+        print(face_bound(model, encoded, args.bases, loc, engine_seconds, args.repeats))
     if args.square:
         square(lab, model, examples[: args.square], encoded[: args.square], loc, args.repeats)
     peak = max(peak_before, matmul_peak())

@@ -69,17 +69,44 @@ def pyvene_model(model, loc: Location, k: int, rotation: torch.Tensor):
     intervention = intervention[0] if isinstance(intervention, (tuple, list)) else intervention
     intervention.set_interchange_dim(k)
     with torch.no_grad():
-        intervention.rotate_layer.weight = rotation.clone()  # the parametrization's right inverse: the same starting R
+        # the parametrization's right inverse: the same starting R, on the device the rotation lives on
+        intervention.rotate_layer.weight = rotation.detach().to(intervention.rotate_layer.weight.device).clone()
     return wrapped, intervention
 
 
-def pyvene_logits(wrapped, encoded, bases, sources, role: str):
+def pyvene_logits(wrapped, encoded, bases, sources, role: str, device=None):
+    """pyvene's logits on the pairs (``bases[i]``, ``sources[i]``), each side padded with its attention mask, on ``device``."""
     base = collate([encoded[i] for i in bases], 0)
     source = collate([encoded[j] for j in sources], 0)
     keys = ("input_ids", "token_type_ids", "attention_mask")
     positions = ([[[int(p)] for p in source["positions"][role]]], [[[int(p)] for p in base["positions"][role]]])
-    _, out = wrapped({k: base[k] for k in keys}, [{k: source[k] for k in keys}], {"sources->base": positions})
+    _, out = wrapped({k: base[k].to(device) for k in keys}, [{k: source[k].to(device) for k in keys}], {"sources->base": positions})
     return out.logits
+
+
+def pyvene_train(wrapped, intervention, encoded, train, batches, role: str, lr: float, device=None) -> float:
+    """Train pyvene's intervention one epoch over ``batches`` (index tensors into ``train``'s pairs), Adam at ``lr``, as
+    interp's trainer does; the seconds it took (the device synchronized)."""
+    optimizer = torch.optim.Adam(intervention.parameters(), lr=lr)
+    started = time.perf_counter()
+    for batch in batches:
+        logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role, device)
+        loss = F.cross_entropy(logits, train[2][batch].to(logits.device))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    if device is not None and torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - started
+
+
+def pyvene_predict(wrapped, encoded, pairs, role: str, device=None) -> np.ndarray:
+    """pyvene's predicted label id on each of ``pairs`` (bases, sources, ...): int64 ``[pairs]``, 256 pairs a pass."""
+    with torch.no_grad():
+        return np.concatenate([
+            pyvene_logits(wrapped, encoded, pairs[0][i : i + 256].tolist(), pairs[1][i : i + 256].tolist(), role, device).argmax(-1).cpu().numpy()
+            for i in range(0, len(pairs[0]), 256)
+        ])  # fmt: skip
 
 
 def epoch_flops(runner, rotated, wrapped, encoded, train, batches, role: str) -> None:
@@ -151,24 +178,11 @@ def main() -> None:
         wrapped, intervention = pyvene_model(model, loc, args.k, initial)
     except ImportError:
         raise SystemExit("pyvene is not installed (pip install --no-deps pyvene==0.1.8)")
-    optimizer = torch.optim.Adam(intervention.parameters(), lr=1e-3)
-    generator = torch.Generator().manual_seed(settings.seed)
-    batches = _batches(runner.lengths[train[0]], settings.batch_size, generator)
+    batches = _batches(runner.lengths[train[0]], settings.batch_size, torch.Generator().manual_seed(settings.seed))
     (role,) = loc.roles
+    theirs_train = pyvene_train(wrapped, intervention, encoded, train, batches, role, settings.lr)
     started = time.perf_counter()
-    for batch in batches:
-        logits = pyvene_logits(wrapped, encoded, train[0][batch].tolist(), train[1][batch].tolist(), role)
-        loss = F.cross_entropy(logits, train[2][batch])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-    theirs_train = time.perf_counter() - started
-    started = time.perf_counter()
-    with torch.no_grad():
-        theirs_pred = np.concatenate([
-            pyvene_logits(wrapped, encoded, test[0][i : i + 256].tolist(), test[1][i : i + 256].tolist(), role).argmax(-1).numpy()
-            for i in range(0, len(test[0]), 256)
-        ])  # fmt: skip
+    theirs_pred = pyvene_predict(wrapped, encoded, test, role)
     theirs_eval = time.perf_counter() - started
     theirs_iia = float((theirs_pred == test[2].numpy()).mean())
 

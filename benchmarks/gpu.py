@@ -26,7 +26,9 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
   equal on the pairs both ran; the engine again at tf32 and bf16; pyvene 0.1.8's
   ``IntervenableModel`` on ``--pyvene-bases`` bases × every source where pyvene is
   installed (it is not a dependency; the arm says when it is skipped).
-* **DAS**: training a k = 64 rotation at the same location, pairs/s.
+* **DAS**: training a k = 64 rotation at the same location, one epoch, pairs/s (the prefix pass included, and
+  the steps alone) and held-out IIA, against pyvene's ``RotatedSpaceIntervention`` on the same initial rotation, batches and order
+  where pyvene is installed.
 * **cache**: ``interp cache`` on the fine-tuned model (every block output at every role, all splits).
 * **profile** (only when ``--arms`` names it): one engine call per precision under ``torch.profiler``, its
   top kernels (or, on a CPU, operators) by self time: where a precision's time goes.
@@ -52,6 +54,7 @@ its error, in the table too, and the arms after it still run: a GPU lease may al
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import sys
@@ -285,8 +288,12 @@ def profile_arm(args, task, model, device) -> list[dict]:
 
 
 def das_arm(args, task, model, device) -> dict:
-    from interp.analysis.das import FitSettings, fit_intervention
-    from interp.causal.pairs import counterfactual_pairs
+    """DAS training of a k = 64 rotation at :data:`LOCATION`, one epoch, and pyvene's ``RotatedSpaceIntervention``
+    beside it where pyvene is installed: the same initial rotation, batches and order (``benchmarks/das.py``'s arm),
+    each one's training pairs/s and held-out IIA on the same held-out pairs."""
+    from interp.analysis.das import FitSettings, _batches, fit_intervention, predict_pairs
+    from interp.api.das import _as_tensors
+    from interp.causal.pairs import HELD_OUT_SEED_OFFSET, counterfactual_pairs, split_examples
     from interp.engine.interventions import RotatedSubspace
     from interp.engine.pair_suffix import PairSuffix
     from interp.hooks.encoding import encode_examples
@@ -294,18 +301,60 @@ def das_arm(args, task, model, device) -> dict:
 
     examples = task.examples(("pmonli", "nmonli_test"), n=48 if args.smoke else None, seed=0)
     causal = task.build_causal_model(examples)
-    pairs = counterfactual_pairs(causal, [task.inputs(e) for e in examples], "lexrel", range(len(examples)), 64 if args.smoke else 4096, 0)
-    targets = torch.tensor([task.labels.index(v) for v in pairs.counterfactual])
+    inputs = [task.inputs(e) for e in examples]
+    train_idx, test_idx = split_examples(len(examples), 0.2, 0)
+    train = _as_tensors(counterfactual_pairs(causal, inputs, "lexrel", train_idx, 64 if args.smoke else 4096, 0), task.labels)
+    test = _as_tensors(counterfactual_pairs(causal, inputs, "lexrel", test_idx, 32 if args.smoke else 512, HELD_OUT_SEED_OFFSET), task.labels)
+    k, settings, loc = 8 if args.smoke else 64, FitSettings(epochs=1, batch_size=64), Location.parse(LOCATION)
+    encoded = encode_examples(examples, model.tokenizer, "first", task.labels)
     reset_peak(device)
-    runner = PairSuffix(model.module, encode_examples(examples, model.tokenizer, "first", task.labels), Location.parse(LOCATION))
-    rotated = RotatedSubspace(runner.width, 8 if args.smoke else 64, seed=0)
     sync(device)
     began = time.perf_counter()
-    fit_intervention(runner, rotated, torch.from_numpy(pairs.base), torch.from_numpy(pairs.source), targets, FitSettings(epochs=1, batch_size=64))
+    runner = PairSuffix(model.module, encoded, loc)  # each example's prefix, once: part of training's time, and given apart
     sync(device)
-    rate = len(targets) / (time.perf_counter() - began)
-    print(f"DAS k=64 training: {rate:,.0f} pairs/s on {len(targets)} pairs", flush=True)
-    return {"train_pairs_per_s": rate, "pairs": len(targets), "peak_gib": peak_gib(device)}
+    prefix = time.perf_counter() - began
+    rotated = RotatedSubspace(runner.width, k, seed=0)
+    initial = rotated.matrix.detach().clone()
+    fit_intervention(runner, rotated, *train, settings)
+    sync(device)
+    seconds = time.perf_counter() - began
+    rate, steps = len(train[0]) / seconds, len(train[0]) / (seconds - prefix)
+    iia = float((predict_pairs(runner, rotated, test[0], test[1]) == test[2].numpy()).mean())
+    out = {"train_pairs_per_s": rate, "steps_pairs_per_s": steps, "prefix_s": prefix, "pairs": len(train[0]), "held_out_iia": iia,
+           "peak_gib": peak_gib(device)}  # fmt: skip
+    print(f"DAS k={k} training: {rate:,.0f} pairs/s on {len(train[0])} pairs (steps alone {steps:,.0f}; the prefix pass {prefix:.2f} s); "
+          f"held-out IIA {iia:.3f} on {len(test[0])} pairs", flush=True)
+    batches = _batches(runner.lengths[train[0]], settings.batch_size, torch.Generator().manual_seed(settings.seed))  # fit_intervention's epoch
+    out.update(pyvene_das(model, encoded, loc, k, initial, train, test, settings, batches, device))
+    if out["pyvene_pairs_per_s"] is not None:
+        print(f"pyvene DAS training: {out['pyvene_pairs_per_s']:,.0f} pairs/s ({rate / out['pyvene_pairs_per_s']:.1f}x for interp); "
+              f"held-out IIA {out['pyvene_held_out_iia']:.3f}", flush=True)
+    else:
+        print(out["pyvene"], flush=True)
+    return out
+
+
+def pyvene_das(model, encoded, loc, k: int, initial, train, test, settings, batches, device) -> dict:
+    """pyvene's DAS on the same initial rotation, batches and order (``benchmarks/das.py``'s arm), or why it was skipped:
+    ``pyvene_pairs_per_s``, ``pyvene_held_out_iia``, ``pyvene`` (a note)."""
+    skipped = {"pyvene_pairs_per_s": None, "pyvene_held_out_iia": None}
+    if importlib.util.find_spec("pyvene") is None:
+        return {**skipped, "pyvene": "pyvene absent: its DAS arm skipped"}
+    try:
+        from das import pyvene_model, pyvene_predict, pyvene_train  # benchmarks/das.py, beside this file
+
+        wrapped, intervention = pyvene_model(model.module, loc, k, initial)
+        intervention.to(device)
+        (role,) = loc.roles
+        sync(device)
+        seconds = pyvene_train(wrapped, intervention, encoded, train, batches, role, settings.lr, device)
+        predicted = pyvene_predict(wrapped, encoded, test, role, device)
+    except Exception as error:  # noqa: BLE001 - a version that does not run here: the arm says so and the others go on
+        return {**skipped, "pyvene": f"pyvene DAS skipped ({type(error).__name__}: {str(error)[:80]})"}
+    from importlib.metadata import version
+
+    return {"pyvene_pairs_per_s": len(train[0]) / seconds, "pyvene_held_out_iia": float((predicted == test[2].numpy()).mean()),
+            "pyvene": f"pyvene {version('pyvene')}"}  # fmt: skip
 
 
 def cache_arm(args, model, device) -> dict:
@@ -485,7 +534,12 @@ def table(results: dict) -> str:
                      f"{r['all_pairs_bf16_s']:.0f} s at bf16, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
                      f"labels agree {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
     if "das" in results and "error" not in results["das"]:
-        lines.append(f"| DAS k=64 training, MiniLM | {results['das']['train_pairs_per_s']:,.0f} pairs/s |")
+        das = results["das"]
+        against = ("" if das.get("pyvene_pairs_per_s") is None else
+                   f", {das['train_pairs_per_s'] / das['pyvene_pairs_per_s']:.1f}x pyvene ({das['pyvene_pairs_per_s']:,.0f} pairs/s, held-out IIA "
+                   f"{das['pyvene_held_out_iia']:.3f})")  # fmt: skip
+        lines.append(f"| DAS k=64 training, MiniLM, one epoch | {das['train_pairs_per_s']:,.0f} pairs/s on {das['pairs']:,} pairs, prefix pass included "
+                     f"(steps alone {das['steps_pairs_per_s']:,.0f}), held-out IIA {das['held_out_iia']:.3f}{against}; {das['pyvene']} |")  # fmt: skip
     if "cache" in results and "error" not in results["cache"]:
         lines.append(f"| cache (every block output, every role, all splits) | {results['cache']['seconds']:.1f} s |")
     peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in rows[key]]

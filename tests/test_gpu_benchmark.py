@@ -36,6 +36,12 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
                for r in results["engine"])
     assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
+    das = results["das"]
+    assert 0 <= das["held_out_iia"] <= 1 and das["steps_pairs_per_s"] > das["train_pairs_per_s"] and das["prefix_s"] > 0
+    if importlib.util.find_spec("pyvene") is None:  # a benchmark extra: the arm says it is skipped
+        assert das["pyvene_pairs_per_s"] is None and "absent" in das["pyvene"]
+    else:  # the same initial rotation, batches and order: the same held-out predictions, to float rounding
+        assert das["pyvene_pairs_per_s"] > 0 and das["pyvene_held_out_iia"] == pytest.approx(das["held_out_iia"], abs=1 / 16), das
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["smoke"] is True
     before = (tmp_path / "gpu.json").read_bytes()
     with pytest.raises(SystemExit, match="--repeats must be at least 1"):
@@ -45,6 +51,7 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert (tmp_path / "gpu.json").read_bytes() == before
     table = capsys.readouterr().out.splitlines()
     assert table[-1].startswith("| whole script |") and any("intervene, all 576 pairs, bf16" in line for line in table)
+    assert any(line.startswith("| DAS k=64 training, MiniLM, one epoch | ") and "held-out IIA" in line for line in table)
 
 
 def test_an_arm_that_fails_is_reported_and_the_later_arms_still_run(monli_dir, tmp_path, capsys, monkeypatch):

@@ -192,7 +192,7 @@ def face_bound(model, encoded: list, n_bases: int, loc: Location, engine_seconds
     The face runs what the engine runs plus each example's own suffix (the model's own prediction, which the nulls
     need; bases and sources here are one list, so each example once). A suffix costs about the same per token row
     for a pair as for an example, so at best the face takes the engine's time plus its suffix time (the engine's
-    time less the sources' prefix, timed here) × own token rows / the pairs' token rows. An upper estimate: an
+    time less the prefixes of the sources, timed here, and of the bases) × own token rows / the pairs' token rows. An upper estimate: an
     example's own suffix runs its first block in full, where a pair's reuses the base's queries, keys and values.
     """
     prefix = float("inf")
@@ -202,7 +202,7 @@ def face_bound(model, encoded: list, n_bases: int, loc: Location, engine_seconds
         prefix = min(prefix, time.perf_counter() - started)
     lengths = [len(e.input_ids) for e in encoded]
     pair_rows, own_rows = len(encoded) * sum(lengths[:n_bases]), sum(lengths)
-    suffix = max(engine_seconds - prefix, 0.0)
+    suffix = max(engine_seconds - prefix * (1 + sum(lengths[:n_bases]) / own_rows), 0.0)  # less the bases' prefix too
     bound = engine_seconds / (engine_seconds + suffix * own_rows / pair_rows)
     return (f"the face's bound from token counts: {bound:.2f}x the engine (each example's own suffix, {own_rows:,} token rows, "
             f"beside the pairs' {pair_rows:,}; the sources' prefix {prefix:.1f} s of the engine's {engine_seconds:.1f} s)")

@@ -54,6 +54,7 @@ its error, in the table too, and the arms after it still run: a GPU lease may al
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
 import os
 import platform
@@ -343,7 +344,8 @@ def pyvene_das(model, encoded, loc, k: int, initial, train, test, settings, batc
     try:
         from das import pyvene_model, pyvene_predict, pyvene_train  # benchmarks/das.py, beside this file
 
-        wrapped, intervention = pyvene_model(model.module, loc, k, initial)
+        # pyvene wraps a copy: it turns the weights' gradients off, and the arms after this one read the model as it was
+        wrapped, intervention = pyvene_model(copy.deepcopy(model.module), loc, k, initial)
         intervention.to(device)
         (role,) = loc.roles
         sync(device)

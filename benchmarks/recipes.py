@@ -8,7 +8,7 @@ Each (recipe, seed) is one :func:`interp.fine_tune` of the embedded MiniLM on PM
 NMoNLI test (200 examples) with its Wilson interval: the MoNLI generalization set-up the default recipe is chosen on
 (:class:`interp.models.settings.FineTuneSettings`). A recipe is
 ``epochs,lr,batch,warmup[,batching[,weight_decay]]`` followed by any ``name=value`` fields of ``FineTuneSettings``
-(``max_grad_norm=1``, ``weight_decay=0.1``).
+(``max_grad_norm=1``, ``weight_decay=0.1``, ``reinit_pooler=1``).
 
 One fine-tuning of MiniLM uses a small share of a GPU (its steps are short and host-bound), so ``--workers`` spawned
 processes (one CPU thread each) train at once on the same device. Jobs are handed out seed by seed (every recipe's
@@ -67,7 +67,12 @@ def parse_recipe(text: str) -> dict:
         if key not in known or key == "seed":
             raise ValueError(f"recipe {text!r}: {key!r} is not a fine-tuning setting (choose from {', '.join(k for k in known if k != 'seed')})")
         kind = str(known[key].type)
-        recipe[key] = int(value) if kind == "int" else value if kind == "str" else float(value)
+        if kind == "bool":
+            if value.lower() not in ("1", "0", "true", "false"):
+                raise ValueError(f"recipe {text!r}: {key}= takes 1 or 0")
+            recipe[key] = value.lower() in ("1", "true")
+        else:
+            recipe[key] = int(value) if kind == "int" else value if kind == "str" else float(value)
     return recipe
 
 

@@ -29,7 +29,7 @@ def _train(model, out, monli_dir, *extra):
 def test_training_in_bf16_autocast_is_its_own_run_and_says_so(tiny_encoder_dir, monli_dir, tmp_path):
     fp32 = _train(tiny_encoder_dir, tmp_path / "fp32", monli_dir, "--device", "cpu")
     bf16 = _train(tiny_encoder_dir, tmp_path / "bf16", monli_dir, "--device", "auto", "--precision", "bf16", "--warmup-ratio", "0.05",
-                  "--batching", "shuffle", "--max-grad-norm", "0.5", "--head-epochs", "1", "--head-lr", "0.01")  # fmt: skip
+                  "--batching", "shuffle", "--max-grad-norm", "0.5", "--head-epochs", "1", "--head-lr", "0.01", "--reinit-pooler")  # fmt: skip
     assert fp32.exit_code == 0 and bf16.exit_code == 0, fp32.output + bf16.output
     records = {p: json.loads((tmp_path / p / "training.json").read_text()) for p in ("fp32", "bf16")}
     assert records["bf16"]["config"]["precision"] == "bf16" and records["fp32"]["config"]["precision"] == "fp32"
@@ -38,6 +38,7 @@ def test_training_in_bf16_autocast_is_its_own_run_and_says_so(tiny_encoder_dir, 
     assert records["bf16"]["config"]["max_grad_norm"] == 0.5 and records["fp32"]["config"]["max_grad_norm"] is None  # --max-grad-norm
     assert records["bf16"]["config"]["head_epochs"] == 1 and records["bf16"]["config"]["head_lr"] == 0.01 and records["fp32"]["config"]["head_epochs"] == 0
     assert len(records["bf16"]["epochs"][0]["head_losses"]) == 1 and "head_losses" not in records["fp32"]["epochs"][0]  # --head-epochs
+    assert records["bf16"]["config"]["reinit_pooler"] is True and records["fp32"]["config"]["reinit_pooler"] is False  # --reinit-pooler
     refused = _train(tiny_encoder_dir, tmp_path / "clip0", monli_dir, "--max-grad-norm", "0")
     assert refused.exit_code == 2 and "--max-grad-norm must be positive" in refused.output and not (tmp_path / "clip0").exists()
     assert records["bf16"]["fingerprint"] != records["fp32"]["fingerprint"]  # another training, never reused for the other
@@ -70,3 +71,12 @@ def test_every_command_that_runs_a_model_takes_device():
     runs_a_model = ("train", "evaluate", "demo", "inoculate", "cache", "intervene", "das", "location-sweep", "head-sweep")
     for name in runs_a_model:
         assert "--device" in {o for p in main.commands[name].params for o in p.opts}, name
+
+
+def test_reinit_pooler_on_a_model_without_a_pretrained_pooler_is_refused_and_leaves_nothing(minilm_tokenizer, monli_dir, tmp_path):
+    from families import save_family_model
+
+    roberta = save_family_model("roberta", tmp_path / "roberta", minilm_tokenizer)
+    refused = _train(roberta, tmp_path / "out", monli_dir, "--reinit-pooler")
+    assert refused.exit_code == 2 and "--reinit-pooler:" in refused.output and "no pretrained pooler" in refused.output, refused.output
+    assert not (tmp_path / "out").exists() and not any(p.name.startswith("out") for p in tmp_path.iterdir())

@@ -149,7 +149,9 @@ def test_a_recipe_names_its_settings():
         "epochs": 5, "lr": 5e-5, "batch_size": 16, "warmup_ratio": 0.2, "batching": "shuffle", "weight_decay": 0.1, "max_grad_norm": 1.0}
     assert recipes.parse_recipe("5,5e-5,16,0.2,head_epochs=2,head_lr=1e-3,precision=bf16") == {
         "epochs": 5, "lr": 5e-5, "batch_size": 16, "warmup_ratio": 0.2, "head_epochs": 2, "head_lr": 1e-3, "precision": "bf16"}
+    assert recipes.parse_recipe("5,5e-5,16,0.2,reinit_pooler=1")["reinit_pooler"] is True
+    assert recipes.parse_recipe("5,5e-5,16,0.2,reinit_pooler=false")["reinit_pooler"] is False
     assert recipes.parse_seeds("0-2,7") == [0, 1, 2, 7]
-    for bad in ("5,5e-5,16", "5,5e-5,16,0.2,clip=1", "5,5e-5,16,0.2,seed=3"):
+    for bad in ("5,5e-5,16", "5,5e-5,16,0.2,clip=1", "5,5e-5,16,0.2,seed=3", "5,5e-5,16,0.2,reinit_pooler=yes"):
         with pytest.raises(ValueError, match="recipe"):
             recipes.parse_recipe(bad)

@@ -374,3 +374,53 @@ def test_frozen_weights_freezes_all_but_the_kept_and_restores_every_flag_even_on
         assert model[0].weight.grad is None and model[1].weight.grad is not None
         raise RuntimeError("inside")
     assert [p.requires_grad for p in model.parameters()] == before == [True, False, True, True]
+
+
+def test_reinit_pooler_draws_the_pooler_afresh_seeded_and_leaves_the_rest_of_the_run_as_it_was(tiny_encoder_dir, small_set):
+    """``reinit_pooler`` replaces the pretrained pooler before the first epoch with weights drawn from the model's
+    ``initializer_range`` by the seed alone (a naive draw matches), leaves every other weight's start and the global
+    random stream untouched, and is part of the fingerprint only when set."""
+    from interp.models.training import reinit_pooler
+
+    _, encoded = small_set
+    model, tok = _fresh(tiny_encoder_dir)
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    state = torch.random.get_rng_state()
+    assert reinit_pooler(model, seed=7) == ["bert.pooler.dense"]
+    assert torch.equal(state, torch.random.get_rng_state())
+    torch.manual_seed(7)
+    expected = torch.empty_like(before["bert.pooler.dense.weight"]).normal_(0.0, model.config.initializer_range)
+    assert torch.equal(model.bert.pooler.dense.weight, expected)
+    assert not model.bert.pooler.dense.bias.any()
+    changed = {k for k, v in model.state_dict().items() if not torch.equal(v, before[k])}
+    assert changed == {"bert.pooler.dense.weight"}  # (a new model's biases are 0 already)
+
+    # Through fit: the same as drawing it first and fitting without the setting; a different run from the default.
+    config = replace(CONFIG, epochs=1)
+    drawn, _ = _fresh(tiny_encoder_dir)
+    fit(drawn, encoded, replace(config, reinit_pooler=True), tok.pad_token_id, progress=False)
+    by_hand, _ = _fresh(tiny_encoder_dir)
+    reinit_pooler(by_hand, config.seed)
+    fit(by_hand, encoded, config, tok.pad_token_id, progress=False)
+    plain, _ = _fresh(tiny_encoder_dir)
+    fit(plain, encoded, config, tok.pad_token_id, progress=False)
+    assert all(torch.equal(v, by_hand.state_dict()[k]) for k, v in drawn.state_dict().items())
+    assert not torch.equal(drawn.classifier.weight, plain.classifier.weight)
+    assert replace(CONFIG, reinit_pooler=True).fingerprint(["a"]) != CONFIG.fingerprint(["a"])
+    with pytest.raises(ConfigError, match="reinit_pooler"):
+        replace(CONFIG, reinit_pooler="yes").validate()
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "electra", "distilbert", "deberta-v2", "modernbert"])
+def test_reinit_pooler_finds_a_pooler_where_the_family_has_one_and_refuses_otherwise(family):
+    from families import family_model
+    from interp.core.errors import ModelError
+    from interp.models.training import reinit_pooler
+
+    model = family_model(family)
+    if family in ("bert", "deberta-v2"):
+        names = reinit_pooler(model, 0)
+        assert names and all("pooler" in n.split(".") for n in names)
+    else:
+        with pytest.raises(ModelError, match="reinit_pooler"):
+            reinit_pooler(model, 0)

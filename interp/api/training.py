@@ -61,7 +61,7 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
             weighted by ``node_weight`` (Geiger et al. 2019, §5: :class:`interp.api.node_loss.NodeLoss`); the heads are
             scaffolding, not part of the returned classifier. The same loss as ``interp train --node-loss``.
         settings: the fields of :class:`FineTuneSettings` (``epochs``, ``lr``, ``batch_size``, ``seed``, ``warmup_ratio``,
-            ``weight_decay``, ``precision``, ``batching``, ``max_grad_norm``, ``head_epochs``, ``head_lr``).
+            ``weight_decay``, ``precision``, ``batching``, ``max_grad_norm``, ``head_epochs``, ``head_lr``, ``reinit_pooler``).
 
     Returns:
         The trained classifier in eval mode, where ``model`` was (``model.to("cuda")`` first to train on a GPU);
@@ -72,7 +72,8 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
         ConfigError: naming a setting that is unknown or out of range, or ``examples=`` when empty or not the task's; naming
             ``iit=`` (malformed, or a task without a causal model), ``iit_subspace=`` (wider than the location),
             ``node_loss=`` (a variable the task lacks, or given with ``iit=``) or ``node_read=``.
-        ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`).
+        ModelError: the model's labels cannot be read as the task's (:meth:`Classifier.reading`); naming
+            ``reinit_pooler=``: the model has no pretrained pooler (:func:`interp.models.training.reinit_pooler`).
     """
     task = load_task(task)
     known = [f.name for f in fields(FineTuneSettings)]

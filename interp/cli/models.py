@@ -27,6 +27,8 @@ from interp.cli.base import main
     click.option("--max-grad-norm", type=float, default=None, help="Clip the gradient's global L2 norm to this before each step [default: no clipping]."),
     click.option("--head-epochs", type=int, default=o.TRAIN.head_epochs, show_default=True, help="Epochs that train the head alone, the encoder frozen, before fine-tuning (linear probing then fine-tuning)."),
     click.option("--head-lr", type=float, default=o.TRAIN.head_lr, show_default=True, help="The learning rate of --head-epochs (AdamW, constant)."),
+    click.option("--reinit-pooler", is_flag=True, help="Draw the pretrained pooler (the dense layer under the head) afresh before training, "
+                 "seeded by --seed (Zhang et al. 2021); for BERT and DeBERTa-v2 checkpoints."),
     click.option("--init", default="pretrained", show_default=True, help="pretrained, or random: the same architecture and tokenizer with every weight drawn from --seed (MoNLI Table 1's no-pretraining row)."),
     o.INPUT,
 )

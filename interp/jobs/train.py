@@ -166,6 +166,7 @@ class TrainConfig(FineTuneSettings):
             (self.max_grad_norm is None or self.max_grad_norm > 0, "`max_grad_norm=` must be positive"),
             (self.head_epochs >= 0, "`head_epochs=` must be at least 0"),
             (self.head_lr > 0, "`head_lr=` must be positive"),
+            (isinstance(self.reinit_pooler, bool), f"`reinit_pooler=` must be True or False, got {self.reinit_pooler!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -197,7 +198,7 @@ class TrainConfig(FineTuneSettings):
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
         for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
-                             ("max_grad_norm", None), ("head_epochs", 0)):  # and before --init, --input, --precision, --batching, clipping
+                             ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False)):  # and before --init, --input, --precision, --batching, clipping, the pooler
             if settings[key] == default:
                 del settings[key]
         if "head_epochs" not in settings:  # no head-only epochs: their rate is not part of the run

@@ -22,7 +22,8 @@ BATCHINGS: tuple[str, ...] = ("length", "shuffle")
 class FineTuneSettings:
     """What :func:`interp.models.training.fit` reads: epochs, AdamW's ``lr`` and ``weight_decay``, batch size, warm-up share, seed,
     the forward pass's precision, how examples are batched, the gradient clipping (``max_grad_norm``), and epochs that
-    train the head alone first (``head_epochs`` at ``head_lr``: :func:`interp.models.training.fit_head`).
+    train the head alone first (``head_epochs`` at ``head_lr``: :func:`interp.models.training.fit_head`), and whether the
+    pretrained pooler is drawn afresh first (``reinit_pooler``: :func:`interp.models.training.reinit_pooler`).
 
     The defaults (5 epochs, lr 5e-5, batch 16, warm-up 0.2) were chosen on MoNLI's generalization set-up (PMoNLI and
     NMoNLI train, the embedded model) for the steadiness of NMoNLI test accuracy over fine-tuning seeds: 99.0-100.0%
@@ -44,6 +45,7 @@ class FineTuneSettings:
     max_grad_norm: float | None = None  # clip the gradient's global L2 norm to this before each step (None: no clipping)
     head_epochs: int = 0  # epochs that train the head alone, the encoder frozen, before fine-tuning (LP-FT); 0: none
     head_lr: float = 1e-3  # the learning rate of those epochs (AdamW, constant)
+    reinit_pooler: bool = False  # draw the pretrained pooler's weights afresh before training (interp.models.training.reinit_pooler)
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -57,6 +59,8 @@ class FineTuneSettings:
             check_number(self.max_grad_norm, "max_grad_norm", positive=True)
         check_int(self.head_epochs, "head_epochs", least=0)
         check_number(self.head_lr, "head_lr", positive=True)
+        if not isinstance(self.reinit_pooler, bool):
+            raise ConfigError(f"{named('reinit_pooler', repr(self.reinit_pooler))}: give True or False")
         if self.precision not in PRECISIONS:
             raise ConfigError(f"{named('precision', repr(self.precision))}: choose {' or '.join(PRECISIONS)}")
         if self.batching not in BATCHINGS:

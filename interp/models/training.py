@@ -194,7 +194,8 @@ def reinit_pooler(model, seed: int) -> list[str]:
 
     Re-initializing the top pretrained layers before fine-tuning steadies few-sample fine-tuning over seeds (Zhang, Wu,
     Katiyar, Weinberger & Artzi 2021, *Revisiting few-sample BERT fine-tuning*, §5). The pooler is the dense layer
-    between the encoder's last block and the head (``bert.pooler`` in BERT, ``pooler`` in DeBERTa-v2): the
+    between the encoder's last block and the head (``bert.pooler`` in BERT; ``pooler`` in DeBERTa-v2, new in its base
+    checkpoints and trained in fine-tuned ones): the
     embedded MiniLM ships one whose weights have a standard deviation of 0.009, so at the start the head's input hardly
     varies between examples. Families whose head has no pretrained pooler (RoBERTa, DistilBERT, ELECTRA, ModernBERT:
     the head's dense layer is new already) have nothing to draw.

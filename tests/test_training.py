@@ -57,10 +57,14 @@ def test_fit_lowers_the_loss_and_is_reproducible(tiny_encoder_dir, small_set):
         assert torch.equal(a, b), name
 
 
-def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set, tmp_path):
+@pytest.mark.parametrize("reinit", [False, True], ids=["plain", "pooler-drawn-afresh"])
+def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set, tmp_path, reinit):
+    """A fit interrupted in epoch 3 resumes from its state to the weights of an uninterrupted one (with the pooler
+    drawn afresh too: the draw happens once, at the start, and the resumed run restores it rather than drawing again)."""
     _, encoded = small_set
+    config = replace(CONFIG, reinit_pooler=reinit)
     reference, tok = _fresh(tiny_encoder_dir)
-    fit(reference, encoded, CONFIG, tok.pad_token_id, progress=False)
+    fit(reference, encoded, config, tok.pad_token_id, progress=False)
 
     model, _ = _fresh(tiny_encoder_dir)
     state = tmp_path / "state.safetensors"
@@ -76,11 +80,11 @@ def test_interrupted_fit_resumes_to_the_same_weights(tiny_encoder_dir, small_set
 
     model.forward = interrupting_forward
     with pytest.raises(KeyboardInterrupt):
-        fit(model, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
+        fit(model, encoded, config, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
     assert read_training_state(state).info["epoch"] == 2
 
     resumed, _ = _fresh(tiny_encoder_dir)
-    log = fit(resumed, encoded, CONFIG, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
+    log = fit(resumed, encoded, config, tok.pad_token_id, state_path=state, fingerprint="f", progress=False)
     assert [r["epoch"] for r in log] == [1, 2, 3]
     for (name, a), (_, b) in zip(reference.state_dict().items(), resumed.state_dict().items()):
         assert torch.equal(a, b), name  # the state round-trips exactly

@@ -28,6 +28,12 @@ floating-point operations of the epoch's training steps (forward and
 backward, every batch) of each, counted by ``torch.utils.flop_counter``: their ratio
 is the speed-up an implementation of equal FLOP rate would reach, what
 skipping work (not a faster kernel) can give.
+
+``--localist K`` instead times the localist baseline's choice
+(:func:`interp.analysis.das.best_block`: every block of K coordinates on up
+to 256 training pairs, several blocks' rows to a call) against scoring one
+block per call through ``predict_pairs``, on the same pairs; it prints both
+times, their ratio, and whether they choose the same block.
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from interp.analysis.das import FitSettings, _batches, fit_intervention, predict_pairs
+from interp.analysis.das import FitSettings, _batches, best_block, fit_intervention, predict_pairs
 from interp.causal.pairs import HELD_OUT_SEED_OFFSET, counterfactual_pairs, split_examples
-from interp.engine.interventions import RotatedSubspace
+from interp.engine.interventions import CoordinateBlock, RotatedSubspace
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks.locations import Location
 from interp.api.specs import DataSpec, SampleSpec
@@ -130,6 +136,23 @@ def epoch_flops(runner, rotated, wrapped, encoded, train, batches, role: str) ->
           f"GFLOP; FLOP ratio {counts['pyvene'] / counts['interp']:.2f}x (the speed-up at equal FLOP rate)")
 
 
+def localist(runner: PairSuffix, k: int, train, pairs: int = 256) -> None:
+    """best_block's time and choice against one block per call, on the first ``pairs`` training pairs."""
+    bases, sources, targets = (t[:pairs] for t in train)
+    blocks = [CoordinateBlock(runner.width, start, start + k) for start in range(0, runner.width - k + 1, k)]
+    started = time.perf_counter()
+    hits = [float((predict_pairs(runner, block, bases, sources) == targets.numpy()).mean()) for block in blocks]
+    one_per_call = time.perf_counter() - started
+    started = time.perf_counter()
+    chosen = best_block(runner, k, bases, sources, targets)
+    batched = time.perf_counter() - started
+    reference = blocks[int(np.argmax(hits))]
+    runs = len(blocks) * len(bases)
+    print(f"localist baseline, {len(blocks)} blocks of {k} on {len(bases)} pairs ({runs} suffix runs): one block per call "
+          f"{one_per_call:.1f} s ({runs / one_per_call:.0f} runs/s), best_block {batched:.1f} s ({runs / batched:.0f} runs/s): "
+          f"{one_per_call / batched:.2f}x; the same block: {(chosen.start, chosen.stop) == (reference.start, reference.stop)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="runs/demo/model")
@@ -141,6 +164,8 @@ def main() -> None:
     parser.add_argument("--test-pairs", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--flops", action="store_true", help="also count the training steps' FLOPs for each arm")
+    parser.add_argument("--localist", type=int, default=None, metavar="K",
+                        help="time only the localist baseline's choice of a block of K coordinates, against one block per call")
     args = parser.parse_args()
     torch.manual_seed(0)
     sample = SampleSpec(("pmonli", "nmonli_test"), max_per_split=args.per_split)
@@ -159,6 +184,10 @@ def main() -> None:
           f"{torch.get_num_threads()} threads; model {args.model}; {len(examples)} examples "
           f"({min(len(e.input_ids) for e in encoded)} to {max(len(e.input_ids) for e in encoded)} tokens); {loc}; "
           f"{args.variable}; k = {args.k}; {len(train[0])} training pairs in batches of {args.batch_size}, one epoch; {len(test[0])} held-out pairs")
+
+    if args.localist is not None:
+        localist(PairSuffix(model, encoded, loc), args.localist, train)
+        return
 
     # interp
     started = time.perf_counter()

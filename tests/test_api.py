@@ -238,10 +238,12 @@ def test_iia_nulls_frame_and_graph_agree(lab, examples):
 
 
 def test_train_das_trains_the_intervention_not_the_model(lab, examples):
-    before = {k: v.clone() for k, v in lab.model.module.state_dict().items()}
+    before, blocks = {k: v.clone() for k, v in lab.model.module.state_dict().items()}, []
     with pytest.warns(interp.InterpWarning, match="does not clear the untrained"):  # a random 2-layer model: nothing to learn
-        das = lab.train_das(examples, LOCATION, "lexrel", k=4, n_pairs=64, epochs=1, seed=2)
+        das = lab.train_das(examples, LOCATION, "lexrel", k=4, n_pairs=64, epochs=1, seed=2, on_blocks=lambda *told: blocks.append(told))
     assert isinstance(das.intervention, interp.RotatedSubspace) and das.k == 4 and not das.intervention.training
+    start, stop = map(int, das.block.split(":"))  # the localist baseline: one of d_model / 4 blocks, each scored (told as it went)
+    assert stop - start == 4 and start % 4 == 0 and blocks[-1] == (lab.model.d_model // 4,) * 2
     assert all(torch.equal(v, lab.model.module.state_dict()[k]) for k, v in before.items())
     assert not torch.allclose(das.intervention.matrix, interp.RotatedSubspace(lab.model.d_model, k=4, seed=2).matrix)  # it moved
     assert lab.interchange(examples[:4], examples[4:8], LOCATION, intervention=das).logits.shape == (4, 4, 2)

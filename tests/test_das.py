@@ -7,7 +7,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
-from interp.analysis.das import FitSettings, best_block, fit_intervention, score_intervention
+from interp.analysis import das as das_analysis
+from interp.analysis.das import FitSettings, best_block, fit_intervention, predict_pairs, score_intervention
 from interp.causal import CausalModel, Mechanism, run_forward, run_interchange
 from interp.causal.pairs import counterfactual_pairs, split_examples
 from interp.core.errors import ConfigError
@@ -187,6 +188,36 @@ def test_das_recovers_a_planted_rotated_subspace_where_no_coordinate_block_does(
     assert isinstance(chosen, CoordinateBlock) and chosen.k == 2
     r = rotated.matrix.detach()
     assert torch.allclose(r @ r.T, torch.eye(32), atol=1e-5)  # orthogonal after training
+
+
+def test_the_best_block_is_the_one_with_the_best_iia_scored_one_at_a_time(planted, monkeypatch):
+    """best_block scores several blocks per call (written_logits); its choice is the argmax of each block's IIA scored
+    on its own through logits, whatever the rows per call, and it reports its progress."""
+    runner, own, ((tb, ts, tt), _) = planted
+    tb, ts, tt = tb[:300], ts[:300], tt[:300]
+    one_at_a_time = [float((predict_pairs(runner, CoordinateBlock(32, j, j + 4), tb, ts) == tt.numpy()).mean()) for j in range(0, 32, 4)]
+    assert len(set(one_at_a_time)) > 1  # the null: the blocks differ, so the choice means something
+    for rows in (8192, 700, 1):  # all 8 blocks in one call; 2 blocks a call (the last call shorter); 1
+        monkeypatch.setattr(das_analysis, "BLOCK_ROWS", rows)
+        told = []
+        chosen = best_block(runner, 4, tb, ts, tt, on_blocks=lambda done, blocks: told.append((done, blocks)))
+        assert (chosen.start, chosen.stop) == (4 * int(np.argmax(one_at_a_time)), 4 * int(np.argmax(one_at_a_time)) + 4)
+        assert told[-1] == (8, 8) and len(told) == {8192: 1, 700: 4, 1: 8}[rows]
+    assert isinstance(best_block(runner, 32, tb, ts, tt), Interchange)
+
+
+def test_written_logits_are_the_logits_of_an_intervention_with_those_outputs(mqnli):
+    task, examples, model, encoded = mqnli
+    loc = Location.parse("blocks.0.hook_resid_post@n_s.p+n_s.h")
+    runner = PairSuffix(model, encoded, loc)
+    block = CoordinateBlock(runner.width, 10, 30)
+    bases, sources = torch.arange(0, 24), torch.arange(24, 0, -1)
+    with torch.no_grad():
+        expected = runner.logits(bases, sources, block)
+    written = runner.written_logits(bases, block(runner.vectors[bases], runner.vectors[sources]))
+    assert torch.equal(written, expected)
+    with pytest.raises(ConfigError, match=r"vectors must be \[rows, width\] = \[24, 64\]"):
+        runner.written_logits(bases, runner.vectors[:23])
 
 
 def test_boundless_learns_a_small_subspace(planted):

@@ -119,10 +119,12 @@ def own_predictions(lab: "IntervenableModel", examples: Sequence) -> np.ndarray:
 
 def train(lab: "IntervenableModel", examples: Sequence, location: str | Location, variable: str, *, k: int | None, kind: str,
           n_pairs: int, epochs: int, lr: float, batch_size: int, seed: int, test_share: float, test_pairs: int,
-          on_step: Callable[[float], None] | None = None, warn_unlearned: bool = True) -> DasResult:  # fmt: skip
+          on_step: Callable[[float], None] | None = None, on_blocks: Callable[[int, int], None] | None = None,
+          warn_unlearned: bool = True) -> DasResult:  # fmt: skip
     """:meth:`IntervenableModel.train_das <interp.api.intervenable.IntervenableModel.train_das>` (its arguments and errors);
-    ``on_step(loss)`` is told after each optimizer step, and ``warn_unlearned=False`` leaves the warnings (a split at
-    chance, a DAS that does not clear its untrained baseline) to the caller."""
+    ``on_step(loss)`` is told after each optimizer step, ``on_blocks(scored, blocks)`` while the localist baseline's
+    block is chosen (:func:`~interp.analysis.das.best_block`), and ``warn_unlearned=False`` leaves the warnings (a split
+    at chance, a DAS that does not clear its untrained baseline) to the caller."""
     lab.task.check_variable(variable)
     loc = lab.location(location, (variable,))
     settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
@@ -152,7 +154,7 @@ def train(lab: "IntervenableModel", examples: Sequence, location: str | Location
     vanilla = memo[vanilla_key]
     train_b, train_s, train_t = train_pairs
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
-    block = best_block(run, intervention.k, train_b[choose], train_s[choose], train_t[choose], read)
+    block = best_block(run, intervention.k, train_b[choose], train_s[choose], train_t[choose], read, on_blocks)
     localist = score_intervention(run, block, *held_out, own, read)
     scores = {name: {key: value for key, value in score.items() if key != "hits"}
               for name, score in (("das", found.trained), ("untrained", found.untrained), ("vanilla", vanilla), ("block", localist))}  # fmt: skip

@@ -511,6 +511,7 @@ class IntervenableModel:
         test_share: float = 0.2,
         test_pairs: int = 200,
         on_step: Callable[[float], None] | None = None,
+        on_blocks: Callable[[int, int], None] | None = None,
         warn_unlearned: bool = True,
     ) -> DasResult:
         """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``;
@@ -536,6 +537,9 @@ class IntervenableModel:
             k: dimensions of the subspace (``rotated``, ``lowrank``); ignored by ``boundless``.
             kind: ``rotated`` (DAS), ``lowrank`` (the same function, width × k parameters) or ``boundless``.
             on_step: told each optimizer step's loss (nats per pair), e.g. for a progress bar.
+            on_blocks: told ``(blocks scored, blocks in all)`` while the localist baseline's block is chosen: every
+                block of ``k`` coordinates on up to 256 training pairs, ``width // k × 256`` suffix runs, which at a
+                small ``k`` can take longer than training.
             warn_unlearned: ``False`` leaves the warnings (a split at chance, no gain over the untrained baseline) to the caller.
 
         Returns:
@@ -553,7 +557,7 @@ class IntervenableModel:
             examples, variable = variable, examples
         return das.train(self, examples, location, variable, k=k, kind=kind, n_pairs=n_pairs, epochs=epochs, lr=lr,
                          batch_size=batch_size, seed=seed, test_share=test_share, test_pairs=test_pairs, on_step=on_step,
-                         warn_unlearned=warn_unlearned)  # fmt: skip
+                         on_blocks=on_blocks, warn_unlearned=warn_unlearned)  # fmt: skip
 
     def score_das(self, examples: Sequence, intervention: Intervention | DasResult, location: str | Location, variable: str, *,
                   seed: int = 0, test_share: float = 0.2, test_pairs: int = 200) -> dict[str, dict]:  # fmt: skip

@@ -28,7 +28,7 @@ engine does: unpadded rows of one length through the fused blocks
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from jaxtyping import Float, Int
@@ -169,16 +169,20 @@ class PairSuffix:
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def _intervened(self, rows: Tensor, sources: Tensor, intervention: Intervention, seq: int) -> Tensor:
-        """The bases' hidden states ``[rows, seq, d_model]`` with the intervention's vectors written at the location."""
+    def _applied(self, intervention: Intervention, rows: Tensor, sources: Tensor) -> Tensor:
+        """``intervention(base vectors, source vectors)`` for ``rows`` (bases) and their ``sources``, in the model's dtype."""
+        dtype = self.hidden.dtype
+        return intervention(self.vectors[rows].to(dtype), self.vectors[sources].to(dtype))
+
+    def _intervened(self, rows: Tensor, new: Tensor, seq: int) -> Tensor:
+        """The bases' hidden states ``[rows, seq, d_model]`` with ``new`` (``[rows, width]``) written at the location."""
         hidden = self.hidden[rows, :seq]
         at = (torch.arange(len(rows), device=hidden.device)[:, None], self.where[rows])
-        new = intervention(self.vectors[rows].to(hidden.dtype), self.vectors[sources].to(hidden.dtype))
-        return hidden.index_put(at, new.view(len(rows), self.n_tokens, -1))
+        return hidden.index_put(at, new.to(hidden.dtype).view(len(rows), self.n_tokens, -1))
 
     def _padded_logits(self, rows: Tensor, sources: Tensor, intervention: Intervention, seq: int) -> Tensor:
         """One padded pass with gradients over ``rows`` (bases) and their ``sources``, ``seq`` tokens long."""
-        hidden = self._intervened(rows, sources, intervention, seq)
+        hidden = self._intervened(rows, self._applied(intervention, rows, sources), seq)
         index = self.location.hidden_index
         return run_suffix_masked(self.model, hidden, index, self.ids[rows, :seq], self.types[rows, :seq], self.mask[rows, :seq])
 
@@ -216,7 +220,6 @@ class PairSuffix:
             raise ConfigError(f"intervention width {intervention.width} is not location {self.location}'s {self.width}")
         device = self.hidden.device
         bases, sources = bases.to(device), sources.to(device)
-        index = self.location.hidden_index
         if torch.is_grad_enabled():
             lengths = self.lengths[bases.cpu()].tolist()
             if not lengths:
@@ -227,6 +230,40 @@ class PairSuffix:
             out = [self._padded_logits(bases[chunk], sources[chunk], intervention, max(lengths[i] for i in chunk)) for chunk in chunks]
             where = torch.tensor([i for chunk in chunks for i in chunk], device=device)
             return torch.cat(out)[torch.argsort(where)]
+        return self._unpadded(bases, lambda chunk: self._applied(intervention, bases[chunk], sources[chunk]), batch_size)
+
+    @torch.no_grad()
+    def written_logits(
+        self, bases: Int[Tensor, "rows"], vectors: Float[Tensor, "rows width"], batch_size: int | None = None
+    ) -> Float[Tensor, "rows labels"]:
+        """The model's logits on each base with ``vectors[i]`` written at the location, without gradients.
+
+        What :meth:`logits` computes for an intervention whose output is
+        ``vectors`` (the same unpadded path through the fused blocks), for
+        vectors made elsewhere: several interventions' outputs on the same
+        pairs run in one call, in passes of one length
+        (:func:`~interp.analysis.das.best_block`).
+
+        Args:
+            bases: int64 ``[rows]``, indices into the examples.
+            vectors: float ``[rows, width]``, each row's vector at the location.
+
+        Returns:
+            float ``[rows, n_labels]`` on the model's device, in row order.
+
+        Raises:
+            ConfigError (a ValueError): ``vectors`` is not ``[len(bases), width]``.
+        """
+        if vectors.shape != (len(bases), self.width):
+            raise ConfigError(f"vectors must be [rows, width] = [{len(bases)}, {self.width}], got {tuple(vectors.shape)}")
+        device = self.hidden.device
+        bases, vectors = bases.to(device), vectors.to(device)
+        return self._unpadded(bases, lambda chunk: vectors[chunk], batch_size)
+
+    def _unpadded(self, bases: Tensor, new: Callable[[Tensor], Tensor], batch_size: int | None) -> Tensor:
+        """Logits of ``bases`` (on the model's device) with ``new(positions)`` (``[positions, width]``) written at the
+        location: each token length unpadded through the fused blocks, the last block for [CLS] only."""
+        device, index = self.hidden.device, self.location.hidden_index
         lengths = self.lengths.to(device)[bases]
         out = None
         for seq in torch.unique(lengths).tolist():
@@ -234,7 +271,7 @@ class PairSuffix:
             size = batch_size or auto_batch_size(self.model, seq)
             for chunk in pick.split(size):
                 rows = bases[chunk]
-                hidden = self._intervened(rows, sources[chunk], intervention, seq)
+                hidden = self._intervened(rows, new(chunk), seq)
                 logits = run_suffix(self.model, hidden, index, self.ids[rows, :seq], self.types[rows, :seq], self._fast)
                 if out is None:
                     out = torch.empty(len(bases), logits.shape[-1], dtype=logits.dtype, device=device)

@@ -200,10 +200,12 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         with tqdm(total=total, unit="step", disable=not progress, desc="das") as bar:
             for loc, seed, variable, k in todo:
                 bar.set_description(f"{variable} {loc} k={k} seed {seed}")
+                bar.set_postfix_str("")
                 found = lab.train_das(examples, loc, variable, k=None if k == BOUNDLESS else int(k), kind=BOUNDLESS if k == BOUNDLESS else config.kind,
                                       n_pairs=config.train_pairs, epochs=config.epochs, lr=config.lr, batch_size=config.batch_size,
                                       seed=seed, test_share=config.test_share, test_pairs=config.test_pairs,
-                                      on_step=lambda loss: bar.update(1), warn_unlearned=False)  # fmt: skip
+                                      on_step=lambda loss: bar.update(1), on_blocks=lambda done, blocks: bar.set_postfix_str(
+                                          f"best block of {k}: {done}/{blocks} scored"), warn_unlearned=False)  # fmt: skip
                 name = _unit_name(variable, loc, k, seed)
                 row = {**_row(found, k, settings[seed]), "file": f"interventions/{name}.safetensors"}
                 # this run's own unit: a run killed between the two writes redoes it

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import h5py
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import record
@@ -193,8 +194,17 @@ def test_probe_command_writes_csv_and_figure(tiny_cache, tiny_classifier_dir, tm
         "--locations", "blocks.0.hook_resid_pre@w_h,blocks.1.hook_resid_post@cls", "--probe-seeds", "1", "--quiet",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == f"wrote {tmp_path / 'p'}/probes.csv (8 rows) and {tmp_path / 'p'}/probes.png\n"
+    assert result.stdout.startswith(f"wrote {tmp_path / 'p'}/probes.csv (8 rows) and {tmp_path / 'p'}/probes.png\n")
     assert (tmp_path / "p" / "probes.png").read_bytes()[:4] == b"\x89PNG"
+    # then a summary per probe kind: each target and role at its most selective layer, with the CSV's interval and chance
+    rows = pd.read_csv(tmp_path / "p" / "probes.csv")
+    mlp, linear = result.stdout.split("\nProbes (§6.1): ")[1:]
+    assert mlp.startswith("mlp probe") and linear.startswith("linear probe") and "95% bootstrap over the" in linear
+    for (probe, target, role), group in rows.groupby(["probe", "target", "role"]):
+        best = group.loc[group.selectivity_type_mean.idxmax()]
+        (line,) = [t for t in (mlp if probe == "mlp" else linear).splitlines() if t.split()[:2] == [target, role]]
+        assert line.split()[2] == str(best.hidden_index) and f"{best.chance:.3f}" in line
+        assert f"{best.task_acc_mean:.3f} [{best.task_acc_low:.3f}, {best.task_acc_high:.3f}]" in line
 
 
 def test_probe_seeds_is_a_count_and_the_earlier_seeds_flag_warns_and_means_the_same(tiny_cache, tmp_path):

@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from interp.analysis.probes import Probe, ShuffleControl, TypeControl
 from interp.analysis.probes.batched import ProbeSettings, fit_probes, predict_probes
+from interp.analysis.probes.summary import format_probe_summary
 from interp.hooks.locations import Location
 from interp.jobs.probe_sweep import ProbeSweepConfig, sweep_location
 
@@ -94,3 +95,26 @@ def test_controls_refuse_mismatched_or_empty_input(control):
         control().fit(["a", "b"], [0, 1, 0])
     with pytest.raises(ValueError, match="got 0 and 0"):
         control().fit([], [])
+
+
+def _row(layer: int, sel_type: float, probe: str = "mlp", site: str = "resid", role: str = "w_h", intervals: bool = True) -> dict:
+    row = {"target": "lexrel", "role": role, "site": site, "probe": probe, "hidden_index": layer, "chance": 0.5, "seeds": 3,
+           "n_examples": 400, "task_acc_mean": 0.9 + layer / 100, "selectivity_type_mean": sel_type, "selectivity_shuffle_mean": 0.4}
+    if intervals:
+        row.update(task_acc_low=0.85 + layer / 100, task_acc_high=0.95 + layer / 100, selectivity_type_low=sel_type - 0.05,
+                   selectivity_type_high=sel_type + 0.05, selectivity_shuffle_low=0.35, selectivity_shuffle_high=0.45)
+    return row
+
+
+def test_the_probe_summary_shows_the_most_selective_layer_with_its_intervals_and_nulls():
+    rows = [_row(1, 0.10), _row(3, 0.30), _row(5, 0.20), _row(2, 0.90, probe="linear")]
+    text = format_probe_summary(rows, "mlp")
+    (line,) = [t for t in text.splitlines() if t.startswith("lexrel")]
+    assert line.split()[:3] == ["lexrel", "w_h", "3"]  # the layer with the largest type selectivity, not the last or the most accurate
+    assert "0.930 [0.880, 0.980]" in line and "0.500" in line and "0.300 [0.250, 0.350]" in line and "0.400 [0.350, 0.450]" in line
+    assert "95% bootstrap over the 400 examples" in text and "3 probe seeds" in text and "upper estimate" in text
+    assert "0.920 [0.870, 0.970]" in format_probe_summary(rows, "linear") and format_probe_summary(rows, "nope") == ""
+    old = format_probe_summary([_row(3, 0.30, intervals=False)])  # a sweep written before intervals were kept: means alone
+    assert "0.930" in old and "[" not in [t for t in old.splitlines() if t.startswith("lexrel")][0]
+    sites = format_probe_summary([_row(3, 0.30), _row(2, 0.20, site="hook_mlp_out")])
+    assert "site" in sites and len([t for t in sites.splitlines() if t.startswith("lexrel")]) == 2  # one line per site

@@ -48,6 +48,7 @@ def cache(model, label_map, out, data, sample, dtype, run, progress, components)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds, count, quiet):
     """Probe sweep: held-out accuracy and selectivity against both control tasks at every location."""
+    from interp.analysis.probes.summary import format_probe_summary
     from interp.core.errors import renamed, warn
     from interp.jobs.probe_sweep import ProbeSweepConfig, run_probe_sweep
 
@@ -61,6 +62,8 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
     with renamed(seeds=flag):
         rows = run_probe_sweep(config, progress=not quiet)
     click.echo(f"wrote {out}/probes.csv ({len(rows)} rows) and {out}/probes.png")
+    for kind in config.probes:
+        click.echo("\n" + format_probe_summary(rows, kind))
     if count is not None:  # after the run, so that bad input still gets its one line
         warn(f"--seeds {count} in interp probe is a count of seeds: it is now --probe-seeds {count} (elsewhere --seeds lists seeds)")
 

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from interp.analysis.iia import format_summaries, layer_table, summarize_all
+from interp.analysis.probes.summary import format_probe_summary
 from interp.analysis.report import ReportConfig, write_report
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
@@ -222,23 +223,6 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     lap("report")
     return DemoResult(behavioral, rows, skipped, location, reason, summaries, variable, cliques["location"], cliques,
                       time.perf_counter() - started, stages)  # fmt: skip
-
-
-def format_probe_summary(rows: list[dict]) -> str:
-    """Per target and token role: the layer where the MLP probe is most selective against the type control."""
-    lines = ["Probes (§6.1): MLP probe, held-out; layer 0 = embeddings, r = BERT^r", ""]
-    lines.append(f"{'target':8}{'role':6}{'best layer':>11}{'accuracy':>10}{'sel. type':>11}{'sel. shuffle':>14}")
-    for target in dict.fromkeys(r["target"] for r in rows):
-        for role in dict.fromkeys(r["role"] for r in rows):
-            cands = [r for r in rows if (r["target"], r["role"], r["probe"]) == (target, role, "mlp")]
-            if not cands:
-                continue
-            best = max(cands, key=lambda r: r["selectivity_type_mean"])
-            lines.append(
-                f"{target:8}{role:6}{best['hidden_index']:>11}{best['task_acc_mean']:>10.3f}"
-                f"{best['selectivity_type_mean']:>11.3f}{best['selectivity_shuffle_mean']:>14.3f}"
-            )
-    return "\n".join(lines)
 
 
 def format_demo(result: DemoResult) -> str:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from interp.core.estimates import Estimate
+
 def _with_interval(row: dict, name: str) -> str:
-    mean = row.get(f"{name}_mean")
-    low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
-    if low is None or high is None:
-        return f"{mean:.3f}"
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+    """The row's figure ``name`` as an :class:`~interp.core.estimates.Estimate` prints it, or its mean alone without bounds."""
+    mean, low, high = row[f"{name}_mean"], row.get(f"{name}_low"), row.get(f"{name}_high")
+    return f"{mean:.3f}" if low is None or high is None else repr(Estimate(mean, low, high))
 
 
 def format_probe_summary(rows: Sequence[dict], probe: str = "mlp") -> str:

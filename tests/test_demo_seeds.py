@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -46,6 +47,13 @@ def test_demo_seeds_runs_each_seed_and_aggregates_every_figure(tiny_encoder_dir,
     assert sha256_of(out / "seed0" / "model" / "model.safetensors") != sha256_of(out / "seed1" / "model" / "model.safetensors")  # another fine-tuning
     stages = {row["stage"] for row in summary.values()}
     assert stages == {"behavioral", "interventions", "cliques"}
+    page = (out / "report" / "index.html").read_text(encoding="utf-8")  # one page over the seeds, their table first
+    shown = json.loads(re.search(r'id="report-data">(.*?)</script>', page, re.S).group(1).replace("<\\/", "</"))
+    (table,) = shown["seeds"]
+    assert table["seeds"] == [0, 1] and [r["figure"] for r in table["rows"]] == list(summary)
+    assert table["rows"][0]["mean"] == float(summary[table["rows"][0]["figure"]]["mean"])
+    assert {b["source"].split("/")[-2] for b in shown["behavioral"]} == {"seed0", "seed1"}
+    assert f"the page over seeds: {out}/report/index.html" in r.stdout
     per_seed = _rows(out / "demo_seeds.csv")
     assert {row["seed"] for row in per_seed} == {"0", "1"} and len(per_seed) >= 2 * len([f for f in summary if summary[f]["seeds"] == "2"])
     again = _run(*common, "--seeds", "0,1")  # each seed's run is reused, the tables written again the same

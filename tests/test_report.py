@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -73,6 +74,13 @@ def test_every_section_comes_from_its_manifest(tiny_run, page):
     probe_rows = (tiny_run / "probes.csv").read_text().strip().splitlines()[1:]
     assert len(data["probes"][0]["records"]) == len(probe_rows) == 4 * 2 * 2  # locations × targets × kinds
     assert {(r["role"], r["layer"]) for r in data["probes"][0]["records"]} == {(r, l) for r in ("w_h", "cls") for l in (1, 2)}
+    with open(tiny_run / "probes.csv", newline="") as handle:  # each cell carries its interval over examples and its null
+        written = {(r["location"], r["target"], r["probe"]): r for r in csv.DictReader(handle)}
+    for cell in data["probes"][0]["records"]:
+        row = written[cell["location"], cell["target"], cell["probe"]]
+        for key in ("task_acc_low", "task_acc_high", "selectivity_type_low", "selectivity_shuffle_high", "chance", "n_examples"):
+            assert cell[key] == float(row[key])
+        assert cell["task_acc_low"] <= cell["task_acc_mean"] <= cell["task_acc_high"]
     expected = {(s["variable"], s["location"]): s["iia_causal"] for s in summarize_all(tiny_run / "interventions.h5")}
     assert {(r["variable"], r["location"]): r["iia"] for r in data["iia"][0]["records"]} == expected
     assert data["behavioral"][0]["rows"][0]["model"] == "model"  # no metrics.json: the checkpoint's own record
@@ -135,6 +143,26 @@ def test_absent_sections_are_left_out(tiny_run, tmp_path):
     assert (data["probes"], data["iia"], data["behavioral"]) == ([], [], []) and len(data["graphs"]) == 1
 
 
+def test_a_file_no_manifest_lists_is_named_as_left_out(tiny_run, tmp_path):
+    """An interventions file copied without its manifest: the page and the command say it was left out; with it, it is read."""
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    listed = json.loads((tiny_run / "cliques.manifest.json").read_text())["files"]
+    for name in (*listed, "cliques.manifest.json", "interventions.h5"):
+        shutil.copy(tiny_run / name, moved / name)
+    result = run("report", moved)
+    assert result.exit_code == 0, result.stderr
+    data = page_data(moved / "report" / "index.html")
+    assert data["iia"] == [] and [w for w in data["warnings"] if "left out" in w] == [
+        "interventions.h5: left out, as no manifest lists it (moved without its manifest, or from a run that never finished); "
+        "move it with its manifest, or run its command again"]  # fmt: skip
+    assert "interp: warning: interventions.h5: left out" in result.stderr
+    shutil.copy(tiny_run / "interventions.h5.manifest.json", moved / "interventions.h5.manifest.json")
+    result = run("report", moved)
+    assert result.exit_code == 0 and "left out" not in result.stderr
+    assert len(page_data(moved / "report" / "index.html")["iia"]) == 1
+
+
 def test_das_summaries_become_one_cell_per_method_and_location(tmp_path):
     """DAS and the best block once per k, vanilla (the same for every k) once."""
     from interp.core.outputs import OutputSet, write_csv_atomic
@@ -151,6 +179,62 @@ def test_das_summaries_become_one_cell_per_method_and_location(tmp_path):
     found = {(c["method"], c["role"], c["layer"]): c["iia"] for c in cells["records"]}
     assert found == {("das k=2", "w_h", 3): 0.81, ("block k=2", "w_h", 3): 0.60, ("das k=8", "w_h", 3): 0.93,
                      ("block k=8", "w_h", 3): 0.70, ("vanilla", "w_h", 3): 0.55}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def seeds_page(tiny_classifier_dir, monli_dir, tmp_path_factory) -> Path:
+    """`interp train --seeds 0,1` of a tiny model, then `interp report` of its folder."""
+    out = tmp_path_factory.mktemp("seeds") / "train"
+    trained = run("train", "--model", tiny_classifier_dir, "--splits", "nmonli_test", "--max-examples", "32", "--epochs", "1",
+                  "--eval-splits", "nmonli_test,pmonli", "--seeds", "0,1", "--out", out, "--quiet", "--data-dir", monli_dir)  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    result = run("report", out)
+    assert result.exit_code == 0, result.stderr
+    assert "seed tables 1, behavioral tables 1," in result.stdout
+    return out / "report" / "index.html"
+
+
+def test_a_table_over_seeds_leads_the_page_and_the_seeds_share_one_behavioral_table(seeds_page):
+    from interp.analysis.intervals import mean_interval
+
+    data = page_data(seeds_page)
+    run_dir = seeds_page.parent.parent
+    (table,) = data["seeds"]
+    assert table["seeds"] == [0, 1] and "fine-tuning seed" in table["varied"]
+    records = {s: json.loads((run_dir / f"seed{s}" / "training.json").read_text())["metrics"] for s in (0, 1)}
+    for row in table["rows"]:
+        split = row["figure"].removeprefix("accuracy on ")
+        values = [records[s][split]["accuracy"] for s in (0, 1)]
+        assert row["values"] == pytest.approx(values, abs=1e-4)
+        mean, low, high = mean_interval(values, bounds=(0.0, 1.0))
+        assert (row["mean"], row["low"], row["high"]) == pytest.approx((mean, low, high), abs=1e-4)
+        assert row["null"] == pytest.approx(max(records[s][split]["majority"] for s in (0, 1)), abs=1e-4)
+    assert {r["figure"] for r in table["rows"]} == {"accuracy on nmonli_test", "accuracy on pmonli"}
+    (behavioral,) = data["behavioral"]  # the seeds' checkpoints side by side, not a table each
+    assert [r["model"] for r in behavioral["rows"]] == ["seed0", "seed1"]
+
+
+def test_the_table_over_seeds_is_drawn_in_a_real_browser(seeds_page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    (table,) = page_data(seeds_page)["seeds"]
+    driver = _chromium()
+    try:
+        driver.get(seeds_page.as_uri())
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#seeds-0 table"))
+        sections = [s.get_attribute("id") for s in driver.find_elements(By.CSS_SELECTOR, "main > section")]
+        assert sections[0] == "seeds-0"  # first, before the behavioral table
+        rows = driver.find_elements(By.CSS_SELECTOR, "#seeds-0 tbody tr")
+        assert len(rows) == len(table["rows"])
+        for tr, row in zip(rows, table["rows"]):
+            cells = [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            assert cells[0] == row["figure"] and cells[1:3] == [f"{100 * v:.1f}" for v in row["values"]]
+            assert cells[3] == f"{100 * row['mean']:.1f} [{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
+            assert cells[4] == f"{100 * row['null']:.1f}"
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    finally:
+        driver.quit()
 
 
 @pytest.mark.parametrize("case", ["empty", "missing", "not_a_folder"])

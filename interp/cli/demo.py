@@ -59,7 +59,7 @@ def demo(out, model, label_map, fit, seeds, probe_seeds, location, data, example
 @click.argument("run_dir", type=click.Path())
 @click.option("--out", default=None, type=click.Path(file_okay=False), help="Folder for index.html (default: RUN_DIR/report).")
 def report(run_dir, out):
-    """One self-contained HTML page of a run folder: behavior, probe and IIA heatmaps, the clickable intervention graph, settings and hashes."""
+    """One self-contained HTML page of a run folder: tables over seeds, behavior, probe and IIA heatmaps, the clickable intervention graph, settings and hashes."""
     from interp.analysis.report import ReportConfig, write_report
     from interp.analysis.report.page import summary
 

@@ -13,6 +13,8 @@ is held fixed across the runs: the probes' own seeds (``--probe-seeds``), the
 interventions' example sample (``DemoConfig.sample_seed``) and the data. Each
 seed's run is :func:`interp.jobs.demo.run_demo` into ``<out>/seed<S>/`` (its
 own report page); a finished one is reused, an interrupted one resumes.
+``<out>/report/index.html`` is the page of them all, the table over seeds
+at its top.
 
 ``demo_seeds.csv`` holds one row per seed and figure: each training's
 accuracy per split (Table 1), each variable's IIA on causal pairs at the
@@ -32,6 +34,7 @@ from typing import Sequence
 
 from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.intervals import mean_interval
+from interp.analysis.report import ReportConfig, write_report
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
 from interp.core.outputs import OutputSet, write_csv_atomic
@@ -102,6 +105,7 @@ def run_demo_seeds(config: DemoConfig, seeds: Sequence[int], *, progress: bool =
     with OutputSet(out, "demo-seeds") as outputs:
         write_csv_atomic(rows, outputs.path("demo_seeds.csv"))
         write_csv_atomic(summary, outputs.path("demo_seeds_summary.csv"))
+    write_report(ReportConfig(run_dir=str(out)))  # the table over seeds first, then every seed's sections
     return DemoSeedsResult(out, seeds, runs, rows, summary)
 
 
@@ -118,7 +122,7 @@ def format_demo_seeds(result: DemoSeedsResult) -> str:
         lines.append(f"{s['figure'][:70]:70}{cells}{interval:>36}")
     lines += collapsed_note(((s["t_low"], s["t_high"]) for s in result.summary if s["seeds"] > 1), "seeds")
     lines.append(f"each seed's run (with its report page): {result.out_dir}/seed<S>/; tables: {result.out_dir}/demo_seeds.csv, "
-                 "demo_seeds_summary.csv")  # fmt: skip
+                 f"demo_seeds_summary.csv; the page over seeds: {result.out_dir}/report/index.html")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -143,7 +143,8 @@ def format_seeds(result: SeedsResult) -> str:
         lines.append(f"{s['split']:16}{cells}{interval:>36}{null}")
     lines.append("majority: the most common gold label's share of the split (its largest over the seeds' subsets), the null")
     lines += collapsed_note(((s["t_low"], s["t_high"]) for s in result.summary), "seeds")
-    lines.append(f"each seed's checkpoint: {result.out_dir}/seed<S>/; tables: {result.out_dir}/seeds.csv, seeds_summary.csv")
+    lines.append(f"each seed's checkpoint: {result.out_dir}/seed<S>/; tables: {result.out_dir}/seeds.csv, seeds_summary.csv; "
+                 f"a page of them: interp report {result.out_dir}")
     return "\n".join(lines)
 
 

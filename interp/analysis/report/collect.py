@@ -12,8 +12,12 @@ is left out rather than drawn from half a file.
 Sections (each a list, one entry per source, empty when absent):
 
 * ``warnings``: one line per split of an interventions file on which its
-  model is not above chance (:mod:`interp.analysis.chance`), shown at the
-  top of the page;
+  model is not above chance (:mod:`interp.analysis.chance`), and one per
+  file a section would read that no manifest lists (:func:`unlisted_outputs`:
+  moved without its manifest, so left out), shown at the top of the page;
+* ``seeds``: each over-seeds table (``interp train --seeds``, ``interp demo
+  --seeds``): every seed's figure, the mean and its t interval over seeds,
+  and what the seed varies;
 * ``behavioral``: models × splits accuracy (``metrics.json`` of ``interp
   demo``, else each checkpoint's ``training.json``), with the paper's
   figures where the run recorded them;
@@ -21,6 +25,7 @@ Sections (each a list, one entry per source, empty when absent):
   with its dev and test accuracies (Richardson et al. 2020, Figure 6);
 * ``probes``: one record per location, target, probe kind:
   role, layer, accuracy and both selectivities as mean and std over seeds
+  with a 95% bootstrap interval over examples, and chance
   (Hewitt & Liang 2019 control tasks; Geiger et al. 2020 §6.1);
 * ``iia``: one record per variable, method and location: role, layer,
   IIA with its 95% interval and nulls (vanilla interchange from an
@@ -58,6 +63,25 @@ def find_manifests(run_dir: Path) -> list[Path]:
     for level in range(DEPTH + 1):
         pattern = "/".join(["*"] * level + ["*.manifest.json"])
         found += [p for p in sorted(run_dir.glob(pattern)) if "report" not in p.relative_to(run_dir).parts[:-1]]
+    return found
+
+
+#: The files a section is read from (and any HDF5 file): found with no manifest listing them, they are named as left out.
+SECTION_FILES = ("metrics.json", "probes.csv", "das_summary.csv", "cliques.json", "selected.json", "seeds_summary.csv",
+                 "demo_seeds_summary.csv")  # fmt: skip
+
+
+def unlisted_outputs(run_dir: Path, listed: set[Path]) -> list[Path]:
+    """The files in ``run_dir`` and up to :data:`DEPTH` levels below that a section would read (``SECTION_FILES``, ``*.h5``)
+    but that no manifest lists (``listed``): moved without their manifest, or left by a command that never finished."""
+    found = []
+    for level in range(DEPTH + 1):
+        for path in sorted(run_dir.glob("/".join(["*"] * level + ["*"]))):
+            parts = path.relative_to(run_dir).parts[:-1]
+            if "report" in parts or any(p.endswith(".partial") for p in parts) or not path.is_file():
+                continue
+            if (path.name in SECTION_FILES or path.suffix == ".h5") and path.resolve() not in listed:
+                found.append(path)
     return found
 
 
@@ -148,15 +172,46 @@ def _label_notes(labels: dict) -> list[str]:
 
 
 def probe_records(path: Path) -> list[dict]:
-    """``probes.csv`` rows as role × layer cells: accuracy and both selectivities (mean, std over seeds)."""
+    """``probes.csv`` rows as role × layer cells: accuracy and both selectivities (mean, std over seeds), each with its 95%
+    bootstrap interval over examples (``_low``, ``_high``), and the examples, seeds and chance behind them, where the
+    sweep wrote them (a sweep from before intervals were kept has the means and stds alone)."""
     records = []
     for row in _read_csv(path):
         role, layer = _place(row["location"])
         records.append({
             "location": row["location"], "role": role, "layer": layer, "target": row["target"], "probe": row["probe"],
             **{f"{m}_{s}": float(row[f"{m}_{s}"]) for m in ("task_acc", "selectivity_type", "selectivity_shuffle") for s in ("mean", "std")},
+            **{f"{m}_{s}": float(row[f"{m}_{s}"]) for m in ("task_acc", "selectivity_type", "selectivity_shuffle") for s in ("low", "high")
+               if row.get(f"{m}_{s}") not in (None, "")},
+            **{key: float(row[key]) for key in ("chance", "seeds", "n_examples") if row.get(key) not in (None, "")},
         })  # fmt: skip
     return records
+
+
+#: What each over-seeds table varies, by the command that wrote it.
+SEED_TABLES = {
+    "train-seeds": ("seeds_summary.csv", "the fine-tuning seed (the new head, batch order and dropout)"),
+    "demo-seeds": ("demo_seeds_summary.csv", "the fine-tuning seed (the new heads, batch order and dropout); the probes' seeds, "
+                                             "the interventions' sample and the data held fixed"),
+}  # fmt: skip
+
+
+def _number(text: str | None) -> float | None:
+    """A CSV cell as a float; ``None`` where it is empty (a seed that lacks the figure, a table with no null)."""
+    return float(text) if text not in (None, "") else None
+
+
+def seeds_table(path: Path, command: str) -> dict:
+    """An over-seeds table (``interp train --seeds``, ``interp demo --seeds``): one row per figure with every seed's value,
+    the mean and its Student's t 95% interval over the seeds, and the null where the table has one (the majority label's
+    share of a split). Shares stay in 0..1; a clique's size is a count (``unit``)."""
+    rows = _read_csv(path)
+    seeds = [int(key[len("seed_"):]) for key in (rows[0] if rows else {}) if key.startswith("seed_")]
+    shown = [{"figure": row.get("figure") or f"accuracy on {row['split']}", "unit": "examples" if row.get("stage") == "cliques" else "share",
+              "values": [_number(row[f"seed_{s}"]) for s in seeds], "seeds": int(row["seeds"]),
+              "mean": float(row["mean"]), "low": float(row["t_low"]), "high": float(row["t_high"]), "null": _number(row.get("majority"))}
+             for row in rows]  # fmt: skip
+    return {"source": str(path), "command": command, "varied": SEED_TABLES[command][1], "seeds": seeds, "rows": shown}
 
 
 def iia_from_interventions(path: Path) -> list[dict]:
@@ -319,8 +374,8 @@ def collect_run(run_dir: str | Path) -> dict:
     run = Path(run_dir)
     if not run.is_dir():
         raise ConfigError(f"RUN_DIR {run}: not a folder")
-    data: dict = {"run_dir": str(run), "warnings": [], "behavioral": [], "inoculation": [], "probes": [], "iia": [], "graphs": [],
-                  "manifests": [], "settings": []}  # fmt: skip
+    data: dict = {"run_dir": str(run), "warnings": [], "seeds": [], "behavioral": [], "inoculation": [], "probes": [], "iia": [],
+                  "graphs": [], "manifests": [], "settings": []}  # fmt: skip
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files"), manifest.parent
@@ -328,10 +383,22 @@ def collect_run(run_dir: str | Path) -> dict:
         data["manifests"].append({"manifest": str(manifest.relative_to(run)), "command": command, "files": files})
         with _as_written(directory, command):
             _collect_manifest(data, run, directory, command, files)
+    listed = {((run / r["manifest"]).parent / name).resolve() for r in data["manifests"] for name in r["files"]}
+    data["warnings"] += [f"{path.relative_to(run)}: left out, as no manifest lists it (moved without its manifest, or from a "
+                         "run that never finished); move it with its manifest, or run its command again"
+                         for path in unlisted_outputs(run, listed)]  # fmt: skip
     if not data["behavioral"]:
-        for path in sorted(run.glob("*/training.json")) + sorted(run.glob("training.json")):
+        checkpoints = []
+        for path in sorted(run.glob("training.json")) + sorted(run.glob("*/training.json")):
             with _as_written(path, "train"):
-                data["behavioral"].append(behavioral_from_checkpoint(path))
+                checkpoints.append(behavioral_from_checkpoint(path))
+        if checkpoints:  # one table, a row per checkpoint (the seeds of `train --seeds` side by side)
+            data["behavioral"].append({
+                "source": checkpoints[0]["source"] if len(checkpoints) == 1 else f"{run}/*/training.json",
+                "splits": list(dict.fromkeys(s for c in checkpoints for s in c["splits"])),
+                "rows": [r for c in checkpoints for r in c["rows"]],
+                "notes": [f"{c['rows'][0]['model']}: {n}" if len(checkpoints) > 1 else n for c in checkpoints for n in c["notes"]],
+            })  # fmt: skip
     if not data["manifests"] and not data["behavioral"]:
         raise ConfigError(f"RUN_DIR {run}: no manifest (*.manifest.json) and no checkpoint here; nothing to report")
     return data
@@ -346,6 +413,8 @@ def _collect_manifest(data: dict, run: Path, directory: Path, command: str, file
         data["behavioral"].append(behavioral_from_metrics(directory / "metrics.json"))
     elif command == "probe" and "probes.csv" in files:
         data["probes"].append({"source": str(directory / "probes.csv"), "records": probe_records(directory / "probes.csv")})
+    elif command in SEED_TABLES and SEED_TABLES[command][0] in files:
+        data["seeds"].append(seeds_table(directory / SEED_TABLES[command][0], command))
     elif command == "intervene":
         for name in files:
             data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})

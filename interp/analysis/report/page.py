@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from interp.core.errors import warn
 from interp.core.outputs import OutputSet, write_bytes_atomic
 from interp.analysis.report.collect import collect_run
 
@@ -73,14 +74,18 @@ def render_page(data: dict) -> str:
 def write_report(config: ReportConfig) -> tuple[Path, dict]:
     """Collect ``config.run_dir`` and write ``index.html`` (with ``report.manifest.json``) into ``config.folder``.
 
-    Sections whose files the run lacks are left out. Returns the page's
-    path and the data it shows.
+    Sections whose files the run lacks are left out. Each warning the page
+    shows at its top (a model at chance on a split it analyses, a file no
+    manifest lists) is also issued as an :class:`~interp.core.errors.InterpWarning`.
+    Returns the page's path and the data it shows.
 
     Raises:
         ConfigError: ``run_dir`` is not a run folder, or a manifest lists a missing or unreadable file.
         OutputError: ``out`` (the folder) cannot be written (nothing half-written is left).
     """
     data = collect_run(config.run_dir)
+    for message in data["warnings"]:  # what the page shows at its top: a model at chance, a file left out
+        warn(message)
     data["generated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     page = render_page(data)
     with OutputSet(config.folder, "report") as outputs:
@@ -92,6 +97,6 @@ def summary(data: dict) -> str:
     """One line per section: what the page shows."""
     graphs = ", ".join(f"{len(g['nodes'])} nodes / {len(g['cliques'])} cliques" for g in data["graphs"]) or "none"
     return (
-        f"behavioral tables {len(data['behavioral'])}, probe cells {sum(len(p['records']) for p in data['probes'])}, "
+        f"seed tables {len(data.get('seeds', []))}, behavioral tables {len(data['behavioral'])}, probe cells {sum(len(p['records']) for p in data['probes'])}, "
         f"IIA cells {sum(len(s['records']) for s in data['iia'])}, graphs: {graphs}; manifests {len(data['manifests'])}"
     )

@@ -67,6 +67,21 @@
     main.append(el("div", { id: "warnings", class: "warning" }, el("strong", {}, "Warning"), el("ul", {}, ...data.warnings.map((w) => el("li", {}, w)))));
   }
 
+  // Over seeds: every seed's figure, the mean and its t interval over seeds (`interp train --seeds`, `interp demo --seeds`).
+  (data.seeds || []).forEach((t, i) => {
+    const s = section("seeds-" + i, data.seeds.length > 1 ? "Over seeds: " + t.source.split("/").slice(-2).join("/") : "Over seeds");
+    const value = (r, x) => (x === null || x === undefined ? "–" : r.unit === "share" ? fmt(100 * x, 1) : fmt(x, 1));
+    const withNull = t.rows.some((r) => r.null !== null && r.null !== undefined);
+    s.append(el("p", { class: "note" }, `from ${t.source}; varied: ${t.varied}. Shares in %` +
+      (t.rows.some((r) => r.unit !== "share") ? ", clique sizes in examples" : "") +
+      "; the mean with its Student's t 95% interval over the seeds drawn (it says nothing of seeds not drawn)" +
+      (withNull ? "; null: the majority label's share, the figure to beat" : "; each IIA's null is the 'larger null' row after it")));
+    s.append(table(["figure", ...t.seeds.map((seed) => "seed " + seed), "mean [95% t over seeds]", ...(withNull ? ["null"] : [])],
+      t.rows.map((r) => [r.figure, ...r.values.map((x) => value(r, x)),
+        `${value(r, r.mean)} [${value(r, r.low)}, ${value(r, r.high)}]` + (r.seeds < t.seeds.length ? ` (${r.seeds} seeds)` : ""),
+        ...(withNull ? [value(r, r.null)] : [])])));
+  });
+
   // Behavior: accuracy of each model on each split (Table 1 of Geiger et al. 2020 for the MoNLI demo).
   if (data.behavioral.length) {
     const s = section("behavioral", "Behavior");
@@ -96,7 +111,7 @@
         ...["original_test", "challenge_test"].map((key) => pct(r[key], r[key + "_low"] === undefined ? null : [r[key + "_low"], r[key + "_high"]]))])));
   });
 
-  // Probes: role × layer heatmaps of held-out accuracy and selectivity (mean ± std over seeds).
+  // Probes: role × layer heatmaps of held-out accuracy and selectivity (mean over probe seeds; the hover adds the interval).
   data.probes.forEach((p, i) => {
     const s = section("probes-" + i, data.probes.length > 1 ? "Probes: " + p.source.split("/").slice(-2).join("/") : "Probes");
     s.append(el("p", { class: "note" }, "from " + p.source + "; selectivity = probe accuracy − control-task accuracy (Hewitt & Liang 2019)"));
@@ -111,7 +126,12 @@
     function draw() {
       const key = metrics[metric.value];
       const rows = p.records.filter((r) => r.target === target.value && r.probe === kind.value);
-      heatmap(div, rows, (r) => r[key + "_mean"], (r) => `${metric.value} ${fmt(r[key + "_mean"])} ± ${fmt(r[key + "_std"])}<br>${r.location}`,
+      // The 95% bootstrap interval over examples where the sweep kept it, the std over probe seeds, and the null to beat.
+      const interval = (r) => (r[key + "_low"] === undefined ? "" : ` [${fmt(r[key + "_low"])}, ${fmt(r[key + "_high"])}]`);
+      const over = (r) => (r[key + "_low"] === undefined ? "" : `<br>[ ]: 95% bootstrap over ${r.n_examples} examples, ${r.seeds} probe seeds`);
+      const null_ = (r) => (key === "task_acc" ? (r.chance === undefined ? "" : `; chance ${fmt(r.chance)}`) : "; null 0");
+      heatmap(div, rows, (r) => r[key + "_mean"],
+        (r) => `${metric.value} ${fmt(r[key + "_mean"])}${interval(r)}${null_(r)}<br>± ${fmt(r[key + "_std"])} (std over probe seeds)${over(r)}<br>${r.location}`,
         `${kind.value} probe for ${target.value}: ${metric.value}`, key === "task_acc" ? [0, 1] : [-0.5, 0.5]);
     }
     draw();

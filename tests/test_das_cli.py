@@ -138,3 +138,18 @@ def interp_warning():
     from interp.core.errors import InterpWarning
 
     return InterpWarning
+
+
+def test_each_heatmap_cell_gives_its_interval_over_examples_with_one_seed_and_over_seeds_with_several():
+    from interp.analysis.das_figure import METHODS, das_heatmap
+    from interp.analysis.intervals import mean_interval
+
+    def row(seed, iia):
+        return {"variable": "lexrel", "location": "blocks.1.hook_resid_post@w_h", "size": 4, "k": 4, "chance": 0.5, "seed": seed,
+                **{f"{m}_iia{end}": iia + shift for m in METHODS for end, shift in (("", 0.0), ("_low", -0.05), ("_high", 0.04))}}  # fmt: skip
+
+    one = das_heatmap([row(0, 0.6)])
+    assert [t.get_text() for ax in one.axes for t in ax.texts] == ["0.60\n[0.55, 0.64]"] * len(METHODS)
+    several = das_heatmap([row(0, 0.6), row(1, 0.7), row(2, 0.9)])
+    mean, low, high = mean_interval([0.6, 0.7, 0.9], bounds=(0.0, 1.0))
+    assert [t.get_text() for ax in several.axes for t in ax.texts] == [f"{mean:.2f}\n[{low:.2f}, {high:.2f}]"] * len(METHODS)

@@ -118,3 +118,29 @@ def test_the_probe_summary_shows_the_most_selective_layer_with_its_intervals_and
     assert "0.930" in old and "[" not in [t for t in old.splitlines() if t.startswith("lexrel")][0]
     sites = format_probe_summary([_row(3, 0.30), _row(2, 0.20, site="hook_mlp_out")])
     assert "site" in sites and len([t for t in sites.splitlines() if t.startswith("lexrel")]) == 2  # one line per site
+
+
+def test_the_probe_figure_draws_each_interval_over_examples_as_its_error_bar(monkeypatch, tmp_path):
+    """Asymmetric intervals become the bars (not the std over seeds); a row written before intervals were kept gets ± std."""
+    import matplotlib.container
+
+    import interp.analysis.probes.figure as figure
+
+    drawn = {}
+    monkeypatch.setattr(figure, "save_figure_atomic", lambda fig, path, **_: drawn.setdefault("fig", fig))
+    base = {"target": "lexrel", "role": "w_h", "probe": "mlp", "chance": 0.5}
+    rows = [{**base, "hidden_index": layer, "task_acc_mean": mean, "task_acc_std": 0.01, "task_acc_low": mean - 0.02 * (layer + 1),
+             "task_acc_high": mean + 0.01, **{f"selectivity_{c}_{s}": v for c in ("type", "shuffle") for s, v in
+                                              (("mean", 0.2), ("std", 0.03), ("low", 0.1), ("high", 0.25))}}
+            for layer, mean in ((0, 0.6), (1, 0.9))]  # fmt: skip
+    old = {**rows[1], "hidden_index": 2}
+    for key in [k for k in old if k.endswith(("_low", "_high"))]:
+        del old[key]
+    figure.plot_probes([*rows, old], tmp_path / "probes.png")
+    (ax, *_) = drawn["fig"].axes
+    bars = {c.get_label(): c for c in ax.containers if isinstance(c, matplotlib.container.ErrorbarContainer)}
+    segments = bars["mlp: accuracy"].lines[2][0].get_segments()
+    got = [(float(s[0][0]), round(float(s[0][1]), 6), round(float(s[1][1]), 6)) for s in segments]
+    assert got == [(0.0, 0.58, 0.61), (1.0, 0.86, 0.91), (2.0, 0.89, 0.91)]  # the intervals, then 0.9 ± std 0.01
+    selectivity = bars["mlp: selectivity vs type control"].lines[2][0].get_segments()
+    assert [(round(float(s[0][1]), 6), round(float(s[1][1]), 6)) for s in selectivity] == [(0.1, 0.25), (0.1, 0.25), (0.17, 0.23)]

@@ -17,7 +17,7 @@ from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.intervals import mean_interval
 
 METHODS = ("das", "untrained", "block", "vanilla")
-_TITLES = {"das": "DAS, k = {k}", "untrained": "untrained, k = {k}", "block": "best block of k = {k} coordinates", "vanilla": "whole vector (vanilla)"}
+_TITLES = {"das": "DAS, k = {k}", "untrained": "untrained, k = {k}", "block": "best block, k = {k}", "vanilla": "whole vector (vanilla)"}
 
 
 def summarize_seeds(rows: list[dict]) -> list[dict]:
@@ -52,7 +52,9 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
 
 
 def das_heatmap(rows: list[dict]):
-    """A matplotlib figure: one panel per method (DAS, best block, vanilla), location × variable, held-out IIA (mean over seeds).
+    """A matplotlib figure: one panel per method (DAS, untrained, best block, vanilla), location × variable, held-out IIA
+    (mean over seeds), each cell with its 95% interval under it (over seeds with several, over held-out examples with one:
+    :func:`summarize_seeds`).
 
     With several sizes the first one (in ``rows``' order) is drawn; the
     others are in ``das_summary.csv``.
@@ -69,14 +71,16 @@ def das_heatmap(rows: list[dict]):
     variables = list(dict.fromkeys(s["variable"] for s in summary))
     cell = {(s["location"], s["variable"]): s for s in summary}
     k = next(iter(cell.values()))["k"]
-    fig, axes = plt.subplots(1, len(METHODS), figsize=(1.0 * len(variables) * len(METHODS) + 5, 0.3 * len(locations) + 1.6),
+    fig, axes = plt.subplots(1, len(METHODS), figsize=(1.0 * len(variables) * len(METHODS) + 5, 0.45 * len(locations) + 1.6),
                              squeeze=False, layout="constrained")  # fmt: skip
     for ax, method in zip(axes[0], METHODS):
         grid = np.array([[cell[(loc, var)][f"{method}_iia"] if (loc, var) in cell else np.nan for var in variables] for loc in locations])
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
         for (i, j), value in np.ndenumerate(grid):
             if not np.isnan(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white" if value < 0.6 else "black")
+                s = cell[(locations[i], variables[j])]
+                ax.text(j, i, f"{value:.2f}\n[{s[f'{method}_low']:.2f}, {s[f'{method}_high']:.2f}]", ha="center", va="center",
+                        fontsize=6, linespacing=0.9, color="white" if value < 0.6 else "black")  # fmt: skip
         ax.set_xticks(range(len(variables)), variables, rotation=30, ha="right")
         ax.set_yticks(range(len(locations)), locations if method == METHODS[0] else [""] * len(locations), fontsize=7)
         ax.set_title(_TITLES[method].format(k=size if size == "boundless" else int(round(k))), fontsize=9)

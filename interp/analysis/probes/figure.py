@@ -13,10 +13,19 @@ _STYLE = {
 }
 
 
+def _bar(row: dict, key: str) -> tuple[float, float]:
+    """How far the error bar of ``key`` reaches below and above its mean: to the 95% interval over examples, else ± std."""
+    mean = row[f"{key}_mean"]
+    if row.get(f"{key}_low") not in (None, "") and row.get(f"{key}_high") not in (None, ""):
+        return max(mean - float(row[f"{key}_low"]), 0.0), max(float(row[f"{key}_high"]) - mean, 0.0)
+    return row[f"{key}_std"], row[f"{key}_std"]
+
+
 def plot_probes(rows: list[dict], path: Path) -> None:
     """One panel per (target, token roles, site kind) probed (component sites, :mod:`interp.hooks.locations`, get their own); x = layer (0 = embeddings, r = BERT^r), y = held-out accuracy
-    and selectivity, one colour per probe kind, error bars = standard deviation over seeds; the dash-dot line
-    is chance (the majority class's share). Written as PNG.
+    and selectivity, one colour per probe kind, error bars = each figure's 95% bootstrap interval over examples
+    (the sweep's ``_low`` and ``_high``; the standard deviation over seeds for a row written before intervals
+    were kept); the dash-dot line is chance (the majority class's share). Written as PNG.
 
     Every target at every role set is a target × roles grid; a sweep that probes each target at its own
     roles (``--locations aligned``) is one panel per target, four to a row.
@@ -33,7 +42,7 @@ def plot_probes(rows: list[dict], path: Path) -> None:
     sites = list(dict.fromkeys(p[2] for p in panels))
     columns = len(roles) if len(panels) == len(targets) * len(roles) * len(sites) else min(4, len(panels))
     n_rows = -(-len(panels) // columns)
-    low = min(r[f"{key}_mean"] - r[f"{key}_std"] for r in rows for key in _STYLE)
+    low = min(r[f"{key}_mean"] - _bar(r, key)[0] for r in rows for key in _STYLE)
     fig, axes = plt.subplots(n_rows, columns, figsize=(4 * columns, 3.2 * n_rows), squeeze=False, sharey=True)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
@@ -44,7 +53,7 @@ def plot_probes(rows: list[dict], path: Path) -> None:
             x = [r["hidden_index"] for r in sel]
             for key, (label, line) in _STYLE.items():
                 ax.errorbar(
-                    x, [r[f"{key}_mean"] for r in sel], yerr=[r[f"{key}_std"] for r in sel],
+                    x, [r[f"{key}_mean"] for r in sel], yerr=[[_bar(r, key)[0] for r in sel], [_bar(r, key)[1] for r in sel]],
                     linestyle=line, color=f"C{k}", marker="o", markersize=3, capsize=2,
                     label=f"{kind}: {label}",
                 )  # fmt: skip

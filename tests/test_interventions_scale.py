@@ -273,12 +273,15 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     assert len(rows) == 9 and [int(r["rank"]) for r in rows] == list(range(1, 10))  # 2 blocks: 3 hidden states x 3 roles
     keys = [(r["copies_source_output"] == "True", -float(r["iia_causal"]), -int(r["largest_clique"])) for r in rows]
     assert keys == sorted(keys)
-    assert (out / "locations.png").stat().st_size > 10_000 and "rank" in result.stdout
+    assert (out / "locations.png").stat().st_size > 10_000 and "rank" in result.stdout and "IIA - larger null [95%]" in result.stdout
     with open_interventions(out / "sweep.h5") as file:
         assert len(file.example_ids) == 14 and len(file.locations) == 9
         lexrel = file.values("lexrel").codes
         for r in rows:
-            assert float(r["iia_causal"]) == round(summarize(out / "sweep.h5", r["location"])["iia_causal"], 4)
+            s = summarize(out / "sweep.h5", r["location"])  # the IIA, both nulls and the gap, each with its interval
+            for key in ("iia_causal", "stays_base_causal_low", "copies_source_causal_high", "gap_causal", "gap_causal_low", "gap_causal_high"):
+                assert float(r[key]) == round(s[key], 4), key
+            assert float(r["gap_causal"]) == round(s["iia_causal"] - max(s["stays_base_causal"], s["copies_source_causal"]), 4)
             graph = build_graph(file.matrix("model_pred", r["location"]), file.matrix("causal_pred", r["location"]), lexrel)
             largest = max(
                 (len(found[0]) for a in range(1, 11) if (found := reference_cliques(graph.edges, graph.causal, a, 2))),

@@ -81,8 +81,11 @@ def test_every_section_comes_from_its_manifest(tiny_run, page):
         for key in ("task_acc_low", "task_acc_high", "selectivity_type_low", "selectivity_shuffle_high", "chance", "n_examples"):
             assert cell[key] == float(row[key])
         assert cell["task_acc_low"] <= cell["task_acc_mean"] <= cell["task_acc_high"]
-    expected = {(s["variable"], s["location"]): s["iia_causal"] for s in summarize_all(tiny_run / "interventions.h5")}
+    summaries = summarize_all(tiny_run / "interventions.h5")
+    expected = {(s["variable"], s["location"]): s["iia_causal"] for s in summaries}
     assert {(r["variable"], r["location"]): r["iia"] for r in data["iia"][0]["records"]} == expected
+    for s, r in zip(summaries, data["iia"][0]["records"]):  # each cell says whether it stands above both nulls
+        assert f"IIA − larger null {s['gap_causal']:+.3f} [{s['gap_causal_low']:+.3f}, {s['gap_causal_high']:+.3f}]" in r["detail"]
     assert data["behavioral"][0]["rows"][0]["model"] == "model"  # no metrics.json: the checkpoint's own record
     from interp.core.estimates import wilson
 

@@ -215,7 +215,8 @@ def seeds_table(path: Path, command: str) -> dict:
 
 
 def iia_from_interventions(path: Path) -> list[dict]:
-    """Vanilla interchange IIA on causal pairs per variable and location, with both nulls."""
+    """Vanilla interchange IIA on causal pairs per variable and location, with both nulls and the IIA minus the larger
+    null (each interval a bootstrap over examples)."""
     from interp.analysis.iia import summarize_all
 
     records = []
@@ -225,7 +226,9 @@ def iia_from_interventions(path: Path) -> list[dict]:
             "variable": s["variable"], "method": "vanilla", "location": s["location"], "role": role, "layer": layer,
             "iia": s["iia_causal"], "iia_low": s["iia_causal_low"], "iia_high": s["iia_causal_high"],
             "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over examples); "
-            f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}"
+            f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}; "
+            f"IIA − larger null {s['gap_causal']:+.3f} [{s['gap_causal_low']:+.3f}, {s['gap_causal_high']:+.3f}] (above both nulls where "
+            "this interval lies above 0)"
             + (f"; {point_interval()}" if is_point(s["iia_causal_low"], s["iia_causal_high"]) else ""),
         })  # fmt: skip
     return records

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from interp.analysis.probes.summary import row_interval
 from interp.core.outputs import save_figure_atomic
 
 _STYLE = {
@@ -15,10 +16,10 @@ _STYLE = {
 
 def _bar(row: dict, key: str) -> tuple[float, float]:
     """How far the error bar of ``key`` reaches below and above its mean: to the 95% interval over examples, else ± std."""
-    mean = row[f"{key}_mean"]
-    if row.get(f"{key}_low") not in (None, "") and row.get(f"{key}_high") not in (None, ""):
-        return max(mean - float(row[f"{key}_low"]), 0.0), max(float(row[f"{key}_high"]) - mean, 0.0)
-    return row[f"{key}_std"], row[f"{key}_std"]
+    mean, bounds = row[f"{key}_mean"], row_interval(row, key)
+    if bounds is None:
+        return row[f"{key}_std"], row[f"{key}_std"]
+    return max(mean - bounds[0], 0.0), max(bounds[1] - mean, 0.0)
 
 
 def plot_probes(rows: list[dict], path: Path) -> None:

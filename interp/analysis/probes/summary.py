@@ -15,10 +15,18 @@ from typing import Sequence
 
 from interp.core.estimates import Estimate
 
+
+def row_interval(row: dict, name: str) -> tuple[float, float] | None:
+    """The 95% interval over examples of a sweep row's figure ``name`` (``_low``, ``_high``), or ``None`` for a row written
+    before intervals were kept (the keys absent, or empty in a CSV)."""
+    low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+    return None if low in (None, "") or high in (None, "") else (float(low), float(high))
+
+
 def _with_interval(row: dict, name: str) -> str:
     """The row's figure ``name`` as an :class:`~interp.core.estimates.Estimate` prints it, or its mean alone without bounds."""
-    mean, low, high = row[f"{name}_mean"], row.get(f"{name}_low"), row.get(f"{name}_high")
-    return f"{mean:.3f}" if low is None or high is None else repr(Estimate(mean, low, high))
+    mean, bounds = row[f"{name}_mean"], row_interval(row, name)
+    return f"{mean:.3f}" if bounds is None else repr(Estimate(mean, *bounds))
 
 
 def format_probe_summary(rows: Sequence[dict], probe: str = "mlp") -> str:

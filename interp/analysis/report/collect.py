@@ -49,6 +49,7 @@ from typing import Iterator
 
 from interp.analysis.bootstrap import point_interval
 from interp.analysis.chance import file_chance_messages
+from interp.analysis.probes.summary import row_interval
 from interp.core.errors import ConfigError, InterpError
 from interp.core.estimates import is_point
 from interp.hooks.locations import Location
@@ -181,8 +182,8 @@ def probe_records(path: Path) -> list[dict]:
         records.append({
             "location": row["location"], "role": role, "layer": layer, "target": row["target"], "probe": row["probe"],
             **{f"{m}_{s}": float(row[f"{m}_{s}"]) for m in ("task_acc", "selectivity_type", "selectivity_shuffle") for s in ("mean", "std")},
-            **{f"{m}_{s}": float(row[f"{m}_{s}"]) for m in ("task_acc", "selectivity_type", "selectivity_shuffle") for s in ("low", "high")
-               if row.get(f"{m}_{s}") not in (None, "")},
+            **{f"{m}_{end}": bound for m in ("task_acc", "selectivity_type", "selectivity_shuffle")
+               for end, bound in zip(("low", "high"), row_interval(row, m) or ())},
             **{key: float(row[key]) for key in ("chance", "seeds", "n_examples") if row.get(key) not in (None, "")},
         })  # fmt: skip
     return records

@@ -2,7 +2,7 @@
 
 Usage::
 
-    runner = PairSuffix(model, encoded, location)
+    runner = get_runner("hf", model).pairs(encoded, location)      # PairSuffix: each example's prefix run once
     rotated = RotatedSubspace(runner.width, k=64, seed=0)
     fit_intervention(runner, rotated, train.base, train.source, targets, FitSettings(epochs=2))
     score_intervention(runner, rotated, test.base, test.source, test_targets, base_pred)   # {'iia': ..., 'stays_base': ..., ...}
@@ -36,7 +36,7 @@ from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, 
 from interp.core.checks import check_int, check_number
 from interp.core.errors import ConfigError
 from interp.engine.interventions import BoundlessSubspace, CoordinateBlock, Interchange, Intervention
-from interp.engine.pair_suffix import PairSuffix, frozen_weights
+from interp.backends.base import PairRunner
 from interp.models.labels import LabelReading
 
 
@@ -84,7 +84,7 @@ def _batches(lengths: Tensor, size: int, generator: torch.Generator) -> list[Ten
 
 
 def fit_intervention(
-    runner: PairSuffix,
+    runner: PairRunner,
     intervention: Intervention,
     bases: Int[Tensor, "pairs"],
     sources: Int[Tensor, "pairs"],
@@ -120,7 +120,7 @@ def fit_intervention(
     total, step = sum(len(p) for p in plan), 0
     hot, cold = settings.temperature
     losses = []
-    with frozen_weights(runner.model):
+    with runner.frozen():
         for batches in plan:
             epoch_loss = 0.0
             for batch in batches:
@@ -149,7 +149,7 @@ def fit_intervention(
 
 
 @torch.no_grad()
-def predict_pairs(runner: PairSuffix, intervention: Intervention, bases: Tensor, sources: Tensor, batch_size: int | None = None,
+def predict_pairs(runner: PairRunner, intervention: Intervention, bases: Tensor, sources: Tensor, batch_size: int | None = None,
                   read: Sequence[int] | None = None) -> np.ndarray:  # fmt: skip
     """The intervened model's label id on each pair: int64 ``[pairs]``; with ``read`` (per model label id, the task's
     label id: :attr:`interp.models.labels.LabelReading.read`), the task's label id. The intervention is moved to the
@@ -159,7 +159,7 @@ def predict_pairs(runner: PairSuffix, intervention: Intervention, bases: Tensor,
 
 
 def score_intervention(
-    runner: PairSuffix,
+    runner: PairRunner,
     intervention: Intervention,
     bases: Tensor,
     sources: Tensor,
@@ -233,7 +233,7 @@ class Trained:
 
 
 def train_and_score(
-    runner: PairSuffix,
+    runner: PairRunner,
     intervention: Intervention,
     train: tuple[Int[Tensor, "train"], Int[Tensor, "train"], Int[Tensor, "train"]],
     test: tuple[Int[Tensor, "test"], Int[Tensor, "test"], Int[Tensor, "test"]],
@@ -270,7 +270,7 @@ def train_and_score(
     return Trained(trained, untrained, difference(trained, untrained, test_b, test_s), history, losses)
 
 
-def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targets: Tensor, read: Sequence[int] | None = None,
+def best_block(runner: PairRunner, k: int, bases: Tensor, sources: Tensor, targets: Tensor, read: Sequence[int] | None = None,
                on_blocks: Callable[[int, int], None] | None = None) -> Intervention:  # fmt: skip
     """The localist baseline at width ``k``: of the blocks ``[j·k, (j+1)·k)`` of coordinates, the one with the best IIA on the given (training) pairs.
 
@@ -278,7 +278,7 @@ def best_block(runner: PairSuffix, k: int, bases: Tensor, sources: Tensor, targe
     and scoring on held-out ones keeps the baseline as honest as DAS. Every
     block is scored on every pair: ``width // k × pairs`` suffix runs (at
     ``k = 1`` on a 768-wide location and 256 pairs, 196,608), several blocks'
-    rows to a call (:meth:`PairSuffix.written_logits`, up to
+    rows to a call (:meth:`~interp.backends.base.PairRunner.written_logits`, up to
     :data:`BLOCK_ROWS` rows), so each pass of one length is large.
 
     Args:

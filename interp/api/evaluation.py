@@ -8,21 +8,33 @@ Usage::
     score(model, task, examples, fold_labels=True)                                     # a Classifier in memory
 
 Accuracy per split, read by :func:`interp.models.evaluation.evaluate` (batched, padded to each batch's longest pair);
-:func:`interp.analysis.chance.accuracy_lines` prints it with each split's 95% Wilson interval.
+:func:`interp.analysis.chance.accuracy_lines` prints it with each split's 95% Wilson interval. For a model bound to
+a task (:class:`~interp.api.example_set.Binding`), :func:`split_accuracies` and :func:`evaluation_frame` read its own
+predictions beside chance, as :meth:`IntervenableModel.evaluate <interp.api.intervenable.IntervenableModel.evaluate>`
+shows them.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
+
+from interp.analysis.chance import chance_messages
+from interp.analysis.chance import split_accuracies as accuracy_rows
 from interp.api.loading import IN_MEMORY, Classifier, load_model
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, warn
 from interp.hooks.encoding import input_view
 from interp.models.evaluation import check_fold, evaluate, trained_input
 from interp.models.labels import LabelReading
 from interp.models.loading import load_classifier
 from interp.tasks import Task
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from interp.api.example_set import Binding
 
 
 def labels_for(model: Classifier, task: Task, *, fold_labels: bool = False) -> LabelReading:
@@ -99,4 +111,39 @@ def _trained_input(model: str | Classifier) -> str:
     return "pair" if name == IN_MEMORY else trained_input(name)
 
 
-__all__ = ["labels_for", "score", "score_checkpoint"]
+def split_accuracies(binding: "Binding", examples: Sequence, own: np.ndarray, *, warn_at_chance: bool = True) -> list[dict]:
+    """The bound model's accuracy on each split among ``examples`` (its own task label ids ``own``, ``[n]``), with its
+    Wilson interval, beside the majority label's share (:func:`interp.analysis.chance.split_accuracies`); with
+    ``warn_at_chance``, an :class:`~interp.core.errors.InterpWarning` for every split where it is not above chance."""
+    gold = np.array([binding.task.labels.index(e.label) for e in examples])
+    rows = accuracy_rows([getattr(e, "split", "examples") for e in examples], gold, own)
+    if warn_at_chance:
+        for message in chance_messages(rows, f"model {binding.model.name!r}"):
+            warn(message)
+    return rows
+
+
+def evaluation_frame(binding: "Binding", examples: Sequence, own: np.ndarray) -> "pandas.DataFrame":
+    """:func:`split_accuracies` as a ``pandas.DataFrame``, one row per split (in order of first appearance): ``split``,
+    ``examples``, ``accuracy`` with ``accuracy_low`` and ``accuracy_high`` (0..1, the 95% Wilson interval),
+    ``majority`` (the most common gold label's share, the null), ``at_chance`` (the interval does not lie above it),
+    and per task label ``recall_<label>``: accuracy on the examples of that gold label (NaN where the split has none).
+    Warns at chance as :func:`split_accuracies` does."""
+    import pandas as pd
+
+    labels = binding.task.labels
+    gold = np.array([labels.index(e.label) for e in examples])
+    splits = np.array([getattr(e, "split", "examples") for e in examples], dtype=object)
+    rows = []
+    for r in split_accuracies(binding, examples, own):
+        where = splits == r["split"]
+        row = {"split": r["split"], "examples": r["examples"], "accuracy": float(r["accuracy"]), "accuracy_low": r["accuracy"].low,
+               "accuracy_high": r["accuracy"].high, "majority": float(r["majority"]), "at_chance": r["at_chance"]}  # fmt: skip
+        for j, label in enumerate(labels):
+            mine = where & (gold == j)
+            row[f"recall_{label}"] = float((own[mine] == j).mean()) if mine.any() else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["evaluation_frame", "labels_for", "score", "score_checkpoint", "split_accuracies"]

@@ -32,7 +32,7 @@ from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 # (:mod:`interp.models.loading`), named here so that jobs stand on ``api``.
 from interp.models.loading import INITS, model_identity, model_layers, model_width  # noqa: E402
 
-__all__ = ["INITS", "Classifier", "checkpoint_labels", "classifier_for", "load_model", "load_task", "model_identity", "model_layers",
+__all__ = ["INITS", "Classifier", "ModelIdentity", "checkpoint_labels", "classifier_for", "load_model", "load_task", "model_identity", "model_layers",
            "model_sha256", "model_width", "resolve_task", "resolve_tasks", "task_for_file"]
 
 
@@ -59,6 +59,7 @@ class Classifier:
     history: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     _sha256: str | None = field(default=None, repr=False)
+    _hashed: tuple | None = field(default=None, repr=False)
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the classifier as a checkpoint folder that ``interp`` and transformers load: ``model.safetensors``,
@@ -118,10 +119,23 @@ class Classifier:
 
     @property
     def sha256(self) -> str:
-        """What identifies the weights in files: the checkpoint's ``model.safetensors`` SHA-256, else a hash of the tensors in memory."""
-        if self._sha256 is None:
+        """What identifies the weights in files: the checkpoint's ``model.safetensors`` SHA-256, else a hash of the tensors
+        in memory (made again when they have changed since, :attr:`weights_state`)."""
+        if self._sha256 is None or (self.name == IN_MEMORY and self._hashed != self.weights_state):
+            self._hashed = self.weights_state
             self._sha256 = model_sha256(self.name) if self.name != IN_MEMORY else _state_sha256(self.module)
         return self._sha256
+
+    @property
+    def weights_state(self) -> tuple:
+        """What changes when the weights change in memory: each parameter's storage, version counter, dtype and device.
+        An example set bound to the model is dropped when it differs, and a result refuses to name weights that
+        changed after it was computed (:class:`ModelIdentity`)."""
+        return tuple((p.data_ptr(), p._version, p.dtype, str(p.device)) for p in self.module.parameters())
+
+    def identity(self) -> "ModelIdentity":
+        """This classifier's name, and its weights as they are now, to be hashed when a file is written."""
+        return ModelIdentity(self.name, self, self.weights_state)
 
     def reading(self, task: Task, *, complete: bool = False) -> LabelReading:
         """How this classifier's labels read as ``task``'s (:meth:`~interp.tasks.base.Task.read_labels`): by name, in any
@@ -145,6 +159,35 @@ class Classifier:
         """Move the model to ``device`` (``"cpu"``, ``"cuda"``, a ``torch.device``); returns self."""
         self.module.to(device)
         return self
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """Which model a result came from: its name, and the SHA-256 of its weights, hashed only when a file is written.
+
+    Attributes:
+        name: the spec the model was loaded from, or ``"<in memory>"``.
+        stored: the SHA-256 a file recorded (a result read back from it); ``None`` for a result computed in memory.
+    """
+
+    name: str
+    classifier: Classifier | None = field(default=None, repr=False, compare=False)
+    state: tuple | None = field(default=None, repr=False, compare=False)
+    stored: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        """The weights' SHA-256 (:attr:`Classifier.sha256`), hashed now the first time.
+
+        Raises:
+            ConfigError: the weights changed in memory after the result was computed: the file could not name them.
+        """
+        if self.stored is not None:
+            return self.stored
+        if self.classifier is None or self.classifier.weights_state != self.state:
+            raise ConfigError(f"save: the weights of model {self.name!r} changed after this result was computed, so a file could not "
+                              "name the weights it came from; compute it again, or save it before changing the weights")  # fmt: skip
+        return self.classifier.sha256
 
 
 def _state_sha256(module) -> str:

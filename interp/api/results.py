@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -32,9 +31,12 @@ from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import SearchResult, search
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
 from interp.analysis.iia import estimate, summarize_matrices
+from interp.api.interventions_file import FileContents
+from interp.api.loading import ModelIdentity
 from interp.causal.values import VariableValues
 from interp.core.errors import ConfigError, named, renamed
-from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic, write_file_manifest
+from interp.core.outputs import ensure_writable_dir, refuse_existing, write_file_manifest
+from interp.files.examples import ExampleTable
 from interp.files.interventions import open_interventions
 from interp.hooks.locations import Location
 
@@ -55,9 +57,17 @@ class InterchangeResult:
         base_label: int8 ``[n_bases]``, the bases' gold label ids.
         causal_pred: variable -> int8 ``[n_bases, n_sources]``, the counterfactual label ids.
         values, source_values: variable -> each base's / source's value of every task variable.
-        meta: the file attributes of :mod:`interp.files.interventions` (task, model, ...).
+        meta: the file attributes of :mod:`interp.files.interventions` (task, model, ...); the weights' SHA-256 is
+            added when the result is saved (or kept from the file it was read from).
         read: per model label id, the task label id it reads as (:class:`~interp.models.labels.LabelReading`);
             ``None`` (the same ids) for a file written without ``model_read``: the model's labels were the task's.
+        examples: each base's record as a file keeps it (id, split, label, words, sentences, token positions by role).
+        model: the model the logits came from (its weights hashed only by :meth:`save`).
+        location_attrs: what the file keeps of the location besides its name (a reduced-precision run's fp32 check).
+
+    A result knows what its file needs, so :meth:`save` needs nothing else: one computed by
+    :meth:`IntervenableModel.interchange <interp.api.intervenable.IntervenableModel.interchange>`, one read back with
+    :func:`load_interventions`, or one built by hand with ``examples`` and ``model`` given.
     """
 
     location: Location
@@ -73,7 +83,9 @@ class InterchangeResult:
     source_values: dict[str, VariableValues]
     meta: dict = field(default_factory=dict)
     read: tuple[int, ...] | None = None
-    _writer: Callable[[Path], None] | None = field(default=None, repr=False)
+    examples: ExampleTable | None = field(default=None, repr=False)
+    model: ModelIdentity | None = field(default=None, repr=False)
+    location_attrs: dict = field(default_factory=dict, repr=False)
 
     @property
     def model_pred(self) -> np.ndarray:
@@ -195,67 +207,79 @@ class InterchangeResult:
         return pd.concat(frames, ignore_index=True)
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically, and its manifest.
+        """Write the interventions file (:mod:`interp.files.interventions`, what ``interp intervene`` writes), atomically,
+        and its manifest; the model's weights are hashed now, not when the result was computed.
 
         The manifest (``<path>.manifest.json``) is what ``interp report`` finds a run's files by. An existing ``path``
         is never replaced unless ``overwrite=True``; a missing folder is made.
 
         Raises:
-            ConfigError: the sources are not the bases (the format holds square matrices), or the result was built
-                by hand (only :meth:`IntervenableModel.interchange` and :func:`load_interventions` results know
-                their model and task).
+            ConfigError: naming ``path=`` (not a path); the sources are not the bases (the format holds square
+                matrices); a result built without ``examples`` and ``model``; the model's weights changed since.
             OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
         """
-        return _save_square(path, overwrite, self._writer, [self.square],
-                            "this result was not made by IntervenableModel.interchange or interp.load_interventions, "
-                            "so it knows no model or task to write; make it with one of them")  # fmt: skip
+        return save_results(path, [self], overwrite)
+
+    def contents(self) -> FileContents:
+        """What the file of this result holds besides its logits (:class:`~interp.api.interventions_file.FileContents`).
+
+        Raises:
+            ConfigError: the sources are not the bases, or the result was built without ``examples`` and ``model``.
+        """
+        if not self.square:
+            raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
+        if self.examples is None or self.model is None:
+            raise ConfigError("save: this result holds no `examples=` and `model=` (what its file records of each example and of the model); "
+                              "make it with IntervenableModel.interchange or interp.load_interventions, or give both")  # fmt: skip
+        meta = {k: v for k, v in self.meta.items() if k not in FILE_OWN}
+        values = {name: self.values[name] for name in self.values}
+        return FileContents(meta, self.model, self.examples, np.asarray(self.base_pred).astype(np.int8), values, dict(self.causal_pred))
 
 
-def _save_square(path: str | Path, overwrite: bool, writer, square: list[bool], unknown: str) -> Path:
-    """Refuse a non-square grid or a result without a writer, then write ``path`` (never over a file unless ``overwrite``;
-    its folder made, as ``interp intervene --out`` makes it) and its manifest."""
-    if not all(square):
-        raise ConfigError("save: the interventions file holds square matrices; run interchange(examples, examples, ...)")
-    if writer is None:
-        raise ConfigError(f"save: {unknown}")
+#: File attributes a result's ``meta`` may hold that the writer makes itself.
+FILE_OWN = ("model_sha256", "complete", "environment", "locations")
+
+
+def save_results(path: str | Path, results: list[InterchangeResult], overwrite: bool) -> Path:
+    """Write ``results`` (one location each, the same examples) into one interventions file at ``path`` and its manifest:
+    never over a file unless ``overwrite``, its folder made, as ``interp intervene --out`` makes it."""
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise ConfigError(f"{named('path', repr(path))}: give the file to write (a str or pathlib.Path)")
+    contents = results[0].contents()
+    for other in results[1:]:
+        other.contents()
     path = Path(path)
     with renamed(out="path"):
         refuse_existing(path, overwrite)
         ensure_writable_dir(path.parent)
-    writer(path)
+    contents.write(path, [r.location for r in results], lambda index, _: results[index].logits.numpy(),
+                   lambda index: results[index].location_attrs)  # fmt: skip
     write_file_manifest(path, "intervene")
     return path
 
 
 def load_interventions(path: str | Path, location: str | None = None) -> InterchangeResult:
-    """The :class:`InterchangeResult` of one location of a finished interventions file (``None``: its only location).
+    """The :class:`InterchangeResult` of one location of a finished interventions file (``None``: its only location);
+    it saves back to the same datasets and attributes (that location's alone, for a file of several).
 
     Raises:
         ConfigError: a missing, foreign or unfinished file, or a location it lacks.
     """
-    source = Path(path)
-    with open_interventions(source) as file:
+    with open_interventions(Path(path)) as file:
         name = file.location(location)
         ids = tuple(file.example_ids)
         every = {v: file.values(v) for v in file.stored_values}
-        several = len(file.locations) > 1
         logits = torch.from_numpy(file.matrix("logits", name))
         base_pred = file.column("base_pred").astype(np.int8)
-        result = InterchangeResult(
-            location=Location.parse(name), labels=tuple(str(x) for x in file.meta["labels"]), base_ids=ids, source_ids=ids,
+        meta = dict(file.meta)
+        kept = {k: v for k, v in file.group_attrs(name).items() if k not in ("location", "hidden_index", "roles")}
+        return InterchangeResult(
+            location=Location.parse(name), labels=tuple(str(x) for x in meta["labels"]), base_ids=ids, source_ids=ids,
             logits=logits, base_pred=base_pred, source_pred=base_pred, base_label=file.column("label").astype(np.int8),
             causal_pred={v: file.matrix("causal_pred", name, v) for v in file.variables}, values=every, source_values=every,
-            meta=dict(file.meta), read=tuple(int(i) for i in file.meta["model_read"]) if "model_read" in file.meta else None,
+            meta=meta, read=tuple(int(i) for i in meta["model_read"]) if "model_read" in meta else None, examples=file.table(),
+            model=ModelIdentity(str(meta["model"]), stored=str(meta["model_sha256"])), location_attrs=kept,
         )  # fmt: skip
-    whole = None if several else source.read_bytes()
-
-    def write(target: Path) -> None:
-        if whole is None:
-            raise ConfigError(f"save: {source} holds several locations; copy the file instead")
-        write_bytes_atomic(target, whole)
-
-    result._writer = write
-    return result
 
 
 @dataclass(eq=False)
@@ -275,7 +299,6 @@ class InterchangeSet:
     """
 
     results: dict[str, InterchangeResult]
-    _writer: Callable[[Path], None] | None = field(default=None, repr=False)
 
     @property
     def locations(self) -> tuple[str, ...]:
@@ -309,11 +332,10 @@ class InterchangeSet:
         --locations a,b`` writes), atomically, and its manifest; :func:`load_interventions` reads each location back.
 
         Raises:
-            ConfigError: the sources are not the bases, or the set was built by hand.
+            ConfigError: as :meth:`InterchangeResult.save`, for any of its results.
             OutputError: naming ``path``: it exists (without ``overwrite``), or its folder cannot be written.
         """
-        return _save_square(path, overwrite, self._writer, [r.square for r in self.results.values()],
-                            "this set was not made by IntervenableModel.interchange, so it knows no model or task to write")  # fmt: skip
+        return save_results(path, list(self.results.values()), overwrite)
 
     def __repr__(self) -> str:
         return f"InterchangeSet({len(self.results)} locations: {', '.join(self.results)})"

@@ -1,62 +1,127 @@
-"""The backend protocol, the default Hugging Face backend, and the lookup by name."""
+"""The runner protocol: every way ``interp`` runs a model, provided by one object per model family; the lookup by name.
+
+A runner (:func:`interp.backends.get_runner`) is what :class:`~interp.api.intervenable.IntervenableModel` asks whenever a model has to run: it never
+imports the engine or a hook itself. A new family is a new runner (and a row of :mod:`interp.hooks.architecture`),
+not an edit of the face. Two runners implement the whole protocol: :class:`~interp.backends.hf.HFRunner` (the
+Hugging Face model through :mod:`interp.engine`) and :class:`~interp.backends.tl_bridge.BridgeRunner` (the same
+through a TransformerLens ``TransformerBridge``); each names its one-pass-per-pair reference
+(:meth:`Runner.reference`), which the tests hold its fast paths to.
+
+Shapes: ``n`` examples, ``width`` = tokens × d_model at a location (× d_head at one head's ``attn.hook_z``),
+``labels`` the classifier's own labels. Vectors are float32 on the model's device, logits float32 on CPU unless said.
+"""
 
 from __future__ import annotations
 
 import importlib.util
-from typing import Callable, Mapping, Protocol, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
 
-import torch
+from jaxtyping import Float, Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError, named
-from interp.engine import interchange_logits, source_vectors
-from interp.hooks import hooked
-from interp.hooks.locations import Location
+from interp.engine.interventions import Intervention
 from interp.hooks.encoding import Encoded
+from interp.hooks.locations import Location
 
 #: Names ``--backend`` takes.
 BACKENDS = ("hf", "transformer-lens")
 
 
-class Backend(Protocol):
-    """Reads vectors at locations and runs interchange interventions, on one model."""
+class PairRunner(Protocol):
+    """Any intervention on chosen (base, source) pairs of one example set at one location; the gradient path DAS and
+    interchange intervention training go through (:class:`~interp.engine.pair_suffix.PairSuffix`,
+    :class:`~interp.engine.hooked_pairs.HookedPairs`).
+
+    Attributes:
+        vectors: float32 ``[n, width]``, each example's vector at the location.
+        width: the location's width.
+        lengths: int64 ``[n]``, each example's token count (training batches bases of similar length together).
+    """
+
+    vectors: Tensor
+    width: int
+    lengths: Tensor
+
+    def __len__(self) -> int: ...
+
+    def logits(self, bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], intervention: Intervention,
+               batch_size: int | None = None) -> Float[Tensor, "pairs labels"]:  # fmt: skip
+        """The model's logits (on its device) on each base with ``intervention(base vector, source vector)`` written at
+        the location; differentiable in the intervention's parameters where gradients are enabled."""
+        ...
+
+    def written_logits(self, bases: Int[Tensor, "rows"], vectors: Float[Tensor, "rows width"],
+                       batch_size: int | None = None) -> Float[Tensor, "rows labels"]:  # fmt: skip
+        """The model's logits (on its device) on each base with ``vectors[i]`` written at the location, no gradients."""
+        ...
+
+    def frozen(self) -> AbstractContextManager:
+        """A block in which the model's weights get no gradient (restored after): training trains the intervention only."""
+        ...
+
+
+@dataclass(frozen=True)
+class SiteGradients:
+    """The activations at one location and the gradient of every label's logit with respect to them.
+
+    Attributes:
+        activations: float32 ``[n, width]`` (CPU).
+        gradients: float32 ``[n, labels, width]`` (CPU): ``∂ logit_j / ∂ activation`` at the location's tokens, every
+            path from the site to the output included.
+    """
+
+    activations: Float[Tensor, "n width"]
+    gradients: Float[Tensor, "n labels width"]
+
+
+class Runner(Protocol):
+    """Every way of running one model: its own predictions, vectors at locations, interchange with a vector or with any
+    intervention (through :meth:`pairs`), the gradient path, activation gradients, a precision and the reference."""
 
     name: str
 
-    def read(self, inputs: Mapping[str, Tensor], positions: Mapping[str, Tensor], locations: Sequence[Location]) -> dict[Location, Tensor]:
-        """One forward pass of a padded batch (``input_ids``, ``token_type_ids``, ``attention_mask``,
-        int64 ``[batch, seq]``); each location's float ``[batch, tokens × width]``."""
+    def predict(self, encoded: Sequence[Encoded]) -> Float[Tensor, "n labels"]:
+        """The classifier's logits on each example, no intervention: float32 ``[n, labels]`` on CPU."""
         ...
 
-    def source_vectors(self, encoded: Sequence[Encoded], location: Location) -> Tensor:
-        """float32 ``[len(encoded), tokens × width]``: each example's vector at ``location``."""
+    def read(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, Tensor]:
+        """One forward pass of the examples as one padded batch; each location's float32 ``[n, width]`` on CPU."""
         ...
 
-    def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *,
-                           batch_size: int | None = None, on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
-        """float32 ``[len(bases), n_sources, n_labels]``, as :func:`interp.engine.interchange_logits`."""
+    def vectors(self, encoded: Sequence[Encoded], location: Location) -> Float[Tensor, "n width"]:
+        """Each example's vector at ``location`` (unpadded batches: each equals a batch-1 pass's)."""
         ...
 
+    def vectors_and_logits(self, encoded: Sequence[Encoded], location: Location) -> tuple[Tensor, Tensor]:
+        """:meth:`vectors` and :meth:`predict` from the same forward passes."""
+        ...
 
-class HFBackend:
-    """The Hugging Face model itself: PyTorch hooks (:func:`interp.hooks.hooked`) and the batched engine."""
+    def interchange_logits(self, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], location: Location, *,
+                           batch_size: int | None = None,
+                           on_rows: Callable[[int], None] | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+        """Every base with its vector at ``location`` replaced by each source's: float32 ``[bases, sources, labels]``
+        on CPU; ``on_rows(k)`` told after every k pairs."""
+        ...
 
-    name = "hf"
+    def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairRunner:
+        """The :class:`PairRunner` of the examples at a residual-stream location."""
+        ...
 
-    def __init__(self, model) -> None:
-        self.model = model
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, SiteGradients]:
+        """Each location's activations and the gradient of every label's logit with respect to them (one forward and
+        one backward pass per label and batch, every location at once)."""
+        ...
 
-    @torch.no_grad()
-    def read(self, inputs, positions, locations):
-        with hooked(self.model, positions, read=list(locations)) as trace:
-            self.model(**inputs)
-        return dict(trace)
+    def precision(self, name: str) -> AbstractContextManager:
+        """A block in which the model runs in ``name`` (fp32, tf32, bf16); the weights are restored exactly after."""
+        ...
 
-    def source_vectors(self, encoded, location):
-        return source_vectors(self.model, encoded, location)
-
-    def interchange_logits(self, bases, sources, location, *, batch_size=None, on_rows=None):
-        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows)
+    def reference(self) -> "Runner":
+        """The one-pass-per-pair reference of this runner: nothing shared between examples or pairs."""
+        ...
 
 
 def check_backend_name(name: str) -> str:
@@ -70,20 +135,3 @@ def check_backend_name(name: str) -> str:
     if name == "transformer-lens" and importlib.util.find_spec("transformer_lens") is None:
         raise ConfigError(f"{named('backend', 'transformer-lens')}: the transformer-lens package is not installed; pip install 'interp[tl]'")
     return name
-
-
-def get_backend(name: str, model, tokenizer=None) -> Backend:
-    """The backend ``name`` on ``model`` (a Hugging Face classifier in eval mode).
-
-    ``transformer-lens`` wraps a copy of ``model`` in a TransformerBridge
-    (the model itself is left as it is) and needs its ``tokenizer``.
-
-    Raises:
-        ConfigError: as :func:`check_backend_name`; or a model the bridge's classifier adapter does not cover.
-    """
-    check_backend_name(name)
-    if name == "hf":
-        return HFBackend(model)
-    from interp.backends.tl_bridge import BridgeBackend  # transformer-lens only when asked for
-
-    return BridgeBackend(model, tokenizer)

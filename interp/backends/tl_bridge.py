@@ -15,21 +15,24 @@ Each site of :mod:`interp.hooks.locations` is read at the bridge hook the
 table there names (:func:`bridge_hook`): ``blocks.{l}.hook_out``,
 ``blocks.{l}.attn.hook_z`` (``[batch, seq, heads, d_head]``; a head is one
 slice), ``blocks.{l}.attn.o.hook_out``, ``blocks.{l}.ln1.hook_in``,
-``blocks.{l}.mlp.out.hook_out``. An interchange intervention is one
-``run_with_hooks`` pass per (base, source) pair, rows batched: the
-TransformerLens way, with no prefix shared. The tests check both backends
-give the same vectors and outcomes at every site.
+``blocks.{l}.mlp.out.hook_out``. An interchange intervention, with a vector
+or with any intervention module (:class:`~interp.engine.hooked_pairs.HookedPairs`,
+with gradients for DAS), is one ``run_with_hooks`` pass per (base, source)
+pair, rows batched: the TransformerLens way, with no prefix shared. The tests
+run every public call of :class:`~interp.api.intervenable.IntervenableModel`
+through both runners and compare.
 
 Usage::
 
-    backend = BridgeBackend(model, tokenizer)          # wraps a copy; ``model`` is not touched
-    backend.bridge.hook_dict["blocks.0.attn.hook_z"]   # TransformerLens's own hook point
+    runner = BridgeRunner(model, tokenizer)            # wraps a copy; ``model`` is not touched
+    runner.bridge.hook_dict["blocks.0.attn.hook_z"]    # TransformerLens's own hook point
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Callable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 import torch
 from torch import Tensor
@@ -39,10 +42,13 @@ from transformer_lens.model_bridge.generalized_components import UnembeddingBrid
 from transformer_lens.model_bridge.supported_architectures.bert import BertArchitectureAdapter
 from transformer_lens.model_bridge.supported_architectures.roberta import RobertaArchitectureAdapter
 
+from interp.backends.base import SiteGradients
 from interp.core.errors import ConfigError, named
 from interp.engine.batched import length_groups
+from interp.engine.hooked_pairs import HookedPairs
+from interp.models.freezing import frozen_weights
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
-from interp.hooks.encoding import Encoded, location_tokens
+from interp.hooks.encoding import Encoded, collate, location_tokens
 
 
 def _classifier_adapter(base: type, classifier: str) -> type:
@@ -124,8 +130,8 @@ def _view(location: Location, activation: Tensor) -> Tensor:
     return activation
 
 
-class BridgeBackend:
-    """Reads and interchange interventions through a TransformerBridge's hook points (see the module docstring).
+class BridgeRunner:
+    """The :class:`~interp.backends.base.Runner` of a classifier behind a TransformerBridge (see the module docstring).
 
     Args:
         model: a Hugging Face ``BertForSequenceClassification`` or ``RobertaForSequenceClassification`` (a copy is wrapped).
@@ -143,6 +149,7 @@ class BridgeBackend:
         self.config = model.config
         self.bridge = wrap(model, tokenizer)
         self.device = next(model.parameters()).device
+        self.pad_token_id = getattr(tokenizer, "pad_token_id", None) or 0
 
     def _check(self, location: Location) -> None:
         heads = self.config.num_attention_heads
@@ -151,45 +158,91 @@ class BridgeBackend:
         if bridge_hook(location) not in self.bridge.hook_dict:
             raise ConfigError(f"location {location}: the bridge has no hook {bridge_hook(location)}")
 
-    @torch.no_grad()
-    def read(self, inputs: Mapping[str, Tensor], positions: Mapping[str, Tensor], locations: Sequence[Location]) -> dict[Location, Tensor]:
-        """Each location's float ``[batch, tokens × width]`` from one ``run_with_cache`` pass of a padded batch."""
-        for loc in locations:
-            self._check(loc)
-        names = {bridge_hook(loc) for loc in locations}
-        _, cache = self.bridge.run_with_cache(
-            inputs["input_ids"], token_type_ids=inputs["token_type_ids"], attention_mask=inputs["attention_mask"],
-            names_filter=lambda name: name in names,
-        )  # fmt: skip
-        out = {}
-        for loc in locations:
-            columns = torch.cat([positions[r].reshape(len(positions[r]), -1) for r in loc.roles], dim=1).to(self.device)
-            view = _view(loc, cache[bridge_hook(loc)])
-            out[loc] = view[torch.arange(len(columns), device=self.device)[:, None], columns].reshape(len(columns), -1)
-        return out
+    def _forward(self, ids: Tensor, types: Tensor, mask: Tensor | None = None, hooks=()) -> Tensor:
+        mask = torch.ones_like(ids) if mask is None else mask
+        return self.bridge.run_with_hooks(ids, token_type_ids=types, attention_mask=mask, fwd_hooks=list(hooks))
 
     def _ids(self, encoded: Sequence[Encoded], indices) -> tuple[Tensor, Tensor]:
         ids = torch.tensor([encoded[i].input_ids for i in indices], dtype=torch.long, device=self.device)
         types = torch.tensor([encoded[i].token_type_ids for i in indices], dtype=torch.long, device=self.device)
         return ids, types
 
+    def _batches(self, encoded: Sequence[Encoded], batch_size: int = 64) -> Iterator[list[int]]:
+        """Indices of ``encoded`` in unpadded batches of one length."""
+        for group in length_groups(encoded):
+            for k in range(0, len(group), batch_size):
+                yield group[k : k + batch_size]
+
     @torch.no_grad()
-    def source_vectors(self, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> Tensor:
-        """float32 ``[len(encoded), tokens × width]`` through ``run_with_cache`` on unpadded batches of equal length."""
+    def predict(self, encoded: Sequence[Encoded]) -> Tensor:
+        """float32 ``[n, labels]`` on CPU, unpadded batches of one length."""
+        out = torch.empty(len(encoded), self.config.num_labels)
+        for chunk in self._batches(encoded):
+            out[torch.tensor(chunk)] = self._forward(*self._ids(encoded, chunk)).float().cpu()
+        return out
+
+    @torch.no_grad()
+    def read(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, Tensor]:
+        """Each location's float32 ``[n, tokens × width]`` (CPU) from one ``run_with_cache`` pass of a padded batch."""
+        batch = collate(encoded, self.pad_token_id)
+        return {loc: v.float().cpu() for loc, v in self._read(batch, batch["positions"], locations)[0].items()}
+
+    def _read(self, batch: dict, positions, locations: Sequence[Location]) -> tuple[dict[Location, Tensor], Tensor]:
+        for loc in locations:
+            self._check(loc)
+        names = {bridge_hook(loc) for loc in locations}
+        logits, cache = self.bridge.run_with_cache(
+            batch["input_ids"].to(self.device), token_type_ids=batch["token_type_ids"].to(self.device),
+            attention_mask=batch["attention_mask"].to(self.device), names_filter=lambda name: name in names,
+        )  # fmt: skip
+        out = {}
+        for loc in locations:
+            columns = torch.cat([positions[r].reshape(len(positions[r]), -1) for r in loc.roles], dim=1).to(self.device)
+            view = _view(loc, cache[bridge_hook(loc)])
+            out[loc] = view[torch.arange(len(columns), device=self.device)[:, None], columns].reshape(len(columns), -1)
+        return out, logits
+
+    @torch.no_grad()
+    def vectors_and_logits(self, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> tuple[Tensor, Tensor]:
+        """float32 ``[n, tokens × width]`` on the device and ``[n, labels]`` on CPU, through ``run_with_cache`` on unpadded
+        batches of equal length."""
         self._check(location)
         tokens = location_tokens(encoded, location.roles, f"location {location}")
         width = len(tokens[0]) * location.token_width(self.config) if tokens else 0
         out = torch.empty(len(encoded), width, dtype=torch.float32, device=self.device)
-        for group in length_groups(encoded):
-            for k in range(0, len(group), batch_size):
-                chunk = group[k : k + batch_size]
-                ids, types = self._ids(encoded, chunk)
-                columns = torch.tensor([tokens[i] for i in chunk], device=self.device)
-                positions = {"at": columns}
-                inputs = {"input_ids": ids, "token_type_ids": types, "attention_mask": torch.ones_like(ids)}
-                vectors = self.read(inputs, positions, [Location(location.hidden_index, "at", location.component, location.head)])
-                out[torch.tensor(chunk, device=self.device)] = next(iter(vectors.values())).float()
-        return out
+        logits = torch.empty(len(encoded), self.config.num_labels)
+        at = Location(location.hidden_index, "at", location.component, location.head)
+        for chunk in self._batches(encoded, batch_size):
+            ids, types = self._ids(encoded, chunk)
+            batch = {"input_ids": ids, "token_type_ids": types, "attention_mask": torch.ones_like(ids)}
+            vectors, found = self._read(batch, {"at": torch.tensor([tokens[i] for i in chunk], device=self.device)}, [at])
+            out[torch.tensor(chunk, device=self.device)] = vectors[at].float()
+            logits[torch.tensor(chunk)] = found.float().cpu()
+        return out, logits
+
+    def vectors(self, encoded: Sequence[Encoded], location: Location) -> Tensor:
+        return self.vectors_and_logits(encoded, location)[0]
+
+    def _patch(self, location: Location, columns: Tensor, write: Callable[[Tensor], Tensor]):
+        """A TransformerLens hook writing ``write(old)`` (``[rows, tokens × width]``) at ``columns`` of ``location``'s site."""
+
+        def patch(activation, hook):
+            activation = activation.clone()
+            view = _view(location, activation)
+            rows = torch.arange(len(columns), device=activation.device)[:, None]
+            old = view[rows, columns]
+            view[rows, columns] = write(old.reshape(len(columns), -1)).to(activation.dtype).view(old.shape)
+            return activation
+
+        return bridge_hook(location), patch
+
+    def _rows(self, location: Location):
+        """:data:`~interp.engine.hooked_pairs.RunRows` through the bridge."""
+
+        def run(ids: Tensor, types: Tensor, where: Tensor, write: Callable[[Tensor], Tensor]) -> Tensor:
+            return self._forward(ids, types, hooks=[self._patch(location, where, write)])
+
+        return run
 
     @torch.no_grad()
     def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *,
@@ -207,27 +260,69 @@ class BridgeBackend:
         width = location.token_width(self.config)
         if sources.dim() != 2 or sources.shape[1] != n_tokens * width:
             raise ConfigError(f"location {location}: sources must be [n_sources, tokens × width = {n_tokens} × {width}], got {tuple(sources.shape)}")
-        sources = sources.to(self.device, torch.float32).view(-1, n_tokens, width)
+        sources = sources.to(self.device, torch.float32)
         n_sources, size = sources.shape[0], batch_size or 64
         out = torch.empty(len(bases), n_sources, self.config.num_labels, dtype=torch.float32)
-        name = bridge_hook(location)
+        run = self._rows(location)
         for group in length_groups(bases):
             pairs = [(b, s) for b in group for s in range(n_sources)]
             for k in range(0, len(pairs), size):
                 chunk = pairs[k : k + size]
                 b = [p[0] for p in chunk]
                 s = torch.tensor([p[1] for p in chunk], device=self.device)
-                ids, types = self._ids(bases, b)
-                columns = torch.tensor([tokens[i] for i in b], device=self.device)
-                rows = torch.arange(len(chunk), device=self.device)[:, None]
-
-                def patch(activation, hook, columns=columns, rows=rows, s=s):
-                    activation = activation.clone()
-                    _view(location, activation)[rows, columns] = sources[s].to(activation.dtype)
-                    return activation
-
-                logits = self.bridge.run_with_hooks(ids, token_type_ids=types, attention_mask=torch.ones_like(ids), fwd_hooks=[(name, patch)])
+                where = torch.tensor([tokens[i] for i in b], device=self.device)
+                logits = run(*self._ids(bases, b), where, lambda old, s=s: sources[s])
                 out[torch.tensor(b), s.cpu()] = logits.float().cpu()
                 if on_rows is not None:
                     on_rows(len(chunk))
         return out
+
+    def pairs(self, encoded: Sequence[Encoded], location: Location) -> HookedPairs:
+        """Each pair's ``run_with_hooks`` pass, pairs batched; with gradients where enabled (DAS through the bridge)."""
+        self._check(location)
+        return HookedPairs(self._rows(location), self.bridge, encoded, location, self.vectors(encoded, location))
+
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], batch_size: int = 64) -> dict[Location, SiteGradients]:
+        """A zero tensor that requires a gradient added at each location's tokens of its bridge hook
+        (:mod:`interp.engine.gradients` does the same with PyTorch hooks); one backward pass per label."""
+        for loc in locations:
+            self._check(loc)
+        n_labels = self.config.num_labels
+        widths = [len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * loc.token_width(self.config) if encoded else 0
+                  for loc in locations]  # fmt: skip
+        found = {loc: (torch.empty(len(encoded), w), torch.empty(len(encoded), n_labels, w)) for loc, w in zip(locations, widths)}
+        with frozen_weights(self.bridge), torch.enable_grad():
+            for chunk in self._batches(encoded, batch_size):
+                read, probes, hooks = {}, {}, []
+                for loc in locations:
+                    where = torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device)
+
+                    def add(old, loc=loc):
+                        read[loc] = old.detach()
+                        probes[loc] = torch.zeros_like(old, requires_grad=True)
+                        return old + probes[loc]
+
+                    hooks.append(self._patch(loc, where, add))
+                logits = self._forward(*self._ids(encoded, chunk), hooks=hooks)
+                deltas = [probes[loc] for loc in locations]
+                grads = [torch.autograd.grad(logits[:, j].sum(), deltas, retain_graph=j < n_labels - 1) for j in range(n_labels)]
+                rows = torch.tensor(chunk)
+                for k, loc in enumerate(locations):
+                    found[loc][0][rows] = read[loc].float().cpu()
+                    found[loc][1][rows] = torch.stack([g[k] for g in grads], 1).float().cpu()
+        return {loc: SiteGradients(*v) for loc, v in found.items()}
+
+    @contextmanager
+    def precision(self, name: str) -> Iterator[None]:
+        """The bridge runs in fp32 only.
+
+        Raises:
+            ConfigError: naming ``precision=``: anything but fp32.
+        """
+        if name != "fp32":
+            raise ConfigError(f"{named('precision', name)} runs on the hf backend only; {named('backend', self.name)} runs fp32")
+        yield
+
+    def reference(self) -> "BridgeRunner":
+        """Itself: each pair is already its own pass, nothing shared."""
+        return self

@@ -111,8 +111,8 @@ def intervene(model, label_map, output, locations, data, sample, variable, run, 
 @o.settings(
     "alignment",
     click.option("--variable", default="lexrel", show_default=True, help=_VARIABLES_HELP),
-    click.option("--subspace", default="64", show_default=True, help="Comma-separated sizes k of the aligned subspace (at most the location's width), or boundless (the size learned)."),
-    click.option("--kind", default="rotated", show_default=True, help="rotated (an orthogonal width x width rotation, DAS) or lowrank (an orthonormal width x k basis)."),
+    click.option("--subspace", default="64", show_default=True, help="Comma-separated sizes k of the aligned subspace (at most the location's width), for each kind of a chosen size."),
+    click.option("--kind", default="rotated", show_default=True, help="Comma-separated kinds: rotated (an orthogonal width x width rotation, DAS), lowrank (an orthonormal width x k basis), boundless (a rotation whose subspace size is learned; takes no --subspace)."),
 )
 @o.sample("Comma-separated splits of the task [default: the task's own set].")
 @o.settings(
@@ -136,7 +136,7 @@ def das(model, label_map, output, locations, data, alignment, sample, training, 
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
     config = DasConfig(
         model=o.classifier(model, label_map), out=out or "", overwrite=output["overwrite"], locations=locations, data=data, sample=sample, run=run,
-        variables=o.listed(alignment["variable"], "--variable"), subspaces=o.listed(alignment["subspace"], "--subspace"), kind=alignment["kind"],
+        variables=o.listed(alignment["variable"], "--variable"), subspaces=o.listed(alignment["subspace"], "--subspace"), kinds=o.listed(alignment["kind"], "--kind"),
         **{**training, "seeds": o.ints(training["seeds"], "--seeds")},
     )  # fmt: skip
     if load_path is not None:

@@ -47,10 +47,9 @@ from torch.nn.utils import parametrizations
 
 from interp.core.errors import ConfigError
 
-#: Names written in saved files (:mod:`interp.files.subspaces`), one per class.
-KINDS = ("interchange", "block", "rotated", "lowrank", "boundless")
-#: The kinds of a learned subspace of a size ``k`` chosen beforehand (``boundless`` learns its size).
-SUBSPACE_KINDS = ("rotated", "lowrank")
+#: Every intervention kind by name: each class registers itself under its ``kind`` when it is defined
+#: (:meth:`Intervention.__init_subclass__`), so a new kind is one class.
+REGISTRY: dict[str, type["Intervention"]] = {}
 
 
 def _check_width(width: int) -> int:
@@ -70,11 +69,38 @@ class Intervention(nn.Module):
 
     ``k`` is the number of coordinates taken from the source (``width`` for
     :class:`Interchange`; the learned one, rounded, for :class:`BoundlessSubspace`).
+    A subclass with a ``kind`` is registered under it (:data:`REGISTRY`): DAS trains it (``trainable``; of a size
+    ``k`` chosen beforehand where ``sized``), files save and load it, by that name alone.
+
+    Raises:
+        ConfigError (a ValueError): on definition, a ``kind`` another class already has.
     """
 
     kind: str = ""
     width: int
     trainable: bool = False
+    #: Whether its size ``k`` is chosen before training (a DAS subspace), rather than fixed or learned.
+    sized: bool = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind:
+            held = REGISTRY.get(kind)
+            if held is not None and (held.__module__, held.__qualname__) != (cls.__module__, cls.__qualname__):
+                raise ConfigError(f"intervention kind {kind!r} is {held.__module__}.{held.__qualname__}'s already; name the new one otherwise")
+            REGISTRY[kind] = cls
+
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "Intervention":
+        """A new one of this kind, ``width`` wide, of size ``k`` where the kind takes one, seeded (what DAS trains).
+        The default calls ``cls(width, k=k, seed=seed)``; a kind whose constructor differs overrides it."""
+        return cls(width, k=k, seed=seed)
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "Intervention":
+        """One of this kind rebuilt from :meth:`settings` as a file keeps them, before its tensors are loaded."""
+        return cls.create(int(settings["width"]), int(settings["k"]))
 
     @property
     def k(self) -> int:
@@ -124,6 +150,10 @@ class Interchange(Intervention):
         super().__init__()
         self.width = _check_width(width)
 
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "Interchange":
+        return cls(width)
+
     @property
     def k(self) -> int:
         return self.width
@@ -154,6 +184,15 @@ class CoordinateBlock(Intervention):
 
     def settings(self) -> dict:
         return {**super().settings(), "start": self.start, "stop": self.stop}
+
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "CoordinateBlock":
+        """The first ``k`` coordinates (all, without ``k``)."""
+        return cls(width, 0, k or width)
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "CoordinateBlock":
+        return cls(int(settings["width"]), int(settings["start"]), int(settings["stop"]))
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         source = source.expand_as(base)
@@ -192,6 +231,7 @@ class _Learned(Intervention):
     """A learned orthonormal basis of ``width × columns(width, k)`` (:attr:`basis`) and a fixed size ``k``."""
 
     trainable = True
+    sized = True
 
     def __init__(self, width: int, k: int, seed: int | None, columns: int | None) -> None:
         super().__init__()
@@ -293,6 +333,11 @@ class BoundlessSubspace(Intervention):
         self.register_buffer("temperature", torch.tensor(0.1))
         self.register_buffer("index", torch.arange(width, dtype=torch.float32), persistent=False)
 
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "BoundlessSubspace":
+        """Its size is learned: ``k`` is not taken."""
+        return cls(width, seed=seed)
+
     @property
     def k(self) -> int:
         return max(1, int(round(self._beta().item() * self.width)))
@@ -324,20 +369,28 @@ class BoundlessSubspace(Intervention):
         return (m * rs + (1 - m) * rb) @ r.T
 
 
-def make_intervention(kind: str, width: int, k: int | None = None, seed: int | None = 0, **extra) -> Intervention:
-    """An intervention by name (one of :data:`KINDS`), as :mod:`interp.files.subspaces` rebuilds it.
+def kinds(*, trainable: bool | None = None, sized: bool | None = None) -> tuple[str, ...]:
+    """The registered kinds (:data:`REGISTRY`), in the order their classes were defined: those that train
+    (``trainable=True``) and whose size is chosen beforehand (``sized=True``), or all."""
+    return tuple(kind for kind, cls in REGISTRY.items()
+                 if (trainable is None or cls.trainable == trainable) and (sized is None or cls.sized == sized))  # fmt: skip
+
+
+def intervention_class(kind: str) -> type[Intervention]:
+    """The class registered under ``kind``.
+
+    Raises:
+        ConfigError (a ValueError): naming ``kind=``, one no class registers (the known kinds listed).
+    """
+    if kind not in REGISTRY:
+        raise ConfigError(f"kind must be one of {', '.join(REGISTRY)}, got {kind!r}")
+    return REGISTRY[kind]
+
+
+def make_intervention(kind: str, width: int, k: int | None = None, seed: int | None = 0) -> Intervention:
+    """A new intervention by name (:meth:`Intervention.create` of the class registered under ``kind``).
 
     Raises:
         ConfigError (a ValueError): an unknown ``kind``, or ``k`` out of range for it.
     """
-    if kind == "interchange":
-        return Interchange(width)
-    if kind == "block":
-        return CoordinateBlock(width, extra["start"], extra["stop"])
-    if kind == "rotated":
-        return RotatedSubspace(width, k, seed)
-    if kind == "lowrank":
-        return LowRankSubspace(width, k, seed)
-    if kind == "boundless":
-        return BoundlessSubspace(width, seed=seed)
-    raise ConfigError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    return intervention_class(kind).create(width, k, seed)

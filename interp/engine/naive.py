@@ -1,56 +1,82 @@
-"""The reference: one hooked forward pass per (base, source) pair, nothing shared.
+"""The reference: one hooked forward pass per example or per (base, source) pair, nothing shared.
 
 This is the interchange intervention as its definition reads (Geiger,
 Richardson & Potts 2020, §6.2): run the source, read its vector at the
 location; run the base with that vector written in. It is what the batched
-engine (:mod:`interp.engine.batched`) is tested against, and the
+engine (:mod:`interp.engine.batched`) is tested against, the runner
+:class:`~interp.backends.naive.NaiveRunner` (``interchange(..., naive=True)``), and the
 baseline of ``benchmarks/``.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
 
 from interp.hooks import hooked
-from interp.hooks.architecture import batch_inputs
-from interp.hooks.locations import Location
+from interp.hooks.architecture import batch_inputs, model_inputs
 from interp.hooks.encoding import Encoded, collate
+from interp.hooks.locations import Location
+
+#: The one role of a location rebuilt on each row's intervened tokens.
+AT = "at"
 
 
-def _forward(model, example: Encoded, pad_token_id: int, **hooks) -> tuple[Tensor, dict]:
+def naive_forward(model, example: Encoded, pad_token_id: int = 0, **hooks) -> tuple[Tensor, dict]:
+    """One batch-1 forward pass of ``example`` under :func:`~interp.hooks.hooked` (``read=``, ``write=``): its logits,
+    float32 ``[labels]`` on CPU, and the trace of what was read."""
     device = next(model.parameters()).device
     batch = collate([example], pad_token_id)
-    inputs = batch_inputs(model, batch, device)
     with hooked(model, batch["positions"], **hooks) as trace:
-        logits = model(**inputs).logits
+        logits = model(**batch_inputs(model, batch, device)).logits
     return logits[0].float().cpu(), trace
+
+
+def hooked_rows(model, location: Location) -> Callable[[Tensor, Tensor, Tensor, Callable[[Tensor], Tensor]], Tensor]:
+    """``run(input_ids, token_type_ids, where, write)``: one forward pass of unpadded rows with the vectors at
+    ``location``'s tokens (``where``, int64 ``[rows, tokens]``) replaced by ``write(old)``; the logits ``[rows, labels]``
+    (:data:`interp.engine.hooked_pairs.RunRows`)."""
+    site = Location(location.hidden_index, AT, location.component, location.head)
+
+    def run(ids: Tensor, types: Tensor, where: Tensor, write: Callable[[Tensor], Tensor]) -> Tensor:
+        with hooked(model, {AT: where}, write={site: write}):
+            return model(**model_inputs(model, ids, types)).logits
+
+    return run
 
 
 @torch.no_grad()
 def naive_vector(model, example: Encoded, location: Location, pad_token_id: int = 0) -> Tensor:
-    """The vector at ``location`` on one example, batch-1 forward: float32 ``[d_model]``."""
-    _, trace = _forward(model, example, pad_token_id, read=[location])
+    """The vector at ``location`` on one example, batch-1 forward: float32 ``[tokens × width]``."""
+    _, trace = naive_forward(model, example, pad_token_id, read=[location])
     return trace[location][0].float()
 
 
 @torch.no_grad()
-def naive_interchange(
-    model, bases: Sequence[Encoded], sources: Sequence[Encoded], location: Location, pad_token_id: int = 0
-) -> Tensor:
+def naive_interchange_vectors(model, bases: Sequence[Encoded], vectors: Tensor, location: Location, pad_token_id: int = 0,
+                              on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
+    """Logits float32 ``[len(bases), n_sources, labels]``: one batch-1 hooked base pass per pair, writing ``vectors[j]``
+    (float ``[n_sources, tokens × width]``) at ``location``."""
+    out = torch.empty(len(bases), len(vectors), model.config.num_labels)
+    for i, base in enumerate(bases):
+        for j, vector in enumerate(vectors):
+            out[i, j], _ = naive_forward(model, base, pad_token_id, write={location: vector[None]})
+        if on_rows is not None:
+            on_rows(len(vectors))
+    return out
+
+
+@torch.no_grad()
+def naive_interchange(model, bases: Sequence[Encoded], sources: Sequence[Encoded], location: Location, pad_token_id: int = 0) -> Tensor:
     """Logits float32 ``[len(bases), len(sources), n_labels]``, one batch-1 hooked base pass per pair.
 
     Source vectors are computed once each (batch 1), as in the baseline the
     issue tracker describes.
     """
-    vectors = [naive_vector(model, s, location, pad_token_id) for s in sources]
-    out = torch.empty(len(bases), len(sources), model.config.num_labels)
-    for i, base in enumerate(bases):
-        for j, vector in enumerate(vectors):
-            out[i, j], _ = _forward(model, base, pad_token_id, write={location: vector[None]})
-    return out
+    vectors = torch.stack([naive_vector(model, s, location, pad_token_id) for s in sources]) if sources else torch.empty(0, 0)
+    return naive_interchange_vectors(model, bases, vectors, location, pad_token_id)
 
 
 @torch.no_grad()
@@ -69,5 +95,5 @@ def naive_intervene(
     for i, (base, vector) in enumerate(zip(bases, base_vectors)):
         for j, source in enumerate(source_vectors):
             new = intervention(vector[None].to(source.dtype), source[None])
-            out[i, j], _ = _forward(model, base, pad_token_id, write={location: new})
+            out[i, j], _ = naive_forward(model, base, pad_token_id, write={location: new})
     return out

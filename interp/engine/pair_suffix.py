@@ -3,7 +3,7 @@
 Usage::
 
     runner = PairSuffix(model, encoded, location)          # runs every example's prefix once (no gradients)
-    with frozen_weights(model):                             # the model's weights get no gradients; restored after
+    with runner.frozen():                                   # the model's weights get no gradients; restored after
         logits = runner.logits(bases, sources, rotated)     # float [n_pairs, n_labels], differentiable in rotated's weights
     with torch.no_grad():
         logits = runner.logits(bases, sources, Interchange(runner.width))
@@ -28,6 +28,7 @@ engine does: unpadded rows of one length through the fused blocks
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Callable, Sequence
 
 import torch
@@ -41,7 +42,7 @@ from interp.engine.slicing import fast_suffix, first_token_block, run_prefix, ru
 from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
-from interp.models.freezing import frozen_weights  # noqa: F401 - re-exported: training with this runner wraps its calls in it
+from interp.models.freezing import frozen_weights
 
 
 #: On a CPU, what one more padded pass costs, in padded token rows × d_model² × blocks run over every token: a pass's
@@ -168,6 +169,11 @@ class PairSuffix:
 
     def __len__(self) -> int:
         return len(self.lengths)
+
+    def frozen(self) -> AbstractContextManager:
+        """Within the block the model's weights get no gradient (:func:`~interp.models.freezing.frozen_weights`): training
+        trains the intervention only."""
+        return frozen_weights(self.model)
 
     def _applied(self, intervention: Intervention, rows: Tensor, sources: Tensor) -> Tensor:
         """``intervention(base vectors, source vectors)`` for ``rows`` (bases) and their ``sources``, in the model's dtype."""

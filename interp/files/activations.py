@@ -35,7 +35,7 @@ import numpy as np
 
 from interp.core.errors import ConfigError, DataError
 from interp.core.hdf5 import open_finished
-from interp.files.examples import PerExampleFile, write_examples
+from interp.files.examples import ExampleTable, PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.models.loading import model_sha256
 
@@ -43,11 +43,11 @@ FORMAT = "interp.activations/2"
 
 
 def initialise(
-    handle, meta: dict, examples, encoded, roles, values, locations: list[Location], n_batches: int, *, dtype: str, chunk_rows: int
+    handle, meta: dict, table: ExampleTable, values, locations: list[Location], n_batches: int, *, dtype: str, chunk_rows: int
 ) -> None:
     """Create every dataset of a new activation cache (vectors unwritten, ``batches_done`` all false)."""
-    n = len(examples)
-    write_examples(handle, examples, encoded, roles, meta["labels"], values)
+    n = len(table)
+    write_examples(handle, table, values)
     for loc in locations:
         handle.create_dataset(
             str(loc), shape=(n, meta["d_model"]), dtype=dtype, chunks=(min(chunk_rows, n), meta["d_model"])

@@ -11,12 +11,14 @@ Layout (readable with plain h5py)::
 
 Usage::
 
-    write_examples(handle, examples, encoded, roles, labels, values)
-    file.values("negated").codes, file.words("w_h"), file.roles
+    table = ExampleTable.of(examples, encoded, roles, labels)   # what a file keeps of each example, in memory
+    write_examples(handle, table, values)
+    file.values("negated").codes, file.words("w_h"), file.roles, file.table()
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -35,27 +37,68 @@ def role_positions(encoded: Sequence, roles: Sequence[str]) -> tuple[list[str], 
     return kept, np.array([[e.positions[r] for r in kept] for e in encoded], dtype=np.int32).reshape(len(encoded), len(kept))
 
 
-def write_examples(
-    handle, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str], values: Sequence[VariableValues]
-) -> None:
-    """Create the per-example datasets in an open HDF5 ``handle`` (see the module docstring).
+@dataclass(frozen=True, eq=False)
+class ExampleTable:
+    """What a file keeps of each example (see the module docstring), in memory: built from the task's examples and
+    their encodings (:meth:`of`), or read back from a file (:meth:`PerExampleFile.table`); :func:`write_examples` writes it.
 
-    ``positions`` keeps the task's ``roles`` that every encoded example has, in that order.
+    Attributes:
+        ids, splits: str, one per example.
+        labels: int8 ``[n]``, gold label ids.
+        texts: ``premise`` / ``hypothesis`` -> str per example (empty for a file made before they were kept).
+        words: role -> the task's word there per example ("" where absent).
+        roles: the columns of ``positions``: the task's roles every example has.
+        positions: int32 ``[n, len(roles)]``, each role's token index.
     """
-    roles, positions = role_positions(encoded, roles)
+
+    ids: tuple[str, ...]
+    splits: tuple[str, ...]
+    labels: np.ndarray
+    texts: dict[str, tuple[str, ...]]
+    words: dict[str, tuple[str, ...]]
+    roles: tuple[str, ...]
+    positions: np.ndarray
+
+    @classmethod
+    def of(cls, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str]) -> "ExampleTable":
+        """The table of the task's ``examples`` (``id``, ``split``, ``label``, ``words``, the two sentences) and their
+        encodings; ``positions`` keeps the ``roles`` every encoded example has, in that order."""
+        kept, positions = role_positions(encoded, roles)
+        return cls(
+            ids=tuple(e.id for e in examples), splits=tuple(e.split for e in examples),
+            labels=np.array([list(labels).index(e.label) for e in examples], dtype=np.int8),
+            texts={side: tuple(str(getattr(e, side)) for e in examples) for side in TEXTS},
+            words={role: tuple(str(e.words.get(role, "")) for e in examples) for role in sorted({r for e in examples for r in e.words})},
+            roles=tuple(kept), positions=positions,
+        )  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def rows(self, indices: Sequence[int]) -> "ExampleTable":
+        """The table of the examples at ``indices``, in that order."""
+        pick = list(indices)
+        return ExampleTable(tuple(self.ids[i] for i in pick), tuple(self.splits[i] for i in pick), self.labels[pick],
+                            {k: tuple(v[i] for i in pick) for k, v in self.texts.items()},
+                            {k: tuple(v[i] for i in pick) for k, v in self.words.items()}, self.roles, self.positions[pick])  # fmt: skip
+
+
+def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]) -> None:
+    """Create the per-example datasets of ``table`` and each variable's ``values`` in an open HDF5 ``handle`` (see the
+    module docstring)."""
     text = h5py().string_dtype()
-    handle.create_dataset("example_ids", data=[e.id for e in examples], dtype=text)
-    handle.create_dataset("split", data=[e.split for e in examples], dtype=text)
-    for side in TEXTS:
-        handle.create_dataset(f"text/{side}", data=[str(getattr(e, side)) for e in examples], dtype=text)
-    handle.create_dataset("label", data=np.array([list(labels).index(e.label) for e in examples], dtype=np.int8))
-    for role in sorted({r for e in examples for r in e.words}):
-        handle.create_dataset(f"words/{role}", data=[str(e.words.get(role, "")) for e in examples], dtype=text)
+    handle.create_dataset("example_ids", data=list(table.ids), dtype=text)
+    handle.create_dataset("split", data=list(table.splits), dtype=text)
+    for side, column in table.texts.items():
+        handle.create_dataset(f"text/{side}", data=list(column), dtype=text)
+    handle.create_dataset("label", data=np.asarray(table.labels, dtype=np.int8))
+    for role, column in sorted(table.words.items()):
+        handle.create_dataset(f"words/{role}", data=list(column), dtype=text)
     for v in values:
         handle.create_dataset(f"values/{v.variable}", data=v.codes.astype(np.int8))
         handle[f"values/{v.variable}"].attrs["names"] = list(v.names)
-    handle.create_dataset("positions", data=np.asarray(positions, dtype=np.int32))
-    handle["positions"].attrs["roles"] = list(roles)
+    handle.create_dataset("positions", data=np.asarray(table.positions, dtype=np.int32))
+    handle["positions"].attrs["roles"] = list(table.roles)
 
 
 class PerExampleFile(ExampleFile):
@@ -133,3 +176,13 @@ class PerExampleFile(ExampleFile):
     def roles(self) -> list[str]:
         """The column order of ``positions``."""
         return [str(r) for r in self.handle["positions"].attrs["roles"]]
+
+    def table(self) -> ExampleTable:
+        """The per-example datasets as an :class:`ExampleTable`, as :func:`write_examples` was given it."""
+        texts = {side: tuple(str(x) for x in found) for side in TEXTS if (found := self.texts(side)) is not None}
+        return ExampleTable(
+            ids=tuple(self.example_ids), splits=tuple(str(x) for x in self.handle["split"].asstr()[:]),
+            labels=self.handle["label"][:].astype(np.int8), texts=texts,
+            words={role: tuple(str(x) for x in self.words(role)) for role in self.word_roles}, roles=tuple(self.roles),
+            positions=self.handle["positions"][:].astype(np.int32),
+        )  # fmt: skip

@@ -38,7 +38,7 @@ from interp.core.errors import ConfigError, named
 from interp.core.environment import environment
 from interp.core.hdf5 import h5py, open_finished, strings
 from interp.core.outputs import write_bytes_atomic
-from interp.files.examples import PerExampleFile, write_examples
+from interp.files.examples import ExampleTable, PerExampleFile, write_examples
 from interp.hooks.locations import Location
 from interp.causal.values import VariableValues
 
@@ -55,7 +55,7 @@ def check_variable_names(variables: Sequence[str]) -> None:
         raise ConfigError(f"{named('variables', repr(clash[0]))}: the interventions file cannot hold a variable of that name")
 
 
-def save_interventions(path: str | Path, meta: dict, examples: Sequence, encoded: Sequence, roles: Sequence[str], base_pred: np.ndarray,
+def save_interventions(path: str | Path, meta: dict, table: ExampleTable, base_pred: np.ndarray,
                        values: Sequence[VariableValues], causal_pred: dict[str, np.ndarray], locations: Sequence[Location],
                        logits_at: Callable[[int, Location], np.ndarray], location_attrs: Callable[[int], dict] | None = None,
                        variable_attrs: Callable[[str, Location, np.ndarray], dict] | None = None) -> Path:  # fmt: skip
@@ -69,7 +69,7 @@ def save_interventions(path: str | Path, meta: dict, examples: Sequence, encoded
     """
     buffer = io.BytesIO()
     with h5py().File(buffer, "w") as handle:
-        write_interventions(handle, meta, examples, encoded, roles, base_pred, values, causal_pred, locations, logits_at, location_attrs, variable_attrs)
+        write_interventions(handle, meta, table, base_pred, values, causal_pred, locations, logits_at, location_attrs, variable_attrs)
         handle.attrs["environment"] = json.dumps(environment())  # not part of the request: a file is reused across machines
     write_bytes_atomic(Path(path), buffer.getvalue())
     return Path(path)
@@ -78,9 +78,7 @@ def save_interventions(path: str | Path, meta: dict, examples: Sequence, encoded
 def write_interventions(
     handle,
     meta: dict,
-    examples: Sequence,
-    encoded: Sequence,
-    roles: Sequence[str],
+    table: ExampleTable,
     base_pred: np.ndarray,
     values: Sequence[VariableValues],
     causal_pred: dict[str, np.ndarray],
@@ -94,8 +92,7 @@ def write_interventions(
     Args:
         meta: the file attributes (``labels`` among them; ``model_labels`` and ``model_read``, per model label id
             the task label id it reads as, for a classifier whose labels are not the task's in its order).
-        examples: the task's examples (``id``, ``split``, ``label``, ``words``).
-        encoded: the tokenized examples; ``roles``: the task's roles (positions keeps those every example has).
+        table: what the file keeps of each example (:class:`~interp.files.examples.ExampleTable`).
         base_pred: int ``[n]`` the model's own label for each example.
         values: per-example values of every variable of the task (kept for display and analysis).
         causal_pred: intervened variable -> int8 ``[n, n]`` counterfactual label ids.
@@ -105,7 +102,7 @@ def write_interventions(
             location (its IIA summary with intervals, as JSON text under ``summary``).
     """
     check_variable_names(list(causal_pred))
-    write_examples(handle, examples, encoded, roles, meta["labels"], values)
+    write_examples(handle, table, values)
     handle.create_dataset("base_pred", data=np.asarray(base_pred).astype(np.int8))
     for index, loc in enumerate(locations):
         logits = logits_at(index, loc)

@@ -33,7 +33,7 @@ from safetensors.torch import save as save_tensors
 
 from interp.core.errors import ConfigError, DataError, named, renamed
 from interp.core.outputs import ensure_writable_dir, refuse_existing, write_bytes_atomic
-from interp.engine.interventions import Intervention, make_intervention
+from interp.engine.interventions import Intervention, intervention_class
 
 FORMAT = "interp.intervention/1"
 #: The key of the safetensors header metadata that holds the sidecar as saved (compared on load).
@@ -138,10 +138,9 @@ def load_trained_intervention(path: str | Path, model_sha256: str | None = None)
             f"this model's is {model_sha256[:12]}…)"
         )
     try:
-        extra = {key: meta[key] for key in ("start", "stop") if key in meta}
-        intervention = make_intervention(meta["kind"], int(meta["width"]), int(meta["k"]), **extra)
+        intervention = intervention_class(meta["kind"]).from_settings(meta)  # any registered kind, by its name
         intervention.load_tensors(load_tensors(blob))
-    except (KeyError, ValueError, RuntimeError, SafetensorError) as exc:
+    except (KeyError, TypeError, ValueError, RuntimeError, SafetensorError) as exc:
         raise DataError(f"{named('path', stem)}: the weights do not fit the settings in its sidecar ({exc})") from None
     return intervention.eval(), meta
 

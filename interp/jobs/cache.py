@@ -37,7 +37,6 @@ from interp.core.errors import ConfigError
 from interp.core.hdf5 import check_replaceable, finished, open_partial
 from interp.core.outputs import ensure_writable_dir, partial_path, require_free_space, write_file_manifest
 from interp.files.activations import FORMAT, initialise
-from interp.files.examples import role_positions
 
 DTYPES = ("float32", "float16")
 
@@ -85,8 +84,8 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     causal = task.build_causal_model(examples) if task.causal_model is not None else None
     values = [task.values(causal, examples, v) for v in task.variables] if causal is not None else []
     batch_size = config.run.batch(64)
-    encoded = lab.encode(examples)
-    roles = role_positions(encoded, task.roles)[0]
+    table = lab.bind(examples).table()
+    roles = list(table.roles)
     n_layers = lab.model.n_layers
     locations = all_locations(n_layers, roles)
     if config.components:
@@ -123,7 +122,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
     handle = open_partial(work, meta, ids)
     try:
         if "batches_done" not in handle:
-            initialise(handle, meta, examples, encoded, task.roles, values, locations, n_batches, dtype=config.dtype, chunk_rows=batch_size)
+            initialise(handle, meta, table, values, locations, n_batches, dtype=config.dtype, chunk_rows=batch_size)
         done = handle["batches_done"]
         todo = [b for b in range(n_batches) if not done[b]]
         bar = tqdm(todo, desc="cache", unit="batch", disable=not progress, initial=n_batches - len(todo), total=n_batches)

@@ -5,14 +5,16 @@ Usage::
     from interp.api.specs import SampleSpec
     from interp.jobs.das import DasConfig, run_das
     rows = run_das(DasConfig(model="runs/demo/model", out="runs/das", locations="all",
-                             variables=("lexrel", "negated"), subspaces=("64",),
+                             variables=("lexrel", "negated"), subspaces=("64",), kinds=("rotated", "boundless"),
                              sample=SampleSpec(splits=("pmonli", "nmonli_test"), max_per_split=200)))
 
 For each seed the examples are split into training and held-out parts
 (:func:`interp.causal.pairs.split_examples`); for each variable, balanced
 counterfactual pairs are drawn within each part
 (:func:`interp.causal.pairs.counterfactual_pairs`). Then at each location,
-for each subspace size ``k`` (or ``boundless``), one *unit*:
+for each kind of intervention (``rotated``, ``lowrank``, ``boundless`` or one of
+your own, :data:`interp.engine.interventions.REGISTRY`) and, for a kind of a
+chosen size, each subspace size ``k``, one *unit*:
 
 * DAS (Geiger, Wu, Potts, Icard & Goodman 2024, §3): a rotation trained on
   the training pairs with the model frozen (:mod:`interp.analysis.das`),
@@ -37,15 +39,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from interp.api import das
-from interp.api.das import BOUNDLESS, SUBSPACE_KINDS
 from interp.api.intervenable import IntervenableModel
-from interp.api.objects import Location
+from interp.api.objects import Location, intervention_kinds
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.analysis.das import FitSettings, n_steps
@@ -70,9 +72,13 @@ from interp.files.subspaces import load_trained_intervention, save_intervention
 class DasConfig:
     """What to align, where, and how to train.
 
-    ``subspaces``: sizes ``k`` as strings, or ``boundless`` (the size learned);
-    ``kind``: ``rotated`` (an orthogonal ``width × width`` R) or ``lowrank``
-    (an orthonormal ``width × k`` basis). ``data`` and ``sample`` pick the
+    ``kinds``: the interventions trained, each a trainable kind: ``rotated``
+    (an orthogonal ``width × width`` R), ``lowrank`` (an orthonormal ``width ×
+    k`` basis), ``boundless`` (a rotation whose subspace size is learned) or
+    one registered by your own class; ``subspaces``: the sizes ``k``, as
+    strings, of every kind of a chosen size (``boundless`` takes none; the
+    older ``subspaces=("boundless",)`` still works, with a
+    :class:`DeprecationWarning`, as ``kinds`` holding it). ``data`` and ``sample`` pick the
     task and its example set as ``interp intervene`` does (``run``: device,
     pairs per training step, WordPiece rule); ``model`` is a checkpoint or a
     :class:`~interp.api.loading.Classifier`. Each of ``seeds`` gives its own
@@ -84,7 +90,7 @@ class DasConfig:
     locations: str = "aligned"
     variables: tuple[str, ...] = ("lexrel",)
     subspaces: tuple[str, ...] = ("64",)
-    kind: str = "rotated"
+    kinds: tuple[str, ...] = ("rotated",)
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()  # batch_size None: 64 pairs per training step
@@ -101,16 +107,31 @@ class DasConfig:
         """Pairs per training step: ``run.batch_size``, else 64."""
         return self.run.batch(64)
 
+    def __post_init__(self) -> None:
+        if BOUNDLESS in self.subspaces:  # the older spelling: boundless was a size
+            warnings.warn("`subspaces=('boundless',)` is the older spelling of `kinds=(..., 'boundless')` (boundless is a kind of "
+                          "intervention, whose size is learned)", DeprecationWarning, stacklevel=3)  # fmt: skip
+            object.__setattr__(self, "subspaces", tuple(k for k in self.subspaces if k != BOUNDLESS))
+            object.__setattr__(self, "kinds", (*(k for k in self.kinds if k != BOUNDLESS), BOUNDLESS) if self.subspaces else (BOUNDLESS,))
+
+    @property
+    def plan(self) -> list[tuple[str, str | None]]:
+        """Each unit's (kind, size) at one location, seed and variable: every size of a sized kind, one unit of another."""
+        sized = set(intervention_kinds(trainable=True, sized=True))
+        return [(kind, k) for kind in self.kinds for k in (self.subspaces if kind in sized else (None,))]
+
     def validate(self) -> "DasConfig":
-        if self.kind not in SUBSPACE_KINDS:
-            raise ConfigError(f"`kind=` must be one of {', '.join(SUBSPACE_KINDS)}, got {self.kind!r}")
-        if not self.subspaces:
+        trainable, sized = intervention_kinds(trainable=True), intervention_kinds(trainable=True, sized=True)
+        if not self.kinds:
+            raise ConfigError("`kinds=` names no kind of intervention")
+        for kind in self.kinds:
+            if kind not in trainable:
+                raise ConfigError(f"`kind=` must be one of {', '.join(trainable)}, got {kind!r}")
+        if any(kind in sized for kind in self.kinds) and not self.subspaces:
             raise ConfigError("`subspaces=` names no size")
         for k in self.subspaces:
-            if k != BOUNDLESS and not (k.isascii() and k.isdigit() and len(k) <= 12 and int(k) >= 1):  # no 5,000-digit int() parse
-                raise ConfigError(f"{named('subspaces', repr(k))}: give a size k >= 1 or 'boundless'")
-        if BOUNDLESS in self.subspaces and self.kind != "rotated":
-            raise ConfigError("`subspaces=boundless` learns a full rotation: use it with `kind=rotated`")
+            if not (k.isascii() and k.isdigit() and len(k) <= 12 and int(k) >= 1):  # no 5,000-digit int() parse
+                raise ConfigError(f"{named('subspaces', repr(k))}: give a size k >= 1 (boundless is a kind: `kinds=`)")
         if not self.seeds:
             raise ConfigError("`seeds=` names no seed")
         if not self.variables:
@@ -126,15 +147,25 @@ class DasConfig:
         return self
 
 
-def _unit_name(variable: str, location: Location, k: str, seed: int) -> str:
+#: The kind whose size is learned, once spelled as a size (``subspaces=("boundless",)``).
+BOUNDLESS = "boundless"
+
+
+def _size(kind: str, k: str | None) -> str:
+    """A unit's size as ``das.csv``'s ``size`` column and its file name give it: ``k`` for ``rotated``, the kind and
+    ``k`` for another sized kind, the kind alone for one whose size is learned."""
+    return (k if kind == "rotated" else f"{kind}{k}") if k is not None else kind
+
+
+def _unit_name(variable: str, location: Location, size: str, seed: int) -> str:
     """A unit's file name stem: variable, location, size and seed, with any other character as ``_``."""
-    return re.sub(r"[^\w.@+-]", "_", f"{variable}__{location}__k{k}__s{seed}")
+    return re.sub(r"[^\w.@+-]", "_", f"{variable}__{location}__k{size}__s{seed}")
 
 
 def _check_sizes(config: DasConfig, locations: list[Location], widths: dict[Location, int]) -> None:
     for loc in locations:
-        for k in config.subspaces:
-            if k != BOUNDLESS and int(k) > widths[loc]:
+        for _, k in config.plan:
+            if k is not None and int(k) > widths[loc]:
                 raise ConfigError(f"{named('subspaces', k)}: k must be at most the width of location {loc}, {widths[loc]} (tokens × d_model)")
 
 
@@ -171,7 +202,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     ids = [e.id for e in examples]
     request = {
         "model_sha256": sha, "task": task.name, "examples": hashlib.sha256("\n".join(ids).encode()).hexdigest(),
-        **{k: getattr(config, k) for k in ("kind", "train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size")},
+        "kinds": list(config.kinds), **{k: getattr(config, k) for k in ("train_pairs", "test_pairs", "test_share", "epochs", "lr", "batch_size")},
         "wordpiece": lab.wordpiece, **({} if lab.reading.identity else {"model_labels": list(lab.reading.model_labels)}),
     }  # fmt: skip
     parts = no_link(out / "das.parts")
@@ -181,8 +212,8 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
             raise OutputError(f"{named('out', out)} holds a DAS run with other settings (model, examples or training); pass `overwrite=True` or choose another `out=`")
         for stale in parts.glob("*.json"):
             stale.unlink()
-    units = [(loc, seed, var, k) for loc in locations for seed in config.seeds for var in config.variables for k in config.subspaces]
-    todo = [u for u in units if saved != request or not _finished(parts / f"{_unit_name(u[2], u[0], u[3], u[1])}.json")]
+    units = [(loc, seed, var, kind, k) for loc in locations for seed in config.seeds for var in config.variables for kind, k in config.plan]
+    todo = [u for u in units if saved != request or not _finished(parts / f"{_unit_name(u[2], u[0], _size(*u[3:]), u[1])}.json")]
     # What is left to write (each unit's matrix at most width² float32s, its sidecar and row; the tables and the figure):
     # checked first, so a full disk stops the run before it starts instead of leaving unfinished state behind.
     require_free_space(out / "das.csv", sum(4 * widths[loc] ** 2 + (16 << 10) for loc, *_ in todo) + (1 << 20))
@@ -192,29 +223,30 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
 
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha}
-    with das.reuse(lab):
-        drawn = {(seed, variable): das.pairs(lab, examples, variable, seed=seed, test_share=config.test_share,
-                                             n_pairs=config.train_pairs, test_pairs=config.test_pairs)[0]
-                 for seed in config.seeds for variable in config.variables}  # fmt: skip
-        total = sum(n_steps(len(drawn[s, v][0]), settings[s]) for _, s, v, _ in todo)
-        with tqdm(total=total, unit="step", disable=not progress, desc="das") as bar:
-            for loc, seed, variable, k in todo:
-                bar.set_description(f"{variable} {loc} k={k} seed {seed}")
-                bar.set_postfix_str("")
-                found = lab.train_das(examples, loc, variable, k=None if k == BOUNDLESS else int(k), kind=BOUNDLESS if k == BOUNDLESS else config.kind,
-                                      n_pairs=config.train_pairs, epochs=config.epochs, lr=config.lr, batch_size=config.batch_size,
-                                      seed=seed, test_share=config.test_share, test_pairs=config.test_pairs,
-                                      on_step=lambda loss: bar.update(1), on_blocks=lambda done, blocks: bar.set_postfix_str(
-                                          f"best block of {k}: {done}/{blocks} scored"), warn_unlearned=False)  # fmt: skip
-                name = _unit_name(variable, loc, k, seed)
-                row = {**_row(found, k, settings[seed]), "file": f"interventions/{name}.safetensors"}
-                # this run's own unit: a run killed between the two writes redoes it
-                save_intervention(found.intervention, out / "interventions" / name,
-                                  {**meta_common, "causal_model": found.causal_model, "variable": variable, "location": str(loc), "seed": seed,
-                                   "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
-                write_json_atomic(parts / f"{name}.json", row)
-        own = das.own_predictions(lab, examples)  # predicted once for every unit and for the chance check below
-    rows = [read_json(parts / f"{_unit_name(var, loc, k, seed)}.json") for loc, seed, var, k in units]
+    bound = lab.bind(examples)  # every unit reuses its pairs, own predictions and each location's prefix
+    drawn = {(seed, variable): das.pairs(bound, variable, seed=seed, test_share=config.test_share, n_pairs=config.train_pairs,
+                                         test_pairs=config.test_pairs)[0]
+             for seed in config.seeds for variable in config.variables}  # fmt: skip
+    total = sum(n_steps(len(drawn[s, v][0]), settings[s]) for _, s, v, _, _ in todo)
+    with tqdm(total=total, unit="step", disable=not progress, desc="das") as bar:
+        for loc, seed, variable, kind, k in todo:
+            size = _size(kind, k)
+            bar.set_description(f"{variable} {loc} {kind} k={k or 'learned'} seed {seed}")
+            bar.set_postfix_str("")
+            found = lab.train_das(bound, loc, variable, k=None if k is None else int(k), kind=kind,
+                                  n_pairs=config.train_pairs, epochs=config.epochs, lr=config.lr, batch_size=config.batch_size,
+                                  seed=seed, test_share=config.test_share, test_pairs=config.test_pairs,
+                                  on_step=lambda loss: bar.update(1), on_blocks=lambda done, blocks: bar.set_postfix_str(
+                                      f"best block of {size}: {done}/{blocks} scored"), warn_unlearned=False)  # fmt: skip
+            name = _unit_name(variable, loc, size, seed)
+            row = {**_row(found, size, settings[seed]), "file": f"interventions/{name}.safetensors"}
+            # this run's own unit: a run killed between the two writes redoes it
+            save_intervention(found.intervention, out / "interventions" / name,
+                              {**meta_common, "causal_model": found.causal_model, "variable": variable, "location": str(loc), "seed": seed,
+                               "das_iia": row["das_iia"]}, overwrite=True)  # fmt: skip
+            write_json_atomic(parts / f"{name}.json", row)
+    own = bound.own_labels()  # predicted once for every unit and for the chance check below
+    rows = [read_json(parts / f"{_unit_name(var, loc, _size(kind, k), seed)}.json") for loc, seed, var, kind, k in units]
     with OutputSet(out, "das") as outputs:
         write_csv_atomic(rows, outputs.path("das.csv"))
         write_csv_atomic(summarize_seeds(rows), outputs.path("das_summary.csv"))

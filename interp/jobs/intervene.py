@@ -36,6 +36,7 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.api.intervenable import IntervenableModel
+from interp.api.interventions_file import FileContents, file_meta
 from interp.api.objects import PRECISIONS, Location, Task
 from interp.api.loading import Classifier
 from interp.core.errors import ConfigError, OutputError, named
@@ -187,12 +188,14 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
     if config.unit_size is None:  # an earlier run's, else the device's default; the file records it
         world = int(os.environ.get("WORLD_SIZE", "1"))
         config = replace(config, unit_size=_earlier_unit_size(out) or default_unit_size(lab.model.device, len(examples), world))
-    causal = lab.task.build_causal_model(examples)  # one that does not fit is refused before any work
+    bound = lab.bind(examples)
+    bound.causal_model()  # one that does not fit is refused before any work
     locations = lab.locations(config.locations, config.variables)
     for loc in locations:  # every example has the location's roles, with the same token count each
         lab.width(examples, loc)
     ids = [e.id for e in examples]
-    meta = lab.file_meta(causal.name, config.variables, locations, unit_size=config.unit_size, precision=config.precision)
+    meta = {**file_meta(bound, config.variables, locations, unit_size=config.unit_size, precision=config.precision),
+            "model_sha256": lab.model.sha256}  # fmt: skip
     rows = _cache_rows(config, lab, ids, locations) if config.cache is not None else None
     n, size, n_labels = len(ids), config.unit_size, len(lab.model.labels)
     shards = Shards(parts_dir(out), unit_request(meta, lab.task, ids), shape=lambda u: (min(size, n - u * size), n, n_labels))
@@ -268,7 +271,7 @@ def _run_location(config, shards: Shards, index: int, lab: IntervenableModel, ex
     todo = [u for u in units if not shards.done(index, u)]
     if not todo:
         return 0
-    sources = _cached_vectors(config.cache, cache_rows, loc) if cache_rows is not None else lab.source_vectors(loc, examples)
+    sources = _cached_vectors(config.cache, cache_rows, loc) if cache_rows is not None else lab.source_vectors(examples, loc)
     total = sum(min(size, n - u * size) for u in units) * n
     remaining = sum(min(size, n - u * size) for u in todo) * n
     bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
@@ -291,7 +294,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
         if cache_rows is not None:
             vectors = _cached_vectors(config.cache, [cache_rows[j] for j in sources], loc)
         else:
-            vectors = lab.source_vectors(loc, [examples[j] for j in sources])
+            vectors = lab.source_vectors([examples[j] for j in sources], loc)
         reduced = torch.from_numpy(np.stack([shards.read(index, b // size)[b % size, sources] for b in bases]))
         checks.append(compare_with_fp32(lab, [examples[b] for b in bases], vectors, loc, reduced))
     return checks
@@ -299,7 +302,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
 
 def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations: list[Location], shards: Shards,
               checks: list[Fp32Check] | None = None) -> np.ndarray:  # fmt: skip
-    """Write the file from the shards (:meth:`IntervenableModel.write`), its manifest, and drop the shards; returns the
+    """Write the file from the shards (:meth:`~interp.api.interventions_file.FileContents.write`), its manifest, and drop the shards; returns the
     model's own task label ids on ``examples`` (the file's base predictions), for the chance check.
 
     ``checks``: with a reduced precision, each location's agreement with fp32, kept as group attributes.
@@ -316,9 +319,11 @@ def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations
     def logits_at(index: int, loc: Location) -> np.ndarray:
         return np.concatenate([shards.read(index, u) for u in range(n_units)])
 
-    own = lab.reading.predict(lab.predict(examples))
-    lab.write(out, examples, locations, logits_at, meta=meta, location_attrs=(lambda i: checks[i].attrs()) if checks is not None else None,
-              base_pred=own)  # fmt: skip
+    bound = lab.bind(examples)
+    own = bound.own_labels()
+    contents = FileContents.of(bound, meta["variables"], locations, unit_size=meta["unit_size"], precision=meta["precision"], base_pred=own)
+    replace(contents, meta={**contents.meta, "model_sha256": meta["model_sha256"]}).write(  # the weights as the run began
+        out, locations, logits_at, (lambda i: checks[i].attrs()) if checks is not None else None)
     write_file_manifest(out, "intervene")
     shards.remove()
     return own

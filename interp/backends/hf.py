@@ -1,0 +1,77 @@
+"""The Hugging Face runner: the model itself, through PyTorch hooks (:func:`interp.hooks.hooked`) and the batched engine.
+
+Usage::
+
+    runner = HFRunner(model, pad_token_id=0)
+    vectors = runner.vectors(encoded, loc)                    # float32 [n, tokens × width]
+    logits = runner.interchange_logits(encoded, vectors, loc) # float32 [n, n, labels]
+    pairs = runner.pairs(encoded, loc)                        # PairSuffix: any intervention, with gradients
+    runner.reference()                                        # NaiveRunner: one batch-1 pass per example or pair
+
+Every path is the engine's (:mod:`interp.engine`): the prefix up to a location once per example, the suffix batched
+per pair; its reference is :class:`~interp.backends.naive.NaiveRunner`, and the tests hold the two equal.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from interp.backends.base import SiteGradients
+from interp.backends.naive import NaiveRunner
+from interp.engine.batched import interchange_logits, precision, source_vectors, vectors_and_logits
+from interp.engine.gradients import site_gradients
+from interp.engine.pair_suffix import PairSuffix
+from interp.hooks import hooked
+from interp.hooks.architecture import batch_inputs
+from interp.hooks.encoding import Encoded, collate
+from interp.hooks.locations import Location
+from interp.models.evaluation import predict_logits
+
+
+class HFRunner:
+    """A Hugging Face classifier run by :mod:`interp.engine` (the :class:`~interp.backends.base.Runner` protocol).
+
+    Args:
+        model: a ``...ForSequenceClassification`` of a family :mod:`interp.hooks.architecture` covers, in eval mode.
+        pad_token_id: what pads a batch of examples of different lengths (:meth:`predict`, :meth:`read`).
+    """
+
+    name = "hf"
+
+    def __init__(self, model, pad_token_id: int = 0) -> None:
+        self.model, self.pad_token_id = model, pad_token_id
+
+    def predict(self, encoded: Sequence[Encoded]) -> Tensor:
+        return predict_logits(self.model, encoded, self.pad_token_id)
+
+    @torch.no_grad()
+    def read(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, Tensor]:
+        batch = collate(encoded, self.pad_token_id)
+        with hooked(self.model, batch["positions"], read=list(locations)) as trace:
+            self.model(**batch_inputs(self.model, batch, next(self.model.parameters()).device))
+        return {loc: trace[loc].float().cpu() for loc in locations}
+
+    def vectors(self, encoded: Sequence[Encoded], location: Location) -> Tensor:
+        return source_vectors(self.model, encoded, location)
+
+    def vectors_and_logits(self, encoded: Sequence[Encoded], location: Location) -> tuple[Tensor, Tensor]:
+        return vectors_and_logits(self.model, encoded, location)
+
+    def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *, batch_size: int | None = None,
+                           on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
+        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows)
+
+    def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairSuffix:
+        return PairSuffix(self.model, encoded, location)
+
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, SiteGradients]:
+        return {loc: SiteGradients(*found) for loc, found in site_gradients(self.model, encoded, locations).items()}
+
+    def precision(self, name: str):
+        return precision(self.model, name)
+
+    def reference(self) -> NaiveRunner:
+        return NaiveRunner(self.model, self.pad_token_id)

@@ -14,7 +14,7 @@ import torch
 
 import interp
 from interp.analysis.iia import summarize
-from interp.api import intervenable
+from interp.backends.hf import HFRunner
 from interp.engine import batched
 from interp.engine.naive import naive_vector
 from interp.files.activations import open_cache as interp_open_cache
@@ -165,12 +165,12 @@ def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples,
     """A list of locations gives each location's own result, one table, and one file: the file `interp intervene` writes
     for the same locations, and each location read back is that location's result."""
     other = "blocks.1.hook_resid_post@w_p"
-    predicted = []
-    whole = patch("interp.api.intervenable.vectors_and_logits", wraps=intervenable.vectors_and_logits)
-    with patch.object(lab, "predict", side_effect=lambda e: predicted.append(len(e)) or type(lab).predict(lab, e)), whole as passes:
-        found = lab.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
+    fresh = interp.IntervenableModel(lab.model, lab.task)  # nothing bound yet
+    whole = patch("interp.backends.hf.vectors_and_logits", wraps=batched.vectors_and_logits)
+    with patch("interp.backends.hf.HFRunner.predict", autospec=True, side_effect=HFRunner.predict) as predicted, whole as passes:
+        found = fresh.interchange(examples, examples, [LOCATION, other], variables=("lexrel",))
     # the model's own predictions come once for the set, from the first location's pass that reads the sources' vectors
-    assert predicted == [] and passes.call_count == 1
+    assert predicted.call_count == 0 and passes.call_count == 1
     assert isinstance(found, interp.InterchangeSet) and found.locations == (LOCATION, other) and len(found) == 2
     for location in (LOCATION, other):
         alone = lab.interchange(examples, examples, location, variables=("lexrel",))

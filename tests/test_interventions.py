@@ -9,7 +9,7 @@ import torch
 from click.testing import CliRunner
 from transformers import AutoModelForSequenceClassification
 
-import interp.backends.base as backend_module
+import interp.backends.hf as backend_module
 from interp.causal import interchange_table
 from interp.cli import main
 from interp.engine import interchange_logits, naive_interchange, source_vectors

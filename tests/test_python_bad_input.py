@@ -89,7 +89,7 @@ def test_no_call_overwrites_a_file_it_did_not_write(setting, tmp_path):
 
     by_hand = interp.InterchangeResult(**{f: getattr(res, f) for f in ("location", "labels", "base_ids", "source_ids", "logits", "base_pred",
                                                                        "source_pred", "base_label", "causal_pred", "values", "source_values")})
-    with pytest.raises(interp.ConfigError, match="not made by IntervenableModel.interchange"):
+    with pytest.raises(interp.ConfigError, match="holds no examples= and model="):
         by_hand.save(tmp_path / "hand.h5")
 
 

@@ -16,6 +16,7 @@ FLAGS: dict[str | tuple[str, str], str] = {
     ("verify_checksums", "False"): "--skip-checksums",
     "variables": "--variable",
     "subspaces": "--subspace",
+    "kinds": "--kind",
     "ks": "--k",
     "lrs": "--lr",
     "formats": "--format",

@@ -126,7 +126,7 @@ class DasConfig:
             raise ConfigError("`kinds=` names no kind of intervention")
         for kind in self.kinds:
             if kind not in trainable:
-                raise ConfigError(f"`kind=` must be one of {', '.join(trainable)}, got {kind!r}")
+                raise ConfigError(f"`kinds=` must be one of {', '.join(trainable)}, got {kind!r}")
         if any(kind in sized for kind in self.kinds) and not self.subspaces:
             raise ConfigError("`subspaces=` names no size")
         for k in self.subspaces:

@@ -218,7 +218,7 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         loc = lab.location(LOCATION)
         bases = examples[: 4 if args.smoke else args.engine_bases]
         reset_peak(device)
-        vectors = lab.source_vectors(loc, examples)
+        vectors = lab.source_vectors(examples, loc)
         rates, repeats = {}, {}
         for name in ("fp32", "tf32", "bf16"):
             with precision(lab.model.module, name):
@@ -270,7 +270,7 @@ def profile_arm(args, task, model, device) -> list[dict]:
     loc = lab.location(LOCATION)
     examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=48 if args.smoke else None, seed=0)
     bases = examples[: 2 if args.smoke else 32]
-    vectors = lab.source_vectors(loc, examples)
+    vectors = lab.source_vectors(examples, loc)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
     rows = []

@@ -42,7 +42,7 @@ At a component site (a head's ``attn.hook_z.h{H}``, ``hook_mlp_out``, ...;
 TransformerLens arm runs instead (when transformer-lens is installed, the
 ``tl`` extra): ``TransformerBridge.run_with_hooks`` patching the site's
 bridge hook, one full forward pass per pair, rows batched 64 at a time
-(:class:`interp.backends.tl_bridge.BridgeBackend`), on the same bases as
+(:class:`interp.backends.tl_bridge.BridgeRunner`), on the same bases as
 the naive loop.
 """
 
@@ -211,11 +211,11 @@ def face_bound(model, encoded: list, n_bases: int, loc: Location, engine_seconds
 def tl_arm(model, tokenizer, encoded, loc: Location, n_bases: int):
     """Logits ``[n_bases, n_sources, n_labels]`` and seconds of TransformerLens ``run_with_hooks`` patching, or None without it."""
     try:
-        from interp.backends.tl_bridge import BridgeBackend
+        from interp.backends.tl_bridge import BridgeRunner
     except ImportError:
         return None
-    backend = BridgeBackend(model, tokenizer)
-    vectors = backend.source_vectors(encoded, loc)
+    backend = BridgeRunner(model, tokenizer)
+    vectors = backend.vectors(encoded, loc)
     started = time.perf_counter()
     logits = backend.interchange_logits(encoded[:n_bases], vectors, loc)
     return logits, time.perf_counter() - started

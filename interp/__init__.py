@@ -57,6 +57,8 @@ _EXPORTS = {
     "LabelReading": "interp.models.labels",
     "read_labels": "interp.models.labels",
     "IntervenableModel": "interp.api.intervenable",
+    "ExampleSet": "interp.api.example_set",
+    "get_runner": "interp.backends",
     "InterchangeResult": "interp.api.results",
     "InterchangeSet": "interp.api.results",
     "load_interventions": "interp.api.results",

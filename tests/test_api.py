@@ -279,7 +279,7 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     config = TrainConfig(model=str(tiny_encoder_dir), sample=interp.SampleSpec(splits=("nmonli_test",), max_examples=48, seed=4), eval_splits=(),
                          data=interp.DataSpec(data_dir=str(monli_dir)),
                          **settings)  # fmt: skip
-    train(config, tmp_path / "model", progress=False)
+    train(replace(config, out=str(tmp_path / "model")), progress=False)
     task = interp.load_task("monli", data_dir=str(monli_dir))
     trained = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **settings)
     saved = load_file(tmp_path / "model" / "model.safetensors")
@@ -295,7 +295,7 @@ def test_fine_tune_in_memory_gives_the_weights_interp_train_saves(tiny_encoder_d
     from interp.jobs.iit import train_iit
 
     iit = dict(iit="lexrel@blocks.0.hook_resid_post@w_h", iit_weight=0.5)
-    train_iit(replace(config, epochs=1, **iit), tmp_path / "iit", progress=False)
+    train_iit(replace(config, epochs=1, **iit, out=str(tmp_path / "iit")), progress=False)
     planted = interp.fine_tune(str(tiny_encoder_dir), task, task.examples(("nmonli_test",), n=48, seed=4), **{**settings, "epochs": 1}, **iit)
     saved = load_file(tmp_path / "iit" / "model.safetensors")
     assert all(torch.equal(planted.module.state_dict()[k], v) for k, v in saved.items())

@@ -141,7 +141,7 @@ def test_a_two_label_model_trains_on_a_three_label_fragment_through_its_mapping(
 
     config = InoculateConfig(
         model=str(tiny_classifier_dir), original="monli:pmonli_heldout", challenge="fragment:negation", out=str(tmp_path / "f"),
-        ks=(12,), lrs=(1e-3,), epochs=(1,), data_dir=None, fold_labels=True,
+        ks=(12,), lrs=(1e-3,), epochs=(1,), fold_labels=True,
     )  # fmt: skip
     with pytest.warns(InterpWarning, match="gold contradiction is scored as neutral"):
         rows, selected = run_inoculation(config, progress=False)

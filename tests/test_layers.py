@@ -120,3 +120,96 @@ def test_no_job_imports_a_tasks_folder():
             if target.startswith("interp.tasks.") and target.split(".")[2] in folders:
                 found.append(f"{source.relative_to(PACKAGE.parent)}:{line} imports {target}")
     assert found == []
+
+
+def code_lines(source: Path) -> int:
+    """Lines of code in ``source``: neither blank, nor a comment, nor part of a docstring."""
+    text = source.read_text(encoding="utf-8")
+    docs = set()
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                docs.update(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.strip().startswith("#") and n not in docs)
+
+
+def test_the_face_holds_no_run_path():
+    """``IntervenableModel`` asks its runner (``interp.backends``) and its example set: it imports nothing from the engine
+    and stays a thin face (it held 310 lines of code, docstrings aside, when it ran the model itself)."""
+    source = PACKAGE / "api" / "intervenable.py"
+    assert [target for _, target in imports(source) if target.startswith("interp.engine")] == []
+    assert code_lines(source) <= 180
+
+
+def import_graph(package: Path = PACKAGE):
+    """Module -> the modules of ``package`` it imports anywhere in its text (inside functions and ``TYPE_CHECKING`` blocks
+    too), a name imported from a package counted as its submodule where it is one; a package's ``__init__`` importing its
+    own modules (re-exporting them) is left out."""
+    import networkx as nx
+
+    names = {".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__"): p for p in package.rglob("*.py")}
+    graph = nx.DiGraph()
+    for name, path in names.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == package.name:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names else node.module for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                own = path.name == "__init__.py" and target.startswith(name + ".")
+                if target in names and target != name and not own:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_no_import_circle():
+    """No module of ``interp`` imports, through any chain, one that imports it back (type-only imports included)."""
+    import networkx as nx
+
+    assert list(nx.simple_cycles(import_graph())) == []
+
+
+def test_the_circle_check_would_catch_one(tmp_path):
+    """The null: two modules importing each other inside a function are found."""
+    import networkx as nx
+
+    package = tmp_path / "interp"
+    (package / "a").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a" / "__init__.py").write_text("from interp.a.one import f\n")
+    (package / "a" / "one.py").write_text("def f():\n    from interp.a.two import g\n")
+    (package / "a" / "two.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from interp.a import one\n")
+    assert [sorted(c) for c in nx.simple_cycles(import_graph(package))] == [["interp.a.one", "interp.a.two"]]
+
+
+def repeated_blocks(package: Path = PACKAGE, size: int = 10) -> list[str]:
+    """Every run of ``size`` lines of code (blank and comment lines skipped, indentation ignored) found twice in ``package``."""
+    seen: dict[tuple, str] = {}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        lines = [(n, line.strip()) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if line.strip() and not line.strip().startswith("#")]  # fmt: skip
+        for i in range(len(lines) - size + 1):
+            key = tuple(text for _, text in lines[i : i + size])
+            where = f"{path.relative_to(package.parent)}:{lines[i][0]}"
+            if key in seen and not seen[key].startswith(f"{path.relative_to(package.parent)}:"):
+                found.append(f"{where} repeats {seen[key]}")
+            seen.setdefault(key, where)
+    return found
+
+
+def test_no_block_of_ten_lines_is_written_twice():
+    assert repeated_blocks() == []
+
+
+def test_the_repeat_check_would_catch_a_copied_block(tmp_path):
+    package = tmp_path / "interp"
+    package.mkdir()
+    block = "\n".join(f"x{i} = {i}" for i in range(10)) + "\n"
+    (package / "a.py").write_text(block)
+    (package / "b.py").write_text("# a copy\n" + block)
+    assert repeated_blocks(package) == ["interp/b.py:2 repeats interp/a.py:1"]

@@ -3,6 +3,7 @@
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -246,12 +247,12 @@ def test_train_and_evaluate_on_a_generated_file(tiny_encoder_dir, generated, tmp
     data, _ = generated
     config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec(data_file=str(data)), epochs=1, batch_size=32, sample=SampleSpec(max_examples=96))
     assert config.splits == ("train",) and config.eval_splits == ("train", "dev", "test")  # a file without dev scores the other two
-    result = train(config, tmp_path / "mq", progress=False)
+    result = train(replace(config, out=str(tmp_path / "mq")), progress=False)
     assert result.n_train == 96 and set(result.metrics) == {"train", "test"}
     assert result.metrics["test"]["n"] == 300
     model, _ = load_classifier(str(tmp_path / "mq"), require_head=True)
     assert [model.config.id2label[i] for i in range(3)] == list(MQNLI_LABELS)
-    assert train(config, tmp_path / "mq", progress=False).reused
+    assert train(replace(config, out=str(tmp_path / "mq")), progress=False).reused
     runner = CliRunner()
     out = runner.invoke(main, ["evaluate", "--model", str(tmp_path / "mq"), "--data-file", str(data), "--json"])
     assert out.exit_code == 0, out.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import pytest
@@ -61,9 +63,9 @@ def test_the_node_loss_is_the_mean_cross_entropy_of_each_nodes_head(tiny_encoder
 def test_a_node_loss_run_resumes_to_the_same_weights_and_saves_the_classifier_alone(tiny_encoder_dir, mqnli_file, tmp_path, monkeypatch):
     config = TrainConfig(model=str(tiny_encoder_dir), data=DataSpec("mqnli", str(mqnli_file)), epochs=2, lr=2e-3, batch_size=16,
                          sample=SampleSpec(max_examples=48, seed=2), eval_splits=("test",), node_loss="all", node_read="tokens", seed=2)  # fmt: skip
-    reference = train(config, tmp_path / "reference", progress=False)
+    reference = train(replace(config, out=str(tmp_path / "reference")), progress=False)
     assert all("extra_loss" in e for e in reference.epochs) and reference.epochs[-1]["extra_loss"] < reference.epochs[0]["extra_loss"]
-    plain = train(TrainConfig(**{**config.__dict__, "node_loss": None, "node_read": "cls"}), tmp_path / "plain", progress=False)
+    plain = train(TrainConfig(**{**config.__dict__, "node_loss": None, "node_read": "cls", "out": str(tmp_path / "plain")}), progress=False)
     assert plain.fingerprint != reference.fingerprint
     with safe_open(tmp_path / "reference" / "model.safetensors", "pt") as a, safe_open(tmp_path / "plain" / "model.safetensors", "pt") as b:
         assert set(a.keys()) == set(b.keys())  # no head tensors in the checkpoint
@@ -89,10 +91,10 @@ def test_a_node_loss_run_resumes_to_the_same_weights_and_saves_the_classifier_al
 
     monkeypatch.setitem(fit.__globals__, "save_training_state", stop_after_epoch_one)
     with pytest.raises(KeyboardInterrupt):
-        train(config, tmp_path / "resumed", progress=False)
+        train(replace(config, out=str(tmp_path / "resumed")), progress=False)
     assert any(k.startswith("model.extra.heads.") for k in state["keys"])  # the heads are in the resumable state
     monkeypatch.setitem(fit.__globals__, "save_training_state", original)
-    resumed = train(config, tmp_path / "resumed", progress=False)
+    resumed = train(replace(config, out=str(tmp_path / "resumed")), progress=False)
     a, _ = load_classifier(str(tmp_path / "reference"))
     b, _ = load_classifier(str(tmp_path / "resumed"))
     assert [r["epoch"] for r in resumed.epochs] == [1, 2]

@@ -112,7 +112,7 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
         data=DataSpec(data_dir=str(monli_dir)),
     )
     out = tmp_path / "run"
-    result = train(config, out, progress=False)
+    result = train(replace(config, out=str(out)), progress=False)
     assert not result.reused and result.n_train == 64
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no .partial left behind
     info = json.loads((out / "training.json").read_text())
@@ -124,10 +124,11 @@ def test_train_writes_a_complete_checkpoint_and_reuses_it(tiny_encoder_dir, monl
     test = load_monli(monli_dir, ("nmonli_test",))
     assert evaluate(model, tokenizer, test, labels=LABELS) == info["metrics"]
 
-    again = train(config, out, progress=False)
+    with pytest.warns(DeprecationWarning, match="older form"):  # out as an argument still works
+        again = train(config, out, progress=False)
     assert again.reused and again.metrics == result.metrics
     with pytest.raises(OutputError, match="already exists and holds another run"):
-        train(replace(config, seed=9), out, progress=False)
+        train(replace(config, seed=9, out=str(out)), progress=False)
 
 
 def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
@@ -197,7 +198,7 @@ def test_the_hypothesis_only_baseline_never_sees_the_premise(tiny_encoder_dir, m
     other = [replace(e, premise=examples[(i + 7) % len(examples)].premise) for i, e in enumerate(examples)]  # premises swapped
     for input, invariant in (("hypothesis", True), ("pair", False)):
         out = tmp_path / input
-        train(replace(config, input=input), out, progress=False)
+        train(replace(config, input=input, out=str(out)), progress=False)
         model, tokenizer = load_classifier(str(out), require_head=True)
         logits = [predict_logits(model, [encode_pair(e, tokenizer, LABELS) for e in input_view(batch, input)], tokenizer.pad_token_id)
                   for batch in (examples, other)]  # fmt: skip
@@ -212,7 +213,7 @@ def test_unwritable_output_is_refused_before_training(tiny_encoder_dir, monli_di
     blocker.write_text("")
     config = TrainConfig(model=str(tiny_encoder_dir), sample=SampleSpec(splits=("nmonli_test",)), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
     with pytest.raises(OutputError, match="out=.*file/run.partial: cannot create directory"):
-        train(config, blocker / "run", progress=False)
+        train(replace(config, out=str(blocker / "run")), progress=False)
 
 
 def test_a_checkpoint_replaces_a_stale_staging_folder(tiny_encoder_dir, tmp_path):
@@ -358,9 +359,9 @@ def test_workers_refuse_settings_that_cannot_reach_another_process(tiny_encoder_
 
     config = TrainConfig(model=str(tiny_encoder_dir), epochs=1, data=DataSpec(data_dir=str(monli_dir)))
     with pytest.raises(ConfigError, match="workers"):
-        train_seeds(config, tmp_path / "s", (0, 1), trainer=lambda *a, **k: None, workers=2)
+        train_seeds(replace(config, out=str(tmp_path / "s")), seeds=(0, 1), trainer=lambda *a, **k: None, workers=2)
     with pytest.raises(ConfigError, match="workers"):
-        train_seeds(config, tmp_path / "s", (0, 1), workers=0)
+        train_seeds(replace(config, out=str(tmp_path / "s")), seeds=(0, 1), workers=0)
     assert not (tmp_path / "s").exists()
 
 

@@ -45,6 +45,7 @@ from transformer_lens.model_bridge.supported_architectures.roberta import Robert
 from interp.backends.base import SiteGradients
 from interp.core.errors import ConfigError, named
 from interp.engine.batched import length_groups
+from interp.engine.gradients import Probes, empty_gradients, fill
 from interp.engine.hooked_pairs import HookedPairs
 from interp.models.freezing import frozen_weights
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
@@ -284,33 +285,18 @@ class BridgeRunner:
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], batch_size: int = 64) -> dict[Location, SiteGradients]:
         """A zero tensor that requires a gradient added at each location's tokens of its bridge hook
-        (:mod:`interp.engine.gradients` does the same with PyTorch hooks); one backward pass per label."""
+        (:class:`~interp.engine.gradients.Probes`, as the Hugging Face runner adds them with PyTorch hooks); one backward
+        pass per label."""
         for loc in locations:
             self._check(loc)
-        n_labels = self.config.num_labels
-        widths = [len(location_tokens(encoded, loc.roles, f"location {loc}")[0]) * loc.token_width(self.config) if encoded else 0
-                  for loc in locations]  # fmt: skip
-        found = {loc: (torch.empty(len(encoded), w), torch.empty(len(encoded), n_labels, w)) for loc, w in zip(locations, widths)}
+        out = empty_gradients(encoded, locations, self.config)
         with frozen_weights(self.bridge), torch.enable_grad():
             for chunk in self._batches(encoded, batch_size):
-                read, probes, hooks = {}, {}, []
-                for loc in locations:
-                    where = torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device)
-
-                    def add(old, loc=loc):
-                        read[loc] = old.detach()
-                        probes[loc] = torch.zeros_like(old, requires_grad=True)
-                        return old + probes[loc]
-
-                    hooks.append(self._patch(loc, where, add))
-                logits = self._forward(*self._ids(encoded, chunk), hooks=hooks)
-                deltas = [probes[loc] for loc in locations]
-                grads = [torch.autograd.grad(logits[:, j].sum(), deltas, retain_graph=j < n_labels - 1) for j in range(n_labels)]
-                rows = torch.tensor(chunk)
-                for k, loc in enumerate(locations):
-                    found[loc][0][rows] = read[loc].float().cpu()
-                    found[loc][1][rows] = torch.stack([g[k] for g in grads], 1).float().cpu()
-        return {loc: SiteGradients(*v) for loc, v in found.items()}
+                probes = Probes()
+                hooks = [self._patch(loc, torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device),
+                                     probes.at(loc)) for loc in locations]  # fmt: skip
+                fill(out, torch.tensor(chunk), probes.gradients(self._forward(*self._ids(encoded, chunk), hooks=hooks), locations))
+        return {loc: SiteGradients(*v) for loc, v in out.items()}
 
     @contextmanager
     def precision(self, name: str) -> Iterator[None]:

@@ -70,18 +70,18 @@ def train(model, label_map, data, sample, fit, run, progress, scoring, iit, node
     config = TrainConfig(
         model=model, label_map=label_map, data=data, sample=sample, seed=sample.seed, run=run, **{**fit, "input": fit["input"] or "pair"},
         **scoring, **iit, **node, eval_splits=o.listed(eval_splits, "--eval-splits") if eval_splits is not None else None,
+        out=output["out"], overwrite=output["overwrite"],
     )  # fmt: skip
     trainer = train_iit if iit["iit"] else train_model
     seeds, workers = repeat["seeds"], repeat["workers"]
     if seeds is not None:
         from interp.jobs.seeds import format_seeds, train_seeds
 
-        click.echo(format_seeds(train_seeds(config, output["out"], o.ints(seeds, "--seeds"), progress=progress, overwrite=output["overwrite"],
-                                            trainer=trainer, workers=workers)))  # fmt: skip
+        click.echo(format_seeds(train_seeds(config, seeds=o.ints(seeds, "--seeds"), progress=progress, trainer=trainer, workers=workers)))
         return
     if workers != 1:
         raise ConfigError("--workers trains several --seeds at once: give --seeds too")
-    result = trainer(config, output["out"], progress=progress, overwrite=output["overwrite"])
+    result = trainer(config, progress=progress)
     click.echo(f"saved {result.out_dir} ({result.n_train} training examples, {result.seconds:.0f} s)")
     click.echo("\n".join(accuracy_lines(result.metrics)))
 
@@ -125,12 +125,13 @@ def inoculate(model, label_map, original, challenge, challenge_eval, grid, out, 
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
     """
+    from interp.api.specs import DataSpec
     from interp.jobs.inoculate import InoculateConfig, format_inoculation, run_inoculation
 
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out=out, challenge_eval=challenge_eval, ks=o.ints(grid["ks"], "--k"),
         lrs=o.numbers(grid["lrs"], "--lr", float), epochs=o.ints(grid["epochs"], "--epochs"), seeds=o.ints(grid["seeds"], "--seeds"),
-        batch_size=batch_size, verify_checksums=not skip_checksums, label_map=label_map, run=run, fold_labels=fold_labels,
+        batch_size=batch_size, data=DataSpec(verify_checksums=not skip_checksums), label_map=label_map, run=run, fold_labels=fold_labels,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

@@ -21,7 +21,7 @@ import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, Callable, Iterable, Iterator, TextIO
 
 from interp.core.errors import OutputError, named
 
@@ -105,6 +105,20 @@ def refuse_existing(path: Path, overwrite: bool) -> None:
         raise OutputError(f"{named('out', path)} is a folder; give a file path")
     if (path.exists() or path.is_symlink()) and not overwrite:
         raise OutputError(f"{named('out', path)} already exists; choose another path or pass `overwrite=True`")
+
+
+def generate_into(out: str | os.PathLike, overwrite: bool, records_of: Callable[[], list], stats_of: Callable[[list], dict]) -> dict:
+    """A generator's whole run: ``out`` refused if it exists (unless ``overwrite``, :func:`new_output`), the records
+    ``records_of()`` makes written as JSON lines with ``stats_of(records)`` beside them (:func:`write_generated`); the stats.
+
+    Raises:
+        OutputError: naming ``out=``: it exists, or cannot be written.
+    """
+    out = new_output(out, overwrite)
+    records = records_of()
+    stats = stats_of(records)
+    write_generated(out, records, stats)
+    return stats
 
 
 def write_generated(out: Path, records: Iterable[Any], stats: dict) -> Path:

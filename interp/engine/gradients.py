@@ -16,7 +16,7 @@ no gradient (:func:`~interp.models.freezing.frozen_weights`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch import Tensor
@@ -29,6 +29,33 @@ from interp.hooks.locations import Location
 from interp.models.freezing import frozen_weights
 
 
+class Probes:
+    """Zero tensors that require a gradient, each added to a site's vectors in one forward pass (:meth:`at`, a write
+    through a function), then every label's gradient with respect to them (:meth:`gradients`)."""
+
+    def __init__(self) -> None:
+        self.read: dict[Location, Tensor] = {}
+        self.deltas: dict[Location, Tensor] = {}
+
+    def at(self, location: Location) -> Callable[[Tensor], Tensor]:
+        """The write at ``location``: its vectors (``[rows, width]``) kept, and returned plus a zero that requires a gradient."""
+
+        def add(old: Tensor) -> Tensor:
+            self.read[location] = old.detach()
+            self.deltas[location] = torch.zeros_like(old, requires_grad=True)
+            return old + self.deltas[location]
+
+        return add
+
+    def gradients(self, logits: Tensor, locations: Sequence[Location]) -> dict[Location, tuple[Tensor, Tensor]]:
+        """Each location's vectors, float32 ``[rows, width]``, and every label's gradient, float32 ``[rows, labels, width]``
+        (CPU), from the ``logits`` (``[rows, labels]``) of the pass the probes were added in: one backward pass per label."""
+        deltas = [self.deltas[loc] for loc in locations]
+        n_labels = logits.shape[-1]
+        grads = [torch.autograd.grad(logits[:, j].sum(), deltas, retain_graph=j < n_labels - 1) for j in range(n_labels)]
+        return {loc: (self.read[loc].float().cpu(), torch.stack([g[k] for g in grads], 1).float().cpu()) for k, loc in enumerate(locations)}
+
+
 def site_gradients(model, encoded: Sequence[Encoded], locations: Sequence[Location], batch_size: int = 64) -> dict[Location, tuple[Tensor, Tensor]]:
     """Each location's activations, float32 ``[n, width]``, and the gradient of every label's logit with respect to
     them, float32 ``[n, labels, width]``, both on CPU (``width``: tokens × d_model, × d_head at one head's ``attn.hook_z``).
@@ -38,35 +65,35 @@ def site_gradients(model, encoded: Sequence[Encoded], locations: Sequence[Locati
             location out of range for the model (:func:`~interp.hooks.site_module`).
     """
     device = next(model.parameters()).device
-    n_labels = model.config.num_labels
     roles = list(dict.fromkeys(r for loc in locations for r in loc.roles))
-    out = {}
-    for loc in locations:
-        tokens = location_tokens(encoded, loc.roles, f"location {loc}")
-        width = len(tokens[0]) * loc.token_width(model.config) if tokens else 0
-        out[loc] = (torch.empty(len(encoded), width), torch.empty(len(encoded), n_labels, width))
+    out = empty_gradients(encoded, locations, model.config)
     with frozen_weights(model), torch.enable_grad():
         for group in length_groups(encoded):
             for chunk in _chunks(group, batch_size):
                 ids, types = _inputs(encoded, chunk, device)
                 positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in roles}
-                probes: dict[Location, Tensor] = {}
-                read: dict[Location, Tensor] = {}
-
-                def probe(loc: Location):
-                    def add(old: Tensor) -> Tensor:
-                        read[loc] = old.detach()
-                        probes[loc] = torch.zeros_like(old, requires_grad=True)
-                        return old + probes[loc]
-
-                    return add
-
-                with hooked(model, positions, write={loc: probe(loc) for loc in locations}):
+                probes = Probes()
+                with hooked(model, positions, write={loc: probes.at(loc) for loc in locations}):
                     logits = model(**model_inputs(model, ids, types)).logits
-                deltas = [probes[loc] for loc in locations]
-                grads = [torch.autograd.grad(logits[:, j].sum(), deltas, retain_graph=j < n_labels - 1) for j in range(n_labels)]
-                rows = torch.tensor(chunk)
-                for k, loc in enumerate(locations):
-                    out[loc][0][rows] = read[loc].float().cpu()
-                    out[loc][1][rows] = torch.stack([g[k] for g in grads], 1).float().cpu()
+                fill(out, torch.tensor(chunk), probes.gradients(logits, locations))
     return out
+
+
+def empty_gradients(encoded: Sequence[Encoded], locations: Sequence[Location], config) -> dict[Location, tuple[Tensor, Tensor]]:
+    """Each location's (activations ``[n, width]``, gradients ``[n, labels, width]``), to be filled (:func:`fill`).
+
+    Raises:
+        ConfigError: an example lacks a role of a location, or token counts differ (:func:`location_tokens`).
+    """
+    out = {}
+    for loc in locations:
+        tokens = location_tokens(encoded, loc.roles, f"location {loc}")
+        width = len(tokens[0]) * loc.token_width(config) if tokens else 0
+        out[loc] = (torch.empty(len(encoded), width), torch.empty(len(encoded), config.num_labels, width))
+    return out
+
+
+def fill(out: dict[Location, tuple[Tensor, Tensor]], rows: Tensor, found: dict[Location, tuple[Tensor, Tensor]]) -> None:
+    """Write one batch's ``found`` (:meth:`Probes.gradients`) at ``rows`` of ``out`` (:func:`empty_gradients`)."""
+    for loc, (activations, gradients) in found.items():
+        out[loc][0][rows], out[loc][1][rows] = activations, gradients

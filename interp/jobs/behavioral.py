@@ -115,7 +115,7 @@ def run_behavioral(config: BehavioralConfig, *, progress: bool = True) -> Behavi
     for t in stage.trainings:
         if progress:
             print(f"== training {t.directory}/ on {' + '.join(t.splits)}", flush=True)
-        runs[t.name] = train(settings[t.name], out / t.directory, progress=progress, overwrite=True)
+        runs[t.name] = train(replace(settings[t.name], out=str(out / t.directory), overwrite=True), progress=progress)
     result = BehavioralResult(config, stage, runs, time.perf_counter() - started)
     with OutputSet(out, "behavioral") as outputs:
         write_json_atomic(outputs.path("metrics.json"), result.to_json())

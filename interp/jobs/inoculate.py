@@ -53,7 +53,7 @@ from interp.core.subsets import hashed_split, seeded_subset
 from interp.core.devices import pick_device
 from interp.api.loading import Classifier, classifier_for, model_sha256, resolve_task
 from interp.api.objects import Task
-from interp.api.specs import RunSpec
+from interp.api.specs import DataSpec, RunSpec
 from interp.api.training import fine_tune, labels_for, parse_label_map, score, write_checkpoint
 
 #: Richardson et al.'s k values reach 3,000 (a fragment's whole training split); MoNLI's NMoNLI train has 1,002.
@@ -80,9 +80,10 @@ class HeldOut:
 
 @dataclass(frozen=True)
 class InoculateConfig:
-    """The model, the two tasks (``original`` and ``challenge``, each read from ``data_dir`` where it is a released one), the
-    grid, where the units go (``out``) and where they run (``run``: its ``device``, and examples per pass when scoring,
-    128 when ``None``; the training batch is ``batch_size``)."""
+    """The model, the two tasks (``original`` and ``challenge``, each read where ``data`` says a released one lies:
+    its ``data_dir`` and ``verify_checksums``; the tasks are these two, so ``data`` names none), the grid, where the
+    units go (``out``) and where they run (``run``: its ``device``, and examples per pass when scoring, 128 when
+    ``None``; the training batch is ``batch_size``)."""
 
     model: str
     original: str  # TASK (its dev and test splits) or TASK:SPLIT (SPLIT halved)
@@ -94,8 +95,7 @@ class InoculateConfig:
     epochs: tuple[int, ...] = (3,)
     seeds: tuple[int, ...] = (0,)
     batch_size: int = 16
-    data_dir: str | None = None
-    verify_checksums: bool = True
+    data: DataSpec = DataSpec()  # where the released data lie (data_dir, verify_checksums); its task is not read
     label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
     run: RunSpec = RunSpec()  # where every unit trains and is scored: device auto (a GPU when there is one), cpu, cuda[:N]
     fold_labels: bool = False  # a model with fewer labels than a task is trained and scored by the task's fold (else refused)
@@ -118,6 +118,9 @@ class InoculateConfig:
         if self.batch_size < 1:
             raise ConfigError(f"`batch_size=` must be at least 1, got {self.batch_size}")
         self.run.refuse_unused("inoculation")
+        if self.data.task != DataSpec.task or self.data.data_file is not None:
+            raise ConfigError(f"{named('task', self.data.name)}: inoculation reads its tasks from `original=` and `challenge=`, and of its "
+                              "data settings only where released data lie (data_dir, verify_checksums)")  # fmt: skip
         return self
 
     def grid(self) -> list[tuple[int, float, int, int]]:
@@ -236,7 +239,7 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
         OutputError: ``out`` cannot be written.
     """
     config.validate()
-    where = {"data_dir": config.data_dir, "verify_checksums": config.verify_checksums}
+    where = {"data_dir": config.data.data_dir, "verify_checksums": config.data.verify_checksums}
     original_task, original_split = split_spec(config.original, "original", **where)
     challenge_task, train_split = split_spec(config.challenge, "challenge", **where)
     original = held_out(original_task, original_split, "original")

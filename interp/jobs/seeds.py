@@ -3,8 +3,8 @@
 Usage::
 
     from interp.jobs.seeds import train_seeds, format_seeds
-    result = train_seeds(TrainConfig(), "runs/seeds", seeds=(0, 1, 2))     # runs/seeds/seed0/, seed1/, seed2/, seeds.csv, seeds_summary.csv
-    result = train_seeds(TrainConfig(), "runs/seeds", seeds=range(10), workers=5)  # on a GPU: five seeds at a time
+    result = train_seeds(TrainConfig(out="runs/seeds"), seeds=(0, 1, 2))     # runs/seeds/seed0/, seed1/, seed2/, seeds.csv, seeds_summary.csv
+    result = train_seeds(TrainConfig(out="runs/seeds"), seeds=range(10), workers=5)  # on a GPU: five seeds at a time
     print(format_seeds(result))
 
 The seed varied is the fine-tuning's: the new head's initial weights, the
@@ -30,7 +30,7 @@ from interp.analysis.intervals import mean_interval
 from interp.analysis.bootstrap import collapsed_note
 from interp.core.errors import ConfigError, named
 from interp.core.outputs import OutputSet, write_csv_atomic
-from interp.jobs.train import TrainConfig, TrainResult, train
+from interp.jobs.train import TrainConfig, TrainResult, older_out, train
 
 
 @dataclass
@@ -44,9 +44,11 @@ class SeedsResult:
     summary: list[dict]
 
 
-def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, progress: bool = True, overwrite: bool = False,
+def train_seeds(config: TrainConfig, *older, seeds: Sequence[int] = (), progress: bool = True, overwrite: bool | None = None,
                 trainer: Callable[..., TrainResult] = train, workers: int = 1) -> SeedsResult:  # fmt: skip
-    """Fine-tune ``config`` once per seed into ``<out>/seed<S>/`` and write the tables over seeds.
+    """Fine-tune ``config`` once per seed into ``<config.out>/seed<S>/`` and write the tables over seeds there
+    (``config.overwrite`` replaces a seed's checkpoint of other settings). The older form
+    ``train_seeds(config, out, seeds, overwrite=...)`` still works, with a :class:`DeprecationWarning`.
 
     ``trainer``: :func:`interp.jobs.train.train`, or :func:`interp.jobs.iit.train_iit` for interchange intervention training.
     ``workers``: seeds trained at once, each in its own process on the same device (one line as each ends, no progress
@@ -60,22 +62,28 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
             sent to another process (a task or model held as an object that cannot be pickled); and whatever
             :func:`interp.jobs.train.train` raises, for each seed.
     """
+    if len(older) == 2 or (len(older) == 1 and isinstance(older[0], (str, Path))):  # the older (config, out, seeds)
+        config = older_out(config, older[0], overwrite, "train_seeds")
+        seeds = older[1] if len(older) == 2 else seeds
+    elif len(older) == 1:
+        seeds = older[0]
+    config = older_out(config, None, None, "train_seeds")
     seeds = tuple(int(s) for s in seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"{named('seeds', ','.join(map(str, seeds)) or 'none')}: give one or more distinct seeds")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"{named('workers', workers)} must be a whole number of at least 1")
-    out = Path(out)
-    jobs = [(trainer, replace(config, seed=seed, sample=replace(config.sample, seed=seed)), out / f"seed{seed}", overwrite)  # each seed also draws its own subset
+    out = Path(config.out)
+    jobs = [(trainer, replace(config, seed=seed, sample=replace(config.sample, seed=seed), out=str(out / f"seed{seed}")))  # each seed also draws its own subset
             for seed in seeds]  # fmt: skip
     if workers > 1 and len(seeds) > 1:
         runs = _train_at_once(jobs, min(workers, len(seeds)), progress)
     else:
         runs = {}
-        for trainer_, one, folder, _ in jobs:
+        for trainer_, one in jobs:
             if progress:
-                print(f"== seed {one.seed}: {folder}", flush=True)
-            runs[one.seed] = trainer_(one, folder, progress=progress, overwrite=overwrite)
+                print(f"== seed {one.seed}: {one.out}", flush=True)
+            runs[one.seed] = trainer_(one, progress=progress)
     rows = [{"seed": seed, "split": split, "accuracy": m["accuracy"], "wilson_low": m.get("low"), "wilson_high": m.get("high"),
              "correct": m["correct"], "n": m["n"], "majority": m.get("majority")}  # fmt: skip
             for seed, run in runs.items() for split, m in run.metrics.items()]
@@ -95,7 +103,7 @@ def train_seeds(config: TrainConfig, out: str | Path, seeds: Sequence[int], *, p
 
 
 def _train_at_once(jobs: list, workers: int, progress: bool) -> dict[int, TrainResult]:
-    """Each ``(trainer, config, out, overwrite)`` in a pool of ``workers`` spawned processes; the results by seed, in the
+    """Each ``(trainer, config)`` in a pool of ``workers`` spawned processes; the results by seed, in the
     jobs' order. A seed that fails stops the others (each resumes from its last epoch when run again)."""
     import multiprocessing
     import os
@@ -127,8 +135,8 @@ def _limit_threads(threads: int) -> None:
 
 
 def _train_one(job) -> tuple[int, TrainResult]:
-    trainer, config, out, overwrite = job
-    return config.seed, trainer(config, out, progress=False, overwrite=overwrite)
+    trainer, config = job
+    return config.seed, trainer(config, progress=False)
 
 
 def format_seeds(result: SeedsResult) -> str:

@@ -4,11 +4,11 @@ Usage::
 
     from interp.api.specs import DataSpec, SampleSpec
     from interp.jobs.train import TrainConfig, train
-    result = train(TrainConfig(sample=SampleSpec(splits=("pmonli", "nmonli_train"))), "runs/my_model")
+    result = train(TrainConfig(sample=SampleSpec(splits=("pmonli", "nmonli_train")), out="runs/my_model"))
     result.metrics["nmonli_test"]["accuracy"]
     # a generated MQNLI file (interp mqnli): train on its train split, score both
     mq = DataSpec(task="mqnli", data_file="runs/mqnli.jsonl")
-    train(TrainConfig(data=mq, sample=SampleSpec(splits=("train",)), eval_splits=("train", "test")), "runs/mq")
+    train(TrainConfig(data=mq, sample=SampleSpec(splits=("train",)), eval_splits=("train", "test"), out="runs/mq"))
 
 The paper fine-tunes BERT on NMoNLI after SNLI (Geiger, Richardson & Potts
 2020, §5.2 and Appendix A.2); here any named MoNLI splits are the training
@@ -29,6 +29,7 @@ import hashlib
 import json
 import shutil
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -100,6 +101,8 @@ class TrainConfig(FineTuneSettings):
     init: str = "pretrained"  # or "random": the same architecture and tokenizer, weights drawn from ``seed`` (MoNLI Table 1's no-pretraining row)
     input: str = "pair"  # or "hypothesis": the hypothesis-only baseline (the premise left empty in training and in scoring)
     node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.api.node_loss)
+    out: str = ""  # the checkpoint folder to write (a finished run of the same settings there is reused)
+    overwrite: bool = False  # replace a checkpoint of other settings at ``out`` (only a folder interp wrote)
     node_weight: float = 1.0
     node_read: str = "cls"  # or "tokens": each variable's aligned tokens
     fold_labels: bool = False  # a checkpoint with fewer labels than the task trains and is scored by the task's fold (else refused)
@@ -184,7 +187,7 @@ class TrainConfig(FineTuneSettings):
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "fold_labels", *(() if self.label_map else ("label_map",)),
-                   "device", "run_batch_size", "wordpiece", "backend")  # where and how it is scored, not what it learns  # fmt: skip
+                   "device", "run_batch_size", "wordpiece", "backend", *OUTPUT)  # where and how it is scored, not what it learns  # fmt: skip
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         if settings["sample_seed"] == settings["seed"]:  # one seed for the subset and the training: the fingerprint it always had
             del settings["sample_seed"]
@@ -231,23 +234,44 @@ class TrainResult:
         return data
 
 
+#: A config's fields that say where its outputs go, not what is trained: not fingerprinted, not recorded.
+OUTPUT = ("out", "overwrite")
+
+
+def older_out(config: TrainConfig, out: str | Path | None, overwrite: bool | None, call: str) -> TrainConfig:
+    """``config`` with the ``out`` and ``overwrite`` an older call gave as arguments (which warns); without them, as it is.
+
+    Raises:
+        ConfigError: naming ``out=``: neither the call nor the config names where to write.
+    """
+    if out is not None or overwrite is not None:
+        warnings.warn(f"{call}(config, out, overwrite=...) is the older form: set TrainConfig(out=..., overwrite=...) and call "
+                      f"{call}(config)", DeprecationWarning, stacklevel=3)  # fmt: skip
+        config = replace(config, out=str(config.out if out is None else out), overwrite=config.overwrite if overwrite is None else overwrite)
+    if not str(config.out):
+        raise ConfigError("`out=`: give the folder to write (TrainConfig(out=...))")
+    return config
+
+
 def train(
     config: TrainConfig,
-    out: str | Path,
+    out: str | Path | None = None,
     *,
     progress: bool = True,
-    overwrite: bool = False,
+    overwrite: bool | None = None,
     objective: Objective | None = None,
 ) -> TrainResult:
-    """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``out``.
+    """Fine-tune ``config.model`` on ``config.splits`` and save a checkpoint at ``config.out``.
+
+    ``out`` and ``overwrite`` as arguments are the older form (they warn, and set the config's).
 
     ``objective``: the builder of an extra loss (:func:`interp.api.training.objective`;
     :func:`interp.jobs.iit.train_iit` passes interchange intervention training's).
     With ``config.node_loss`` the objective is the node heads'.
 
-    If ``out`` already holds a finished run with the same settings and
+    If ``config.out`` already holds a finished run with the same settings and
     training examples, it is reused (``result.reused``) and nothing is
-    trained; ``overwrite`` allows replacing a *different* run.
+    trained; ``config.overwrite`` allows replacing a *different* run.
 
     Raises:
         ConfigError: an invalid setting; ``config.iit`` without an ``objective``.
@@ -256,13 +280,14 @@ def train(
         OutputError: ``out`` cannot be written, or holds a different run
             and ``overwrite`` is false.
     """
-    config.validate()
+    config = older_out(config, out, overwrite, "train").validate()
+    overwrite = config.overwrite
     if config.iit and objective is None:
         raise ConfigError("`iit=`: interchange intervention training runs through interp.jobs.iit.train_iit, which supplies its loss")
     if config.node_loss is not None:
         objective = extra_objective(config.resolved_task(), node_loss=config.node_loss, node_weight=config.node_weight,
                                     node_read=config.node_read, seed=config.seed)  # fmt: skip
-    out_dir = Path(out)
+    out_dir = Path(config.out)
     train_examples = config.sample.draw(config.resolved_task())
     eval_examples = input_view(config.load(config.eval_splits), config.input)
     # MoNLI ids name a line of its file; other tasks' ids need not, so their content is fingerprinted.
@@ -307,7 +332,7 @@ def train(
     metrics = score(model, task, eval_examples, reading=reading, batch_size=config.run.batch(128), progress=progress) if eval_examples else {}
     result = TrainResult(
         out_dir=out_dir,
-        config=flat(config),
+        config={k: v for k, v in flat(config).items() if k not in OUTPUT},
         fingerprint=fingerprint,
         n_train=len(train_examples),
         epochs=log,

@@ -52,6 +52,7 @@ from interp.analysis.chance import file_chance_messages
 from interp.analysis.probes.summary import row_interval
 from interp.core.errors import ConfigError, InterpError
 from interp.core.estimates import is_point
+from interp.core.hdf5 import attr, h5py
 from interp.hooks.locations import Location
 
 #: Manifests are looked for in RUN_DIR and this many folder levels below it.
@@ -189,11 +190,11 @@ def probe_records(path: Path) -> list[dict]:
     return records
 
 
-#: What each over-seeds table varies, by the command that wrote it.
+#: What each over-seeds table varies, by the table (its file name says which it is).
 SEED_TABLES = {
-    "train-seeds": ("seeds_summary.csv", "the fine-tuning seed (the new head, batch order and dropout)"),
-    "demo-seeds": ("demo_seeds_summary.csv", "the fine-tuning seed (the new heads, batch order and dropout); the probes' seeds, "
-                                             "the interventions' sample and the data held fixed"),
+    "seeds_summary.csv": "the fine-tuning seed (the new head, batch order and dropout)",
+    "demo_seeds_summary.csv": "the fine-tuning seed (the new heads, batch order and dropout); the probes' seeds, the interventions' "
+                              "sample and the data held fixed",
 }  # fmt: skip
 
 
@@ -202,7 +203,7 @@ def _number(text: str | None) -> float | None:
     return float(text) if text not in (None, "") else None
 
 
-def seeds_table(path: Path, command: str) -> dict:
+def seeds_table(path: Path, command: str = "") -> dict:
     """An over-seeds table (``interp train --seeds``, ``interp demo --seeds``): one row per figure with every seed's value,
     the mean and its Student's t 95% interval over the seeds, and the null where the table has one (the majority label's
     share of a split). Shares stay in 0..1; a clique's size is a count (``unit``)."""
@@ -212,7 +213,7 @@ def seeds_table(path: Path, command: str) -> dict:
               "values": [_number(row[f"seed_{s}"]) for s in seeds], "seeds": int(row["seeds"]),
               "mean": float(row["mean"]), "low": float(row["t_low"]), "high": float(row["t_high"]), "null": _number(row.get("majority"))}
              for row in rows]  # fmt: skip
-    return {"source": str(path), "command": command, "varied": SEED_TABLES[command][1], "seeds": seeds, "rows": shown}
+    return {"source": str(path), "command": command, "varied": SEED_TABLES[path.name], "seeds": seeds, "rows": shown}
 
 
 def iia_from_interventions(path: Path) -> list[dict]:
@@ -341,12 +342,32 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
     }
 
 
+#: What a file a manifest lists is, from what it declares: an HDF5 file by its ``format`` attribute (its name before
+#: the version), any other by its name, which each format fixes. The report reads each file by its kind, whichever
+#: command wrote it.
+FILE_KINDS = {"interp.interventions": "interventions", "interp.activations": "activations", "metrics.json": "behavioral",
+              "probes.csv": "probes", "das_summary.csv": "das", "selected.json": "inoculation", "cliques.json": "cliques",
+              **{name: "seeds" for name in SEED_TABLES}}  # fmt: skip
+
+#: Each kind's settings shown on the page: the file they are recorded in (beside it) and what of it is shown.
 SETTINGS = {
     "behavioral": ("metrics.json", lambda d: d.get("config", {})),
-    "probe": ("probes.json", lambda d: d.get("request", {})),
-    "inoculate": ("selected.json", lambda d: d.get("settings", {})),
+    "probes": ("probes.json", lambda d: d.get("request", {})),
+    "inoculation": ("selected.json", lambda d: d.get("settings", {})),
     "cliques": ("cliques.json", lambda d: {k: d[k] for k in ("interventions", "location", "variable", "model", "task", "causal_model", "min_size", "min_size_rule", "best_alpha") if k in d}),
 }
+
+
+def declared_kind(path: Path) -> str | None:
+    """What ``path`` declares it is (:data:`FILE_KINDS`); ``None`` for a file the report does not read."""
+    if path.suffix == ".h5":
+        try:
+            with h5py().File(path, "r") as handle:
+                found = attr(handle, "format")
+        except (OSError, ValueError):
+            return None
+        return FILE_KINDS.get(found.split("/")[0]) if isinstance(found, str) else None
+    return FILE_KINDS.get(path.name)
 
 
 def _check_listed(manifest: Path, command, files) -> None:
@@ -409,26 +430,28 @@ def collect_run(run_dir: str | Path) -> dict:
 
 
 def _collect_manifest(data: dict, run: Path, directory: Path, command: str, files: dict) -> None:
-    """What one manifest's command wrote in ``directory``, added to ``data``'s sections."""
-    if command in SETTINGS and SETTINGS[command][0] in files:
-        name, pick = SETTINGS[command]
-        data["settings"].append({"source": str((directory / name).relative_to(run)), "settings": pick(_read_json(directory / name))})
-    if command == "behavioral" and "metrics.json" in files:
-        data["behavioral"].append(behavioral_from_metrics(directory / "metrics.json"))
-    elif command == "probe" and "probes.csv" in files:
-        data["probes"].append({"source": str(directory / "probes.csv"), "records": probe_records(directory / "probes.csv")})
-    elif command in SEED_TABLES and SEED_TABLES[command][0] in files:
-        data["seeds"].append(seeds_table(directory / SEED_TABLES[command][0], command))
-    elif command == "intervene":
-        for name in files:
-            data["iia"].append({"source": str(directory / name), "records": iia_from_interventions(directory / name)})
-            data["warnings"] += file_chance_messages(directory / name)
-    elif command == "das" and "das_summary.csv" in files:
-        data["iia"].append({"source": str(directory / "das_summary.csv"), "records": iia_from_das(directory / "das_summary.csv")})
-    elif command == "inoculate" and "selected.json" in files:
-        chosen = _read_json(directory / "selected.json")
-        data["inoculation"].append({"source": str(directory / "selected.json"), **chosen})
-    elif command == "cliques":
-        section = graph_section(directory, files)  # a graph or cliques.json not in the shape `cliques` writes: _as_written names it
-        if section is not None:
-            data["graphs"].append(section)
+    """What the files one manifest lists in ``directory`` hold, each read as the kind it declares (:func:`declared_kind`),
+    added to ``data``'s sections; ``command`` only names the command to run again in an error."""
+    for name in files:
+        path = directory / name
+        kind = declared_kind(path)
+        if kind in SETTINGS and SETTINGS[kind][0] in files:
+            settings_file, pick = SETTINGS[kind]
+            data["settings"].append({"source": str((directory / settings_file).relative_to(run)), "settings": pick(_read_json(directory / settings_file))})
+        if kind == "behavioral":
+            data["behavioral"].append(behavioral_from_metrics(path))
+        elif kind == "probes":
+            data["probes"].append({"source": str(path), "records": probe_records(path)})
+        elif kind == "seeds":
+            data["seeds"].append(seeds_table(path, command))
+        elif kind == "interventions":
+            data["iia"].append({"source": str(path), "records": iia_from_interventions(path)})
+            data["warnings"] += file_chance_messages(path)
+        elif kind == "das":
+            data["iia"].append({"source": str(path), "records": iia_from_das(path)})
+        elif kind == "inoculation":
+            data["inoculation"].append({"source": str(path), **_read_json(path)})
+        elif kind == "cliques":
+            section = graph_section(directory, files)  # a graph or cliques.json not in the shape `cliques` writes: _as_written names it
+            if section is not None:
+                data["graphs"].append(section)

@@ -139,12 +139,8 @@ def write_protocol(config: ProtocolConfig, out, *, overwrite: bool = False) -> d
 
     Raises:
         ConfigError: as :func:`protocol_records`.
-        OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
+        OutputError: as :func:`~interp.core.outputs.generate_into`.
     """
-    from interp.core.outputs import new_output, write_generated
+    from interp.core.outputs import generate_into
 
-    out = new_output(out, overwrite)
-    records = protocol_records(config)
-    stats = statistics(records, config)
-    write_generated(out, records, stats)
-    return stats
+    return generate_into(out, overwrite, lambda: protocol_records(config), lambda records: statistics(records, config))

@@ -27,7 +27,7 @@ from pathlib import Path
 from interp.causal import run_forward
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, DataError, named
-from interp.core.outputs import new_output, write_generated
+from interp.core.outputs import generate_into
 from interp.tasks.fragments.data import LOGIC
 from interp.tasks.fragments.logic.causal import CAUSAL_MODELS, LABELS, SPLITS
 from interp.tasks.fragments.logic.lexicon import vocabulary
@@ -142,11 +142,7 @@ def generate_logic_fragment(config: LogicConfig, out: str | Path, *, overwrite: 
 
     Raises:
         ConfigError: a bad field of ``config``.
-        OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
+        OutputError: as :func:`~interp.core.outputs.generate_into`.
     """
     config.validate()
-    out = new_output(out, overwrite)
-    records = generate_records(config)
-    stats = {"config": asdict(config), **statistics(records)}
-    write_generated(out, records, stats)
-    return stats
+    return generate_into(out, overwrite, lambda: generate_records(config), lambda records: {"config": asdict(config), **statistics(records)})

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
-from interp.core.outputs import new_output, write_generated
+from interp.core.outputs import generate_into
 from interp.tasks.fragments.monotonicity.grammar import SETTINGS, Sentence, clauses, random_sentence, render, span
 from interp.tasks.fragments.monotonicity.polarity import marked
 from interp.tasks.fragments.monotonicity.substitution import allowed, contradiction_steps, word_steps
@@ -184,15 +184,13 @@ def statistics(records: list[dict]) -> dict:
 
 
 def generate_fragment(config: GenerateConfig, out: str | Path, *, overwrite: bool = False) -> dict:
-    """Write the records to ``out`` (JSONL) and their statistics to ``<out stem>.stats.json``; returns the statistics.
+    """Write the records to ``out`` (JSONL) and their statistics, with the depth, to ``<out stem>.stats.json``; returns the statistics.
 
     Raises:
         ConfigError: a bad field of ``config``.
-        OutputError: ``out`` exists and ``overwrite`` is false, or cannot be written.
+        OutputError: as :func:`~interp.core.outputs.generate_into`.
     """
     config.validate()
-    out = new_output(out, overwrite)
-    records = generate_records(config)
-    stats = {"config": asdict(config), "depth": config.depth or DEPTH[config.setting], **statistics(records)}
-    write_generated(out, records, stats)
-    return stats
+    depth = config.depth or DEPTH[config.setting]
+    return generate_into(out, overwrite, lambda: generate_records(config),
+                         lambda records: {"config": asdict(config), "depth": depth, **statistics(records)})  # fmt: skip

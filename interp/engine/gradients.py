@@ -94,6 +94,7 @@ def empty_gradients(encoded: Sequence[Encoded], locations: Sequence[Location], c
 
 
 def fill(out: dict[Location, tuple[Tensor, Tensor]], rows: Tensor, found: dict[Location, tuple[Tensor, Tensor]]) -> None:
-    """Write one batch's ``found`` (:meth:`Probes.gradients`) at ``rows`` of ``out`` (:func:`empty_gradients`)."""
+    """Write one batch's ``found`` (:meth:`Probes.gradients`: float32 ``[rows, width]`` and ``[rows, labels, width]``
+    per location) at ``rows`` (int64 ``[rows]``) of ``out`` (:func:`empty_gradients`)."""
     for loc, (activations, gradients) in found.items():
         out[loc][0][rows], out[loc][1][rows] = activations, gradients

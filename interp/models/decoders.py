@@ -1,0 +1,162 @@
+"""Decoder classifiers: a decoder read at its last real token, through its classification head or through label words.
+
+Usage::
+
+    template = Template("Premise: {premise}\\nHypothesis: {hypothesis}\\nAnswer:")
+    model = DecoderClassifier(llama_for_sequence_classification, template)               # the head's logits
+    model = DecoderClassifier(llama_for_causal_lm, template, label_words={"entailment": 3869, "neutral": 1939})
+    model(input_ids, attention_mask).logits                                              # float [batch, labels]
+
+Two kinds of decoder read NLI pairs. A ``*ForSequenceClassification`` (GPT-2, Llama, Qwen2, Qwen3, Mistral, Gemma 2,
+Gemma 3's text model) scores the last token of the joined pair with its head. A ``*ForCausalLM`` asked for a label
+word after a prompt (zero-shot or instruction-tuned NLI) is read the same way: its next-token logits of one word per
+label, at the last token, are the classifier's logits (Gemma's final logit softcapping applied as its own head applies
+it). Either way the pair is joined by a :class:`Template` and the readout position comes from the attention mask (the
+last real token), never from the token ids: where the pad token is the end-of-text token (GPT-2's usual fix) an input
+that ends in that token is still read at its end. :class:`DecoderClassifier` wraps either model so that every part of
+``interp`` calls it as it calls an encoder classifier (``model(input_ids, attention_mask).logits``,
+``model.base_model``, ``model.config`` with the labels), and records its template and label words in the config it
+saves (``interp_template``, ``interp_label_words``, ``interp_pad_token``), so a checkpoint says how it reads a pair.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from transformers.modeling_outputs import SequenceClassifierOutput
+
+from interp.core.errors import ConfigError, ModelError, named
+
+#: The two slots of a template.
+SLOTS = ("{premise}", "{hypothesis}")
+#: How a pair is joined where neither the checkpoint nor the caller names a template.
+DEFAULT_TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nAnswer:"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A text with the slots ``{premise}`` and ``{hypothesis}``, each once: how a decoder reads a pair.
+
+    Raises:
+        ConfigError: naming ``template=``: a slot missing or repeated.
+    """
+
+    text: str = DEFAULT_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ConfigError(f"{named('template')} must be a text with {SLOTS[0]} and {SLOTS[1]}, got {type(self.text).__name__}")
+        for slot in SLOTS:
+            count = self.text.count(slot)
+            if count != 1:
+                raise ConfigError(f"{named('template', repr(self.text))} has {slot} {'twice' if count > 1 else 'nowhere'}; "
+                                  f"a template names each of {SLOTS[0]} and {SLOTS[1]} once")  # fmt: skip
+
+    def render(self, premise: str, hypothesis: str) -> tuple[str, tuple[int, int], tuple[int, int]]:
+        """The joined text and the character spans of the premise and of the hypothesis in it."""
+        spans, parts, cursor, rest = {}, [], 0, self.text
+        while True:
+            found = [(rest.find(s), s) for s in SLOTS if rest.find(s) >= 0]
+            if not found:
+                parts.append(rest)
+                break
+            at, slot = min(found)
+            parts.append(rest[:at])
+            cursor += at
+            filled = premise if slot == SLOTS[0] else hypothesis
+            spans[slot] = (cursor, cursor + len(filled))
+            parts.append(filled)
+            cursor += len(filled)
+            rest = rest[at + len(slot) :]
+        return "".join(parts), spans[SLOTS[0]], spans[SLOTS[1]]
+
+
+def label_word_ids(tokenizer, label_words: dict[str, str]) -> dict[str, int]:
+    """Each label's word as its one token id (the word as it follows the template: ``" yes"`` with its space).
+
+    Raises:
+        ConfigError: naming ``label_words=``: a word that is not one token, or two labels with one token.
+    """
+    ids = {}
+    for label, word in label_words.items():
+        found = tokenizer(word, add_special_tokens=False)["input_ids"]
+        if len(found) != 1:
+            raise ConfigError(f"{named('label_words', repr(word))} (for {label}) is {len(found)} tokens to this tokenizer "
+                              f"({tokenizer.convert_ids_to_tokens(found)}); each label word must be one token")  # fmt: skip
+        ids[label] = int(found[0])
+    if len(set(ids.values())) != len(ids):
+        raise ConfigError(f"{named('label_words')}: two labels have the same token ({label_words})")
+    return ids
+
+
+def last_positions(input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
+    """int64 ``[batch]``: each row's last real token, from the attention mask (right or left padding); the last position without one."""
+    if attention_mask is None:
+        return torch.full((input_ids.shape[0],), input_ids.shape[1] - 1, dtype=torch.long, device=input_ids.device)
+    index = torch.arange(attention_mask.shape[1], device=attention_mask.device)
+    return (index * (attention_mask != 0)).argmax(-1)
+
+
+class DecoderClassifier(nn.Module):
+    """A decoder read at its last real token (see the module docstring).
+
+    Args:
+        inner: a ``*ForSequenceClassification`` (its ``score`` head) or, with ``label_words``, a ``*ForCausalLM``.
+        template: how a pair is joined (:class:`Template`).
+        label_words: label name -> token id, in the classifier's label order (a causal LM only).
+        pad_token: how the pad token was chosen, where the tokenizer had none (recorded in the config).
+
+    Attributes:
+        config: the inner model's config; for a causal LM a copy whose ``num_labels``, ``id2label`` and
+            ``label2id`` are the label words' labels. It holds ``interp_template`` (and ``interp_label_words``).
+    """
+
+    def __init__(self, inner: nn.Module, template: Template, label_words: dict[str, int] | None = None, pad_token: str | None = None) -> None:
+        super().__init__()
+        self.inner = inner
+        self.template = template
+        self.label_words = dict(label_words) if label_words else None
+        config = inner.config
+        if self.label_words is not None:
+            config = copy.deepcopy(config)
+            names = list(self.label_words)
+            config.num_labels = len(names)
+            config.id2label = dict(enumerate(names))
+            config.label2id = {x: i for i, x in enumerate(names)}
+            config.interp_label_words = self.label_words
+            self.register_buffer("word_ids", torch.tensor(list(self.label_words.values()), dtype=torch.long), persistent=False)
+        elif not hasattr(inner, "score"):
+            raise ModelError(f"a {type(inner).__name__} has no classification head (score); give label words to read it as a causal LM")
+        config.interp_template = template.text
+        if pad_token is not None:
+            config.interp_pad_token = pad_token
+        self.config = config
+
+    @property
+    def base_model(self) -> nn.Module:
+        """The decoder's blocks and final norm (``GPT2Model``, ``LlamaModel``, ...): what the hooks and the engine run."""
+        return self.inner.base_model
+
+    def head(self, hidden: Tensor) -> Tensor:
+        """The logits, float ``[..., labels]``, of final-norm hidden states ``[..., d_model]``."""
+        if self.label_words is None:
+            return self.inner.score(hidden)
+        logits = self.inner.get_output_embeddings()(hidden)[..., self.word_ids]
+        cap = getattr(self.inner.config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap else logits
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, **kwargs) -> SequenceClassifierOutput:
+        """The logits at each row's last real token: float ``[batch, labels]``."""
+        hidden = self.base_model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+        last = last_positions(input_ids, attention_mask)
+        return SequenceClassifierOutput(logits=self.head(hidden[torch.arange(len(last), device=hidden.device), last]))
+
+    def save_pretrained(self, path, **kwargs) -> None:
+        """Save the inner model, its config carrying the template, label words and pad token choice."""
+        for key in ("interp_template", "interp_label_words", "interp_pad_token"):
+            if hasattr(self.config, key):
+                setattr(self.inner.config, key, getattr(self.config, key))
+        self.inner.save_pretrained(path, **kwargs)

@@ -31,6 +31,7 @@ from interp.engine.interventions import RotatedSubspace
 from interp.hooks import hooked
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import collate, encode_examples, location_tokens
+from interp.models.decoders import template_of
 from interp.hooks.locations import Location, parse_locations
 from interp.models.loading import checkpoint_labels
 from interp.tasks import Task
@@ -65,7 +66,7 @@ def iit_loss(model, tokenizer, task: Task, examples: Sequence, variable: str, lo
     causal = task.build_causal_model(examples)
     inputs = [task.inputs(e) for e in examples]
     ids = task.read_labels(checkpoint_labels(model.config)).label_ids  # each label's logit in the model's own order
-    encoded = encode_examples(examples, tokenizer, "first", task.labels)
+    encoded = encode_examples(examples, tokenizer, "first", task.labels, template_of(model))
     tokens = location_tokens(encoded, location.roles, f"`iit=` location {location}")  # every example has the roles
     width = len(tokens[0]) * model.config.hidden_size
     device = next(model.parameters()).device

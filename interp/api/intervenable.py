@@ -148,7 +148,7 @@ class IntervenableModel:
         examples = self.task.check_examples(examples)
         if held is not None and held.binding is binding and held.has(examples):
             return held if held.ids == tuple(e.id for e in examples) else held.subset(examples)
-        encoded = encode_examples(examples, self.model.tokenizer, self.wordpiece, self.task.labels)
+        encoded = encode_examples(examples, self.model.tokenizer, self.wordpiece, self.task.labels, self.model.template)
         self._set = ExampleSet(examples, encoded, binding, self.model.weights_state)
         return self._set
 

@@ -25,7 +25,8 @@ from interp.core.errors import ConfigError, ModelError, OutputError, named, rena
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
-from interp.models.loading import checkpoint_labels, has_classifier_head, load_classifier, model_sha256
+from interp.models.decoders import DecoderClassifier, template_of
+from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
 # What a job reads of a checkpoint spec before (or instead of) loading it: its config or its weights file alone
@@ -96,6 +97,11 @@ class Classifier:
     def labels(self) -> tuple[str, ...]:
         """The classifier's label names in id order, as its ``id2label`` spells them."""
         return checkpoint_labels(self.module.config)
+
+    @property
+    def template(self):
+        """How a decoder joins a pair (:class:`~interp.hooks.templates.Template`); ``None`` for an encoder, which reads two segments."""
+        return template_of(self.module)
 
     @property
     def n_layers(self) -> int:
@@ -201,7 +207,7 @@ def _state_sha256(module) -> str:
 
 
 def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, seed: int | None = None,
-               label_map=None) -> Classifier:  # fmt: skip
+               label_map=None, template: str | None = None, label_words=None) -> Classifier:  # fmt: skip
     """A :class:`Classifier` from a spec or from objects already in memory.
 
     Args:
@@ -214,6 +220,8 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         label_map: what the head's label ids mean where its ``id2label`` does not say (``LABEL_0``...):
             ``"0=contradiction,1=neutral,2=entailment"``, a dict or the names in id order. A checkpoint's
             loaded config is relabelled; an in-memory module is copied first (the caller's is left as it is).
+        template, label_words: a decoder's (:func:`interp.models.loading.load_classifier`): the text joining the pair,
+            and for a causal LM read as a classifier one one-token word per label (``{"entailment": " yes", ...}``).
 
     Raises:
         ConfigError: naming ``labels=`` (fewer than two, or not distinct names) or ``seed=``.
@@ -234,17 +242,19 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         relabelled = load_model(model.module, model.tokenizer, label_map=label_map)
         relabelled.name = model.name  # the same weights: a checkpoint's SHA-256 still names them
         return relabelled
-    if isinstance(model, str):
-        module, tok = load_classifier(model, labels=labels, seed=seed, label_map=label_map)
-        return Classifier(module, tok, model)
+    if isinstance(model, (str, Path)):
+        module, tok = load_classifier(str(model), labels=labels, seed=seed, label_map=label_map, template=template, label_words=label_words)
+        return Classifier(module, tok, str(model))
     if tokenizer is None:
         raise ModelError(f"`model=`: an in-memory {type(model).__name__} needs its tokenizer (load_model(model, tokenizer))")
     try:
-        architecture(model)
+        arch = architecture(model)
     except ConfigError as exc:
         raise ModelError(f"`model=`: {exc}") from None
+    if arch.decoder and not isinstance(model, DecoderClassifier):  # a decoder read at its last token
+        model = as_decoder_classifier(model, tokenizer, IN_MEMORY, template, label_words)
     config = getattr(model, "config", None)
-    if config is None or not (has_classifier_head(config) or hasattr(model, "classifier")):
+    if config is None or not (has_classifier_head(config) or hasattr(model, "classifier") or isinstance(model, DecoderClassifier)):
         raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError("`tokenizer=`: token roles need a fast (Rust) tokenizer with character offsets")

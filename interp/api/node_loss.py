@@ -41,6 +41,7 @@ from interp.core.errors import ConfigError, named
 from interp.hooks import hooked, n_layers
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import collate, encode_examples, location_tokens
+from interp.models.decoders import template_of
 from interp.hooks.locations import Location
 from interp.tasks import Task
 
@@ -81,7 +82,7 @@ class NodeLoss(nn.Module):
         causal = task.build_causal_model(examples)
         last = n_layers(model)  # hidden index of the last block's output
         self.model, self.weight, self.pad = [model], weight, tokenizer.pad_token_id  # a list: not a submodule
-        self.encoded = encode_examples(examples, tokenizer, "first", task.labels)
+        self.encoded = encode_examples(examples, tokenizer, "first", task.labels, template_of(model))
         self.locations = {v: Location(last, ("cls",) if read == "cls" else task.alignment[v]) for v in variables}
         self.values, names = {}, {}
         for v in variables:

@@ -148,7 +148,7 @@ def train_in_place(model: Classifier, task: Task, examples: Sequence, settings: 
     epoch's (a learning curve).
     """
     reading = model.reading(task)
-    encoded = [encode_pair(e, model.tokenizer, reading.label_ids) for e in input_view(examples, input)]
+    encoded = [encode_pair(e, model.tokenizer, reading.label_ids, model.template) for e in input_view(examples, input)]
     return fit(model.module, encoded, settings, model.tokenizer.pad_token_id, state_path=state_path, fingerprint=fingerprint,
                progress=progress, after_epoch=after_epoch, extra_loss=extra(model.module, model.tokenizer, examples) if extra else None)  # fmt: skip
 

@@ -35,14 +35,17 @@ class HFRunner:
     """A Hugging Face classifier run by :mod:`interp.engine` (the :class:`~interp.backends.base.Runner` protocol).
 
     Args:
-        model: a ``...ForSequenceClassification`` of a family :mod:`interp.hooks.architecture` covers, in eval mode.
+        model: a ``...ForSequenceClassification`` of a family :mod:`interp.hooks.architecture` covers (a decoder
+            wrapped as :class:`~interp.models.decoders.DecoderClassifier`), in eval mode.
         pad_token_id: what pads a batch of examples of different lengths (:meth:`predict`, :meth:`read`).
+        prefix_reuse: in a decoder, each base's positions before the intervened ones run once, their keys and values
+            serving every source (:mod:`interp.engine.decoder`); ``False`` runs every position per pair.
     """
 
     name = "hf"
 
-    def __init__(self, model, pad_token_id: int = 0) -> None:
-        self.model, self.pad_token_id = model, pad_token_id
+    def __init__(self, model, pad_token_id: int = 0, prefix_reuse: bool = True) -> None:
+        self.model, self.pad_token_id, self.prefix_reuse = model, pad_token_id, prefix_reuse
 
     def predict(self, encoded: Sequence[Encoded]) -> Tensor:
         return predict_logits(self.model, encoded, self.pad_token_id)
@@ -62,7 +65,7 @@ class HFRunner:
 
     def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *, batch_size: int | None = None,
                            on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
-        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows)
+        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows, prefix_reuse=self.prefix_reuse)
 
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairSuffix:
         return PairSuffix(self.model, encoded, location)

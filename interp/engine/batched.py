@@ -53,6 +53,7 @@ from torch import Tensor
 from interp.core.devices import attention_without_cudnn
 from interp.core.errors import ConfigError
 from interp.engine.components import BlockRest, gather
+from interp.engine.decoder import decoder_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
@@ -113,7 +114,8 @@ def auto_batch_size(model, seq_len: int) -> int:
         return CPU_BATCH_SIZE
     config = model.config
     free, _ = torch.cuda.mem_get_info(parameter.device)
-    per_token = 6 * config.hidden_size + config.intermediate_size + config.num_attention_heads * seq_len
+    feed_forward = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * config.hidden_size
+    per_token = 6 * config.hidden_size + feed_forward + config.num_attention_heads * seq_len
     per_row = 2 * seq_len * per_token * parameter.element_size()
     return int(max(1, min(GPU_MAX_ROWS, free // 2 // per_row)))
 
@@ -238,6 +240,7 @@ def interchange_logits(
     *,
     batch_size: int | None = None,
     on_rows: Callable[[int], None] | None = None,
+    prefix_reuse: bool = True,
 ) -> Tensor:
     """Logits of the interchange intervention for every (base, source) pair at ``location``.
 
@@ -254,6 +257,8 @@ def interchange_logits(
         batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
             A pass that runs out of memory is retried with half as many rows.
         on_rows: called with the number of pairs after each suffix pass (progress).
+        prefix_reuse: in a decoder, run each base's positions before the intervened ones once and reuse their keys and
+            values for every source (:mod:`interp.engine.decoder`); ``False``: every position per pair.
 
     Returns:
         float32 ``[len(bases), n_sources, n_labels]``; ``[i, j]`` is the
@@ -276,8 +281,12 @@ def interchange_logits(
     sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, width)
     n_sources = sources.shape[0]
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
-    if architecture(model).mixes_tokens_after(model, location):
+    arch = architecture(model)
+    if arch.mixes_tokens_after(model, location):
         return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
+    if arch.decoder:
+        size = batch_size or auto_batch_size(model, max((len(e.input_ids) for e in bases), default=1))
+        return decoder_logits(model, bases, sources, location, tokens, batch_size=size, out=out, on_rows=on_rows, reuse=prefix_reuse)
     rest = None if location.is_residual else BlockRest(model, location)
     index = location.hidden_index  # the suffix starts here: after the block of a component
     fast = fast_suffix(model, index)

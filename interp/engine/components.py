@@ -63,7 +63,8 @@ class BlockRest:
         self.model, self.location = model, location
         self.arch = architecture(model)
         self.block = self.arch.block_list(model)[location.layer]
-        self.z_to_attn_out = site_module(model, Location(location.hidden_index, _AT, ATTN_OUT))[0]
+        projection = site_module(model, Location(location.hidden_index, _AT, Z))[0]  # the heads' context into the stream
+        self.z_to_attn_out = (lambda z: self.arch.z_to_attn_out(self.block, z)) if self.arch.z_to_attn_out else projection
         self.features = feature_slice(model, location)
         self._reads = {
             "x": Location(location.layer, _AT),

@@ -1,4 +1,4 @@
-"""Run a Hugging Face encoder classifier in two pieces: up to a hidden state, and on from it.
+"""Run a Hugging Face classifier (an encoder, or a decoder read at its last token) in two pieces: up to a hidden state, and on from it.
 
 Usage::
 
@@ -10,10 +10,11 @@ Usage::
 embedding output, l + 1 block l's output; see :mod:`interp.hooks.locations`).
 Both pieces run the model's own modules (its attention implementation,
 pooler and classification head): the prefix is read, and the forward pass
-stopped, at the module whose output the hidden state is; for the suffix
-the encoder's block list is narrowed to the blocks after it
-(:meth:`~interp.hooks.architecture.Architecture.narrowed`) and a forward
-hook makes the embedding module return ``hidden``. Hooks and blocks are
+stopped, where the hidden state is (a module's output, or a decoder's block 0
+input); for the suffix the model runs from the block whose input ``hidden`` is
+(:meth:`~interp.hooks.architecture.Architecture.from_block`: an encoder's block
+list narrowed and its embedding output replaced, a decoder's earlier blocks
+passing their input through). Hooks and blocks are
 restored in ``finally``. Inputs must be unpadded (every row as long as the sequence),
 which is how the engine batches: no attention mask is passed.
 
@@ -38,7 +39,6 @@ import torch
 from torch import Tensor
 
 from interp.engine.blocks import FastBlocks, supports
-from interp.hooks import site_modules
 from interp.hooks.architecture import architecture, model_inputs
 
 
@@ -73,11 +73,13 @@ def run_prefix(model, input_ids: Tensor, token_type_ids: Tensor, hidden_index: i
     """
     kept = []
 
-    def hook(module, args, output):
-        kept.append(output[0] if isinstance(output, tuple) else output)
+    def hook(module, args, output=None):
+        found = args[0] if output is None else output  # a decoder's hidden_states[0] is block 0's input
+        kept.append(found[0] if isinstance(found, tuple) else found)
         raise _Reached
 
-    handle = site_modules(model)[hidden_index].register_forward_hook(hook)
+    module, is_input = architecture(model).hidden_sites(model)[hidden_index]
+    handle = module.register_forward_pre_hook(hook) if is_input else module.register_forward_hook(hook)
     try:
         model.base_model(**model_inputs(model.base_model, input_ids, token_type_ids))
     except _Reached:
@@ -172,7 +174,7 @@ def run_suffix(
             last = block_first_token(blocks[-1], hidden)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
             return model(**model_inputs(model, input_ids[:, :1], token_type_ids[:, :1])).logits
-    with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
+    with architecture(model).from_block(model, hidden_index, hidden):
         return model(**model_inputs(model, input_ids, token_type_ids)).logits
 
 
@@ -194,7 +196,7 @@ def run_suffix_masked(model, hidden: Tensor, hidden_index: int, input_ids: Tenso
         last = block_first_token(blocks[-1], hidden, attention_mask)
         with _only_blocks(model, n_blocks, n_blocks, embedding_output=last):
             return model(**model_inputs(model, input_ids[:, :1], token_type_ids[:, :1])).logits
-    with _only_blocks(model, hidden_index, n_blocks, embedding_output=hidden):
+    with architecture(model).from_block(model, hidden_index, hidden):
         return model(**model_inputs(model, input_ids, token_type_ids, attention_mask)).logits
 
 

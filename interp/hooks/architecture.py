@@ -1,4 +1,4 @@
-"""Where each encoder family keeps its sites: the one place that knows the module layouts.
+"""Where each encoder and decoder family keeps its sites: the one place that knows the module layouts.
 
 Every other module asks :func:`architecture` and never names a module path
 itself. An :class:`Architecture` says, for one family of Hugging Face
@@ -37,6 +37,25 @@ each block's output in every family; ModernBERT's final norm and
 DeBERTa-v2's relative-position embeddings are not sites. DeBERTa-v2's
 optional convolution (``conv_kernel_size`` > 0) is part of block 0: its
 output is ``hidden_states[1]``, as in the model's own ``hidden_states``.
+
+Decoders (pre-norm; their ``*ForSequenceClassification`` and
+``*ForCausalLM`` read through :class:`~interp.models.decoders.DecoderClassifier`):
+
+============  ===================  =========================  ==========================  ==========================
+family        ``attn.hook_z``      ``hook_attn_out``          ``hook_resid_mid`` [*]      ``hook_mlp_out``
+============  ===================  =========================  ==========================  ==========================
+GPT-2         input of             output of attn.c_proj      input of ln_2               output of mlp
+              attn.c_proj
+Llama-like    input of             output of self_attn.o_proj input of                    output of mlp
+              self_attn.o_proj                                post_attention_layernorm
+Gemma 2, 3    input of             output of                  input of                    output of
+              self_attn.o_proj     post_attention_layernorm   pre_feedforward_layernorm   post_feedforward_layernorm
+============  ===================  =========================  ==========================  ==========================
+
+Llama-like is Llama, Qwen2, Qwen3 and Mistral (grouped-query attention: ``attn.hook_z``
+has a slice per *query* head, ``head_dim`` wide). In a decoder ``hidden_states[0]``
+is the input of block 0 (Gemma's scaled embeddings), read before the block
+runs, and the final norm is not a site.
 """
 
 from __future__ import annotations
@@ -86,6 +105,12 @@ class Architecture:
         empty_block: where the encoder cannot run zero blocks (DeBERTa-v2), a
             block that passes its input through, as that family's blocks
             return it; run in place of none.
+        decoder: a causal decoder: ``hidden_states[0]`` is block 0's input, no
+            token types are read, and the suffix from a block runs with the
+            blocks before it passed through (:meth:`from_block`).
+        final_norm: a decoder's final norm inside its base model (``norm``, ``ln_f``).
+        z_to_attn_out: ``(block, z) -> hook_attn_out``: the attention's contribution from its heads' context, where it
+            is more than the ``attn.hook_z`` module (Gemma's post-attention norm); ``None``: that module.
     """
 
     name: str
@@ -96,6 +121,9 @@ class Architecture:
     finish_mlp: Callable[[torch.nn.Module, Tensor, Tensor], Tensor] = field(repr=False)
     carried: frozenset[str] = frozenset()
     empty_block: Callable[[], torch.nn.Module] | None = field(default=None, repr=False)
+    decoder: bool = False
+    final_norm: str = ""
+    z_to_attn_out: Callable[[torch.nn.Module, Tensor], Tensor] | None = field(default=None, repr=False)
 
     def block_list(self, model) -> torch.nn.ModuleList:
         """The model's blocks, in order."""
@@ -106,13 +134,53 @@ class Architecture:
         base = getattr(model, "base_model", model)
         return getattr(base, "embeddings_project", None) or base.embeddings
 
-    def hidden_modules(self, model) -> list[torch.nn.Module]:
-        """The modules whose outputs are ``hidden_states[0..n_layers]``: the embedding output, then each block (block 0 through DeBERTa-v2's convolution where it has one)."""
+    def hidden_sites(self, model) -> list[tuple[torch.nn.Module, bool]]:
+        """Where ``hidden_states[0..n_layers]`` are read: each a module and whether it is the module's first input rather
+        than its output. An encoder's embedding output then each block's (block 0 through DeBERTa-v2's convolution where
+        it has one); a decoder's block 0 input, then each block's output."""
         blocks = list(self.block_list(model))
+        if self.decoder:
+            return [(blocks[0], True), *((b, False) for b in blocks)]
         conv = _conv(model)
         if conv is not None and blocks:
             blocks[0] = conv
-        return [self.embedding_module(model), *blocks]
+        return [(m, False) for m in (self.embedding_module(model), *blocks)]
+
+    def hidden_modules(self, model) -> list[torch.nn.Module]:
+        """The modules at which ``hidden_states[0..n_layers]`` are read (:meth:`hidden_sites`)."""
+        return [module for module, _ in self.hidden_sites(model)]
+
+    @contextmanager
+    def from_block(self, model, start: int, hidden: Tensor) -> Iterator[None]:
+        """Within the block a forward pass of ``model`` runs the blocks from ``start`` on with ``hidden`` (float ``[batch,
+        seq, d_model]``) as block ``start``'s input (``hidden_states[start]``); restored in ``finally``.
+
+        An encoder's block list is narrowed (:meth:`narrowed`) and its embedding output replaced; a decoder's earlier
+        blocks pass their input through and block ``start`` (or, after the last, the final norm) reads ``hidden``:
+        each later block keeps its own index, which its cache slot, mask and rotary kind depend on.
+        """
+        if not self.decoder:
+            handle = None
+            try:
+                with self.narrowed(model, start, len(self.block_list(model))):
+                    handle = self.embedding_module(model).register_forward_hook(lambda module, args, output: hidden)
+                    yield
+            finally:
+                if handle is not None:
+                    handle.remove()
+            return
+        blocks = self.block_list(model)
+        kept = list(blocks[:start])
+        target = blocks[start] if start < len(blocks) else _get(getattr(model, "base_model", model), self.final_norm)
+        handle = target.register_forward_pre_hook(lambda module, args: (hidden, *args[1:]))
+        try:
+            for i in range(start):
+                blocks[i] = _DecoderPass()
+            yield
+        finally:
+            handle.remove()
+            for i, block in enumerate(kept):
+                blocks[i] = block
 
     def mixes_tokens_after(self, model, location) -> bool:
         """Whether something after ``location``'s component site mixes tokens inside its block: DeBERTa-v2's
@@ -149,8 +217,18 @@ class _PassThrough(torch.nn.Module):
         return hidden_states, None
 
 
+class _DecoderPass(torch.nn.Module):
+    """A decoder block that returns its input, as the decoders' blocks return their output: the hidden states alone."""
+
+    def forward(self, hidden_states, *args, **kwargs):
+        return hidden_states
+
+
 def takes_token_types(model) -> bool:
-    """Whether ``model``'s forward takes ``token_type_ids`` (DistilBERT's and ModernBERT's do not)."""
+    """Whether ``model``'s forward takes ``token_type_ids`` as segments (DistilBERT's and ModernBERT's do not; a decoder's
+    are not segments: GPT-2 adds them as token embeddings, so none are passed)."""
+    if getattr(getattr(model, "config", None), "model_type", None) in DECODER_TYPES:
+        return False
     return _class_takes_token_types(type(model))  # the class's forward: an instance's may be wrapped
 
 
@@ -229,19 +307,61 @@ ARCHITECTURES: tuple[Architecture, ...] = (
     ),
 )
 
-#: Every ``config.model_type`` interp runs, in the order errors list them.
-MODEL_TYPES: tuple[str, ...] = tuple(t for a in ARCHITECTURES for t in a.model_types)
+def _pre_norm(norm: str, mlp: str = "mlp", post: str = ""):
+    """``finish`` and ``finish_mlp`` of a pre-norm decoder block: out = r + mlp(norm(r)) (Gemma: post(mlp(norm(r))))."""
+
+    def finish(block, resid_mid):
+        out = _get(block, mlp)(_get(block, norm)(resid_mid))
+        return resid_mid + (_get(block, post)(out) if post else out)
+
+    return finish, lambda block, resid_mid, mlp_out: resid_mid + mlp_out
+
+
+_LLAMA_COMPONENTS = {
+    "attn.hook_z": ("self_attn.o_proj", True),
+    "hook_attn_out": ("self_attn.o_proj", False),
+    "hook_resid_mid": ("post_attention_layernorm", True),
+    "hook_mlp_out": ("mlp", False),
+}
+_GEMMA_COMPONENTS = {
+    "attn.hook_z": ("self_attn.o_proj", True),
+    "hook_attn_out": ("post_attention_layernorm", False),
+    "hook_resid_mid": ("pre_feedforward_layernorm", True),
+    "hook_mlp_out": ("post_feedforward_layernorm", False),
+}
+_CARRIED = frozenset({"hook_resid_mid"})
+
+DECODERS: tuple[Architecture, ...] = (
+    Architecture(
+        "GPT-2", ("gpt2",), "h",
+        {"attn.hook_z": ("attn.c_proj", True), "hook_attn_out": ("attn.c_proj", False), "hook_resid_mid": ("ln_2", True), "hook_mlp_out": ("mlp", False)},
+        *_pre_norm("ln_2"), carried=_CARRIED, decoder=True, final_norm="ln_f",
+    ),
+    Architecture("Llama-like", ("llama", "qwen2", "qwen3", "mistral"), "layers", _LLAMA_COMPONENTS, *_pre_norm("post_attention_layernorm"),
+                 carried=_CARRIED, decoder=True, final_norm="norm"),
+    Architecture(
+        "Gemma", ("gemma2", "gemma3_text"), "layers", _GEMMA_COMPONENTS,
+        *_pre_norm("pre_feedforward_layernorm", post="post_feedforward_layernorm"), carried=_CARRIED, decoder=True, final_norm="norm",
+        z_to_attn_out=lambda block, z: block.post_attention_layernorm(block.self_attn.o_proj(z)),
+    ),
+)  # fmt: skip
+
+#: Every ``config.model_type`` of a decoder interp runs.
+DECODER_TYPES: tuple[str, ...] = tuple(t for a in DECODERS for t in a.model_types)
+#: Every ``config.model_type`` interp runs, in the order errors list them (encoders first).
+MODEL_TYPES: tuple[str, ...] = tuple(t for a in (*ARCHITECTURES, *DECODERS) for t in a.model_types)
 
 
 def architecture(model) -> Architecture:
-    """The :class:`Architecture` of ``model`` (a classifier or its base model), by ``config.model_type``.
+    """The :class:`Architecture` of ``model`` (a classifier, a :class:`~interp.models.decoders.DecoderClassifier`, or its
+    base model), by ``config.model_type``.
 
     Raises:
         ConfigError: a family interp does not cover (naming the ones it does),
             or a model without the family's block list.
     """
     model_type = getattr(getattr(model, "config", None), "model_type", None)
-    for arch in ARCHITECTURES:
+    for arch in (*ARCHITECTURES, *DECODERS):
         if model_type in arch.model_types:
             if not isinstance(arch.block_list(model), torch.nn.ModuleList):
                 raise ConfigError(f"{type(model).__name__} has no {arch.blocks} block list: not a {arch.name} encoder")

@@ -36,7 +36,7 @@ from torch import Tensor
 
 from interp.core.errors import ConfigError
 from interp.hooks.architecture import architecture
-from interp.hooks.locations import Location
+from interp.hooks.locations import Location, head_dim
 
 
 def site_modules(model) -> list[torch.nn.Module]:
@@ -77,11 +77,11 @@ def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
             range, or a component site the model's blocks lack.
     """
     arch = architecture(model)
-    modules = arch.hidden_modules(model)
-    if location.hidden_index >= len(modules):
-        raise ConfigError(f"location {location} is out of range for a model with {len(modules) - 1} blocks")
+    sites = arch.hidden_sites(model)
+    if location.hidden_index >= len(sites):
+        raise ConfigError(f"location {location} is out of range for a model with {len(sites) - 1} blocks")
     if location.is_residual:
-        return modules[location.hidden_index], False
+        return sites[location.hidden_index]
     heads = model.config.num_attention_heads
     if location.head >= heads:
         raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
@@ -100,7 +100,7 @@ def feature_slice(model, location: Location) -> slice:
     """The columns of the hooked tensor's last dimension that ``location`` reads: one head's for ``attn.hook_z.h{H}``, else all."""
     if location.head < 0:
         return slice(None)
-    d_head = model.config.hidden_size // model.config.num_attention_heads
+    d_head = head_dim(model.config)
     return slice(location.head * d_head, (location.head + 1) * d_head)
 
 

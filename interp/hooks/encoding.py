@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import torch
 
 from interp.core.errors import ConfigError, DataError
+from interp.hooks.templates import Template, tokenize_pairs
 
 #: How a word split into several WordPiece tokens is read: its first piece, its last, or all of them.
 WORDPIECE_RULES: tuple[str, ...] = ("first", "last", "all")
@@ -150,13 +151,14 @@ def _where(example) -> str:
     return f"{source}:{example.id.rsplit(':', 1)[1]}" if source and ":" in example.id else f"example {example.id}"
 
 
-def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None) -> Encoded:
-    """Tokenize one example as (premise, hypothesis) and align its roles.
+def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None, template: Template | None = None) -> Encoded:
+    """Tokenize one example as (premise, hypothesis), or for a decoder joined by ``template``, and align its roles.
 
     ``example`` is any task's example: ``id``, ``premise``, ``hypothesis``,
     ``label`` (one of ``labels``; without ``labels``, the example's own
     ``label_id``) and ``words`` (role -> word; a role ending in ``_p`` is
-    found in the premise, ``_h`` in the hypothesis). [CLS] is ``cls``.
+    found in the premise, ``_h`` in the hypothesis). [CLS] is ``cls``; with a ``template`` (a decoder,
+    :mod:`interp.hooks.templates`) ``cls`` is the last token, the one the classifier reads.
 
     Raises:
         ConfigError: unknown ``wordpiece`` rule, or a tokenizer without
@@ -165,10 +167,11 @@ def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequenc
             example id and, for MoNLI, its file line), e.g. because
             truncation cut it off.
     """
-    return encode_examples([example], tokenizer, wordpiece, labels)[0]
+    return encode_examples([example], tokenizer, wordpiece, labels, template)[0]
 
 
-def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None) -> list[Encoded]:
+def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None,
+                    template: Template | None = None) -> list[Encoded]:  # fmt: skip
     """:func:`encode_example` over a sequence, in one call of the tokenizer, failing on the first example that cannot
     be aligned. Raises as :func:`encode_example` does."""
     check_wordpiece_rule(wordpiece)
@@ -180,6 +183,10 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     examples = list(examples)
     if not examples:
         return []
+    if template is not None:
+        pairs = tokenize_pairs(tokenizer, examples, template)
+        return [_align(e, tokenizer, ids, [0] * len(ids), pairs.offsets[i], pairs.sequence_ids(i), wordpiece, labels, template)
+                for i, (e, ids) in enumerate(zip(examples, pairs.input_ids))]  # fmt: skip
     batch = tokenizer(
         [e.premise for e in examples],
         [e.hypothesis for e in examples],
@@ -187,15 +194,14 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
         return_token_type_ids=True,
         truncation=True,
     )
-    cls = tokenizer.cls_token_id
-    return [_align(e, tokenizer, batch, i, cls, wordpiece, labels) for i, e in enumerate(examples)]
+    return [_align(e, tokenizer, batch["input_ids"][i], batch["token_type_ids"][i], batch["offset_mapping"][i], batch.sequence_ids(i),
+                   wordpiece, labels) for i, e in enumerate(examples)]  # fmt: skip
 
 
-def _align(example, tokenizer, batch, i: int, cls: int | None, wordpiece: str, labels: Sequence[str] | None) -> Encoded:
-    """Example ``i`` of the tokenizer's ``batch`` with its roles aligned (:func:`encode_example`)."""
-    input_ids = batch["input_ids"][i]
-    sequence_ids = batch.sequence_ids(i)
-    offsets = batch["offset_mapping"][i]
+def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids, wordpiece: str, labels: Sequence[str] | None,
+           template: Template | None = None) -> Encoded:  # fmt: skip
+    """One tokenized example with its roles aligned (:func:`encode_example`): ``offsets`` relative to each token's
+    sentence, ``sequence_ids`` its sentence (0, 1, or ``None``)."""
     sentences = (example.premise, example.hypothesis)
     given = getattr(example, "spans", None) or {}
     pieces = {}
@@ -209,13 +215,15 @@ def _align(example, tokenizer, batch, i: int, cls: int | None, wordpiece: str, l
         )
     for role, word in example.words.items():
         if not pieces[role]:  # only then is the input tokenized again, untruncated, to say whether truncation cut it off
-            truncated = len(input_ids) < len(tokenizer(example.premise, example.hypothesis)["input_ids"])
+            again = tokenize_pairs(tokenizer, [example], template, truncation=False).input_ids[0] if template is not None else \
+                tokenizer(example.premise, example.hypothesis)["input_ids"]  # fmt: skip
+            truncated = len(input_ids) < len(again)
             raise DataError(
                 f"{_where(example)}: cannot align {role} {word!r} to any token of example {example.id}"
                 + (f" (the input was truncated to {len(input_ids)} tokens)" if truncated else "")
             )
     pick = 0 if wordpiece == "first" else -1
-    if not input_ids or input_ids[0] != cls:
+    if template is None and (not input_ids or input_ids[0] != tokenizer.cls_token_id):
         raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
     if labels is None:  # an example that knows its own label id (a MoNLI Example)
         label_id = example.label_id
@@ -226,8 +234,8 @@ def _align(example, tokenizer, batch, i: int, cls: int | None, wordpiece: str, l
     return Encoded(
         example_id=example.id,
         input_ids=tuple(input_ids),
-        token_type_ids=tuple(batch["token_type_ids"][i]),
-        positions={"cls": 0, **{role: p[pick] for role, p in pieces.items()}},
+        token_type_ids=tuple(token_type_ids),
+        positions={"cls": 0 if template is None else len(input_ids) - 1, **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
         label_id=label_id,
         wordpiece=wordpiece,
@@ -273,13 +281,14 @@ def input_view(examples: Sequence, input: str = "pair") -> list:
     return list(examples) if input == "pair" else [HypothesisOnly(e) for e in examples]
 
 
-def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | None = None) -> Encoded:
-    """Tokenize any NLI pair (``id``, ``premise``, ``hypothesis``, and ``label`` in ``labels`` or its own ``label_id``).
+def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | None = None, template: Template | None = None) -> Encoded:
+    """Tokenize any NLI pair (``id``, ``premise``, ``hypothesis``, and ``label`` in ``labels`` or its own ``label_id``),
+    as two segments, or for a decoder joined by ``template``.
 
     ``labels`` in id order, or as ``{label: the classifier's id}`` (a reading's
     :attr:`~interp.models.labels.LabelReading.label_ids`, for a classifier whose labels are ordered otherwise).
 
-    Only [CLS] is aligned (``positions == {"cls": 0}``): what training and
+    Only [CLS] is aligned (``positions == {"cls": 0}``; a decoder's last token): what training and
     evaluation need, for datasets without a substituted word (MQNLI) or
     whatever a task's words are.
 
@@ -288,12 +297,16 @@ def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | 
     """
     if labels is not None and example.label not in labels:
         raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
-    enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
+    if template is not None:
+        ids = tokenize_pairs(tokenizer, [example], template).input_ids[0]
+        enc = {"input_ids": ids, "token_type_ids": [0] * len(ids)}
+    else:
+        enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
     return Encoded(
         example_id=example.id,
         input_ids=tuple(enc["input_ids"]),
         token_type_ids=tuple(enc["token_type_ids"]),
-        positions={"cls": 0},
+        positions={"cls": 0 if template is None else len(enc["input_ids"]) - 1},
         pieces={},
         label_id=example.label_id if labels is None else labels[example.label] if isinstance(labels, Mapping) else list(labels).index(example.label),
     )

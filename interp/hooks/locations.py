@@ -157,9 +157,12 @@ class Location:
         return not self.component
 
     def token_width(self, config) -> int:
-        """Floats per token: ``d_head`` for one head's ``hook_z``, else ``d_model`` (from a Hugging Face ``config``)."""
+        """Floats per token (from a Hugging Face ``config``): ``d_head`` for one head's ``hook_z``, every query head's
+        ``d_head`` for all heads' (d_model in an encoder; a decoder's heads need not add up to it), else ``d_model``."""
         if self.head >= 0:
-            return config.hidden_size // config.num_attention_heads
+            return head_dim(config)
+        if self.component == Z:
+            return config.num_attention_heads * head_dim(config)
         return config.hidden_size
 
     def __str__(self) -> str:
@@ -230,6 +233,12 @@ def component_locations(n_layers: int, roles: Sequence[str | Sequence[str]], kin
             heads = range(n_heads) if kind == Z and n_heads is not None else [-1]
             found += [Location(layer + 1, s, kind, h) for h in heads for s in sets]
     return found
+
+
+def head_dim(config) -> int:
+    """The width of one attention head's context (``attn.hook_z``): the config's ``head_dim`` where it names one
+    (Gemma, Qwen3), else d_model over the query heads."""
+    return int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
 
 
 def parse_locations(

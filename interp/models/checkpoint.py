@@ -103,8 +103,8 @@ def check_weights(directory: Path) -> None:
 
 
 #: The names a classification head's output weights end with: ``classifier.weight`` (BERT, ALBERT, DeBERTa, DistilBERT),
-#: ``classifier.out_proj.weight`` (RoBERTa, XLM-R, ELECTRA).
-HEAD_WEIGHTS: tuple[str, ...] = ("classifier.out_proj.weight", "classifier.weight")
+#: ``classifier.out_proj.weight`` (RoBERTa, XLM-R, ELECTRA), ``score.weight`` (the decoders).
+HEAD_WEIGHTS: tuple[str, ...] = ("classifier.out_proj.weight", "classifier.weight", "score.weight")
 
 
 def check_head_rows(directory: Path, num_labels: int) -> None:

@@ -22,57 +22,14 @@ saves (``interp_template``, ``interp_label_words``, ``interp_pad_token``), so a 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+import inspect
 
 import torch
 from torch import Tensor, nn
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from interp.core.errors import ConfigError, ModelError, named
-
-#: The two slots of a template.
-SLOTS = ("{premise}", "{hypothesis}")
-#: How a pair is joined where neither the checkpoint nor the caller names a template.
-DEFAULT_TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nAnswer:"
-
-
-@dataclass(frozen=True)
-class Template:
-    """A text with the slots ``{premise}`` and ``{hypothesis}``, each once: how a decoder reads a pair.
-
-    Raises:
-        ConfigError: naming ``template=``: a slot missing or repeated.
-    """
-
-    text: str = DEFAULT_TEMPLATE
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.text, str):
-            raise ConfigError(f"{named('template')} must be a text with {SLOTS[0]} and {SLOTS[1]}, got {type(self.text).__name__}")
-        for slot in SLOTS:
-            count = self.text.count(slot)
-            if count != 1:
-                raise ConfigError(f"{named('template', repr(self.text))} has {slot} {'twice' if count > 1 else 'nowhere'}; "
-                                  f"a template names each of {SLOTS[0]} and {SLOTS[1]} once")  # fmt: skip
-
-    def render(self, premise: str, hypothesis: str) -> tuple[str, tuple[int, int], tuple[int, int]]:
-        """The joined text and the character spans of the premise and of the hypothesis in it."""
-        spans, parts, cursor, rest = {}, [], 0, self.text
-        while True:
-            found = [(rest.find(s), s) for s in SLOTS if rest.find(s) >= 0]
-            if not found:
-                parts.append(rest)
-                break
-            at, slot = min(found)
-            parts.append(rest[:at])
-            cursor += at
-            filled = premise if slot == SLOTS[0] else hypothesis
-            spans[slot] = (cursor, cursor + len(filled))
-            parts.append(filled)
-            cursor += len(filled)
-            rest = rest[at + len(slot) :]
-        return "".join(parts), spans[SLOTS[0]], spans[SLOTS[1]]
-
+from interp.hooks.templates import DEFAULT_TEMPLATE, Template
 
 def label_word_ids(tokenizer, label_words: dict[str, str]) -> dict[str, int]:
     """Each label's word as its one token id (the word as it follows the template: ``" yes"`` with its space).
@@ -90,6 +47,16 @@ def label_word_ids(tokenizer, label_words: dict[str, str]) -> dict[str, int]:
     if len(set(ids.values())) != len(ids):
         raise ConfigError(f"{named('label_words')}: two labels have the same token ({label_words})")
     return ids
+
+
+def cache_argument(module) -> str:
+    """The name a model's forward takes its key/value cache by: ``cache`` (transformers 5) or ``past_key_values``."""
+    return "cache" if "cache" in inspect.signature(type(module).forward).parameters else "past_key_values"
+
+
+def template_of(model) -> Template | None:
+    """The template a model joins pairs with: a :class:`DecoderClassifier`'s; ``None`` for an encoder (a pair of segments)."""
+    return getattr(model, "template", None) if isinstance(model, DecoderClassifier) else None
 
 
 def last_positions(input_ids: Tensor, attention_mask: Tensor | None) -> Tensor:
@@ -148,9 +115,11 @@ class DecoderClassifier(nn.Module):
         cap = getattr(self.inner.config, "final_logit_softcapping", None)
         return torch.tanh(logits / cap) * cap if cap else logits
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, **kwargs) -> SequenceClassifierOutput:
-        """The logits at each row's last real token: float ``[batch, labels]``."""
-        hidden = self.base_model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, cache=None, **kwargs) -> SequenceClassifierOutput:
+        """The logits at each row's last real token: float ``[batch, labels]``. ``cache``: the key/value cache of the
+        positions before ``input_ids`` (a prefix run once, :mod:`interp.engine.decoder`)."""
+        past = {cache_argument(self.base_model): cache, "use_cache": True} if cache is not None else {"use_cache": False}
+        hidden = self.base_model(input_ids=input_ids, attention_mask=attention_mask, **past).last_hidden_state
         last = last_positions(input_ids, attention_mask)
         return SequenceClassifierOutput(logits=self.head(hidden[torch.arange(len(last), device=hidden.device), last]))
 

@@ -24,6 +24,7 @@ from interp.core.errors import ConfigError, ModelError, named, warn
 from interp.core.outputs import read_json
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import INPUTS, Encoded, collate, encode_pair
+from interp.models.decoders import template_of
 from interp.models.labels import LabelReading, read_labels
 from interp.models.loading import checkpoint_labels, resolve_model
 from interp.models.training import TRAINING_FILE
@@ -93,7 +94,7 @@ def evaluate(
         if labels is None:
             raise ConfigError("evaluate: give the dataset's `labels=` (or a `reading=`)")
         reading = read_labels(checkpoint_labels(model.config), labels, fold)
-    encoded = [encode_pair(e, tokenizer, reading.label_ids) for e in examples]
+    encoded = [encode_pair(e, tokenizer, reading.label_ids, template_of(model)) for e in examples]
     logits = predict_logits(model, encoded, tokenizer.pad_token_id, batch_size, progress)
     predicted = reading.predict(logits)
     gold = {label: reading.scored[j] for j, label in enumerate(reading.task_labels)}

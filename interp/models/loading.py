@@ -1,4 +1,6 @@
-"""Resolve a model name into an encoder sequence classifier (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT) and its tokenizer.
+"""Resolve a model name into a sequence classifier and its tokenizer: an encoder (BERT, RoBERTa, XLM-R, ELECTRA,
+DistilBERT, DeBERTa-v2, ModernBERT), or a decoder (GPT-2, Llama, Qwen2, Qwen3, Mistral, Gemma 2, Gemma 3's text model)
+read at its last token through its head or through label words (:mod:`interp.models.decoders`).
 
 Usage::
 
@@ -24,7 +26,7 @@ from typing import Mapping, Sequence
 
 from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
-from interp.hooks.architecture import MODEL_TYPES
+from interp.hooks.architecture import DECODER_TYPES, MODEL_TYPES
 from interp.models.labels import MAPPED, check_label_map, label_config, parse_label_map
 from interp.models.settings import EMBEDDED  # defined apart: the command line reads it without torch
 from interp.models.checkpoint import (
@@ -34,7 +36,7 @@ from interp.models.checkpoint import (
     check_weights,
 )
 
-#: The ``config.model_type`` of every encoder family interp runs (:mod:`interp.hooks.architecture`).
+#: The ``config.model_type`` of every family interp runs (:mod:`interp.hooks.architecture`).
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = MODEL_TYPES
 
 
@@ -154,8 +156,9 @@ def quiet_transformers():
 
 
 def has_classifier_head(config) -> bool:
-    """Whether a checkpoint's config says it was saved as a sequence classifier."""
-    return any(a.endswith("ForSequenceClassification") for a in (config.architectures or []))
+    """Whether a checkpoint's config says it was saved as a sequence classifier (a causal LM saved with its label
+    words, :mod:`interp.models.decoders`, is one)."""
+    return any(a.endswith("ForSequenceClassification") for a in (config.architectures or [])) or bool(getattr(config, "interp_label_words", None))
 
 
 def checkpoint_labels(config) -> tuple[str, ...]:
@@ -176,8 +179,10 @@ def load_classifier(
     seed: int | None = None,
     label_map: str | Mapping[int, str] | Sequence[str] | None = None,
     init: str = "pretrained",
+    template: str | None = None,
+    label_words: Mapping[str, str] | None = None,
 ):
-    """Load an encoder sequence classifier and its fast tokenizer.
+    """Load a sequence classifier and its fast tokenizer: an encoder, or a decoder wrapped to be read at its last token.
 
     Args:
         spec: ``minilm``, a checkpoint directory, or a hub name.
@@ -195,6 +200,10 @@ def load_classifier(
         init: ``pretrained`` (the checkpoint's weights) or ``random``: the same architecture, config and tokenizer,
             every weight drawn afresh from ``seed`` (MoNLI's "no pretraining" row, Geiger et al. 2020, Table 1:
             what fine-tuning learns from the dataset's artifacts alone).
+        template: a decoder's text joining the pair (:class:`~interp.hooks.templates.Template`); ``None``: the one
+            the checkpoint records, else :data:`~interp.hooks.templates.DEFAULT_TEMPLATE`.
+        label_words: a causal LM read as a classifier: label name -> the one-token word that stands for it after the
+            template (``{"entailment": " yes", "neutral": " no"}``); ``None``: the ones the checkpoint records.
 
     Returns:
         ``(model, tokenizer)``: a ``PreTrainedModel`` in eval mode on CPU,
@@ -204,12 +213,13 @@ def load_classifier(
         ModelError: unknown name, a family interp does not cover, weights that are
             not valid safetensors (checked before loading), tokenizer files
             missing or not matching the model's vocabulary, no classifier
-            head where one is required.
+            head where one is required; a decoder whose tokenizer has no pad token and no end-of-text token to pad with.
         ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head;
-            naming ``init=``: neither ``pretrained`` nor ``random``.
+            naming ``init=``: neither ``pretrained`` nor ``random``; naming ``template=`` or ``label_words=``: a
+            template without both slots, a label word of several tokens, either given for an encoder.
     """
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
     if init not in INITS:
         raise ConfigError(f"`init=` must be {' or '.join(INITS)}, got {init!r}")
@@ -218,16 +228,28 @@ def load_classifier(
     config = _load_config(source)
     if config.model_type not in SUPPORTED_MODEL_TYPES:
         raise ModelError(
-            f"model {spec!r} is a {config.model_type!r} model; interp supports these encoder families: "
+            f"model {spec!r} is a {config.model_type!r} model; interp supports these families: "
             f"{', '.join(SUPPORTED_MODEL_TYPES)}"
         )
+    decoder = config.model_type in DECODER_TYPES
+    if not decoder and (template is not None or label_words is not None):
+        raise ConfigError(f"`{'template' if template is not None else 'label_words'}=`: model {spec!r} is a {config.model_type} encoder, "
+                          "which reads a pair as two segments; templates and label words are for decoders")  # fmt: skip
+    label_words = dict(label_words) if label_words is not None else getattr(config, "interp_label_words", None) if decoder else None
+    if label_words is not None and label_map is not None:
+        raise ConfigError(f"`label_map=`: model {spec!r} is read through label words ({', '.join(label_words)}), which name its labels")
+    if label_words is not None:
+        if labels is not None and not has_classifier_head(config):
+            labels = None  # the label words are the labels
+        config.interp_label_words = dict(label_words)
     head = has_classifier_head(config)
     if source.local:
         check_tokenizer_files(Path(source.location))
     if require_head and not head:
         raise ModelError(
-            f"model {spec!r} is a {config.model_type} encoder ({', '.join(config.architectures or ['no architecture'])}) "
-            "without a trained sequence-classification head; fine-tune it first with `interp train`"
+            f"model {spec!r} is a {config.model_type} {'decoder' if decoder else 'encoder'} "
+            f"({', '.join(config.architectures or ['no architecture'])}) without a trained sequence-classification head; fine-tune it "
+            "first with `interp train`" + (", or read it as a causal LM through `label_words=` (--label-words)" if decoder else "")
         )
     head_labels: dict = {}  # what the loaded config says of the head's labels, where it changes them
     if head and init == "pretrained" and Path(source.location).is_dir():
@@ -245,17 +267,20 @@ def load_classifier(
         head_labels = {"num_labels": len(labels), **label_config(labels)}
     if seed is not None:
         torch.manual_seed(seed)
+    words = label_words is not None and not any(a.endswith("ForSequenceClassification") for a in (config.architectures or []))
+    auto = AutoModelForCausalLM if words else AutoModelForSequenceClassification
+    extra = {} if words else head_labels
     try:
         with quiet_transformers():
             if init == "random":  # the checkpoint's config with the head's labels, no weights read
-                model = AutoModelForSequenceClassification.from_config(config.__class__.from_dict({**config.to_dict(), **head_labels}))
+                model = auto.from_config(config.__class__.from_dict({**config.to_dict(), **extra}))
             else:
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    source.location, trust_remote_code=False, use_safetensors=True, **head_labels
-                )
+                model = auto.from_pretrained(source.location, trust_remote_code=False, use_safetensors=True, **extra)
         tokenizer = AutoTokenizer.from_pretrained(source.location, use_fast=True, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None
+    if decoder:
+        model = as_decoder_classifier(model, tokenizer, spec, template, label_words if words else None)
     check_tokenizer_ids(tokenizer, model.config, spec)
     fit_max_length(tokenizer, model.config)
     if head and label_map is not None:
@@ -264,6 +289,33 @@ def load_classifier(
         raise ModelError(f"model {spec!r} has no fast tokenizer; token alignment needs character offsets")
     model.eval()
     return model, tokenizer
+
+
+def as_decoder_classifier(model, tokenizer, spec: str, template: str | None = None, label_words: Mapping[str, str] | None = None):
+    """``model`` (a decoder's ``*ForSequenceClassification``, or with ``label_words`` its ``*ForCausalLM``) as a
+    :class:`~interp.models.decoders.DecoderClassifier` joining pairs by ``template`` (else the one its config records,
+    else the default), in eval mode. A tokenizer without a pad token pads with its end-of-text token, and the choice
+    is recorded in the config (the readout comes from the attention mask, so an input ending in that token is read there).
+
+    Raises:
+        ModelError: no pad token and no end-of-text token to pad with.
+        ConfigError: naming ``template=`` or ``label_words=`` (:class:`~interp.hooks.templates.Template`,
+            :func:`~interp.models.decoders.label_word_ids`).
+    """
+    from interp.hooks.templates import DEFAULT_TEMPLATE, Template
+    from interp.models.decoders import DecoderClassifier, label_word_ids
+
+    chosen = Template(template if template is not None else getattr(model.config, "interp_template", None) or DEFAULT_TEMPLATE)
+    note = getattr(model.config, "interp_pad_token", None)
+    if tokenizer.pad_token_id is None:
+        if tokenizer.eos_token_id is None:
+            raise ModelError(f"model {spec!r}: its tokenizer has no pad token and no end-of-text token to pad with; "
+                             "give the tokenizer a pad token (tokenizer.pad_token = ...) and save it beside the model")  # fmt: skip
+        tokenizer.pad_token = tokenizer.eos_token
+        note = f"none in the tokenizer: its end-of-text token {tokenizer.eos_token!r} pads (the readout position comes from the attention mask)"
+    model.config.pad_token_id = tokenizer.pad_token_id
+    ids = label_word_ids(tokenizer, dict(label_words)) if label_words is not None else None
+    return DecoderClassifier(model, chosen, ids, note).eval()
 
 
 #: Families whose position ids start after the padding id (``pad_token_id + 1`` positions are never an input's).

@@ -1,0 +1,100 @@
+"""How a decoder reads a pair: one text with the premise and the hypothesis in their slots, tokenized with offsets.
+
+Usage::
+
+    template = Template("Premise: {premise}\\nHypothesis: {hypothesis}\\nAnswer:")
+    text, premise_span, hypothesis_span = template.render("a man sleeps", "a person sleeps")
+    pairs = tokenize_pairs(tokenizer, examples, template)        # what encoding aligns the roles on
+    pairs.input_ids[0], pairs.sequence_ids(0), pairs.offsets[0]  # offsets relative to each token's sentence
+
+An encoder reads a pair as two segments (``[CLS] premise [SEP] hypothesis [SEP]``); a decoder reads one text, and a
+fine-tuned decoder classifier or a causal LM asked for a label word reads it at its last token. Each token of the
+rendered text is given the sentence its characters fall in (0 the premise, 1 the hypothesis, ``None`` the template's
+own words and special tokens), and its offsets in that sentence's characters, so that a role's word is found among
+the tokens of its sentence exactly as in a pair (:mod:`interp.hooks.encoding`): on byte-level BPE (GPT-2's ``Ġ``) and
+SentencePiece-style (``▁``) pieces alike, a piece that carries a space from the template belongs to the sentence
+whose characters it covers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from interp.core.errors import ConfigError, named
+
+#: The two slots of a template.
+SLOTS = ("{premise}", "{hypothesis}")
+#: How a pair is joined where neither the checkpoint nor the caller names a template.
+DEFAULT_TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nAnswer:"
+
+
+@dataclass(frozen=True)
+class Template:
+    """A text with the slots ``{premise}`` and ``{hypothesis}``, each once, separated by some of the template's own text.
+
+    Raises:
+        ConfigError: naming ``template=``: not a text, a slot missing or repeated, or the slots side by side.
+    """
+
+    text: str = DEFAULT_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise ConfigError(f"{named('template')} must be a text with {SLOTS[0]} and {SLOTS[1]}, got {type(self.text).__name__}")
+        for slot in SLOTS:
+            count = self.text.count(slot)
+            if count != 1:
+                raise ConfigError(f"{named('template', repr(self.text))} has {slot} {'twice' if count > 1 else 'nowhere'}; "
+                                  f"a template names each of {SLOTS[0]} and {SLOTS[1]} once")  # fmt: skip
+        if SLOTS[0] + SLOTS[1] in self.text or SLOTS[1] + SLOTS[0] in self.text:
+            raise ConfigError(f"{named('template', repr(self.text))}: put some text between {SLOTS[0]} and {SLOTS[1]}, "
+                              "so that no token spans both sentences")  # fmt: skip
+
+    def render(self, premise: str, hypothesis: str) -> tuple[str, tuple[int, int], tuple[int, int]]:
+        """The joined text and the character spans ``(start, end)`` of the premise and of the hypothesis in it."""
+        first, second = sorted(SLOTS, key=self.text.index)
+        head, rest = self.text.split(first)
+        middle, tail = rest.split(second)
+        fill = {SLOTS[0]: premise, SLOTS[1]: hypothesis}
+        a = len(head)
+        b = a + len(fill[first]) + len(middle)
+        spans = {first: (a, a + len(fill[first])), second: (b, b + len(fill[second]))}
+        return head + fill[first] + middle + fill[second] + tail, spans[SLOTS[0]], spans[SLOTS[1]]
+
+
+@dataclass(frozen=True)
+class TokenizedPairs:
+    """Pairs joined by a template and tokenized: per example its ``input_ids``, its ``offsets`` (each token's
+    ``(start, end)`` in the characters of its sentence) and which sentence each token is in (:meth:`sequence_ids`)."""
+
+    input_ids: list[list[int]]
+    offsets: list[list[tuple[int, int]]]
+    segments: list[list[int | None]]
+
+    def sequence_ids(self, i: int) -> list[int | None]:
+        """Example ``i``'s token -> 0 (premise), 1 (hypothesis) or ``None`` (the template, special tokens)."""
+        return self.segments[i]
+
+
+def tokenize_pairs(tokenizer, examples: Sequence, template: Template, truncation: bool = True) -> TokenizedPairs:
+    """Each example's ``premise`` and ``hypothesis`` joined by ``template``, tokenized in one call (the tokenizer's own
+    special tokens, a BOS where it adds one), with each token's sentence and offsets in it.
+
+    Raises:
+        ConfigError: a tokenizer without character offsets (a "slow" Python tokenizer).
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(f"tokenizer {type(tokenizer).__name__} gives no character offsets; alignment needs a fast (Rust) tokenizer")
+    rendered = [template.render(str(e.premise), str(e.hypothesis)) for e in examples]
+    batch = tokenizer([text for text, _, _ in rendered], return_offsets_mapping=True, truncation=truncation)
+    offsets, segments = [], []
+    for (text, *spans), found in zip(rendered, batch["offset_mapping"]):
+        mine, where = [], []
+        for a, b in found:
+            inside = [k for k, (s, e) in enumerate(spans) if b > a and a < e and b > s]
+            where.append(inside[0] if inside else None)
+            mine.append((a - spans[inside[0]][0], b - spans[inside[0]][0]) if inside else (a, b))
+        offsets.append(mine)
+        segments.append(where)
+    return TokenizedPairs([list(ids) for ids in batch["input_ids"]], offsets, segments)

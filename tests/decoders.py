@@ -3,9 +3,9 @@
 Each has 3 blocks of width 32 and what sets the family apart switched on: grouped-query attention (4 query heads, 2
 key/value heads) in the Llama-like families, a 6-token sliding window where the family has one (Mistral; Gemma 2 and
 3 alternate local and global layers), Gemma 2's attention and final logit softcapping, the query/key norms of Qwen3 and
-Gemma 3, and heads wider than width / heads (Gemma, Qwen3). GPT-2 reads a byte-level BPE tokenizer with no pad
-token (interp pads with its end-of-text token), the others a SentencePiece-style one with ``<s>`` and ``<pad>``; both
-are trained on MoNLI's own sentences (``examples/decoders/scratch_tokenizers.py``).
+Gemma 3, and heads wider than width / heads (Gemma, Qwen3). GPT-2 and Qwen read a byte-level BPE tokenizer with no
+pad token (interp pads with its end-of-text token), Llama, Mistral and Gemma a SentencePiece-style one with ``<s>`` and
+``<pad>``; both are trained on MoNLI's own sentences (``examples/decoders/scratch_tokenizers.py``).
 """
 
 from __future__ import annotations
@@ -34,13 +34,14 @@ def tokenizer(kind: str, monli_dir: str):
     from interp.tasks.monli.data import SPLITS, load_monli
 
     examples = load_monli(Path(monli_dir), tuple(SPLITS))
-    sentences = [TEMPLATE_TEXT] + [s for e in examples for s in (e.premise, e.hypothesis)]
+    sentences = [TEMPLATE_TEXT] * 50 + [s for e in examples for s in (e.premise, e.hypothesis)]
     build = scratch_tokenizers()
-    return build.byte_level_bpe(sentences, 800) if kind == "byte-level" else build.sentencepiece_bpe(sentences, 800)
+    return build.byte_level_bpe(sentences, 2000) if kind == "byte-level" else build.sentencepiece_bpe(sentences, 2000)
 
 
 def tokenizer_kind(family: str) -> str:
-    return "byte-level" if family == "gpt2" else "sentencepiece"
+    """Each family's own kind of tokenizer: byte-level BPE for GPT-2 and Qwen, SentencePiece-style for Llama, Mistral, Gemma."""
+    return "byte-level" if family in ("gpt2", "qwen2", "qwen3") else "sentencepiece"
 
 
 def decoder_config(family: str, tok, labels=("entailment", "neutral"), init: float = 0.2):

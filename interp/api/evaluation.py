@@ -65,7 +65,8 @@ def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelRe
 
 
 def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
-                     label_map=None, input: str | None = None, device: str = "auto", fold_labels: bool = False,
+                     label_map=None, template: str | None = None, label_words=None, input: str | None = None, device: str = "auto",
+                     fold_labels: bool = False,
                      max_examples: int | None = None, max_per_split: int | None = None, seed: int = 0) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` (a checkpoint, or a :class:`Classifier` held in memory, moved to
     ``device``) on ``task``'s ``splits``, its labels read as the task's by name.
@@ -79,7 +80,8 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
     hypothesis-only baseline (:func:`~interp.hooks.encoding.input_view`); ``None``: what the checkpoint was trained to
     read (:func:`~interp.models.evaluation.trained_input`). ``device``: where it runs (``auto``: a GPU when there is
     one, ``cpu``, ``cuda[:N]``). ``max_examples``, ``max_per_split``, ``seed``: score a seeded subset of the splits
-    (:meth:`~interp.tasks.base.Task.examples`); ``None``: every example.
+    (:meth:`~interp.tasks.base.Task.examples`); ``None``: every example. ``template``, ``label_words``: a decoder's
+    (:func:`interp.models.loading.load_classifier`).
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`score`.
@@ -99,7 +101,7 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
     if isinstance(spec, Classifier):
         model = spec if label_map is None else load_model(spec, label_map=label_map)
     else:
-        model = Classifier(*load_classifier(spec, require_head=True, label_map=label_map), spec)
+        model = Classifier(*load_classifier(spec, require_head=True, label_map=label_map, template=template, label_words=label_words), spec)
     model.module.to(where)
     return score(model, task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
 

@@ -22,6 +22,7 @@ result's. Hooks are removed in ``finally`` and the model's weights are never cha
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Callable, Sequence
 
@@ -158,10 +159,13 @@ class IntervenableModel:
 
     def locations(self, locations: str, variables: Sequence[str] = ()) -> list[Location]:
         """Every location ``locations`` names: comma-separated, ``all``, ``aligned``; a bare site stands for ``variables``' aligned roles.
+        On a decoder the role ``cls`` (the token the classifier reads: the last) may be written ``last``.
 
         Raises:
             ConfigError: malformed, out of range for the model, or a role the task lacks.
         """
+        if self.model.template is not None and isinstance(locations, str):  # a decoder's cls is its last token: `last` names it too
+            locations = re.sub(r"(?<=[@+])last\b", "cls", locations)
         return parse_locations(locations, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
 
     def location(self, location: str | Location, variables: Sequence[str] = ()) -> Location:

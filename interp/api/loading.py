@@ -252,7 +252,7 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
     except ConfigError as exc:
         raise ModelError(f"`model=`: {exc}") from None
     if arch.decoder and not isinstance(model, DecoderClassifier):  # a decoder read at its last token
-        model = as_decoder_classifier(model, tokenizer, IN_MEMORY, template, label_words)
+        model, tokenizer = as_decoder_classifier(model, tokenizer, IN_MEMORY, template, label_words)
     config = getattr(model, "config", None)
     if config is None or not (has_classifier_head(config) or hasattr(model, "classifier") or isinstance(model, DecoderClassifier)):
         raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
@@ -269,7 +269,7 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
     return Classifier(model, tokenizer)
 
 
-def classifier_for(model, task: Task, *, label_map=None, complete: bool = True) -> Classifier:
+def classifier_for(model, task: Task, *, label_map=None, complete: bool = True, template: str | None = None, label_words=None) -> Classifier:
     """A :class:`Classifier` for ``task``'s interventions: a checkpoint spec loaded with its own head (none is made up),
     or a ``Classifier`` as it is; either way with labels that read as the task's (:meth:`Classifier.reading`), with
     one for each of the task's unless ``complete`` is false (caching activations reads no prediction).
@@ -278,8 +278,8 @@ def classifier_for(model, task: Task, *, label_map=None, complete: bool = True) 
         ModelError: a checkpoint without a classification head; labels that cannot be read as the task's.
         ConfigError: naming ``label_map=``, as :func:`load_model`.
     """
-    if isinstance(model, str):
-        model = Classifier(*load_classifier(model, require_head=True, label_map=label_map), model)
+    if isinstance(model, (str, Path)):
+        model = Classifier(*load_classifier(str(model), require_head=True, label_map=label_map, template=template, label_words=label_words), str(model))
     elif label_map is not None:
         model = load_model(model, label_map=label_map)
     model = load_model(model)

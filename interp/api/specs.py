@@ -33,14 +33,20 @@ from interp.tasks import Task, task_for_file
 from interp.api.loading import Classifier, load_task
 
 
+#: A decoder's reading (:mod:`interp.hooks.templates`): recorded only where set, so an encoder run's record is as it was.
+READING = ("template", "label_words")
+
+
 def flat(config) -> dict:
     """``config``'s fields (a dataclass) as one JSON-ready dict: a spec's fields inline under their own names, a task or a
     model held in memory by its name: what files record of a config (the names they had before specs existed). A
     spec's field whose name the config already holds is recorded as ``<spec>_<name>`` (a training's ``sample_seed``
-    beside its own ``seed``)."""
+    beside its own ``seed``); a decoder's :data:`READING` only where set."""
     out, own = {}, {f.name for f in fields(config)}
     for f in fields(config):
         value = getattr(config, f.name)
+        if f.name in READING and value is None:
+            continue
         if isinstance(value, (DataSpec, SampleSpec, RunSpec)):
             for key, inner in flat(value).items():
                 out[f"{f.name}_{key}" if key in out or key in own else key] = inner

@@ -29,6 +29,7 @@ from interp.api.node_loss import NodeLoss, node_variables
 from interp.core.errors import ConfigError, named
 from interp.hooks import n_layers
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
+from interp.hooks.templates import parse_label_words
 from interp.models.labels import parse_label_map
 from interp.models.loading import load_classifier
 from interp.models.settings import BATCHINGS, EMBEDDED, FineTuneSettings
@@ -153,17 +154,20 @@ def train_in_place(model: Classifier, task: Task, examples: Sequence, settings: 
                progress=progress, after_epoch=after_epoch, extra_loss=extra(model.module, model.tokenizer, examples) if extra else None)  # fmt: skip
 
 
-def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init: str = "pretrained", fold_labels: bool = False) -> Classifier:
+def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init: str = "pretrained", fold_labels: bool = False,
+                      template: str | None = None, label_words=None) -> Classifier:  # fmt: skip
     """The classifier a fine-tuning starts from: ``spec`` (``"minilm"``, a checkpoint, a hub name) with its head, or a new
-    head for the task's labels drawn from ``seed`` (an encoder; ``init="random"``: every weight drawn, MoNLI Table 1's
-    no-pretraining row); its labels checked against the task's (:func:`labels_for`).
+    head for the task's labels drawn from ``seed`` (an encoder or a decoder; ``init="random"``: every weight drawn, MoNLI
+    Table 1's no-pretraining row), a decoder joining pairs by ``template`` (or a causal LM read through ``label_words``,
+    both recorded in the checkpoint it becomes); its labels checked against the task's (:func:`labels_for`).
 
     Raises:
         ModelError: as :func:`interp.models.loading.load_classifier`; labels that cannot be read as the task's, or fewer
             than the task's without ``fold_labels``.
         ConfigError: naming ``label_map=``.
     """
-    module, tokenizer = load_classifier(spec, labels=task.labels, seed=seed, label_map=label_map, init=init)
+    module, tokenizer = load_classifier(spec, labels=task.labels, seed=seed, label_map=label_map, init=init, template=template,
+                                        label_words=label_words)  # fmt: skip
     model = Classifier(module, tokenizer, spec)
     labels_for(model, task, fold_labels=fold_labels)
     return model
@@ -181,6 +185,7 @@ def write_checkpoint(model: Classifier, record: dict, out: Path, staging: Path) 
 
 # The choices and files of a fine-tuning that the training jobs name (defined in :mod:`interp.models`).
 __all__ = ["BATCHINGS", "EMBEDDED", "INPUTS", "STATE_FILE", "TRAINING_FILE", "TRAINING_PRECISIONS", "FineTuneSettings", "Objective",
-           "fine_tune", "finished_run", "input_view", "labels_for", "load_for_training", "objective", "parse_label_map", "score", "train_in_place",
+           "fine_tune", "finished_run", "input_view", "labels_for", "load_for_training", "objective", "parse_label_map", "parse_label_words",
+           "score", "train_in_place",
            "write_checkpoint"]
 

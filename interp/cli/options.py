@@ -153,19 +153,33 @@ LABEL_MAP = click.option("--label-map", default=None,
                          help="What the head's label ids mean where its config does not say (LABEL_0, ...): e.g. 0=contradiction,1=neutral,2=entailment. Other labels are read by name in any order; a 3-label model on a 2-label task reads contradiction as neutral.")  # fmt: skip
 
 
+TEMPLATE = click.option("--template", default=None,
+                        help="A decoder's text joining the pair, with {premise} and {hypothesis} once each (\\n for a new line) "
+                             "[default: the checkpoint's own, else 'Premise: {premise}\\nHypothesis: {hypothesis}\\nAnswer:'].")  # fmt: skip
+LABEL_WORDS = click.option("--label-words", default=None,
+                           help="Read a causal LM as a classifier: each label's word as it follows the template, one token each, e.g. "
+                                "'entailment= yes,neutral= no' (the space is part of the word).")  # fmt: skip
+
+
 def model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):
-    """--model and --label-map: the command receives ``model`` (the spec) and ``label_map`` (the map as written, or ``None``)."""
-    return option_group([click.option("--model", required=required, default=default, show_default=default is not None, help=help), LABEL_MAP],
-                        lambda model, label_map: {"model": model, "label_map": label_map})  # fmt: skip
+    """--model, --label-map, --template and --label-words: the command receives ``model`` (the spec), ``label_map`` (the
+    map as written, or ``None``) and ``reading`` (a decoder's ``template`` and ``label_words``, each ``None`` unless given)."""
+    options = [click.option("--model", required=required, default=default, show_default=default is not None, help=help), LABEL_MAP, TEMPLATE,
+               LABEL_WORDS]  # fmt: skip
+    return option_group(options, lambda model, label_map, template, label_words: {
+        "model": model, "label_map": label_map,
+        "reading": {"template": None if template is None else template.replace("\\n", "\n").replace("\\t", "\t"), "label_words": label_words}})
 
 
-def classifier(model: str, label_map: str | None):
-    """The model a job binds: the spec itself, or with --label-map the classifier loaded and relabelled here, once."""
-    if label_map is None:
+def classifier(model: str, label_map: str | None, reading: dict | None = None):
+    """The model a job binds: the spec itself, or with --label-map, --template or --label-words the classifier loaded
+    here, once, relabelled or read as they say."""
+    reading = {k: v for k, v in (reading or {}).items() if v is not None}
+    if label_map is None and not reading:
         return model
     from interp.api.loading import load_model
 
-    return load_model(model, label_map=label_map)
+    return load_model(model, label_map=label_map, **reading)
 
 
 def output(help: str, path: click.Path, *, required: bool = True, default: str | None = None, overwrite_help: str = "Replace an existing --out."):

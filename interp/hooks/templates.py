@@ -1,4 +1,5 @@
-"""How a decoder reads a pair: one text with the premise and the hypothesis in their slots, tokenized with offsets.
+"""How a decoder reads a pair: one text with the premise and the hypothesis in their slots, tokenized with offsets;
+and, for a causal LM read as a classifier, the word that stands for each label (:func:`parse_label_words`).
 
 Usage::
 
@@ -98,3 +99,27 @@ def tokenize_pairs(tokenizer, examples: Sequence, template: Template, truncation
         offsets.append(mine)
         segments.append(where)
     return TokenizedPairs([list(ids) for ids in batch["input_ids"]], offsets, segments)
+
+
+def parse_label_words(value) -> dict[str, str] | None:
+    """Label words as written: ``"entailment= yes,neutral= no"`` (label ``=`` word, the word kept as written, its space
+    included), a dict, or ``(label, word)`` pairs; ``None`` stays ``None``.
+
+    Raises:
+        ConfigError: naming ``label_words=``: an item without ``=``, an empty label or word, a label named twice, fewer than two.
+    """
+    if value is None:
+        return None
+    items = [tuple(item.split("=", 1)) if "=" in item else (item,) for item in value.split(",")] if isinstance(value, str) else \
+        list(value.items() if isinstance(value, dict) else value)  # fmt: skip
+    found: dict[str, str] = {}
+    for item in items:
+        if len(item) != 2 or not str(item[0]).strip() or not str(item[1]):
+            raise ConfigError(f"{named('label_words', repr(value))}: write each as LABEL=WORD, e.g. 'entailment= yes,neutral= no'")
+        label = str(item[0]).strip()
+        if label in found:
+            raise ConfigError(f"{named('label_words', repr(value))}: label {label!r} is named twice")
+        found[label] = str(item[1])
+    if len(found) < 2:
+        raise ConfigError(f"{named('label_words', repr(value))}: give a word for each of at least two labels")
+    return found

@@ -50,6 +50,8 @@ class BehavioralConfig:
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()
     label_map: tuple[str, ...] | str | None = None  # the starting head's label names in id order, where its id2label does not say
+    template: str | None = None  # a decoder's text joining the pair (as TrainConfig's)
+    label_words: tuple[tuple[str, str], ...] | str | None = None  # a causal LM fine-tuned through one word per label
 
     def __post_init__(self) -> None:
         if self.sample.splits:
@@ -59,7 +61,7 @@ class BehavioralConfig:
         return TrainConfig(
             model=self.model, data=self.data, sample=replace(self.sample, splits=splits), epochs=self.epochs, lr=self.lr,
             warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, run=self.run,
-            eval_splits=eval_splits or None, label_map=self.label_map,
+            eval_splits=eval_splits or None, label_map=self.label_map, template=self.template, label_words=self.label_words,
         ).validate()  # fmt: skip
 
 

@@ -37,6 +37,8 @@ class EvaluateConfig:
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()  # batch_size None: 128 examples per pass
     label_map: str | None = None
+    template: str | None = None  # a decoder's text joining the pair (None: the checkpoint's own)
+    label_words: str | dict | None = None  # a causal LM read as a classifier: one word per label
     input: str | None = None
     fold_labels: bool = False
 
@@ -81,7 +83,8 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
         tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
                                      data_file=data.data_file)  # fmt: skip
     metrics = {name: score_checkpoint(config.model, task, sample.splits or task.eval_splits or task.splits, run.batch(128), progress=progress,
-                                   label_map=config.label_map, input=config.input, device=run.device, fold_labels=config.fold_labels,
+                                   label_map=config.label_map, template=config.template, label_words=config.label_words, input=config.input,
+                                   device=run.device, fold_labels=config.fold_labels,
                                    max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed)
                for name, task in tasks.items()}  # fmt: skip
     return Evaluation(metrics, group)

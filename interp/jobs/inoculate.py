@@ -97,6 +97,8 @@ class InoculateConfig:
     batch_size: int = 16
     data: DataSpec = DataSpec()  # where the released data lie (data_dir, verify_checksums); its task is not read
     label_map: tuple[str, ...] | None = None  # the model's label names in id order, where its id2label does not say
+    template: str | None = None  # a decoder's text joining the pair (None: the checkpoint's own)
+    label_words: str | dict | None = None  # a causal LM read as a classifier: one word per label
     run: RunSpec = RunSpec()  # where every unit trains and is scored: device auto (a GPU when there is one), cpu, cuda[:N]
     fold_labels: bool = False  # a model with fewer labels than a task is trained and scored by the task's fold (else refused)
 
@@ -250,7 +252,8 @@ def run_inoculation(config: InoculateConfig, *, progress: bool = True) -> tuple[
     if too_big:
         raise ConfigError(f"{named('ks', max(too_big))} is larger than {challenge_task.name}'s {train_split} split ({len(pool)} examples)")
     device = pick_device(config.run.device)  # a GPU that is not there is named before any work
-    base = classifier_for(config.model, original_task, label_map=config.label_map, complete=False).to(device)
+    base = classifier_for(config.model, original_task, label_map=config.label_map, complete=False, template=config.template,
+                          label_words=config.label_words).to(device)  # fmt: skip
     model_labels = base.labels
     for task in (original_task, challenge_task):  # both tasks must score the model, before any work
         reading = labels_for(base, task, fold_labels=config.fold_labels)

@@ -43,7 +43,7 @@ from interp.core.devices import pick_device
 from interp.api.loading import INITS, model_identity
 from interp.api.node_loss import READS as NODE_READS, node_variables
 from interp.api.objects import Task
-from interp.api.specs import DataSpec, RunSpec, SampleSpec, flat
+from interp.api.specs import READING, DataSpec, RunSpec, SampleSpec, flat
 from interp.api.training import (
     BATCHINGS,
     EMBEDDED,
@@ -58,6 +58,7 @@ from interp.api.training import (
     load_for_training,
     objective as extra_objective,
     parse_label_map,
+    parse_label_words,
     score,
     train_in_place,
     write_checkpoint,
@@ -101,6 +102,8 @@ class TrainConfig(FineTuneSettings):
     init: str = "pretrained"  # or "random": the same architecture and tokenizer, weights drawn from ``seed`` (MoNLI Table 1's no-pretraining row)
     input: str = "pair"  # or "hypothesis": the hypothesis-only baseline (the premise left empty in training and in scoring)
     node_loss: tuple[str, ...] | None = None  # variables (or "all") whose values heads learn beside the label (interp.api.node_loss)
+    template: str | None = None  # a decoder's text joining the pair (None: the checkpoint's own, else the default), recorded in the checkpoint
+    label_words: tuple[tuple[str, str], ...] | None = None  # a causal LM fine-tuned through one word per label (recorded likewise)
     out: str = ""  # the checkpoint folder to write (a finished run of the same settings there is reused)
     overwrite: bool = False  # replace a checkpoint of other settings at ``out`` (only a folder interp wrote)
     node_weight: float = 1.0
@@ -110,6 +113,8 @@ class TrainConfig(FineTuneSettings):
     def __post_init__(self) -> None:  # the settings are checked by validate(), naming the CLI's flags
         if self.label_map is not None and not isinstance(self.label_map, tuple):  # "0=contradiction,...", a dict or a list
             object.__setattr__(self, "label_map", parse_label_map(self.label_map))
+        if self.label_words is not None and not isinstance(self.label_words, tuple):  # "entailment= yes,neutral= no" or a dict
+            object.__setattr__(self, "label_words", tuple(parse_label_words(self.label_words).items()))
         if isinstance(self.node_loss, str):  # "all" or "subj_np,vp"
             object.__setattr__(self, "node_loss", tuple(v.strip() for v in self.node_loss.split(",")))
         task = self.resolved_task()
@@ -200,6 +205,9 @@ class TrainConfig(FineTuneSettings):
         if settings["node_loss"] is None:  # and before the node loss
             for key in ("node_loss", "node_weight", "node_read"):
                 del settings[key]
+        for key in READING:  # runs of encoders keep the fingerprints they had before decoders
+            settings.pop(key, None)
+        settings.update({key: getattr(self, key) for key in READING if getattr(self, key) is not None})
         for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
                              ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False)):  # and before --init, --input, --precision, --batching, clipping, the pooler
             if settings[key] == default:
@@ -313,7 +321,8 @@ def train(
     device = pick_device(config.run.device)  # a GPU that is not there is named before the model loads
     task = config.resolved_task()
     # A three-label head keeps its three labels: each gold label trains the logit read as it (MoNLI's neutral, neutral's).
-    model = load_for_training(config.model, task, seed=config.seed, label_map=config.label_map, init=config.init,
+    model = load_for_training(config.model, task, seed=config.seed, label_map=config.label_map, init=config.init, template=config.template,
+                              label_words=dict(config.label_words) if config.label_words else None,
                               fold_labels=config.fold_labels)  # before any folder is made  # fmt: skip
     model.to(device)
     reading = model.reading(task)

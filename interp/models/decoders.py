@@ -4,7 +4,7 @@ Usage::
 
     template = Template("Premise: {premise}\\nHypothesis: {hypothesis}\\nAnswer:")
     model = DecoderClassifier(llama_for_sequence_classification, template)               # the head's logits
-    model = DecoderClassifier(llama_for_causal_lm, template, label_words={"entailment": 3869, "neutral": 1939})
+    model = DecoderClassifier(llama_for_causal_lm, template, {"entailment": " yes", "neutral": " no"}, {"entailment": 3869, "neutral": 1939})
     model(input_ids, attention_mask).logits                                              # float [batch, labels]
 
 Two kinds of decoder read NLI pairs. A ``*ForSequenceClassification`` (GPT-2, Llama, Qwen2, Qwen3, Mistral, Gemma 2,
@@ -72,8 +72,9 @@ class DecoderClassifier(nn.Module):
 
     Args:
         inner: a ``*ForSequenceClassification`` (its ``score`` head) or, with ``label_words``, a ``*ForCausalLM``.
-        template: how a pair is joined (:class:`Template`).
-        label_words: label name -> token id, in the classifier's label order (a causal LM only).
+        template: how a pair is joined (:class:`~interp.hooks.templates.Template`).
+        label_words: label name -> its word, in the classifier's label order (a causal LM only); ``word_ids``: each
+            word's token id (:func:`label_word_ids`).
         pad_token: how the pad token was chosen, where the tokenizer had none (recorded in the config).
 
     Attributes:
@@ -81,7 +82,8 @@ class DecoderClassifier(nn.Module):
             ``label2id`` are the label words' labels. It holds ``interp_template`` (and ``interp_label_words``).
     """
 
-    def __init__(self, inner: nn.Module, template: Template, label_words: dict[str, int] | None = None, pad_token: str | None = None) -> None:
+    def __init__(self, inner: nn.Module, template: Template, label_words: dict[str, str] | None = None,
+                 word_ids: dict[str, int] | None = None, pad_token: str | None = None) -> None:  # fmt: skip
         super().__init__()
         self.inner = inner
         self.template = template
@@ -94,7 +96,9 @@ class DecoderClassifier(nn.Module):
             config.id2label = dict(enumerate(names))
             config.label2id = {x: i for i, x in enumerate(names)}
             config.interp_label_words = self.label_words
-            self.register_buffer("word_ids", torch.tensor(list(self.label_words.values()), dtype=torch.long), persistent=False)
+            if word_ids is None or list(word_ids) != names:
+                raise ConfigError(f"{named('label_words')}: give each label's token id (label_word_ids) beside its word")
+            self.register_buffer("word_ids", torch.tensor([word_ids[x] for x in names], dtype=torch.long), persistent=False)
         elif not hasattr(inner, "score"):
             raise ModelError(f"a {type(inner).__name__} has no classification head (score); give label words to read it as a causal LM")
         config.interp_template = template.text
@@ -115,13 +119,17 @@ class DecoderClassifier(nn.Module):
         cap = getattr(self.inner.config, "final_logit_softcapping", None)
         return torch.tanh(logits / cap) * cap if cap else logits
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, cache=None, **kwargs) -> SequenceClassifierOutput:
-        """The logits at each row's last real token: float ``[batch, labels]``. ``cache``: the key/value cache of the
-        positions before ``input_ids`` (a prefix run once, :mod:`interp.engine.decoder`)."""
+    def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, cache=None, labels: Tensor | None = None,
+                **kwargs) -> SequenceClassifierOutput:  # fmt: skip
+        """The logits at each row's last real token: float ``[batch, labels]``, and with ``labels`` (int64 ``[batch]``)
+        their mean cross-entropy (nats) as ``loss``. ``cache``: the key/value cache of the positions before
+        ``input_ids`` (a prefix run once, :mod:`interp.engine.decoder`)."""
         past = {cache_argument(self.base_model): cache, "use_cache": True} if cache is not None else {"use_cache": False}
         hidden = self.base_model(input_ids=input_ids, attention_mask=attention_mask, **past).last_hidden_state
         last = last_positions(input_ids, attention_mask)
-        return SequenceClassifierOutput(logits=self.head(hidden[torch.arange(len(last), device=hidden.device), last]))
+        logits = self.head(hidden[torch.arange(len(last), device=hidden.device), last])
+        loss = None if labels is None else torch.nn.functional.cross_entropy(logits.float(), labels.to(logits.device))
+        return SequenceClassifierOutput(loss=loss, logits=logits)
 
     def save_pretrained(self, path, **kwargs) -> None:
         """Save the inner model, its config carrying the template, label words and pad token choice."""

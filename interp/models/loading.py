@@ -17,6 +17,7 @@ off.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from typing import Mapping, Sequence
 from interp.core.checksums import sha256_of
 from interp.core.errors import ConfigError, ModelError
 from interp.hooks.architecture import DECODER_TYPES, MODEL_TYPES
+from interp.hooks.templates import parse_label_words
 from interp.models.labels import MAPPED, check_label_map, label_config, parse_label_map
 from interp.models.settings import EMBEDDED  # defined apart: the command line reads it without torch
 from interp.models.checkpoint import (
@@ -235,7 +237,7 @@ def load_classifier(
     if not decoder and (template is not None or label_words is not None):
         raise ConfigError(f"`{'template' if template is not None else 'label_words'}=`: model {spec!r} is a {config.model_type} encoder, "
                           "which reads a pair as two segments; templates and label words are for decoders")  # fmt: skip
-    label_words = dict(label_words) if label_words is not None else getattr(config, "interp_label_words", None) if decoder else None
+    label_words = parse_label_words(label_words) if label_words is not None else getattr(config, "interp_label_words", None) if decoder else None
     if label_words is not None and label_map is not None:
         raise ConfigError(f"`label_map=`: model {spec!r} is read through label words ({', '.join(label_words)}), which name its labels")
     if label_words is not None:
@@ -280,7 +282,7 @@ def load_classifier(
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load model {spec!r}: {exc}") from None
     if decoder:
-        model = as_decoder_classifier(model, tokenizer, spec, template, label_words if words else None)
+        model, tokenizer = as_decoder_classifier(model, tokenizer, spec, template, label_words if words else None)
     check_tokenizer_ids(tokenizer, model.config, spec)
     fit_max_length(tokenizer, model.config)
     if head and label_map is not None:
@@ -292,10 +294,11 @@ def load_classifier(
 
 
 def as_decoder_classifier(model, tokenizer, spec: str, template: str | None = None, label_words: Mapping[str, str] | None = None):
-    """``model`` (a decoder's ``*ForSequenceClassification``, or with ``label_words`` its ``*ForCausalLM``) as a
-    :class:`~interp.models.decoders.DecoderClassifier` joining pairs by ``template`` (else the one its config records,
-    else the default), in eval mode. A tokenizer without a pad token pads with its end-of-text token, and the choice
-    is recorded in the config (the readout comes from the attention mask, so an input ending in that token is read there).
+    """``(classifier, tokenizer)``: ``model`` (a decoder's ``*ForSequenceClassification``, or with ``label_words`` its
+    ``*ForCausalLM``) as a :class:`~interp.models.decoders.DecoderClassifier` joining pairs by ``template`` (else the
+    one its config records, else the default), in eval mode. A tokenizer without a pad token is copied and pads with
+    its end-of-text token (the one given is left as it is), and the choice is recorded in the config (the readout
+    comes from the attention mask, so an input ending in that token is read there).
 
     Raises:
         ModelError: no pad token and no end-of-text token to pad with.
@@ -311,11 +314,13 @@ def as_decoder_classifier(model, tokenizer, spec: str, template: str | None = No
         if tokenizer.eos_token_id is None:
             raise ModelError(f"model {spec!r}: its tokenizer has no pad token and no end-of-text token to pad with; "
                              "give the tokenizer a pad token (tokenizer.pad_token = ...) and save it beside the model")  # fmt: skip
+        tokenizer = copy.deepcopy(tokenizer)
         tokenizer.pad_token = tokenizer.eos_token
         note = f"none in the tokenizer: its end-of-text token {tokenizer.eos_token!r} pads (the readout position comes from the attention mask)"
     model.config.pad_token_id = tokenizer.pad_token_id
-    ids = label_word_ids(tokenizer, dict(label_words)) if label_words is not None else None
-    return DecoderClassifier(model, chosen, ids, note).eval()
+    words = dict(label_words) if label_words is not None else None
+    ids = label_word_ids(tokenizer, words) if words is not None else None
+    return DecoderClassifier(model, chosen, words, ids, note).eval(), tokenizer
 
 
 #: Families whose position ids start after the padding id (``pad_token_id + 1`` positions are never an input's).

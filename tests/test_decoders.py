@@ -1,0 +1,152 @@
+"""Decoder classifiers and causal LMs read through label words: every family loads, reads its last token, and
+intervenes exactly (a naive loop of hooked passes against the engine, with each base's prefix reused and without)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import interp
+from interp.backends import HFRunner, NaiveRunner
+from interp.hooks.templates import Template
+from interp.models.decoders import DecoderClassifier
+
+from decoders import DECODER_FAMILIES, decoder_model, save_decoder, tokenizer, tokenizer_kind
+
+pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
+
+#: Residual-stream and component sites of a 3-block decoder, one and several tokens, and the readout token itself.
+SITES = ("blocks.0.hook_resid_pre@w_h", "blocks.1.hook_resid_post@w_p", "blocks.1.hook_resid_post@w_p+w_h", "blocks.0.attn.hook_z.h1@w_h",
+         "blocks.1.attn.hook_z@w_p", "blocks.1.hook_attn_out@w_h", "blocks.1.hook_resid_mid@w_h", "blocks.0.hook_mlp_out@w_p",
+         "blocks.0.hook_resid_post@cls", "blocks.2.hook_resid_post@last")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def task(monli_dir):
+    return interp.load_task("monli", data_dir=str(monli_dir))
+
+
+@pytest.fixture(scope="module")
+def examples(task):
+    return task.examples(("pmonli", "nmonli_test"), per_split=5, seed=0)
+
+
+def _tok(family, monli_dir):
+    return tokenizer(tokenizer_kind(family), str(monli_dir))
+
+
+@pytest.mark.parametrize("family", DECODER_FAMILIES)
+def test_each_family_loads_from_a_folder_and_reads_its_last_token(family, task, examples, monli_dir, tmp_path):
+    """Saved and loaded as a checkpoint: a DecoderClassifier with the default template; its logits are the head's at
+    the last token; every role lands on its word's first piece (byte-level ``Ġ`` or SentencePiece ``▁``)."""
+    tok = _tok(family, monli_dir)
+    model = interp.load_model(save_decoder(family, tmp_path / family, tok))
+    assert isinstance(model.module, DecoderClassifier) and model.template == Template()
+    lab = interp.IntervenableModel(model, task)
+    encoded = lab.encode(examples)
+    inner = model.module.inner
+    for e, enc in zip(examples, encoded):
+        ids = torch.tensor([enc.input_ids])
+        with torch.no_grad():
+            hidden = inner.base_model(input_ids=ids).last_hidden_state[0, -1]
+            by_hand = inner.score(hidden)
+        assert torch.allclose(lab.predict([e])[0], by_hand, atol=1e-5)
+        assert enc.positions["cls"] == len(enc.input_ids) - 1
+        for role in ("w_p", "w_h"):
+            piece, word = model.tokenizer.convert_ids_to_tokens(enc.input_ids[enc.positions[role]]).lstrip("Ġ▁").lower(), e.words[role].lower()
+            assert piece and (word.startswith(piece) or piece.startswith(word)), (role, piece, word)  # "building." is one piece
+    again = interp.load_model(model.save(tmp_path / "saved"))  # the Path Classifier.save returns
+    assert again.template == model.template and torch.allclose(interp.IntervenableModel(again, task).predict(examples), lab.predict(examples))
+
+
+@pytest.mark.parametrize("family", DECODER_FAMILIES)
+def test_interchange_equals_the_naive_loop_with_and_without_prefix_reuse(family, task, examples, monli_dir):
+    """At residual and component sites, one token and several, and the readout token: the engine's logits with each
+    base's prefix reused, and without, equal one hooked batch-1 pass per pair within 1e-5 (fp32)."""
+    tok = _tok(family, monli_dir)
+    model = interp.load_model(decoder_model(family, tok), tok)
+    lab = interp.IntervenableModel(model, task)
+    encoded = lab.encode(examples)
+    moved = 0
+    for site in SITES:
+        loc = lab.location(site)
+        vectors = lab.source_vectors(examples, loc)
+        pad = model.tokenizer.pad_token_id
+        naive = NaiveRunner(model.module, pad).interchange_logits(encoded, vectors, loc)
+        for reuse in (True, False):
+            fast = HFRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=7)
+            assert torch.allclose(fast, naive, atol=1e-5, rtol=0), (site, reuse, (fast - naive).abs().max())
+        moved += bool((naive - naive[:, :1]).abs().max() > 1e-3)
+    assert moved >= len(SITES) // 2  # the sites do move the readout: agreement could have failed
+
+
+def test_the_readout_is_the_last_real_token_where_the_pad_token_ends_the_template(task, examples, monli_dir):
+    """GPT-2 has no pad token: interp pads with its end-of-text token and says so. With a template that ends in that
+    token, a padded batch is read at each input's end (from the attention mask), as each input alone; transformers'
+    own pooling, which finds the end by the pad id, reads another token (the null)."""
+    tok = _tok("gpt2", monli_dir)
+    inner = decoder_model("gpt2", tok)
+    model = interp.load_model(inner, tok, template="{premise} | {hypothesis} =>" + tok.eos_token)
+    assert tok.pad_token is None  # the tokenizer given is left as it was: the classifier's own copy pads
+    tok = model.tokenizer
+    assert tok.pad_token_id == tok.eos_token_id and "end-of-text token" in model.module.config.interp_pad_token
+    lab = interp.IntervenableModel(model, task)
+    encoded = lab.encode(examples)
+    assert all(e.input_ids[-1] == tok.eos_token_id for e in encoded)
+    padded = HFRunner(model.module, tok.pad_token_id).predict(encoded)
+    alone = NaiveRunner(model.module, tok.pad_token_id).predict(encoded)
+    assert torch.allclose(padded, alone, atol=1e-5)
+    from interp.hooks.encoding import collate
+
+    batch = collate(encoded, tok.pad_token_id)
+    with torch.no_grad():
+        theirs = inner(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    assert not torch.allclose(theirs, alone, atol=1e-3)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "gemma2"])
+def test_a_causal_lm_read_through_label_words_gives_those_tokens_logits(family, task, examples, monli_dir, tmp_path):
+    """A *ForCausalLM with one word per label: its logits are the next-token logits of those words at the last token
+    (Gemma 2's final softcapping applied), read by hand; through evaluate and interchange as any classifier."""
+    tok = _tok(family, monli_dir)
+    path = save_decoder(family, tmp_path / family, tok, causal_lm=True)
+    words = {"entailment": " yes", "neutral": " no"}
+    model = interp.load_model(path, label_words=words)
+    assert model.labels == ("entailment", "neutral")
+    ids = [tok(w, add_special_tokens=False)["input_ids"][0] for w in words.values()]
+    lab = interp.IntervenableModel(model, task)
+    lm = model.module.inner
+    for e, enc in zip(examples, lab.encode(examples)):
+        with torch.no_grad():
+            logits = lm(input_ids=torch.tensor([enc.input_ids])).logits[0, -1, ids]  # the LM's own head, its softcap included
+        assert torch.allclose(lab.predict([e])[0], logits, atol=1e-5)
+    frame = lab.evaluate(examples)
+    assert set(frame["split"]) == {"pmonli", "nmonli_test"}
+    res = lab.interchange(examples, examples, "blocks.1.hook_resid_post@w_h", variables=("lexrel",))
+    naive = lab.interchange(examples, examples, "blocks.1.hook_resid_post@w_h", variables=("lexrel",), naive=True)
+    assert torch.allclose(res.logits, naive.logits, atol=1e-5)
+    saved = interp.load_model(model.save(tmp_path / "saved"))  # the label words travel in the checkpoint's config
+    assert saved.module.label_words == model.module.label_words and saved.labels == model.labels
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_das_trains_through_a_decoder_and_its_gradient_path_is_the_engine(family, task, monli_dir):
+    """The padded gradient path (right padding, the readout from the mask) gives the unpadded engine's logits; DAS trains
+    and scores on it; IIT fine-tunes a decoder through the same hooks."""
+    tok = _tok(family, monli_dir)
+    model = interp.load_model(decoder_model(family, tok), tok)
+    lab = interp.IntervenableModel(model, task)
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=20, seed=2)
+    loc = lab.location("blocks.1.hook_resid_post@w_h")
+    pairs = lab.bind(examples).pairs(loc)
+    bases, sources = torch.arange(12), torch.arange(12).flip(0)
+    rotated = interp.RotatedSubspace(pairs.width, k=8, seed=0)
+    with torch.enable_grad():
+        padded = pairs.logits(bases, sources, rotated)
+    with torch.no_grad():
+        unpadded = pairs.logits(bases, sources, rotated)
+    assert torch.allclose(padded, unpadded, atol=1e-5)
+    das = lab.train_das(examples, loc, "lexrel", k=8, n_pairs=48, epochs=1, batch_size=16, test_pairs=24)
+    assert 0 <= float(das.iia) <= 1 and len(das.history) == 2
+    tuned = interp.fine_tune(model, task, examples, epochs=1, batch_size=8, seed=0, iit="lexrel@blocks.1.hook_resid_post@w_h", progress=False)
+    assert isinstance(tuned.module, DecoderClassifier) and len(tuned.history) == 1

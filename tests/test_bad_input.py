@@ -50,7 +50,7 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
     lines[2] = "{not json"
     (data / "nmonli_test.jsonl").write_text("\n".join(lines) + "\n")
     models = {}
-    for how in ("empty", "truncated", "no tokenizer", "bin shards", "pickled", "gpt2"):
+    for how in ("empty", "truncated", "no tokenizer", "bin shards", "pickled", "bloom"):
         model = root / f"model {how}"
         shutil.copytree(tiny_classifier_dir, model)
         weights = model / "model.safetensors"
@@ -65,9 +65,9 @@ def made(tiny_classifier_dir, monli_dir, tmp_path_factory):
 
             torch.save(load_file(weights), model / "pytorch_model.bin")
             weights.unlink()
-        elif how == "gpt2":
+        elif how == "bloom":
             config = json.loads((model / "config.json").read_text())
-            (model / "config.json").write_text(json.dumps({**config, "model_type": "gpt2", "architectures": ["GPT2ForSequenceClassification"]}))
+            (model / "config.json").write_text(json.dumps({**config, "model_type": "bloom", "architectures": ["BloomForSequenceClassification"]}))
         else:
             weights.unlink()
             (model / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": "pytorch_model.bin"}}))
@@ -287,7 +287,7 @@ ROWS = [
     ("pytorch_model.bin", lambda m, t, mo, d: ["intervene", "--model", m["models"]["pickled"], "--locations", LOCATION, "--out", t / "x.h5", "--data-dir", d], "it holds pytorch_model.bin: convert it once with interp convert-checkpoint"),
     ("convert a safetensors checkpoint", lambda m, t, mo, d: ["convert-checkpoint", mo, t / "converted"], "already holds safetensors weights"),
     ("convert over a file", lambda m, t, mo, d: ["convert-checkpoint", m["models"]["pickled"], t / "notes.txt"], "notes.txt already exists"),
-    ("unsupported architecture", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["gpt2"], "--data-dir", d], "is a 'gpt2' model; interp supports these encoder families: bert, roberta"),
+    ("unsupported architecture", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["bloom"], "--data-dir", d], "is a 'bloom' model; interp supports these families: bert, roberta"),
     ("evaluate empty weights", lambda m, t, mo, d: ["evaluate", "--model", m["models"]["empty"], "--data-dir", d], "not a valid safetensors file"),
     # corrupt or edited HDF5
     ("truncated cache", lambda m, t, mo, d: ["probe", "--cache", _truncated(m["cache"], t), "--out", t / "p"], "not a readable HDF5 file"),

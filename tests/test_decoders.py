@@ -150,3 +150,94 @@ def test_das_trains_through_a_decoder_and_its_gradient_path_is_the_engine(family
     assert 0 <= float(das.iia) <= 1 and len(das.history) == 2
     tuned = interp.fine_tune(model, task, examples, epochs=1, batch_size=8, seed=0, iit="lexrel@blocks.1.hook_resid_post@w_h", progress=False)
     assert isinstance(tuned.module, DecoderClassifier) and len(tuned.history) == 1
+
+
+# -- through the commands ---------------------------------------------------------------------------------------------
+
+
+def _run(*args):
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, monli_dir):
+    """A Llama-style causal LM with no head (what `interp demo` fine-tunes), GPT-2 causal and head models, and a GPT-2
+    whose tokenizer has neither a pad nor an end-of-text token."""
+    import copy
+    import json
+
+    root = tmp_path_factory.mktemp("decoders")
+    llama, gpt2 = _tok("llama", monli_dir), _tok("gpt2", monli_dir)
+    found = {"base": save_decoder("llama", root / "base", llama, init=0.02, causal_lm=True), "lm": save_decoder("gpt2", root / "lm", gpt2, causal_lm=True),
+             "clf": save_decoder("llama", root / "clf", llama)}  # fmt: skip
+    bare = copy.deepcopy(gpt2)
+    bare._tokenizer.add_special_tokens([])  # the same vocabulary; then no special token is named
+    save_decoder("gpt2", root / "bare", bare)
+    config = json.loads((root / "bare" / "tokenizer_config.json").read_text())
+    for key in ("eos_token", "bos_token", "unk_token", "pad_token"):
+        config.pop(key, None)
+    (root / "bare" / "tokenizer_config.json").write_text(json.dumps(config))
+    found["bare"] = root / "bare"
+    return found
+
+
+def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
+    """demo (fine-tuning the headless causal LM: Table 1, cache, probes, interventions, cliques, the report), then
+    evaluate, das and train --iit on its checkpoint (which records its template), and a causal LM read through label
+    words through evaluate and intervene: each exits 0 and writes what it writes for an encoder."""
+    import json
+
+    data = ["--data-dir", monli_dir]
+    out = tmp_path / "demo"
+    result = _run("demo", "--model", folders["base"], "--epochs", "1", "--max-train", "64", "--batch-size", "32", "--probe-seeds", "1",
+                  "--out", out, *data, "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for name in ("metrics.json", "activations.h5", "probes.csv", "interventions.h5", "cliques.json", "report/index.html"):
+        assert (out / name).is_file(), name
+    saved = json.loads((out / "model" / "config.json").read_text())
+    assert saved["interp_template"] == Template().text and saved["architectures"] == ["LlamaForSequenceClassification"]
+    model = ["--model", out / "model"]
+    result = _run("evaluate", *model, "--splits", "nmonli_test", *data, "--json")
+    assert result.exit_code == 0 and "nmonli_test" in json.loads(result.stdout), result.output
+    result = _run("das", *model, "--out", tmp_path / "das", "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "8", "--splits",
+                  "pmonli,nmonli_test", "--max-per-split", "20", "--train-pairs", "32", "--test-pairs", "16", "--epochs", "1", *data, "--quiet")  # fmt: skip
+    assert result.exit_code == 0 and (tmp_path / "das" / "das.csv").is_file(), result.output
+    result = _run("train", *model, "--iit", "lexrel@blocks.1.hook_resid_post@w_h", "--splits", "pmonli", "--max-examples", "32", "--epochs", "1",
+                  "--out", tmp_path / "iit", *data, "--quiet")  # fmt: skip
+    assert result.exit_code == 0 and (tmp_path / "iit" / "model.safetensors").is_file(), result.output
+    words = ["--model", folders["lm"], "--label-words", "entailment= yes,neutral= no", "--template", "{premise}\\nQuestion: {hypothesis}? Answer:"]
+    result = _run("evaluate", *words, "--splits", "nmonli_test", "--max-examples", "20", *data, "--json")
+    assert result.exit_code == 0 and set(json.loads(result.stdout)) == {"nmonli_test"}, result.output
+    result = _run("intervene", *words, "--splits", "nmonli_test", "--max-examples", "12", "--locations", "blocks.2.hook_resid_post@last",
+                  "--out", tmp_path / "iv.h5", *data, "--quiet")  # fmt: skip
+    assert result.exit_code == 0 and (tmp_path / "iv.h5").is_file(), result.output
+
+
+@pytest.mark.parametrize(
+    "case, args, message",
+    [
+        ("a label word of two tokens", ["evaluate", "--model", "lm", "--label-words", "entailment= yesno,neutral= no"], "label word must be one token"),
+        ("a template without a slot", ["evaluate", "--model", "clf", "--template", "Premise: {premise} Answer:"], "has {hypothesis} nowhere"),
+        ("no pad and no end-of-text token", ["evaluate", "--model", "bare"], "no pad token and no end-of-text token to pad with"),
+        ("a location past the last block", ["intervene", "--model", "clf", "--locations", "blocks.3.hook_resid_post@w_h"], "layer 3 is out of range"),
+        ("a head past the head count", ["intervene", "--model", "clf", "--locations", "blocks.0.attn.hook_z.h4@w_h"], "head 4 is out of range for a model with 4 heads"),
+        ("the bridge on a decoder", ["intervene", "--model", "clf", "--backend", "transformer-lens", "--locations", "blocks.0.hook_resid_post@w_h"],
+         "TransformerLens's bridge has no adapter for LlamaForSequenceClassification"),
+    ],
+)  # fmt: skip
+def test_bad_decoder_input_is_one_line_and_exit_2(case, args, message, folders, monli_dir, tmp_path):
+    args = [folders.get(a, a) for a in args]
+    extra = ["--out", tmp_path / "iv.h5", "--quiet", "--max-examples", "8"] if args[0] == "intervene" else ["--max-examples", "8"]
+    result = _run(*args, *extra, "--splits", "nmonli_test", "--data-dir", monli_dir)
+    assert result.exit_code == 2, (case, result.output)
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, (case, result.stderr)
+    assert not (tmp_path / "iv.h5").exists()
+
+
+def test_a_template_for_an_encoder_is_refused(tiny_classifier_dir, monli_dir):
+    result = _run("evaluate", "--model", tiny_classifier_dir, "--template", "{premise} / {hypothesis}", "--splits", "nmonli_test", "--data-dir", monli_dir)
+    assert result.exit_code == 2 and "templates and label words are for decoders" in result.stderr

@@ -77,13 +77,14 @@ def test_directory_without_safetensors(tmp_path, tiny_encoder_dir):
         resolve_model(str(tmp_path))
 
 
-def test_non_bert_model_is_refused(tmp_path, tiny_encoder_dir):
-    shutil.copytree(tiny_encoder_dir, tmp_path / "gpt", dirs_exist_ok=True)
-    config = json.loads((tmp_path / "gpt/config.json").read_text())
-    config.update(model_type="gpt2", architectures=["GPT2LMHeadModel"])
-    (tmp_path / "gpt/config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelError, match="is a 'gpt2' model; interp supports these encoder families: bert, roberta, xlm-roberta, electra, deberta-v2, distilbert, modernbert$"):
-        load_classifier(str(tmp_path / "gpt"), labels=LABELS)
+def test_a_family_interp_does_not_cover_is_refused_with_the_list(tmp_path, tiny_encoder_dir):
+    shutil.copytree(tiny_encoder_dir, tmp_path / "bloom", dirs_exist_ok=True)
+    config = json.loads((tmp_path / "bloom/config.json").read_text())
+    config.update(model_type="bloom", architectures=["BloomForCausalLM"])
+    (tmp_path / "bloom/config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="is a 'bloom' model; interp supports these families: bert, roberta, xlm-roberta, electra, deberta-v2, "
+                                         "distilbert, modernbert, gpt2, llama, qwen2, qwen3, mistral, gemma2, gemma3_text$"):  # fmt: skip
+        load_classifier(str(tmp_path / "bloom"), labels=LABELS)
 
 
 def test_unknown_hub_name_offline(monkeypatch):

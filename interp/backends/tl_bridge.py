@@ -91,8 +91,8 @@ def wrap(model, tokenizer) -> TransformerBridge:
     Raises:
         ConfigError: TransformerLens has no adapter for ``model``'s class (naming the alternatives).
     """
-    architecture = type(model).__name__
-    if architecture not in ADAPTERS:
+    architecture = type(getattr(model, "inner", model)).__name__  # a decoder read at its last token: the model it wraps
+    if architecture not in ADAPTERS or model is not getattr(model, "inner", model):
         raise ConfigError(f"`backend=transformer-lens`: TransformerLens's bridge has no adapter for {architecture} (it has "
                           f"{' and '.join(ADAPTERS)}); the default backend `hf` runs every family interp supports")  # fmt: skip
     register_adapter(architecture)

@@ -33,8 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: The files that take a minute or more, longest first. Under `make test`'s workers (pytest-xdist, one file per
 #: worker at a time, in collection order: --no-loadscope-reorder) they start first, so that no long file starts last.
-SLOW_FILES = ("test_notebook.py", "test_architectures.py", "test_runnable_docs.py", "test_labels.py", "test_interventions_scale.py",
-              "test_docs.py", "test_interventions.py")
+SLOW_FILES = ("test_notebook.py", "test_decoders.py", "test_architectures.py", "test_runnable_docs.py", "test_labels.py",
+              "test_interventions_scale.py", "test_docs.py", "test_pins.py", "test_interventions.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -169,13 +169,13 @@ def test_a_das_rotation_through_the_pair_engine_equals_the_naive_formula(family,
 
 
 def test_a_model_of_another_family_is_refused_naming_the_families():
-    from transformers import GPT2Config, GPT2Model
+    from transformers import BloomConfig, BloomModel
 
     from interp.core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="GPT2Model is a 'gpt2' model; interp supports bert, roberta, xlm-roberta, electra, "
-                                          "deberta-v2, distilbert, modernbert"):  # fmt: skip
-        site_modules(GPT2Model(GPT2Config(n_layer=1, n_embd=8, n_head=2)))
+    with pytest.raises(ConfigError, match="BloomModel is a 'bloom' model; interp supports bert, roberta, xlm-roberta, electra, "
+                                          "deberta-v2, distilbert, modernbert, gpt2, llama, qwen2, qwen3, mistral, gemma2, gemma3_text"):  # fmt: skip
+        site_modules(BloomModel(BloomConfig(n_layer=1, hidden_size=8, n_head=2)))
 
 
 # Premise noun animal or vehicle (a), hypothesis noun likewise (b); entailment iff both are animals (tests/test_iit.py's task).
@@ -249,11 +249,11 @@ def test_an_in_memory_model_of_each_family_in_the_notebook_api(family, monli_dir
 
 
 def test_an_in_memory_model_of_another_family_is_refused_by_parameter(minilm_tokenizer):
-    from transformers import GPT2Config, GPT2ForSequenceClassification
+    from transformers import BloomConfig, BloomForSequenceClassification
 
     import interp
     from interp.core.errors import ModelError
 
-    gpt2 = GPT2ForSequenceClassification(GPT2Config(n_layer=1, n_embd=8, n_head=2, num_labels=2))
-    with pytest.raises(ModelError, match="^`?model=`?: GPT2ForSequenceClassification is a 'gpt2' model; interp supports bert, "):
-        interp.load_model(gpt2, minilm_tokenizer)
+    bloom = BloomForSequenceClassification(BloomConfig(n_layer=1, hidden_size=8, n_head=2, num_labels=2))
+    with pytest.raises(ModelError, match="^`?model=`?: BloomForSequenceClassification is a 'bloom' model; interp supports bert, "):
+        interp.load_model(bloom, minilm_tokenizer)

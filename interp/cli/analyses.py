@@ -26,11 +26,11 @@ _CACHE_HELP = "float32 activation cache to read source vectors from."
 @click.option("--dtype", default="float32", show_default=True, help="float32, or float16 (for probes only).")
 @o.run(64, wordpiece="first or last", backend=True)
 @click.option("--components", is_flag=True, help="Also cache every block's attn.hook_z (all heads; a head is its slice), hook_attn_out, hook_resid_mid and hook_mlp_out.")
-def cache(model, label_map, reading, out, data, sample, dtype, run, progress, components):
+def cache(model, reading, out, data, sample, dtype, run, progress, components):
     """Store every location's vector for every example in HDF5 (resumable)."""
     from interp.jobs.cache import CacheConfig, build_cache
 
-    config = CacheConfig(model=o.classifier(model, label_map, reading), out=out, data=data, sample=sample, run=run, dtype=dtype, components=components)
+    config = CacheConfig(model=o.classifier(model, reading), out=out, data=data, sample=sample, run=run, dtype=dtype, components=components)
     click.echo(f"wrote {build_cache(config, progress=progress)}")
 
 
@@ -84,12 +84,12 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
                  help="Bases per unit of work (what an interruption can lose).  [default: 16 on a CPU, up to 512 on a GPU]"),
     click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16."),
 )
-def intervene(model, label_map, reading, output, locations, data, sample, variable, run, progress, engine):
+def intervene(model, reading, output, locations, data, sample, variable, run, progress, engine):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
 
-    config = InterventionConfig(model=o.classifier(model, label_map, reading), locations=locations, variables=o.listed(variable, "--variable"), data=data,
+    config = InterventionConfig(model=o.classifier(model, reading), locations=locations, variables=o.listed(variable, "--variable"), data=data,
                                 sample=sample, run=run, **output, **engine)  # fmt: skip
     path = run_interventions(config, progress=progress)
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
@@ -126,7 +126,7 @@ def intervene(model, label_map, reading, output, locations, data, sample, variab
 )
 @o.run(64, "Pairs per training step.", wordpiece="first or last")
 @click.option("--load", "load_path", default=None, type=click.Path(dir_okay=False), help="Score this saved intervention (its .safetensors or .json) on the held-out pairs of these settings instead of training; its variable and location come from the file.")
-def das(model, label_map, reading, output, locations, data, alignment, sample, training, run, progress, load_path):
+def das(model, reading, output, locations, data, alignment, sample, training, run, progress, load_path):
     """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable)."""
     from interp.analysis.das_figure import format_das
     from interp.jobs.das import DasConfig, run_das, score_saved
@@ -135,7 +135,7 @@ def das(model, label_map, reading, output, locations, data, alignment, sample, t
     if out is None and load_path is None:
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
     config = DasConfig(
-        model=o.classifier(model, label_map, reading), out=out or "", overwrite=output["overwrite"], locations=locations, data=data, sample=sample, run=run,
+        model=o.classifier(model, reading), out=out or "", overwrite=output["overwrite"], locations=locations, data=data, sample=sample, run=run,
         variables=o.listed(alignment["variable"], "--variable"), subspaces=o.listed(alignment["subspace"], "--subspace"), kinds=o.listed(alignment["kind"], "--kind"),
         **{**training, "seeds": o.ints(training["seeds"], "--seeds")},
     )  # fmt: skip
@@ -161,11 +161,11 @@ def das(model, label_map, reading, output, locations, data, alignment, sample, t
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations, all, or aligned (every site at the variable's aligned roles).")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP)
 @o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", wordpiece="first, last, or all")
-def location_sweep(model, label_map, reading, out, examples, data, variable, sample, locations, cache_path, run, progress):
+def location_sweep(model, reading, out, examples, data, variable, sample, locations, cache_path, run, progress):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
 
-    config = LocationSweepConfig(model=o.classifier(model, label_map, reading), out=out, examples=examples, variable=variable, locations=locations,
+    config = LocationSweepConfig(model=o.classifier(model, reading), out=out, examples=examples, variable=variable, locations=locations,
                                  data=data, sample=sample, run=run, cache=cache_path)  # fmt: skip
     rows = run_location_sweep(config, progress=progress)
     click.echo(format_ranking(rows))
@@ -180,11 +180,11 @@ def location_sweep(model, label_map, reading, out, examples, data, variable, sam
 @click.option("--roles", default="w_h,cls", show_default=True, help="Token roles to intervene at, comma-separated.")
 @o.sample("Comma-separated splits the mixed sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=50, seed_help="Seed of the sample.")
 @o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", backend=True)
-def head_sweep(model, label_map, reading, out, data, variable, roles, sample, run, progress):
+def head_sweep(model, reading, out, data, variable, roles, sample, run, progress):
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep
 
-    config = HeadSweepConfig(model=o.classifier(model, label_map, reading), out=out, variable=variable, roles=o.listed(roles, "--roles"), data=data,
+    config = HeadSweepConfig(model=o.classifier(model, reading), out=out, variable=variable, roles=o.listed(roles, "--roles"), data=data,
                              sample=sample, run=run)  # fmt: skip
     rows = run_head_sweep(config, progress=progress)
     click.echo(format_heads(rows))

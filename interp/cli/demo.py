@@ -30,14 +30,14 @@ from interp.core.errors import ConfigError
 @o.data()
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
 @o.run(False, quiet_help="No progress bars.")
-def demo(out, model, label_map, reading, fit, seeds, probe_seeds, location, data, examples, run, progress):
+def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.api.specs import SampleSpec
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
     sample = SampleSpec(max_examples=fit.pop("max_examples"), seed=fit["seed"])  # each training's subset, drawn with the fine-tuning seed
-    behavioral = BehavioralConfig(out=out, model=model, label_map=label_map, **reading, data=data, sample=sample, run=run, **fit)
+    behavioral = BehavioralConfig(out=out, model=model, **reading, data=data, sample=sample, run=run, **fit)
     config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
     if seeds is not None:
         from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds

@@ -60,7 +60,7 @@ from interp.cli.base import main
                  "same device (on a GPU a small model leaves room for several; on a CPU they share the cores)."),
 )
 @o.output("Checkpoint directory to create (with --seeds: the folder of the seeds' checkpoints).", click.Path())
-def train(model, label_map, reading, data, sample, fit, run, progress, scoring, iit, node, repeat, output):
+def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, repeat, output):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training."""
     from interp.jobs.iit import train_iit
     from interp.jobs.train import TrainConfig, train as train_model
@@ -68,7 +68,7 @@ def train(model, label_map, reading, data, sample, fit, run, progress, scoring, 
 
     eval_splits = scoring.pop("eval_splits")
     config = TrainConfig(
-        model=model, label_map=label_map, **reading, data=data, sample=sample, seed=sample.seed, run=run, **{**fit, "input": fit["input"] or "pair"},
+        model=model, **reading, data=data, sample=sample, seed=sample.seed, run=run, **{**fit, "input": fit["input"] or "pair"},
         **scoring, **iit, **node, eval_splits=o.listed(eval_splits, "--eval-splits") if eval_splits is not None else None,
         out=output["out"], overwrite=output["overwrite"],
     )  # fmt: skip
@@ -95,11 +95,11 @@ def train(model, label_map, reading, data, sample, fit, run, progress, scoring, 
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @o.INPUT
 @o.FOLD_LABELS
-def evaluate(model, label_map, reading, data, sample, run, progress, as_json, input, fold_labels):
+def evaluate(model, reading, data, sample, run, progress, as_json, input, fold_labels):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.jobs.evaluate import EvaluateConfig, run_evaluate
 
-    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, label_map=label_map, **reading, input=input, fold_labels=fold_labels)
+    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, **reading, input=input, fold_labels=fold_labels)
     click.echo(run_evaluate(config, progress=progress and sys.stderr.isatty()).format(as_json))
 
 
@@ -120,7 +120,7 @@ def evaluate(model, label_map, reading, data, sample, run, progress, as_json, in
 @click.option("--batch-size", type=int, default=16, show_default=True, help="Examples per training step of every unit.")
 @o.run(False)
 @o.FOLD_LABELS
-def inoculate(model, label_map, reading, original, challenge, challenge_eval, grid, out, skip_checksums, batch_size, run, progress, fold_labels):
+def inoculate(model, reading, original, challenge, challenge_eval, grid, out, skip_checksums, batch_size, run, progress, fold_labels):
     """Lossless inoculation (Richardson et al. 2020; MoNLI Appendix A.2): fine-tune on k challenge examples over a grid, select per k on dev.
 
     MoNLI is read from $INTERP_MONLI_DIR and the semantic fragments from $INTERP_FRAGMENTS_DIR.
@@ -131,7 +131,7 @@ def inoculate(model, label_map, reading, original, challenge, challenge_eval, gr
     config = InoculateConfig(
         model=model, original=original, challenge=challenge, out=out, challenge_eval=challenge_eval, ks=o.ints(grid["ks"], "--k"),
         lrs=o.numbers(grid["lrs"], "--lr", float), epochs=o.ints(grid["epochs"], "--epochs"), seeds=o.ints(grid["seeds"], "--seeds"),
-        batch_size=batch_size, data=DataSpec(verify_checksums=not skip_checksums), label_map=label_map, **reading, run=run, fold_labels=fold_labels,
+        batch_size=batch_size, data=DataSpec(verify_checksums=not skip_checksums), **reading, run=run, fold_labels=fold_labels,
     )  # fmt: skip
     _, selected = run_inoculation(config, progress=progress)
     click.echo(format_inoculation(selected))

@@ -162,24 +162,24 @@ LABEL_WORDS = click.option("--label-words", default=None,
 
 
 def model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):
-    """--model, --label-map, --template and --label-words: the command receives ``model`` (the spec), ``label_map`` (the
-    map as written, or ``None``) and ``reading`` (a decoder's ``template`` and ``label_words``, each ``None`` unless given)."""
+    """--model, --label-map, --template and --label-words: the command receives ``model`` (the spec) and ``reading``, how
+    to read it: ``label_map`` (the map as written), a decoder's ``template`` and ``label_words``, each ``None`` unless given."""
     options = [click.option("--model", required=required, default=default, show_default=default is not None, help=help), LABEL_MAP, TEMPLATE,
                LABEL_WORDS]  # fmt: skip
-    return option_group(options, lambda model, label_map, template, label_words: {
-        "model": model, "label_map": label_map,
-        "reading": {"template": None if template is None else template.replace("\\n", "\n").replace("\\t", "\t"), "label_words": label_words}})
+    return option_group(options, lambda model, label_map, template, label_words: {"model": model, "reading": {
+        "label_map": label_map, "template": None if template is None else template.replace("\\n", "\n").replace("\\t", "\t"),
+        "label_words": label_words}})
 
 
-def classifier(model: str, label_map: str | None, reading: dict | None = None):
+def classifier(model: str, reading: dict):
     """The model a job binds: the spec itself, or with --label-map, --template or --label-words the classifier loaded
     here, once, relabelled or read as they say."""
-    reading = {k: v for k, v in (reading or {}).items() if v is not None}
-    if label_map is None and not reading:
+    given = {k: v for k, v in reading.items() if v is not None}
+    if not given:
         return model
     from interp.api.loading import load_model
 
-    return load_model(model, label_map=label_map, **reading)
+    return load_model(model, **given)
 
 
 def output(help: str, path: click.Path, *, required: bool = True, default: str | None = None, overwrite_help: str = "Replace an existing --out."):

@@ -251,7 +251,7 @@ def load_classifier(
         raise ModelError(
             f"model {spec!r} is a {config.model_type} {'decoder' if decoder else 'encoder'} "
             f"({', '.join(config.architectures or ['no architecture'])}) without a trained sequence-classification head; fine-tune it "
-            "first with `interp train`" + (", or read it as a causal LM through `label_words=` (--label-words)" if decoder else "")
+            "first with `interp train`" + (", or read it as a causal LM through `label_words=`" if decoder else "")
         )
     head_labels: dict = {}  # what the loaded config says of the head's labels, where it changes them
     if head and init == "pretrained" and Path(source.location).is_dir():

@@ -39,18 +39,14 @@ optional convolution (``conv_kernel_size`` > 0) is part of block 0: its
 output is ``hidden_states[1]``, as in the model's own ``hidden_states``.
 
 Decoders (pre-norm; their ``*ForSequenceClassification`` and
-``*ForCausalLM`` read through :class:`~interp.models.decoders.DecoderClassifier`):
+``*ForCausalLM`` read through :class:`~interp.models.decoders.DecoderClassifier`),
+each site as ``attn.hook_z`` / ``hook_attn_out`` / ``hook_resid_mid`` [*] / ``hook_mlp_out``:
 
-============  ===================  =========================  ==========================  ==========================
-family        ``attn.hook_z``      ``hook_attn_out``          ``hook_resid_mid`` [*]      ``hook_mlp_out``
-============  ===================  =========================  ==========================  ==========================
-GPT-2         input of             output of attn.c_proj      input of ln_2               output of mlp
-              attn.c_proj
-Llama-like    input of             output of self_attn.o_proj input of                    output of mlp
-              self_attn.o_proj                                post_attention_layernorm
-Gemma 2, 3    input of             output of                  input of                    output of
-              self_attn.o_proj     post_attention_layernorm   pre_feedforward_layernorm   post_feedforward_layernorm
-============  ===================  =========================  ==========================  ==========================
+* GPT-2: input of ``attn.c_proj`` / output of ``attn.c_proj`` / input of ``ln_2`` / output of ``mlp``;
+* Llama-like: input of ``self_attn.o_proj`` / output of ``self_attn.o_proj`` / input of
+  ``post_attention_layernorm`` / output of ``mlp``;
+* Gemma 2 and 3: input of ``self_attn.o_proj`` / output of ``post_attention_layernorm`` (the attention's
+  contribution after its post-norm) / input of ``pre_feedforward_layernorm`` / output of ``post_feedforward_layernorm``.
 
 Llama-like is Llama, Qwen2, Qwen3 and Mistral (grouped-query attention: ``attn.hook_z``
 has a slice per *query* head, ``head_dim`` wide). In a decoder ``hidden_states[0]``

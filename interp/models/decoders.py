@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import copy
 import inspect
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from transformers.modeling_outputs import SequenceClassifierOutput
 
 from interp.core.errors import ConfigError, ModelError, named
 from interp.hooks.templates import DEFAULT_TEMPLATE, Template
@@ -47,6 +47,15 @@ def label_word_ids(tokenizer, label_words: dict[str, str]) -> dict[str, int]:
     if len(set(ids.values())) != len(ids):
         raise ConfigError(f"{named('label_words')}: two labels have the same token ({label_words})")
     return ids
+
+
+@dataclass(frozen=True)
+class Readout:
+    """What a :class:`DecoderClassifier` returns, as a sequence classifier's output: ``logits`` float ``[batch, labels]``,
+    ``loss`` (mean cross-entropy, nats) where labels were given."""
+
+    logits: Tensor
+    loss: Tensor | None = None
 
 
 def cache_argument(module) -> str:
@@ -120,7 +129,7 @@ class DecoderClassifier(nn.Module):
         return torch.tanh(logits / cap) * cap if cap else logits
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, cache=None, labels: Tensor | None = None,
-                **kwargs) -> SequenceClassifierOutput:  # fmt: skip
+                **kwargs) -> Readout:  # fmt: skip
         """The logits at each row's last real token: float ``[batch, labels]``, and with ``labels`` (int64 ``[batch]``)
         their mean cross-entropy (nats) as ``loss``. ``cache``: the key/value cache of the positions before
         ``input_ids`` (a prefix run once, :mod:`interp.engine.decoder`)."""
@@ -129,7 +138,7 @@ class DecoderClassifier(nn.Module):
         last = last_positions(input_ids, attention_mask)
         logits = self.head(hidden[torch.arange(len(last), device=hidden.device), last])
         loss = None if labels is None else torch.nn.functional.cross_entropy(logits.float(), labels.to(logits.device))
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        return Readout(logits, loss)
 
     def save_pretrained(self, path, **kwargs) -> None:
         """Save the inner model, its config carrying the template, label words and pad token choice."""

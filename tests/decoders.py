@@ -28,6 +28,17 @@ def scratch_tokenizers():
     return module
 
 
+def scratch_example():
+    """The module ``examples/decoders/monli_decoders.py`` (the from-scratch decoders on MoNLI)."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "examples" / "decoders"))
+    spec = importlib.util.spec_from_file_location("monli_decoders", REPO / "examples" / "decoders" / "monli_decoders.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @lru_cache(maxsize=None)
 def tokenizer(kind: str, monli_dir: str):
     """A ``byte-level`` or ``sentencepiece`` tokenizer trained on MoNLI's sentences (cached per test process)."""

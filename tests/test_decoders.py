@@ -3,6 +3,8 @@ intervenes exactly (a naive loop of hooked passes against the engine, with each 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -165,15 +167,17 @@ def _run(*args):
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory, monli_dir):
-    """A Llama-style causal LM with no head (what `interp demo` fine-tunes), GPT-2 causal and head models, and a GPT-2
-    whose tokenizer has neither a pad nor an end-of-text token."""
+    """The from-scratch example's Llama-style causal LM in its short version (what `interp demo` fine-tunes), GPT-2
+    causal and head models, and a GPT-2 whose tokenizer has neither a pad nor an end-of-text token."""
     import copy
     import json
 
+    from decoders import scratch_example
+
     root = tmp_path_factory.mktemp("decoders")
     llama, gpt2 = _tok("llama", monli_dir), _tok("gpt2", monli_dir)
-    found = {"base": save_decoder("llama", root / "base", llama, init=0.02, causal_lm=True), "lm": save_decoder("gpt2", root / "lm", gpt2, causal_lm=True),
-             "clf": save_decoder("llama", root / "clf", llama)}  # fmt: skip
+    base = scratch_example().build("llama", root / "base", quick=True, data_dir=str(monli_dir))
+    found = {"base": base, "lm": save_decoder("gpt2", root / "lm", gpt2, causal_lm=True), "clf": save_decoder("llama", root / "clf", llama)}
     bare = copy.deepcopy(gpt2)
     bare._tokenizer.add_special_tokens([])  # the same vocabulary; then no special token is named
     save_decoder("gpt2", root / "bare", bare)
@@ -185,17 +189,20 @@ def folders(tmp_path_factory, monli_dir):
     return found
 
 
+@pytest.mark.slow
 def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
-    """demo (fine-tuning the headless causal LM: Table 1, cache, probes, interventions, cliques, the report), then
+    """The from-scratch example's short version on real MoNLI: demo (fine-tuning the headless causal LM the example
+    builds: Table 1, cache, probes, interventions, cliques, the report, every figure with its interval), then
     evaluate, das and train --iit on its checkpoint (which records its template), and a causal LM read through label
     words through evaluate and intervene: each exits 0 and writes what it writes for an encoder."""
     import json
 
     data = ["--data-dir", monli_dir]
     out = tmp_path / "demo"
-    result = _run("demo", "--model", folders["base"], "--epochs", "1", "--max-train", "64", "--batch-size", "32", "--probe-seeds", "1",
-                  "--out", out, *data, "--quiet")  # fmt: skip
+    result = _run("demo", "--model", folders["base"], "--epochs", "2", "--lr", "1e-3", "--max-train", "400", "--batch-size", "32",
+                  "--probe-seeds", "1", "--out", out, *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "Table 1" in result.stdout and re.search(r"lexrel +blocks\.\d\.hook_resid_post@\w+ +all +90000 +\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", result.stdout)
     for name in ("metrics.json", "activations.h5", "probes.csv", "interventions.h5", "cliques.json", "report/index.html"):
         assert (out / name).is_file(), name
     saved = json.loads((out / "model" / "config.json").read_text())

@@ -40,14 +40,15 @@ def shape(family: str, quick: bool) -> dict:
                 max_position_embeddings=128)  # fmt: skip
 
 
-def build(family: str, out: Path, quick: bool, seed: int = 0) -> Path:
-    """The tokenizer and a random causal LM of ``family`` (``gpt2`` or ``llama``), saved at ``out``."""
+def build(family: str, out: Path, quick: bool, seed: int = 0, data_dir: str | None = None) -> Path:
+    """The tokenizer and a random causal LM of ``family`` (``gpt2`` or ``llama``), saved at ``out`` (MoNLI read from
+    ``data_dir``, else ``$INTERP_MONLI_DIR``)."""
     import torch
     import transformers as t
 
     import interp
 
-    task = interp.load_task("monli")
+    task = interp.load_task("monli", data_dir=data_dir)
     sentences = [TEMPLATE_WORDS] * 20 + [s for e in task.examples(task.splits) for s in (e.premise, e.hypothesis)]
     tokenizer = (byte_level_bpe if family == "gpt2" else sentencepiece_bpe)(sentences, vocab_size=2000)
     special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)

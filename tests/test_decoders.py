@@ -131,6 +131,32 @@ def test_a_causal_lm_read_through_label_words_gives_those_tokens_logits(family, 
     assert saved.module.label_words == model.module.label_words and saved.labels == model.labels
 
 
+@pytest.mark.parametrize("family", DECODER_FAMILIES)
+def test_each_family_evaluates_caches_probes_trains_das_and_runs_iit(family, task, monli_dir):
+    """On a tiny random config of each family with its own kind of tokenizer: accuracy beside chance, a one-pass read of
+    several locations equal to each location's own, a probe fit on them, DAS trained and scored on the gradient path,
+    one epoch of interchange intervention training; the activation gradients at a site too."""
+    tok = _tok(family, monli_dir)
+    model = interp.load_model(decoder_model(family, tok), tok)
+    lab = interp.IntervenableModel(model, task)
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=16, seed=3)
+    frame = lab.evaluate(examples)
+    assert list(frame["split"]) == ["pmonli", "nmonli_test"] and frame["accuracy_low"].le(frame["accuracy"]).all()
+    sites = [lab.location(s) for s in ("blocks.0.hook_resid_pre@w_h", "blocks.1.attn.hook_z.h2@w_p", "blocks.2.hook_mlp_out@cls")]
+    read = lab.run_with_cache(examples, sites)
+    for loc in sites:
+        assert torch.allclose(read[loc], lab.vectors(examples, loc).flatten(1), atol=1e-5), loc
+    values = task.values(task.build_causal_model(examples), examples, "lexrel").codes
+    probe = interp.Probe(hidden_units=0, max_iter=20, random_state=0).fit(read[sites[0]].numpy(), values)
+    assert 0 <= probe.score(read[sites[0]].numpy(), values) <= 1
+    das = lab.train_das(examples, "blocks.1.hook_resid_post@w_h", "lexrel", k=4, n_pairs=24, epochs=1, batch_size=8, test_pairs=12)
+    assert das.intervention.width == lab.width(examples, "blocks.1.hook_resid_post@w_h") and 0 <= float(das.iia) <= 1
+    tuned = interp.fine_tune(model, task, examples, epochs=1, batch_size=8, seed=0, iit="lexrel@blocks.1.hook_resid_post@w_h")
+    assert len(tuned.history) == 1 and any(not torch.equal(a, b) for a, b in zip(tuned.module.parameters(), model.module.parameters()))
+    found = lab.gradients(examples[:4], ["blocks.1.hook_resid_post@w_h"])
+    assert next(iter(found.values())).gradients.shape[:2] == (4, 2)
+
+
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_das_trains_through_a_decoder_and_its_gradient_path_is_the_engine(family, task, monli_dir):
     """The padded gradient path (right padding, the readout from the mask) gives the unpadded engine's logits; DAS trains
@@ -216,6 +242,10 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     result = _run("train", *model, "--iit", "lexrel@blocks.1.hook_resid_post@w_h", "--splits", "pmonli", "--max-examples", "32", "--epochs", "1",
                   "--out", tmp_path / "iit", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "iit" / "model.safetensors").is_file(), result.output
+    result = _run("location-sweep", *model, "--out", tmp_path / "sweep", "--examples", "12", "--locations", "aligned", *data, "--quiet")
+    assert result.exit_code == 0 and (tmp_path / "sweep" / "locations.csv").is_file(), result.output
+    result = _run("head-sweep", *model, "--out", tmp_path / "heads", "--roles", "w_h", "--max-per-split", "6", *data, "--quiet")
+    assert result.exit_code == 0 and (tmp_path / "heads" / "heads.csv").is_file(), result.output
     words = ["--model", folders["lm"], "--label-words", "entailment= yes,neutral= no", "--template", "{premise}\\nQuestion: {hypothesis}? Answer:"]
     result = _run("evaluate", *words, "--splits", "nmonli_test", "--max-examples", "20", *data, "--json")
     assert result.exit_code == 0 and set(json.loads(result.stdout)) == {"nmonli_test"}, result.output

@@ -8,6 +8,8 @@ Layout (readable with plain h5py)::
     /words/<role>                str [n]    the task's word at each role (MoNLI: w_p, w_h); "" where absent
     /values/<variable>           int8 [n]   each example's value of every causal variable; attrs["names"]
     /positions                   int32 [n, n_roles]  token index of each role; attrs["roles"]
+    /input_ids                   int32 [n] of varying length: the token ids each example was run with (files made
+                                 before they were kept lack them), so a reader recomputes without knowing the template
 
 Usage::
 
@@ -49,6 +51,7 @@ class ExampleTable:
         words: role -> the task's word there per example ("" where absent).
         roles: the columns of ``positions``: the task's roles every example has.
         positions: int32 ``[n, len(roles)]``, each role's token index.
+        input_ids: each example's token ids as it was run (``None`` for a file made before they were kept).
     """
 
     ids: tuple[str, ...]
@@ -58,6 +61,7 @@ class ExampleTable:
     words: dict[str, tuple[str, ...]]
     roles: tuple[str, ...]
     positions: np.ndarray
+    input_ids: tuple[tuple[int, ...], ...] | None = None
 
     @classmethod
     def of(cls, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str]) -> "ExampleTable":
@@ -69,7 +73,7 @@ class ExampleTable:
             labels=np.array([list(labels).index(e.label) for e in examples], dtype=np.int8),
             texts={side: tuple(str(getattr(e, side)) for e in examples) for side in TEXTS},
             words={role: tuple(str(e.words.get(role, "")) for e in examples) for role in sorted({r for e in examples for r in e.words})},
-            roles=tuple(kept), positions=positions,
+            roles=tuple(kept), positions=positions, input_ids=tuple(tuple(int(i) for i in e.input_ids) for e in encoded),
         )  # fmt: skip
 
     def __len__(self) -> int:
@@ -80,7 +84,8 @@ class ExampleTable:
         pick = list(indices)
         return ExampleTable(tuple(self.ids[i] for i in pick), tuple(self.splits[i] for i in pick), self.labels[pick],
                             {k: tuple(v[i] for i in pick) for k, v in self.texts.items()},
-                            {k: tuple(v[i] for i in pick) for k, v in self.words.items()}, self.roles, self.positions[pick])  # fmt: skip
+                            {k: tuple(v[i] for i in pick) for k, v in self.words.items()}, self.roles, self.positions[pick],
+                            None if self.input_ids is None else tuple(self.input_ids[i] for i in pick))  # fmt: skip
 
 
 def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]) -> None:
@@ -99,6 +104,10 @@ def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]
         handle[f"values/{v.variable}"].attrs["names"] = list(v.names)
     handle.create_dataset("positions", data=np.asarray(table.positions, dtype=np.int32))
     handle["positions"].attrs["roles"] = list(table.roles)
+    if table.input_ids is not None:
+        ids = np.empty(len(table.input_ids), dtype=object)
+        ids[:] = [np.asarray(row, dtype=np.int32) for row in table.input_ids]
+        handle.create_dataset("input_ids", data=ids, dtype=h5py().vlen_dtype(np.dtype("int32")))
 
 
 class PerExampleFile(ExampleFile):
@@ -122,7 +131,7 @@ class PerExampleFile(ExampleFile):
         if len(rows) == 1 and n not in rows:  # the others agree: example_ids is the one edited
             raise ConfigError(f"{self.path}: dataset example_ids has shape {self.handle['example_ids'].shape}, expected ({rows.pop()},) "
                               "as split, label and positions have; the file was edited (make it again)")
-        expected = {"split": (n,), "label": (n,), "positions": (n, -1)}
+        expected = {"split": (n,), "label": (n,), "positions": (n, -1), **({"input_ids": (n,)} if "input_ids" in self.handle else {})}
         for group in ("words", "values", "text"):
             if group in self.handle:
                 expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
@@ -184,5 +193,12 @@ class PerExampleFile(ExampleFile):
             ids=tuple(self.example_ids), splits=tuple(str(x) for x in self.handle["split"].asstr()[:]),
             labels=self.handle["label"][:].astype(np.int8), texts=texts,
             words={role: tuple(str(x) for x in self.words(role)) for role in self.word_roles}, roles=tuple(self.roles),
-            positions=self.handle["positions"][:].astype(np.int32),
+            positions=self.handle["positions"][:].astype(np.int32), input_ids=self.input_ids,
         )  # fmt: skip
+
+    @property
+    def input_ids(self) -> tuple[tuple[int, ...], ...] | None:
+        """Each example's token ids as it was run; ``None`` in a file made before they were kept."""
+        if "input_ids" not in self.handle:
+            return None
+        return tuple(tuple(int(i) for i in row) for row in self.handle["input_ids"][:])

@@ -142,7 +142,7 @@ def test_each_family_evaluates_caches_probes_trains_das_and_runs_iit(family, tas
     examples = task.examples(("pmonli", "nmonli_test"), per_split=16, seed=3)
     frame = lab.evaluate(examples)
     assert list(frame["split"]) == ["pmonli", "nmonli_test"] and frame["accuracy_low"].le(frame["accuracy"]).all()
-    sites = [lab.location(s) for s in ("blocks.0.hook_resid_pre@w_h", "blocks.1.attn.hook_z.h2@w_p", "blocks.2.hook_mlp_out@cls")]
+    sites = [lab.location(s) for s in ("blocks.0.hook_resid_pre@w_h", "blocks.1.attn.hook_z.h1@w_p", "blocks.2.hook_mlp_out@cls")]
     read = lab.run_with_cache(examples, sites)
     for loc in sites:
         assert torch.allclose(read[loc], lab.vectors(examples, loc).flatten(1), atol=1e-5), loc

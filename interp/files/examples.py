@@ -8,8 +8,8 @@ Layout (readable with plain h5py)::
     /words/<role>                str [n]    the task's word at each role (MoNLI: w_p, w_h); "" where absent
     /values/<variable>           int8 [n]   each example's value of every causal variable; attrs["names"]
     /positions                   int32 [n, n_roles]  token index of each role; attrs["roles"]
-    /input_ids                   int32 [n] of varying length: the token ids each example was run with (files made
-                                 before they were kept lack them), so a reader recomputes without knowing the template
+    /input_ids                   int32 [n, longest]: the token ids each example was run with, -1 after its last
+                                 (files made before they were kept lack them): a reader recomputes without the template
 
 Usage::
 
@@ -105,9 +105,10 @@ def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]
     handle.create_dataset("positions", data=np.asarray(table.positions, dtype=np.int32))
     handle["positions"].attrs["roles"] = list(table.roles)
     if table.input_ids is not None:
-        ids = np.empty(len(table.input_ids), dtype=object)
-        ids[:] = [np.asarray(row, dtype=np.int32) for row in table.input_ids]
-        handle.create_dataset("input_ids", data=ids, dtype=h5py().vlen_dtype(np.dtype("int32")))
+        ids = np.full((len(table.input_ids), max((len(row) for row in table.input_ids), default=0)), -1, dtype=np.int32)
+        for i, row in enumerate(table.input_ids):
+            ids[i, : len(row)] = row
+        handle.create_dataset("input_ids", data=ids)
 
 
 class PerExampleFile(ExampleFile):
@@ -131,7 +132,7 @@ class PerExampleFile(ExampleFile):
         if len(rows) == 1 and n not in rows:  # the others agree: example_ids is the one edited
             raise ConfigError(f"{self.path}: dataset example_ids has shape {self.handle['example_ids'].shape}, expected ({rows.pop()},) "
                               "as split, label and positions have; the file was edited (make it again)")
-        expected = {"split": (n,), "label": (n,), "positions": (n, -1), **({"input_ids": (n,)} if "input_ids" in self.handle else {})}
+        expected = {"split": (n,), "label": (n,), "positions": (n, -1), **({"input_ids": (n, -1)} if "input_ids" in self.handle else {})}
         for group in ("words", "values", "text"):
             if group in self.handle:
                 expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
@@ -201,4 +202,4 @@ class PerExampleFile(ExampleFile):
         """Each example's token ids as it was run; ``None`` in a file made before they were kept."""
         if "input_ids" not in self.handle:
             return None
-        return tuple(tuple(int(i) for i in row) for row in self.handle["input_ids"][:])
+        return tuple(tuple(int(i) for i in row[row >= 0]) for row in self.handle["input_ids"][:])

@@ -327,6 +327,8 @@ ROWS = [
     ("demo location", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--location", "blocks.9.hook_resid_post@w_h", "--data-dir", d], "layer 9 is out of range for a model with 2 blocks"),
     ("demo location role", lambda m, t, mo, d: ["demo", "--model", mo, "--out", t / "demo", "--location", "blocks.1.hook_resid_post@wh", "--data-dir", d], "unknown token role 'wh'"),
     ("epochs", lambda m, t, mo, d: ["train", "--epochs", "0", "--out", t / "m"], "--epochs must be at least 1"),
+    ("seeds with an empty item", lambda m, t, mo, d: ["train", "--seeds", "1,,2", "--out", t / "m"], "--seeds '1,,2' has an empty item"),
+    ("--seeds beside --seed", lambda m, t, mo, d: ["train", "--seeds", "0,1", "--seed", "3", "--out", t / "m"], "give --seed (one run) or --seeds (one run per seed), not both"),
     ("an IIT flag without --iit", lambda m, t, mo, d: ["train", "--iit-subspace", "4", "--out", t / "m", "--data-dir", d], "give --iit VARIABLE@LOCATION too"),
     ("cache dtype", lambda m, t, mo, d: ["cache", "--model", mo, "--out", t / "a.h5", "--dtype", "int8"], "--dtype must be one of"),
     # outputs interp must not replace or cannot write

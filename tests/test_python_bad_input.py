@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
 import interp
 from interp.core.errors import InterpError
@@ -53,6 +54,10 @@ CASES = [
     ("cliques of minimum size -1", lambda s: s["res"].cliques("lexrel", min_size=-1), interp.ConfigError, "min_size= must be an integer of at least 2, got -1"),
     ("cliques with no α", lambda s: s["res"].cliques("lexrel", alphas=[]), interp.ConfigError, "alphas= is empty"),
     ("cliques with α 0", lambda s: s["res"].cliques("lexrel", alphas=[0, 1]), interp.ConfigError, "alphas= must be an integer of at least 1, got 0"),
+    ("saving to no path", lambda s: s["res"].save(None), interp.ConfigError, "path=None: give the file to write"),
+    ("a bootstrap seed below 0", lambda s: s["res"].summary("lexrel", seed=-1), interp.ConfigError, "seed= must be an integer of at least 0, got -1"),
+    ("IIT at a block past the last", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], iit="lexrel@blocks.99.hook_resid_post@w_h"),
+     interp.ConfigError, "iit='lexrel@blocks.99.hook_resid_post@w_h': .*layer 99 is out of range"),
 ]  # fmt: skip
 
 
@@ -64,6 +69,15 @@ def test_a_bad_argument_is_an_interp_error_naming_the_parameter(case, setting, t
         call(setting)
     assert isinstance(caught.value, InterpError) and "\n" not in str(caught.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_path_a_classifier_saves_to_loads_it_and_binds_it(setting, tmp_path):
+    """``Classifier.save`` returns a ``pathlib.Path`` "to pass to load_model": load_model and IntervenableModel take it."""
+    saved = setting["lab"].model.save(tmp_path / "model")
+    model = interp.load_model(saved)
+    assert model.name == str(saved) and model.labels == setting["lab"].model.labels
+    lab = interp.IntervenableModel(saved, setting["lab"].task)
+    assert torch.allclose(lab.predict(setting["ex"]), setting["lab"].predict(setting["ex"]), atol=1e-5)
 
 
 def test_no_call_overwrites_a_file_it_did_not_write(setting, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -429,3 +430,28 @@ def test_reinit_pooler_finds_a_pooler_where_the_family_has_one_and_refuses_other
     else:
         with pytest.raises(ModelError, match="reinit_pooler"):
             reinit_pooler(model, 0)
+
+
+def test_seeds_into_a_folder_of_other_seeds_are_refused_then_replace_them(tmp_path, monkeypatch):
+    """An --out holding an earlier --seeds run of other seeds: refused (its tables would not list them), and with
+    overwrite its other seeds' checkpoints are removed so that the folders and the tables agree."""
+    from interp.api.training import TRAINING_FILE
+    from interp.core.errors import OutputError
+    from interp.jobs.seeds import train_seeds
+    from interp.jobs.train import TrainConfig, TrainResult
+
+    out = tmp_path / "s"
+    for seed in (1, 2):
+        (out / f"seed{seed}").mkdir(parents=True)
+        (out / f"seed{seed}" / TRAINING_FILE).write_text("{}")
+
+    def fake(config, progress=False):
+        return TrainResult(out_dir=Path(config.out), config={}, fingerprint="", n_train=1, epochs=[], metrics={}, seconds=0.0, labels={},
+                           environment={})  # fmt: skip
+
+    config = TrainConfig(out=str(out))
+    with pytest.raises(OutputError, match=r"holds the checkpoints of other seeds \(seed2\)"):
+        train_seeds(config, seeds=(0, 1), trainer=fake)
+    assert (out / "seed2").is_dir()
+    train_seeds(replace(config, overwrite=True), seeds=(0, 1), trainer=fake)
+    assert not (out / "seed2").exists() and (out / "seed1").is_dir()

@@ -48,7 +48,10 @@ def parse_iit(spec: str, task: Task, n_blocks: int) -> tuple[str, Location]:
         raise ConfigError(f"{named('iit', repr(spec))}: write VARIABLE@LOCATION, e.g. lexrel@blocks.2.hook_resid_post@w_h")
     with renamed(variable="iit"):
         task.check_variable(variable)
-    found = parse_locations(location, n_blocks, task.roles, (task.alignment[variable],))
+    try:
+        found = parse_locations(location, n_blocks, task.roles, (task.alignment[variable],))
+    except ConfigError as exc:
+        raise ConfigError(f"{named('iit', repr(spec))}: {exc}") from None
     if len(found) != 1:
         raise ConfigError(f"{named('iit', repr(spec))}: name one location")
     return variable, found[0]

@@ -34,6 +34,7 @@ from interp.analysis.iia import estimate, summarize_matrices
 from interp.api.interventions_file import FileContents
 from interp.api.loading import ModelIdentity
 from interp.causal.values import VariableValues
+from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named, renamed
 from interp.core.outputs import ensure_writable_dir, refuse_existing, write_file_manifest
 from interp.files.examples import ExampleTable
@@ -125,6 +126,8 @@ class InterchangeResult:
         ``base_accuracy`` the model's accuracy on the bases (no intervention); ``gap``: IIA minus the larger null.
         """
         name = self._variable(variable)
+        check_int(n_boot, "n_boot", least=1)
+        check_int(seed, "seed", least=0)
         return summarize_matrices(
             str(self.location), name, self.model_pred, self.causal_pred[name], self.values[name].codes, self.base_label,
             self.base_pred, self.source_values[name].codes, self.source_pred, square=self.square, n_boot=n_boot, seed=seed,

@@ -74,6 +74,8 @@ def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, 
     )  # fmt: skip
     trainer = train_iit if iit["iit"] else train_model
     seeds, workers = repeat["seeds"], repeat["workers"]
+    if seeds is not None and click.get_current_context().get_parameter_source("seed") != click.core.ParameterSource.DEFAULT:
+        raise ConfigError("give --seed (one run) or --seeds (one run per seed), not both")
     if seeds is not None:
         from interp.jobs.seeds import format_seeds, train_seeds
 

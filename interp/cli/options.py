@@ -40,8 +40,10 @@ def listed(value: str, option: str) -> tuple[str, ...]:
 
 
 def numbers(value: str, option: str, kind: type = int) -> tuple:
-    """A comma-separated list of ``kind`` (int or float)."""
+    """A comma-separated list of ``kind`` (int or float); an empty item (``1,,2``, ``1,``) is refused, not skipped."""
     names = listed(value, option)  # its own message for a list naming nothing
+    if any(not item.strip() for item in value.split(",")):
+        raise ConfigError(f"{option} {value!r} has an empty item; give comma-separated {'integers' if kind is int else 'numbers'}")
     try:
         return tuple(kind(v) for v in names)
     except ValueError:

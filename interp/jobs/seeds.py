@@ -22,13 +22,16 @@ another seed's model would land.
 
 from __future__ import annotations
 
+import re
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
 from interp.analysis.intervals import mean_interval
 from interp.analysis.bootstrap import collapsed_note
-from interp.core.errors import ConfigError, named
+from interp.api.training import TRAINING_FILE
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import OutputSet, write_csv_atomic
 from interp.jobs.train import TrainConfig, TrainResult, older_out, train
 
@@ -74,6 +77,7 @@ def train_seeds(config: TrainConfig, *older, seeds: Sequence[int] = (), progress
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"{named('workers', workers)} must be a whole number of at least 1")
     out = Path(config.out)
+    _drop_other_seeds(out, seeds, config.overwrite)
     jobs = [(trainer, replace(config, seed=seed, sample=replace(config.sample, seed=seed), out=str(out / f"seed{seed}")))  # each seed also draws its own subset
             for seed in seeds]  # fmt: skip
     if workers > 1 and len(seeds) > 1:
@@ -100,6 +104,27 @@ def train_seeds(config: TrainConfig, *older, seeds: Sequence[int] = (), progress
             write_csv_atomic(rows, outputs.path("seeds.csv"))
             write_csv_atomic(summary, outputs.path("seeds_summary.csv"))
     return SeedsResult(out, seeds, runs, rows, summary)
+
+
+def _drop_other_seeds(out: Path, seeds: Sequence[int], overwrite: bool) -> None:
+    """``out``'s checkpoints of seeds other than ``seeds`` (an earlier ``--seeds`` run there), removed where
+    ``overwrite`` (then the tables over seeds and the folders agree), else refused.
+
+    Raises:
+        OutputError: naming ``out=``: it holds other seeds' checkpoints and ``overwrite`` is off, or such a folder that
+            interp did not write (no ``training.json``).
+    """
+    others = sorted(p for p in out.glob("seed*") if p.is_dir() and re.fullmatch(r"seed\d+", p.name) and int(p.name[4:]) not in seeds)
+    if not others:
+        return
+    names = ", ".join(p.name for p in others)
+    if not overwrite:
+        raise OutputError(f"{named('out', out)} holds the checkpoints of other seeds ({names}), which the tables over these seeds would "
+                          "not list; pass `overwrite=True` to remove them, or choose another `out=`")  # fmt: skip
+    for folder in others:
+        if not (folder / TRAINING_FILE).is_file():
+            raise OutputError(f"{named('out', out)}: {folder.name} is not a checkpoint interp wrote (no {TRAINING_FILE}); remove it yourself")
+        shutil.rmtree(folder)
 
 
 def _train_at_once(jobs: list, workers: int, progress: bool) -> dict[int, TrainResult]:

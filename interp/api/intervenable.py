@@ -90,6 +90,7 @@ class IntervenableModel:
         if device is not None:
             self.model.to(pick_device(device))
         self._binding: Binding | None = None  # the runner, made on first use (a bridge copies the model)
+        self._state: tuple | None = None  # the weights the binding was made for
         self._set: ExampleSet | None = None  # the last example set bound (the module docstring of example_set: its lifetime)
 
     @classmethod
@@ -125,11 +126,11 @@ class IntervenableModel:
 
     def _bound(self) -> Binding:
         state = self.model.weights_state
-        if self._set is not None and self._set.state != state:  # the weights changed: nothing computed before holds
+        if self._state != state:  # the weights changed: nothing computed before holds, a bridge's copy included
             self._set = self._binding = None
         if self._binding is None:
             runner = get_runner(self.backend_name, self.model.module, self.model.tokenizer)
-            self._binding = Binding(self.task, self.model, self.reading, self.wordpiece, runner)
+            self._binding, self._state = Binding(self.task, self.model, self.reading, self.wordpiece, runner), state
         return self._binding
 
     def bind(self, examples: Sequence) -> ExampleSet:
@@ -144,13 +145,13 @@ class IntervenableModel:
         """
         binding = self._bound()
         held = self._set
-        if isinstance(examples, ExampleSet) and examples.binding is binding and examples.state == self.model.weights_state:
+        if isinstance(examples, ExampleSet) and examples.binding is binding and examples.state == self._state:
             return examples
         examples = self.task.check_examples(examples)
         if held is not None and held.binding is binding and held.has(examples):
             return held if held.ids == tuple(e.id for e in examples) else held.subset(examples)
         encoded = encode_examples(examples, self.model.tokenizer, self.wordpiece, self.task.labels, self.model.template)
-        self._set = ExampleSet(examples, encoded, binding, self.model.weights_state)
+        self._set = ExampleSet(examples, encoded, binding, self._state)
         return self._set
 
     def encode(self, examples: Sequence) -> list:

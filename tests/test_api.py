@@ -239,7 +239,7 @@ def test_iia_nulls_frame_and_graph_agree(lab, examples):
 
 def test_train_das_trains_the_intervention_not_the_model(lab, examples):
     before, blocks = {k: v.clone() for k, v in lab.model.module.state_dict().items()}, []
-    with pytest.warns(interp.InterpWarning, match="does not clear the untrained"):  # a random 2-layer model: nothing to learn
+    with pytest.warns(interp.InterpWarning, match="not learned: no gain over the untrained intervention"):  # a random 2-layer model: nothing to learn
         das = lab.train_das(examples, LOCATION, "lexrel", k=4, n_pairs=64, epochs=1, seed=2, on_blocks=lambda *told: blocks.append(told))
     assert isinstance(das.intervention, interp.RotatedSubspace) and das.k == 4 and not das.intervention.training
     start, stop = map(int, das.block.split(":"))  # the localist baseline: one of d_model / 4 blocks, each scored (told as it went)

@@ -64,8 +64,11 @@ def test_das_reports_the_untrained_baseline_the_history_and_intervals_over_examp
         for name in ("das", "untrained", "vanilla", "block"):
             assert float(r[f"{name}_iia_low"]) <= float(r[f"{name}_iia"]) <= float(r[f"{name}_iia_high"]), name
         assert float(r["das_gain"]) == pytest.approx(float(r["das_iia"]) - float(r["untrained_iia"]))
-    assert "untrained" in output and "history (loss; held-out IIA)" in output
-    assert "does not clear the untrained intervention's" in output  # the warning, on stderr (mixed in here)
+        assert float(r["das_gap"]) == pytest.approx(float(r["das_iia"]) - max(float(r["das_stays_base"]), float(r["das_copies_source"])))
+        assert float(r["das_over_chance"]) == pytest.approx(float(r["das_iia"]) - float(r["chance"]))
+        assert r["verdict"].startswith("not learned: ")
+    assert "untrained" in output and "history (loss; held-out IIA)" in output and "stays copies chance  verdict" in output
+    assert "not learned: no gain over the untrained intervention" in output  # the warning, on stderr (mixed in here)
 
 
 def test_das_resumes_without_redoing_units_and_reloads_to_the_same_iia(tiny_run, tiny_classifier_dir, monli_dir):
@@ -146,7 +149,7 @@ def test_each_heatmap_cell_gives_its_interval_over_examples_with_one_seed_and_ov
 
     def row(seed, iia):
         return {"variable": "lexrel", "location": "blocks.1.hook_resid_post@w_h", "size": 4, "k": 4, "chance": 0.5, "seed": seed,
-                **{f"{m}_iia{end}": iia + shift for m in METHODS for end, shift in (("", 0.0), ("_low", -0.05), ("_high", 0.04))}}  # fmt: skip
+                "das_stays_base": 0.5, "das_copies_source": 0.5, **{f"{m}_iia{end}": iia + shift for m in METHODS for end, shift in (("", 0.0), ("_low", -0.05), ("_high", 0.04))}}  # fmt: skip
 
     one = das_heatmap([row(0, 0.6)])
     assert [t.get_text() for ax in one.axes for t in ax.texts] == ["0.60\n[0.55, 0.64]"] * len(METHODS)

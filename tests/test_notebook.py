@@ -93,7 +93,9 @@ def test_the_das_notebook_flags_a_small_budget_then_clears_the_untrained_rotatio
     nb = execute(EXAMPLES / "das.ipynb", tmp_path, monli_dir, monkeypatch, notebook_model)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "DAS k=" in text and "vanilla interchange" in text
-    learned = [part.split()[0] for part in text.split("learned:")[1:]]
-    assert learned == ["False", "True"], text[-3000:]  # the small budget does not clear the untrained rotation; enough does
-    assert text.count("does not clear the untrained") == 1, text[-3000:]  # the small budget's warning, and only its
+    learned = re.findall(r"^learned: (\w+) - (.*)$", text, flags=re.M)
+    assert [flag for flag, _ in learned] == ["False", "True"], text[-3000:]  # the small budget does not clear the untrained rotation; enough does
+    assert learned[0][1].startswith("not learned: no gain over the untrained") and learned[1][1] == "learned", learned
+    warned = re.findall(r"^warning: DAS .*$", text, flags=re.M)
+    assert len(warned) == 1 and "no gain over the untrained" in warned[0], text[-3000:]  # the small budget's warning, and only its
     assert any(o.output_type == "display_data" and "image/png" in o.data for c in nb.cells for o in c.get("outputs", []))

@@ -185,7 +185,9 @@ def score_intervention(
 
     Returns:
         ``pairs``, ``iia``, ``stays_base``, ``copies_source`` (shares, 0..1) each with ``_low`` and ``_high``,
-        ``chance`` (the most common counterfactual's share), ``interval`` (the method) and ``hits`` (bool ``[pairs]``,
+        ``chance`` (the most common counterfactual's share), ``gap`` (IIA minus the larger null) and ``over_chance``
+        (IIA minus chance), each with ``_low`` and ``_high`` from the same replicates (what
+        :func:`~interp.analysis.das_verdict.verdict` reads), ``interval`` (the method) and ``hits`` (bool ``[pairs]``,
         where the intervened label is the counterfactual; for :func:`difference`).
     """
     pred = predict_pairs(runner, intervention, bases, sources, read=read)
@@ -194,10 +196,20 @@ def score_intervention(
     boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
     out: dict = {"pairs": int(len(pred))}
     own_b, own_s = own_pred[bases.cpu().numpy()], own_pred[sources.cpu().numpy()]
+    replicates = {}
     for name, hit in (("iia", pred == targets), ("stays_base", pred == own_b), ("copies_source", pred == own_s)):
         out[name] = float(hit.mean()) if len(hit) else 0.0
-        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(boot.pair_share(b, s, hit), boot.confidence)
-    out.update(chance=float(counts.max() / counts.sum()), interval=boot.method, hits=pred == targets)
+        replicates[name] = boot.pair_share(b, s, hit)
+        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(replicates[name], boot.confidence)
+    out["chance"] = float(counts.max() / counts.sum())
+    # the differences a verdict reads (interp.analysis.das_verdict), each replicate against its own nulls and chance
+    chance = np.max([boot.pair_share(b, s, targets == label) for label in np.flatnonzero(counts)], axis=0)
+    for name, value, reps in (("gap", out["iia"] - max(out["stays_base"], out["copies_source"]),
+                               replicates["iia"] - np.maximum(replicates["stays_base"], replicates["copies_source"])),
+                              ("over_chance", out["iia"] - out["chance"], replicates["iia"] - chance)):  # fmt: skip
+        out[name] = value
+        out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(reps, boot.confidence)
+    out.update(interval=boot.method, hits=pred == targets)
     return out
 
 

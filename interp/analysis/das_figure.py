@@ -14,6 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from interp.analysis.bootstrap import collapsed_note
+from interp.analysis.das_verdict import DIFFERENCES, verdict
 from interp.analysis.intervals import mean_interval
 
 METHODS = ("das", "untrained", "block", "vanilla")
@@ -30,7 +31,9 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
     Columns: ``variable``, ``location``, ``size``, ``seeds``, ``k`` (mean,
     the learned one for ``boundless``), ``chance``, ``interval``, and ``{method}_iia``,
     ``{method}_low``, ``{method}_high`` for ``das``, ``untrained`` (the same intervention before training),
-    ``block``, ``vanilla``.
+    ``block``, ``vanilla``; DAS's nulls ``stays_base`` and ``copies_source`` (means), the differences its verdict reads
+    (``gain``, ``gap``, ``over_chance``, each with ``_low`` and ``_high``, over seeds or held-out examples as above) and
+    ``verdict`` (:func:`~interp.analysis.das_verdict.verdict`).
     """
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for row in rows:
@@ -47,6 +50,16 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
             else:
                 mean, low, high = (float(members[0][f"{method}_iia{end}"]) for end in ("", "_low", "_high"))
             summary.update({f"{method}_iia": round(mean, 4), f"{method}_low": round(low, 4), f"{method}_high": round(high, 4)})
+        summary.update({null: round(float(np.mean([float(m[f"das_{null}"]) for m in members])), 4) for null in ("stays_base", "copies_source")})
+        for name in DIFFERENCES:
+            if any(m.get(f"das_{name}") in (None, "") for m in members):
+                continue  # a unit of an older run: not judged on this difference
+            if several:
+                mean, low, high = mean_interval([float(m[f"das_{name}"]) for m in members], bounds=(-1.0, 1.0))
+            else:
+                mean, low, high = (float(members[0][f"das_{name}{end}"]) for end in ("", "_low", "_high"))
+            summary.update({name: round(mean, 4), f"{name}_low": round(low, 4), f"{name}_high": round(high, 4)})
+        summary["verdict"] = verdict(summary)
         out.append(summary)
     return out
 
@@ -90,17 +103,21 @@ def das_heatmap(rows: list[dict]):
 
 def format_das(rows: list[dict]) -> str:
     """The summary as a text table: one line per (variable, location, size), each held-out IIA with its 95% interval
-    (over seeds with several, over held-out examples with one), the untrained intervention beside DAS; then each
-    unit's training history (loss and held-out IIA per epoch, epoch 0 untrained)."""
+    (over seeds with several, over held-out examples with one), the untrained intervention beside DAS, DAS's two nulls,
+    chance and the verdict (:mod:`~interp.analysis.das_verdict`); then each unit's training history (loss and held-out
+    IIA per epoch, epoch 0 untrained)."""
     lines = [f"{'variable':10} {'location':34} {'k':>6} {'seeds':>5}  " + "  ".join(f"{h:>21}" for h in ("DAS", "untrained", "best block", "vanilla"))
-             + "  chance"]  # fmt: skip
+             + "  stays copies chance  verdict"]  # fmt: skip
     summaries = summarize_seeds(rows)
     for s in summaries:
         cells = [f"{s[f'{m}_iia']:.3f} [{s[f'{m}_low']:.3f}, {s[f'{m}_high']:.3f}]" for m in METHODS]
         k = s["size"] if s["size"] != "boundless" else f"b:{s['k']:.0f}"
-        lines.append(f"{s['variable']:10} {s['location']:34} {k:>6} {s['seeds']:>5}  {'  '.join(f'{c:>21}' for c in cells)}  {s['chance']:.3f}")
+        lines.append(f"{s['variable']:10} {s['location']:34} {k:>6} {s['seeds']:>5}  {'  '.join(f'{c:>21}' for c in cells)}  "
+                     f"{s['stays_base']:.3f}  {s['copies_source']:.3f}  {s['chance']:.3f}  {s['verdict']}")  # fmt: skip
     lines.append("[low, high]: " + "; ".join(sorted({s["interval"] for s in summaries})) + "; untrained: the same kind, k and initial "
-                 "parameters before training, on the same pairs")  # fmt: skip
+                 "parameters before training, on the same pairs; stays, copies: DAS's nulls (the intervened label is the model's own "
+                 "on the base, on the source); learned: the intervals of DAS minus the untrained one, minus the larger null and "
+                 "minus chance all lie above 0")  # fmt: skip
     lines += collapsed_note([(s[f"{m}_low"], s[f"{m}_high"]) for s in summaries for m in METHODS], "held-out examples or seeds")
     lines.append("history (loss; held-out IIA), epoch 0 untrained:")
     for row in rows:

@@ -117,12 +117,14 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
         held_out_pairs=[(examples[b].id, examples[s].id) for b, s in zip(test_b.tolist(), test_s.tolist())], interval=trained["interval"],
         vanilla_iia=_estimate(scores["vanilla"], "iia"), block_iia=_estimate(scores["block"], "iia"),
         block=f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', run.width)}", kind=kind, seed=seed, losses=found.losses,
-        train_seconds=seconds, scores=scores, causal_model=examples.causal_model().name,
+        train_seconds=seconds, scores=scores, causal_model=examples.causal_model().name, gap=_estimate(trained, "gap"),
+        over_chance=_estimate(trained, "over_chance"),
     )  # fmt: skip
     if warn_unlearned and not result.learned:
-        warn(f"DAS for {variable} at {loc} (k={result.k}): held-out IIA {result.iia!r} does not clear the untrained "
-             f"intervention's {result.untrained_iia!r} on the same {len(test_b)} pairs (gain {result.gain!r}); train on more pairs "
-             f"or epochs (`n_pairs=`, `epochs=`) before reading it")  # fmt: skip
+        warn(f"DAS for {variable} at {loc} (k={result.k}): {result.verdict}. Held-out IIA {result.iia!r} on {len(test_b)} pairs; "
+             f"untrained {result.untrained_iia!r} (gain {result.gain!r}); stays the base {result.stays_base!r}, copies the source "
+             f"{result.copies_source!r} (IIA − larger null {result.gap!r}); chance {result.chance:.3f}. Read it as a finding only "
+             f"above all three; where it lacks the gain, train on more pairs or epochs (`n_pairs=`, `epochs=`)")  # fmt: skip
     return result
 
 

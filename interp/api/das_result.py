@@ -4,15 +4,18 @@ Usage::
 
     das = lab.train_das(examples, "blocks.2.hook_resid_post@w_h", "lexrel", k=16)
     das.iia, das.untrained_iia, das.gain     # held-out IIA, the same intervention before training, their difference (95% intervals)
+    das.verdict                              # 'learned', or which of the untrained baseline, the larger null and chance it does not clear
     das.history_frame()                      # per epoch: loss, IIA on training pairs, IIA on held-out pairs
     das.intervention                         # the trained module; interchange(..., intervention=das) takes das itself
 
 A learned intervention can score above chance without having learned
 anything: a random k-dimensional rotation already moves some labels. The
 null it must beat is the same kind of intervention, at the same k and
-initial parameters, untrained, scored on the same held-out pairs; the
-intervals of both (and of their difference) come from one bootstrap over
-the held-out examples (:func:`interp.analysis.das.score_intervention`).
+initial parameters, untrained, scored on the same held-out pairs; and, as
+every IIA, the larger of its stays-the-base and copies-the-source nulls and
+chance (:mod:`interp.analysis.das_verdict`). The intervals of all (and of
+their differences) come from one bootstrap over the held-out examples
+(:func:`interp.analysis.das.score_intervention`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from interp.analysis.bootstrap import Estimate
+from interp.analysis.das_verdict import DIFFERENCES, shortfalls, verdict
 from interp.engine.interventions import Intervention
 from interp.hooks.locations import Location
 
@@ -36,6 +40,8 @@ class DasResult:
         gain: ``iia − untrained_iia``, its interval from the same replicates.
         stays_base, copies_source: the held-out nulls of the trained intervention, with intervals.
         chance: the most common counterfactual label's share of the held-out pairs.
+        gap: ``iia`` minus the larger of ``stays_base`` and ``copies_source``; ``over_chance``: ``iia − chance``; each
+            with its interval from the same replicates.
         history: one dict per epoch: ``epoch``, ``loss`` (mean cross-entropy, nats per pair), ``train_iia`` (on up to
             128 training pairs), ``held_out_iia``.
         train_pairs: how many pairs it was trained on; ``held_out_pairs``: the (base id, source id) of every held-out pair.
@@ -74,6 +80,8 @@ class DasResult:
     train_seconds: float = 0.0
     scores: dict = field(default_factory=dict, repr=False)
     causal_model: str = ""
+    gap: Estimate | None = None
+    over_chance: Estimate | None = None
 
     @property
     def k(self) -> int:
@@ -82,8 +90,23 @@ class DasResult:
 
     @property
     def learned(self) -> bool:
-        """Whether the held-out IIA clears the untrained baseline: the interval of the gain lies above zero."""
-        return self.gain.low > 0
+        """Whether the held-out IIA is a finding: the intervals of its gain over the untrained intervention, of its gap
+        over the larger null and of its difference from chance all lie above zero (:mod:`interp.analysis.das_verdict`)."""
+        return not shortfalls(self._figures())
+
+    @property
+    def verdict(self) -> str:
+        """``"learned"``, or ``"not learned: "`` naming each of the untrained baseline, the larger null (by name and
+        share) and chance that the held-out IIA does not clear."""
+        return verdict(self._figures())
+
+    def _figures(self) -> dict:
+        figures = {"stays_base": float(self.stays_base), "copies_source": float(self.copies_source), "chance": self.chance}
+        for name in DIFFERENCES:
+            value = getattr(self, name)
+            if value is not None:
+                figures.update({name: float(value), f"{name}_low": value.low})
+        return figures
 
     def history_frame(self):
         """The training history as a ``pandas.DataFrame``, one row per epoch (epoch 0: before training)."""
@@ -98,16 +121,16 @@ class DasResult:
 
         row = {"variable": self.variable, "location": str(self.location), "k": self.k, "train_pairs": self.train_pairs,
                "held_out_pairs": len(self.held_out_pairs), "chance": self.chance}  # fmt: skip
-        for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source", "vanilla_iia", "block_iia"):
+        for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source", "gap", "over_chance", "vanilla_iia", "block_iia"):
             value = getattr(self, name)
             if value is None:
                 continue
             row.update({name: float(value), f"{name}_low": value.low, f"{name}_high": value.high})
-        return pd.DataFrame([{**row, "interval": self.interval}])
+        return pd.DataFrame([{**row, "verdict": self.verdict, "interval": self.interval}])
 
     def __repr__(self) -> str:
         return (f"DasResult({self.variable} at {self.location}, k={self.k}: held-out IIA {self.iia!r}, untrained {self.untrained_iia!r}, "
-                f"gain {self.gain!r}; {len(self.history) - 1} epochs)")  # fmt: skip
+                f"gain {self.gain!r}; {self.verdict}; {len(self.history) - 1} epochs)")  # fmt: skip
 
 
 __all__ = ["DasResult"]

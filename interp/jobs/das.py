@@ -50,6 +50,7 @@ from interp.api.intervenable import IntervenableModel
 from interp.api.objects import Location, intervention_kinds
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
+from interp.analysis.das_verdict import DIFFERENCES, row_figures, verdict
 from interp.analysis.das import FitSettings, n_steps
 from interp.analysis.das_figure import das_heatmap, summarize_seeds
 from interp.core.errors import ConfigError, OutputError, named, renamed, warn
@@ -253,12 +254,14 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         fig = das_heatmap(rows)
         save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
     lab.split_accuracies(examples, own)  # with the results: a warning for each split the model is at chance on
-    for row in rows:  # and for each unit whose DAS does not clear its untrained baseline
-        if not row["das_gain_low"] > 0:
-            warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): held-out IIA {row['das_iia']:.3f} "
-                 f"[{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] does not clear the untrained intervention's "
-                 f"{row['untrained_iia']:.3f} [{row['untrained_iia_low']:.3f}, {row['untrained_iia_high']:.3f}] on the same "
-                 f"{row['test_pairs']} pairs; train on more pairs or epochs (`train_pairs=`, `epochs=`) before reading it")  # fmt: skip
+    for row in rows:  # and for each unit whose DAS does not clear its untrained baseline, its larger null and chance
+        judged = verdict(row_figures(row))  # a unit of an older run has no gap to judge: its gain and chance are
+        if judged != "learned":
+            warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): {judged}. Held-out IIA "
+                 f"{row['das_iia']:.3f} [{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] on {row['test_pairs']} pairs; untrained "
+                 f"{row['untrained_iia']:.3f} [{row['untrained_iia_low']:.3f}, {row['untrained_iia_high']:.3f}]; stays the base "
+                 f"{row['das_stays_base']:.3f}, copies the source {row['das_copies_source']:.3f}; chance {row['chance']:.3f}. Read it as a "
+                 f"finding only above all three; where it lacks the gain, train on more pairs or epochs (`train_pairs=`, `epochs=`)")  # fmt: skip
     return rows
 
 
@@ -312,7 +315,9 @@ def _row(found, k: str, settings: FitSettings) -> dict:
     }
     for name in ("das", "untrained", "vanilla", "block"):
         row.update({f"{name}_{key}{end}": scores[name][key + end] for key in ("iia", "stays_base", "copies_source") for end in ("", "_low", "_high")})
-    gain = found.gain
-    row.update(das_gain=float(gain), das_gain_low=gain.low, das_gain_high=gain.high, history=json.dumps(found.history), block=found.block)
+    for name in DIFFERENCES:  # what the verdict reads
+        value = getattr(found, name)
+        row.update({f"das_{name}": float(value), f"das_{name}_low": value.low, f"das_{name}_high": value.high})
+    row.update(verdict=found.verdict, history=json.dumps(found.history), block=found.block)
     row.update(variable=found.variable, location=str(found.location), layer=found.location.layer, roles="+".join(found.location.roles), seed=found.seed)
     return row

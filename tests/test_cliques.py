@@ -251,3 +251,52 @@ def test_write_graph_keeps_clique_membership(tmp_path, fmt):
         back = (nx.read_graphml if fmt == "graphml" else nx.read_gexf)(path)
     assert {n: int(d["clique"]) for n, d in back.nodes(data=True)} == {"a": 0, "b": 0, "c": 1, "d": 1, "e": -1}
     assert back.nodes["c"]["lexrel"] == "⊐" and {frozenset(e) for e in back.edges} == {frozenset(e) for e in g.edges}
+
+
+def test_cliques_of_a_model_at_chance_are_marked_uninterpretable(tiny_interventions, tmp_path):
+    """A random tiny classifier is at chance on its splits: every clique it has is marked, none listed with its odds.
+    Its interventions are given a clique of 12 examples that follow the causal model (as a model trained on 32
+    examples, at chance, gave a 9-example clique with block-model odds of 10^-33)."""
+    import h5py
+
+    planted = tmp_path / "planted.h5"
+    planted.write_bytes(tiny_interventions.read_bytes())
+    with h5py.File(planted, "r+") as f:
+        group = f["lexrel/blocks.0.hook_resid_post@w_h"]
+        model_pred, causal_pred = group["model_pred"][:], group["causal_pred"][:]
+        model_pred[:12, :12] = causal_pred[:12, :12]
+        group["model_pred"][...] = model_pred
+    out = tmp_path / "c"
+    result = _cli("cliques", "--interventions", planted, "--out", out, "--alphas", "1-4", "--min-size", "2")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((out / "cliques.json").read_text())
+    assert report["model_at_chance"] and report["verdict"].startswith("uninterpretable: the model is at chance on")
+    assert report["cliques"] and not any(c["interpretable"] for c in report["cliques"])
+    rows = [line for line in result.stdout.splitlines() if line.strip()[:1].isdigit() and "uninterpretable" in line]
+    assert len(rows) == len(report["cliques"]) and "verdict: uninterpretable" in result.stdout
+    assert report["shuffle_null"]["shuffles"] == 50 and report["shuffle_null"]["observed"] == report["cliques"][0]["size"]
+
+
+def test_the_shuffle_null_fails_a_model_whose_interventions_follow_the_source_and_holds_for_one_at_random():
+    """The null can fail: where 30 of 60 examples follow the causal model under every interchange among them, the
+    largest clique beats every shuffle; where intervened labels are drawn at random, it does not."""
+    from interp.analysis.cliques.null import shuffle_null, shuffled_within_rows
+    from interp.jobs.cliques import clique_verdict
+
+    rng = np.random.default_rng(3)
+    n = 60
+    values = rng.integers(0, 2, n)
+    counterfactual = np.tile(values[None, :], (n, 1))  # the label follows the source's value
+    random_labels = rng.integers(0, 2, (n, n))
+    np.fill_diagonal(random_labels, values)  # right on itself, as the graph needs
+    follows = random_labels.copy()
+    members = np.arange(30)
+    follows[np.ix_(members, members)] = counterfactual[np.ix_(members, members)]
+    found = shuffle_null(follows, counterfactual, values, range(1, 6), 2, n_shuffles=30)
+    assert found["observed"] >= 25 and found["beats_null"] and found["p_value"] == pytest.approx(1 / 31)
+    assert clique_verdict([], found).startswith("beyond the null: largest clique")
+    at_random = shuffle_null(random_labels, counterfactual, values, range(1, 6), 2, n_shuffles=30)
+    assert not at_random["beats_null"] and clique_verdict([], at_random).startswith("not beyond the null")
+    shuffled = shuffled_within_rows(follows, np.random.default_rng(0))
+    assert np.array_equal(np.diagonal(shuffled), np.diagonal(follows))
+    assert all(sorted(shuffled[i]) == sorted(follows[i]) for i in range(n))  # each base keeps its labels

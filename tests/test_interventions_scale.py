@@ -309,6 +309,12 @@ def test_location_sweep_flags_the_last_cls_of_a_finetuned_model(finetuned_minilm
         ("blocks.2.hook_resid_post@w_h", False),
         ("blocks.5.hook_resid_post@cls", True),
     ]
+    # at chance on NMoNLI test (it was fine-tuned on a few PMoNLI examples): every clique size marked uninterpretable
+    from interp.jobs.location_sweep import format_ranking
+
+    assert all(r["model_at_chance"] == "nmonli_test" for r in rows)
+    table = format_ranking(rows)
+    assert table.count("†") == len(rows) + 1 and "†: uninterpretable, the model is at chance on nmonli_test" in table
 
 
 def test_the_engine_imports_without_the_libraries_a_gpu_machine_may_lack():

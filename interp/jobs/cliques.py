@@ -18,7 +18,10 @@ together (:class:`interp.core.outputs.OutputSet`): ``cliques.json`` (graph
 statistics with the edge density within and across the variable's values,
 the cliques of every α, the best α's cliques with their count of each
 value and the smallest, causal edges, example ids, words, and three chance
-baselines: G(n, 1/2), G(n, density) and the block model),
+baselines: G(n, 1/2), G(n, density) and the block model; the splits the
+model is at chance on, where every clique is marked uninterpretable; the
+shuffle null of :mod:`interp.analysis.cliques.null`; and ``verdict``, one
+sentence: :func:`clique_verdict`),
 ``graph.graphml`` (nodes with example id, split, words, every variable's
 value, label, correctness and clique number; edges with ``causal``;
 readable by networkx and Gephi; with ``formats`` also or instead
@@ -47,12 +50,13 @@ from interp.analysis.cliques.baselines import (
 )
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
+from interp.analysis.cliques.null import N_SHUFFLES, shuffle_null
 from interp.analysis.cliques.search import Clique, check_alphas, search
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named, warn
 from interp.core.outputs import OutputSet, partial_path, write_json_atomic
 from interp.files.examples import TEXTS
-from interp.analysis.chance import file_chance_messages
+from interp.analysis.chance import file_chance_messages, split_accuracies
 from interp.files.interventions import open_interventions
 from interp.api.loading import model_sha256
 from interp.api.objects import WordPairs
@@ -71,6 +75,7 @@ class CliqueConfig:
     min_size: int | None = None  # None: the chance level at the observed density
     variable: str | None = None  # None: the file's only variable
     formats: tuple[str, ...] = ("graphml",)  # keys of GRAPH_FORMATS
+    null_shuffles: int = N_SHUFFLES  # the shuffle null's searches (interp.analysis.cliques.null)
 
     def validate(self) -> "CliqueConfig":
         unknown = [f for f in self.formats if f not in GRAPH_FORMATS]
@@ -78,6 +83,7 @@ class CliqueConfig:
             raise ConfigError(f"`formats=` must name some of {', '.join(GRAPH_FORMATS)}, got {','.join(self.formats) or 'nothing'}")
         check_alphas(self.alphas)
         check_int(self.min_size, "min_size", least=2, optional=True)
+        check_int(self.null_shuffles, "null_shuffles", least=1)
         return self
 
 
@@ -229,7 +235,8 @@ def run_cliques(config: CliqueConfig) -> dict:
         location = file.location(config.location)
         variable = file.variable(config.variable)
         values = file.values(variable)
-        graph = build_graph(file.matrix("model_pred", location), file.matrix("causal_pred", location, variable), values.codes)
+        model_pred, causal_pred = file.matrix("model_pred", location), file.matrix("causal_pred", location, variable)
+        graph = build_graph(model_pred, causal_pred, values.codes)
         nodes = {k: file.column(k) for k in ("label", "base_pred", "split")}
         nodes["example_ids"] = np.array(file.example_ids)
         nodes["words"] = {role: file.words(role) for role in file.word_roles}
@@ -249,6 +256,11 @@ def run_cliques(config: CliqueConfig) -> dict:
     for number, clique in enumerate(result.best):
         membership[clique.nodes] = number
     densities = block_densities(graph.edges, values.codes)
+    # is any of it a finding? not on splits the model is at chance on; and not where the model's own labels, shuffled
+    # among each base's sources, give cliques as large
+    splits = split_accuracies([str(s) for s in nodes["split"]], nodes["label"], nodes["base_pred"])
+    at_chance = [r["split"] for r in splits if r["at_chance"]]
+    null = shuffle_null(model_pred, causal_pred, values.codes, config.alphas, min_size, n_shuffles=config.null_shuffles)
     block = {"sizes": {v: int((values.codes == v).sum()) for v in range(len(values.names))}, "densities": densities}
     report = {
         "interventions": str(config.interventions),
@@ -278,7 +290,10 @@ def run_cliques(config: CliqueConfig) -> dict:
             for alpha, found in result.cliques.items()
         },
         "best_alpha": result.best_alpha,
-        "cliques": [_describe(c, graph, nodes, n, block) for c in result.best],
+        "model_at_chance": at_chance,
+        "shuffle_null": null,
+        "verdict": clique_verdict(at_chance, null),
+        "cliques": [{**_describe(c, graph, nodes, n, block), "interpretable": not at_chance} for c in result.best],
     }
     with OutputSet(out, "cliques") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
@@ -293,6 +308,18 @@ def run_cliques(config: CliqueConfig) -> dict:
     return report
 
 
+def clique_verdict(at_chance: list[str], null: dict) -> str:
+    """What the cliques of a run may be read as, in one sentence: ``uninterpretable`` (the model is at chance on a split
+    of the graph's examples: its cliques describe a model that has not learned the task, whatever their odds), ``not
+    beyond the null`` or ``beyond the null`` (:func:`~interp.analysis.cliques.null.shuffle_null`)."""
+    if at_chance:
+        return (f"uninterpretable: the model is at chance on {', '.join(at_chance)}; no clique here is evidence about the "
+                f"causal model, whatever its odds under a random graph")  # fmt: skip
+    figures = (f"largest clique {null['observed']} against {null['median']:.0f} (median; 95th percentile {null['high']:.0f}) over "
+               f"{null['shuffles']} shuffles of the model's intervened labels among each base's sources, p = {null['p_value']:.3f}")  # fmt: skip
+    return ("beyond the null: " if null["beats_null"] else "not beyond the null: ") + figures
+
+
 def _figure(report: dict, location: str, variable: str, alpha: int, path: Path, general: dict[str, int] | None) -> None:
     """The largest clique's word pairs grouped by the general word (Figure 5) where the task pairs words, else its members' words."""
     if report["cliques"]:
@@ -301,6 +328,7 @@ def _figure(report: dict, location: str, variable: str, alpha: int, path: Path, 
         title = (
             f"Largest clique at {location} (α = {alpha}): {top['size']} examples, "
             f"{variable} {counts}, {top['causal_edges']} causal edges"
+            + ("" if top.get("interpretable", True) else "\nuninterpretable: the model is at chance on " + ", ".join(report["model_at_chance"]))
         )
         members = top.get("pairs") or [[" ".join(w.values()), "", ""] for w in top["words"]]
         plot_clique([tuple(p) for p in members], title, path, general if top.get("pairs") else None)
@@ -324,11 +352,12 @@ def format_cliques(report: dict) -> str:
         f"{'log10 E[#] p=1/2':>19}{'p=density':>11}{'block model':>13}",
     ]
     for c in report["cliques"]:
-        lines.append(
-            f"{c['size']:>5}" + "".join(f"{c['value_counts'][n]:>7}" for n in names) + f"{c['causal_edges']:>14}"
-            f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>11.1f}"
-            f"{c['log10_expected_count_block_model']:>13.1f}"
-        )
+        odds = (f"{c['log10_expected_count_half']:>19.1f}{c['log10_expected_count_observed_density']:>11.1f}"
+                f"{c['log10_expected_count_block_model']:>13.1f}" if c.get("interpretable", True)
+                else f"{'uninterpretable: the model is at chance':>43}")  # fmt: skip
+        lines.append(f"{c['size']:>5}" + "".join(f"{c['value_counts'][n]:>7}" for n in names) + f"{c['causal_edges']:>14}" + odds)
     if not report["cliques"]:
         lines.append(f"  no clique of at least {report['min_size']} examples with a causal edge")
+    if "verdict" in report:  # files of older runs lack it
+        lines.append(f"verdict: {report['verdict']}")
     return "\n".join(lines)

@@ -20,7 +20,10 @@ them at every location (21 for a 6-block model), and for each location
   (:mod:`interp.analysis.iia`);
 * ``largest_clique``: the largest clique of the greedy search
   (:mod:`interp.analysis.cliques`) over α = 1..10, peeling to the end;
-* the chance level of a clique at the location's edge density.
+* the chance level of a clique at the location's edge density;
+* ``model_at_chance``: the splits the model is at chance on
+  (:func:`interp.analysis.chance.split_accuracies`); where there are any,
+  the table marks every clique uninterpretable.
 
 Locations are ranked by ``iia_causal``, then ``largest_clique``; a
 location where every interchange simply yields the source's own prediction
@@ -38,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from interp.analysis.bootstrap import collapsed_note
+from interp.analysis.chance import split_accuracies
 from interp.analysis.cliques import build_graph, search
 from interp.analysis.cliques.baselines import chance_clique_size
 from interp.analysis.iia import summarize_matrices
@@ -97,6 +101,8 @@ def rank_locations(path: str | Path) -> list[dict]:
         values = file.values(variable).codes
         label, base_pred = file.column("label"), file.column("base_pred")
         varied = len(set(base_pred.tolist())) > 1  # a model with one answer copies anything vacuously
+        # a model at chance on a split of these examples: its cliques describe nothing learned (interp.jobs.cliques)
+        at_chance = ",".join(r["split"] for r in split_accuracies([str(s) for s in file.column("split")], label, base_pred) if r["at_chance"])
         for name in file.locations:
             loc = Location.parse(name)
             model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name, variable)
@@ -131,6 +137,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "largest_clique": sizes[best_alpha],
                     "largest_clique_alpha": best_alpha,
                     "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
+                    "model_at_chance": at_chance,  # the splits, comma-separated; where any: every clique uninterpretable
                 }
             )
     rows.sort(key=lambda r: (r["copies_source_output"], -r["iia_causal"], -r["largest_clique"], r["hidden_index"]))
@@ -205,8 +212,12 @@ def format_ranking(rows: list[dict], top: int | None = None) -> str:
         gap = f"{r['gap_causal']:+.3f} [{r['gap_causal_low']:+.3f}, {r['gap_causal_high']:+.3f}]"
         lines.append(
             f"{r['rank']:>4}  {r['location']:32}{iia:>26}{r['stays_base_causal']:>7.3f}{r['copies_source_causal']:>7.3f}{gap:>27}"
-            f"{r['largest_clique']:>16}{r['chance_clique_size']:>8}{note}"
+            f"{str(r['largest_clique']) + ('†' if r['model_at_chance'] else ''):>16}{r['chance_clique_size']:>8}{note}"
         )
+    at_chance = sorted({s for r in rows[:top] for s in r["model_at_chance"].split(",") if s})
+    if at_chance:
+        lines.append(f"†: uninterpretable, the model is at chance on {', '.join(at_chance)}: its cliques describe a model that has "
+                     f"not learned the task")  # fmt: skip
     lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources; the nulls' own intervals are in "
                  "locations.csv); an IIA stands above both nulls where its gap's interval lies above 0")  # fmt: skip
     lines += collapsed_note((r["iia_causal_low"], r["iia_causal_high"]) for r in rows[:top])

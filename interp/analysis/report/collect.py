@@ -326,7 +326,7 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
     edges = [[index[u], index[v], int(bool(d.get("causal")))] for u, v, d in g.edges(data=True)]
     cliques = [
         {"number": i, "size": c["size"], "value_counts": c["value_counts"], "causal_edges": c["causal_edges"],
-         "log10_expected": c["log10_expected_count_observed_density"], "groups": _groups(c)}
+         "log10_expected": c["log10_expected_count_observed_density"] if c.get("interpretable", True) else None, "groups": _groups(c)}
         for i, c in enumerate(report["cliques"])
     ]  # fmt: skip
     return {
@@ -336,6 +336,7 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
         "location": report["location"],
         "stats": report["graph"],
         "min_size": report["min_size"],
+        "verdict": report.get("verdict", ""),  # cliques.json of older runs lack it
         "nodes": nodes,
         "edges": edges,
         "cliques": cliques,

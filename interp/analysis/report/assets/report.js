@@ -160,6 +160,7 @@
     const st = g.stats;
     s.append(el("p", { class: "note" }, `${g.title}: ${st.nodes} examples, ${st.edges} edges (${st.causal_edges} causal), density ${fmt(st.density)}; ` +
       `cliques of at least ${g.min_size} examples. Click a node for its example, a clique for its word pairs.`));
+    if (g.verdict) s.append(el("p", { class: "verdict" }, "What the cliques show: " + g.verdict + "."));
     const plot = el("div", { id: "graph-" + i, class: "graph-plot" });
     const side = el("div", { class: "graph-side" });
     const detail = el("div", { class: "panel", id: "graph-" + i + "-detail" }, "Click a node or a clique.");
@@ -202,7 +203,7 @@
       const q = g.cliques[c];
       const counts = Object.entries(q.value_counts).map(([v, k]) => `${k} ${v}`).join(" / ");
       detail.replaceChildren(el("h3", {}, `clique #${c}: ${q.size} examples`),
-        el("p", { class: "note" }, `${g.variable}: ${counts}; ${q.causal_edges} causal edges; log10 E[# such cliques] in G(n, density) ${fmt(q.log10_expected, 1)}`),
+        el("p", { class: "note" }, `${g.variable}: ${counts}; ${q.causal_edges} causal edges; ` + (q.log10_expected === null ? "uninterpretable: the model is at chance" : `log10 E[# such cliques] in G(n, density) ${fmt(q.log10_expected, 1)}`)),
         el("p", { class: "note" }, "word pairs grouped by the more general word (the paper's Figure 5):"),
         ...q.groups.map((gr) => el("div", { class: "group" }, el("b", {}, gr.general), gr.specific.join(", "))));
       Plotly.restyle(plot, { "marker.size": [g.nodes.map((n, k) => (n.clique === c ? 14 : baseSize[k]))] }, [2]);

@@ -75,6 +75,7 @@ _EXPORTS = {
     "RunSpec": "interp.api.specs",
     # tasks and causal models
     "Task": "interp.tasks.base",
+    "Groups": "interp.tasks.base",
     "VariableValues": "interp.causal.values",
     "CausalModel": "interp.causal.base",
     "Mechanism": "interp.causal.base",

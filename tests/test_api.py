@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from dataclasses import replace
 import sys
@@ -352,3 +353,32 @@ def test_a_run_that_names_no_unit_size_reuses_or_resumes_an_earlier_runs_on_anot
     job.parts_dir(tmp_path / "cut.h5").mkdir()  # a run cut short: its units' request says their size
     (job.parts_dir(tmp_path / "cut.h5") / "request.json").write_text('{"unit_size": 5}')
     assert job._earlier_unit_size(tmp_path / "cut.h5") == 5
+
+
+def test_intervals_resample_word_pairs_by_default_and_say_so(lab, examples, tmp_path):
+    """MoNLI declares its word pairs as groups: a summary's interval is over them (counted), the file keeps them, a
+    reader resamples the same way; ``unit="example"`` gives the interval over examples; a task without groups refuses
+    ``unit="group"`` naming the parameter."""
+    from interp.analysis.iia import summarize
+
+    pairs = {" / ".join(sorted((e.words["w_p"], e.words["w_h"]))) for e in examples}
+    assert len(pairs) < len(examples)  # some examples share a pair
+    res = lab.interchange(examples, examples, LOCATION)
+    grouped, plain = res.summary("lexrel"), res.summary("lexrel", unit="example")
+    assert grouped["over"] == f"{len(pairs)} word pairs" and f"over {len(pairs)} word pairs" in grouped["interval"]
+    assert plain["over"] == f"{len(examples)} examples" and grouped["iia"] == plain["iia"]
+    assert (grouped["iia_low"], grouped["iia_high"]) != (plain["iia_low"], plain["iia_high"])
+    path = res.save(tmp_path / "iv.h5")
+    assert summarize(path, variable="lexrel") == {**grouped, "fp32_check": None}
+    assert summarize(path, variable="lexrel", unit="example")["iia_low"] == plain["iia_low"]
+    half = lab.interchange(examples[:10], examples[10:], LOCATION).summary("lexrel")  # bases and sources drawn apart, by their groups
+    count = lambda part: len({" / ".join(sorted((e.words["w_p"], e.words["w_h"]))) for e in part})  # noqa: E731
+    b, s = count(examples[:10]), count(examples[10:])
+    assert half["over"] == (f"{b} word pairs" if b == s else f"{b} × {s} word pairs (bases × sources)")
+    with pytest.raises(interp.ConfigError, match="unit="):
+        res.summary("lexrel", unit="pairs")
+    bare = interp.load_interventions(path)
+    bare.examples = dataclasses.replace(bare.examples, groups=None)
+    with pytest.raises(interp.ConfigError, match="unit='group'.*no groups"):
+        bare.summary("lexrel", unit="group")
+    assert bare.summary("lexrel")["over"] == f"{len(examples)} examples"

@@ -23,7 +23,7 @@ from interp.core.errors import PARAM_MARK, ConfigError, OutputError, named
 
 ROOT = Path(interp.__file__).parent
 #: Parameters the library takes and the CLI does not offer (fixed there at the library's default).
-LIBRARY_ONLY = {"bases", "sources", "intervention", "pairs", "tokenizer", "k", "max_iter", "warmup_ratio", "weight_decay",
+LIBRARY_ONLY = {"bases", "sources", "intervention", "pairs", "tokenizer", "k", "max_iter", "warmup_ratio", "weight_decay", "base_groups", "source_groups",
                 "labels", "reading"}
 #: Flags of other programs that library messages may quote (how to install a package).
 OTHER_PROGRAMS = {"--no-deps"}

@@ -242,6 +242,80 @@ def test_the_table_over_seeds_is_drawn_in_a_real_browser(seeds_page):
         driver.quit()
 
 
+def _metrics(correct: dict, n: int = 200) -> dict:
+    return {"accuracy": {s: c / n for s, c in correct.items()}, "metrics": {s: {"accuracy": c / n, "correct": c, "n": n} for s, c in correct.items()}}
+
+
+@pytest.fixture(scope="module")
+def demo_page(tiny_run, tmp_path_factory) -> Path:
+    """The tiny run with a demo's ``metrics.json`` beside it (Table 1's two fine-tunings, their checks, the paper's BERT)."""
+    from interp.core.outputs import OutputSet, write_json_atomic
+
+    run_dir = tmp_path_factory.mktemp("demo_page") / "run"
+    shutil.copytree(tiny_run, run_dir)
+    shutil.rmtree(run_dir / "report", ignore_errors=True)
+    metrics = {
+        "config": {"epochs": 1}, "challenge_model": {"trained_on": ["pmonli"], **_metrics({"pmonli": 196, "nmonli_test": 4})},
+        "model": {"trained_on": ["pmonli", "nmonli_train"], **_metrics({"pmonli": 197, "nmonli_test": 199})},
+        "checks": {"challenge_effect": {"nmonli_test": 0.02, "at_most": 0.2, "holds": True},
+                   "systematic_generalization": {"nmonli_test": 0.995, "at_least": 0.85, "holds": True}},
+        "paper_bert": {"challenge": {"trained_on": "SNLI train", "pmonli": 94.4, "nmonli": 2.2},
+                       "generalization": {"snli_then_nmonli": 90.0, "nmonli_only": 96.7}},
+    }  # fmt: skip
+    with OutputSet(run_dir, "behavioral") as outputs:
+        write_json_atomic(outputs.path("metrics.json"), metrics)
+    result = run("report", run_dir)
+    assert result.exit_code == 0, result.stderr
+    return run_dir / "report" / "index.html"
+
+
+def test_the_page_states_its_findings_in_words_with_no_raw_json(demo_page):
+    """Behaviour as a table beside the paper's figures with one sentence per effect; IIA beside both nulls with interval
+    bars at every location, its verdict in words; the probe heatmap marks the cells above their null; no JSON on the page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    data = page_data(demo_page)
+    (behavioral,) = data["behavioral"]
+    assert behavioral["effects"] == [
+        "Challenge effect holds: challenge_model on nmonli_test 2.0% [0.8, 5.0] (95% Wilson interval) (it asks at most 20.0%).",
+        "Systematic generalization holds: model on nmonli_test 99.5% [97.2, 99.9] (95% Wilson interval) (it asks at least 85.0%).",
+    ]
+    assert [r["figures"] for r in behavioral["paper"]] == ["pmonli 94.4%; nmonli 2.2%", "snli then nmonli 90.0%; nmonli only 96.7%"]
+    records = data["iia"][0]["records"]
+    assert all(r["verdict"] in ("above both nulls", f"not above its stays-the-base null ({r['stays']:.3f})",
+                                f"not above its copies-the-source null ({r['copies']:.3f})") for r in records)  # fmt: skip
+    driver = _chromium()
+    try:
+        driver.get(demo_page.as_uri())
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#iia-verdicts-0 tbody tr"))
+        text = driver.find_element(By.ID, "main").text
+        assert not re.search(r'[{}]|"\w+":', text), re.search(r'.{0,60}[{}].{0,60}', text)  # raw JSON anywhere on the page
+        assert "Challenge effect holds: challenge_model on nmonli_test 2.0% [0.8, 5.0]" in text and "snli then nmonli 90.0%" in text
+        rows = driver.find_elements(By.CSS_SELECTOR, "#iia-verdicts-0 tbody tr")
+        chosen = [r for r in records if r["variable"] == records[0]["variable"] and r["method"] == records[0]["method"]]
+        assert len(rows) == len(chosen) and all(r["verdict"] in text for r in chosen)
+        traces = driver.execute_script("return document.getElementById('iia-plot-0').data.map(t => [t.name, t.error_y && t.error_y.array.length])")
+        assert traces == [["IIA (causal pairs)", len(chosen)], ["stays the base (null)", len(chosen)], ["copies the source (null)", len(chosen)]]
+        probe = driver.execute_script("return document.getElementById('probe-plot-0').data[0].text")
+        cells = [c for row in probe for c in row if c]
+        marked = [r for r in data["probes"][0]["records"] if r["target"] == data["probes"][0]["records"][0]["target"]
+                  and r["probe"] == data["probes"][0]["records"][0]["probe"] and r["task_acc_low"] > r["chance"]]  # fmt: skip
+        assert sum(c.endswith("*") for c in cells) == len(marked)
+        from selenium.webdriver.support.ui import Select
+
+        Select(driver.find_elements(By.CSS_SELECTOR, "#probes-0 select")[2]).select_by_visible_text("selectivity (type control)")
+        probe = driver.execute_script("return document.getElementById('probe-plot-0').data[0].text")
+        selective = [r for r in data["probes"][0]["records"] if r["target"] == data["probes"][0]["records"][0]["target"]
+                     and r["probe"] == data["probes"][0]["records"][0]["probe"] and r["selectivity_type_low"] > 0]  # fmt: skip
+        assert sum(c.endswith("*") for row in probe for c in row if c) == len(selective)
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "report_findings.png"))
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    finally:
+        driver.quit()
+
+
 @pytest.mark.parametrize("case", ["empty", "missing", "not_a_folder"])
 def test_bad_run_folder_gives_one_line_and_exit_2(tiny_run, tmp_path, case):
     target = tmp_path / "run"

@@ -23,10 +23,21 @@ percentile interval of the replicates. It collapses to a point where every
 replicate agrees (an IIA of 1.000 or 0.000): then it says only that no
 resample of these examples finds a miss, not that the population has none.
 
+Groups. Examples that share more than a row or a column are not independent
+either: MoNLI's examples share word pairs (the demo's 300 examples hold 199
+distinct pairs, up to 5 sharing one), and examples that share a pair share
+how the model treats it. Where a task declares groups (MoNLI: the word
+pair; :attr:`interp.tasks.base.Task.groups`), each replicate draws *groups*
+with replacement and weights every example by its group's count
+(``base_groups``, ``source_groups``; Davison & Hinkley 1997, §3.8, the
+cluster bootstrap, here on each axis of the grid). The interval is then
+over the population of groups, new word pairs, and wider; over examples
+(``unit="example"``) it is about new sentences for the same pairs.
+
 What it does not cover: the seed of a trained model or intervention (see
 :mod:`interp.analysis.intervals` for intervals over seeds), the data
-distribution beyond the examples drawn, and dependence between examples
-beyond sharing a base or a source (MoNLI examples that share a word pair).
+distribution beyond the examples (or groups) drawn, and, over examples,
+dependence between examples beyond sharing a base or a source.
 
 Example:
 
@@ -96,9 +107,12 @@ class ExampleBootstrap:
         square: the sources are the bases: one draw weights both axes (Owen & Eckles 2012); otherwise two
             independent draws (Owen 2007).
         n_boot: replicates; ``seed``: their random stream; ``confidence``: the intervals' level.
+        base_groups, source_groups: each base's (source's) group, any hashable keys, one per example; given, a replicate
+            draws groups, not examples (``source_groups`` is ``base_groups`` on a square grid). ``unit`` names a group
+            in the method line (``"word pairs"``).
 
     Raises:
-        ConfigError: naming ``n_boot``, ``confidence`` or the grid's shape.
+        ConfigError: naming ``n_boot``, ``confidence``, the grid's shape or groups of another length.
     """
 
     n_bases: int
@@ -107,6 +121,9 @@ class ExampleBootstrap:
     n_boot: int = N_BOOT
     seed: int = SEED
     confidence: float = CONFIDENCE
+    base_groups: np.ndarray | None = None
+    source_groups: np.ndarray | None = None
+    unit: str = "groups"
 
     def __post_init__(self) -> None:
         if not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 2:
@@ -117,16 +134,39 @@ class ExampleBootstrap:
             raise ConfigError(f"the grid is {self.n_bases} × {self.n_sources}: give at least one base and one source")
         if self.square and self.n_bases != self.n_sources:
             raise ConfigError(f"a square grid has as many sources as bases, not {self.n_bases} × {self.n_sources}")
+        if not self.square and (self.base_groups is None) != (self.source_groups is None):
+            raise ConfigError("give `base_groups=` and `source_groups=` together, or neither")
+        sizes = {"base_groups": (self.base_groups, self.n_bases), "source_groups": (self.source_groups, self.n_sources)}
+        for name, (groups, n) in sizes.items():
+            if groups is not None and len(groups) != n:
+                raise ConfigError(f"{named(name)}: {len(groups)} groups for {n} examples; give one group per example")
         rng = np.random.default_rng(self.seed)
-        bases = _draw(rng, self.n_bases, self.n_boot)
+        bases = _draw(rng, self.n_bases, self.n_boot, self.base_groups)
         object.__setattr__(self, "base_weights", bases)
-        object.__setattr__(self, "source_weights", bases if self.square else _draw(rng, self.n_sources, self.n_boot))
+        sources = bases if self.square else _draw(rng, self.n_sources, self.n_boot, self.source_groups)
+        object.__setattr__(self, "source_weights", sources)
+
+    @property
+    def grouped(self) -> bool:
+        """Whether a replicate draws groups (else examples)."""
+        return self.base_groups is not None
+
+    @property
+    def over(self) -> str:
+        """What the intervals are over, with its count: ``"300 examples"``, ``"199 word pairs"`` (the bases' and the
+        sources' counts where they differ)."""
+        if not self.grouped:
+            counts, unit = (self.n_bases, self.n_sources), "examples"
+        else:
+            source = self.base_groups if self.square else self.source_groups
+            counts, unit = (len(set(self.base_groups.tolist())), len(set(source.tolist()))), self.unit
+        return f"{counts[0]} {unit}" if self.square or counts[0] == counts[1] else f"{counts[0]} × {counts[1]} {unit} (bases × sources)"
 
     @property
     def method(self) -> str:
         """One line saying how the intervals were found."""
         axes = "one draw for bases and sources" if self.square else "bases and sources drawn independently"
-        return f"{self.confidence:.0%} percentile bootstrap over examples ({axes}), {self.n_boot} replicates, seed {self.seed}"
+        return f"{self.confidence:.0%} percentile bootstrap over {self.over} ({axes}), {self.n_boot} replicates, seed {self.seed}"
 
     def totals(self, matrix: np.ndarray) -> np.ndarray:
         """float64 ``[n_boot]``: each replicate's weighted sum ``wᵀ matrix w′`` of a ``[n_bases, n_sources]`` grid."""
@@ -161,9 +201,14 @@ class ExampleBootstrap:
         return Estimate(value, *percentile_interval(replicates, self.confidence), self.method)
 
 
-def _draw(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
-    """float32 ``[n_boot, n]``: how often each of ``n`` examples is drawn in each replicate (multinomial counts summing to n)."""
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float32)
+def _draw(rng: np.random.Generator, n: int, n_boot: int, groups: np.ndarray | None = None) -> np.ndarray:
+    """float32 ``[n_boot, n]``: how often each of ``n`` examples is drawn in each replicate (multinomial counts summing
+    to n); with ``groups`` (one key per example), how often its group is (counts over the groups, summing to their number)."""
+    if groups is None:
+        return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float32)
+    _, member = np.unique(np.asarray(groups), return_inverse=True)
+    k = int(member.max()) + 1 if n else 0
+    return rng.multinomial(k, np.full(k, 1.0 / k), size=n_boot).astype(np.float32)[:, member.reshape(-1)]
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

@@ -169,6 +169,8 @@ def score_intervention(
     *,
     n_boot: int = N_BOOT,
     seed: int = SEED,
+    groups: np.ndarray | None = None,
+    unit: str = "groups",
 ) -> dict:
     """IIA of ``intervention`` on the given pairs, with its nulls, each with its 95% interval.
 
@@ -182,6 +184,8 @@ def score_intervention(
         own_pred: int ``[n_examples]``, the model's own label on each example (for the nulls).
         read: the model's label ids as the task's (:func:`predict_pairs`); ``targets`` and ``own_pred`` are then the task's.
         n_boot, seed: the bootstrap's replicates and seed.
+        groups: each example's group key (``[n_examples]``, indexed as ``bases`` and ``sources`` are; MoNLI: its word
+            pair): the bootstrap resamples the groups, named ``unit``, instead of examples (:func:`pair_bootstrap`).
 
     Returns:
         ``pairs``, ``iia``, ``stays_base``, ``copies_source`` (shares, 0..1) each with ``_low`` and ``_high``,
@@ -193,7 +197,7 @@ def score_intervention(
     pred = predict_pairs(runner, intervention, bases, sources, read=read)
     targets = targets.cpu().numpy()
     counts = np.bincount(targets)
-    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
+    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed, groups=groups, unit=unit)
     out: dict = {"pairs": int(len(pred))}
     own_b, own_s = own_pred[bases.cpu().numpy()], own_pred[sources.cpu().numpy()]
     replicates = {}
@@ -213,20 +217,24 @@ def score_intervention(
     return out
 
 
-def pair_bootstrap(bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], *, n_boot: int = N_BOOT,
-                   seed: int = SEED) -> tuple[ExampleBootstrap, np.ndarray, np.ndarray]:  # fmt: skip
+def pair_bootstrap(bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], *, n_boot: int = N_BOOT, seed: int = SEED,
+                   groups: np.ndarray | None = None, unit: str = "groups") -> tuple[ExampleBootstrap, np.ndarray, np.ndarray]:  # fmt: skip
     """The bootstrap of a list of pairs: the examples that occur as bases, and those that occur as sources, each drawn
-    on its own; returns it with each pair's base and source as indices into those two lists."""
+    on its own (with ``groups``, each example's group key indexed as ``bases`` are, their groups); returns it with each
+    pair's base and source as indices into those two lists."""
     base_examples, b = np.unique(bases.cpu().numpy(), return_inverse=True)
     source_examples, s = np.unique(sources.cpu().numpy(), return_inverse=True)
-    return ExampleBootstrap(len(base_examples), len(source_examples), square=False, n_boot=n_boot, seed=seed), b, s
+    grouped = {} if groups is None else {"base_groups": np.asarray(groups)[base_examples], "source_groups": np.asarray(groups)[source_examples],
+                                         "unit": unit}  # fmt: skip
+    return ExampleBootstrap(len(base_examples), len(source_examples), square=False, n_boot=n_boot, seed=seed, **grouped), b, s
 
 
 def difference(first: dict, second: dict, bases: Int[Tensor, "pairs"], sources: Int[Tensor, "pairs"], *, n_boot: int = N_BOOT,
-               seed: int = SEED) -> Estimate:  # fmt: skip
+               seed: int = SEED, groups: np.ndarray | None = None, unit: str = "groups") -> Estimate:  # fmt: skip
     """IIA of ``first`` minus IIA of ``second`` (two :func:`score_intervention` results on the same pairs), with the
-    95% interval of the difference from the same bootstrap replicates (a paired comparison)."""
-    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed)
+    95% interval of the difference from the same bootstrap replicates (a paired comparison; ``groups``, ``unit``: as
+    :func:`pair_bootstrap`)."""
+    boot, b, s = pair_bootstrap(bases, sources, n_boot=n_boot, seed=seed, groups=groups, unit=unit)
     replicates = boot.pair_share(b, s, first["hits"]) - boot.pair_share(b, s, second["hits"])
     return boot.interval(first["iia"] - second["iia"], replicates)
 
@@ -253,13 +261,16 @@ def train_and_score(
     reading: LabelReading,
     settings: FitSettings,
     on_step: Callable[[float], None] | None = None,
+    groups: np.ndarray | None = None,
+    unit: str = "groups",
 ) -> Trained:
     """Score ``intervention`` untrained on the held-out pairs, train it (:func:`fit_intervention`) scoring it after
     every epoch, and score it again: DAS with its untrained baseline and its history.
 
     ``train``, ``test``: (bases, sources, targets) int64 ``[pairs]`` each, targets as the task's label ids (the
     model is trained towards ``reading.targets`` of them, and read back with ``reading.read``). The history scores
-    up to :data:`HISTORY_TRAIN_PAIRS` seeded training pairs and every held-out pair.
+    up to :data:`HISTORY_TRAIN_PAIRS` seeded training pairs and every held-out pair. ``groups``, ``unit``: what the
+    held-out intervals resample (:func:`pair_bootstrap`).
     """
     read = reading.read
     (train_b, train_s, train_t), (test_b, test_s, test_t) = train, test
@@ -267,7 +278,7 @@ def train_and_score(
 
     def scores() -> tuple[dict, dict]:
         on_train = score_intervention(runner, intervention, train_b[sample], train_s[sample], train_t[sample], own_pred, read, n_boot=2)
-        return on_train, score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
+        return on_train, score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read, groups=groups, unit=unit)
 
     on_train, untrained = scores()
     history = [{"epoch": 0, "loss": None, "train_iia": on_train["iia"], "held_out_iia": untrained["iia"]}]
@@ -278,8 +289,8 @@ def train_and_score(
 
     targets = torch.from_numpy(reading.targets(train_t.numpy()))
     losses = fit_intervention(runner, intervention, train_b, train_s, targets, settings, on_step=on_step, on_epoch=on_epoch)
-    trained = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read)
-    return Trained(trained, untrained, difference(trained, untrained, test_b, test_s), history, losses)
+    trained = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read, groups=groups, unit=unit)
+    return Trained(trained, untrained, difference(trained, untrained, test_b, test_s, groups=groups, unit=unit), history, losses)
 
 
 def best_block(runner: PairRunner, k: int, bases: Tensor, sources: Tensor, targets: Tensor, read: Sequence[int] | None = None,

@@ -43,7 +43,7 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
         several = len(members) > 1
         summary = {"variable": variable, "location": location, "size": size, "seeds": len(members),
                    "k": float(np.mean([m["k"] for m in members])), "chance": float(np.mean([m["chance"] for m in members])),
-                   "interval": "95% t interval over seeds" if several else "95% bootstrap interval over held-out examples"}  # fmt: skip
+                   "interval": "95% t interval over seeds" if several else members[0].get("interval") or "95% bootstrap interval over held-out examples"}  # fmt: skip
         for method in METHODS:
             if several:
                 mean, low, high = mean_interval([float(m[f"{method}_iia"]) for m in members], bounds=(0.0, 1.0))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from interp.core.errors import ConfigError, named
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, collapsed_note, percentile_interval
 from interp.files.interventions import Fp32Check, open_interventions
 from interp.hooks.locations import Location
@@ -49,6 +50,9 @@ def summarize_matrices(
     square: bool | None = None,
     n_boot: int = N_BOOT,
     seed: int = SEED,
+    groups: np.ndarray | None = None,
+    source_groups: np.ndarray | None = None,
+    unit: str = "groups",
 ) -> dict:
     """IIA and its nulls, each with its 95% interval, from one location's int8 ``[n_bases, n_sources]`` matrices (row = base).
 
@@ -61,6 +65,8 @@ def summarize_matrices(
         square: whether the sources are the bases (``None``: when ``source_values`` is ``None``); it decides how
             the bootstrap resamples (:class:`~interp.analysis.bootstrap.ExampleBootstrap`).
         n_boot, seed: the bootstrap's replicates and seed (the intervals are the same for the same seed).
+        groups, source_groups: each base's (source's) group key (``source_groups``: ``groups`` when the sources are
+            the bases); given, the bootstrap resamples groups, named ``unit`` (``"word pairs"``), not examples.
 
     Returns:
         ``location``, ``variable``, ``pairs``, ``causal_pairs``, and for each
@@ -69,7 +75,8 @@ def summarize_matrices(
         ``_high``, the bounds of its 95% interval from a bootstrap over
         examples; ``gap`` (``gap_causal``): IIA minus the larger null, with its
         interval from the same replicates; ``changed`` (1 − ``stays_base``),
-        ``base_accuracy``, and ``interval``, a line naming the method.
+        ``base_accuracy``, ``interval`` (a line naming the method), and ``over`` (what the intervals resample, with its
+        count: ``"199 word pairs"``, ``"300 examples"``).
     """
     run = model_pred >= 0
     square = source_values is None if square is None else square
@@ -82,7 +89,10 @@ def summarize_matrices(
         "stays_base": model_pred == base_pred[:, None],
         "copies_source": model_pred == source_pred[None, :],
     }
-    boot = ExampleBootstrap(*model_pred.shape, square=square, n_boot=n_boot, seed=seed)
+    if groups is not None and source_groups is None:
+        source_groups = groups if square else None
+    boot = ExampleBootstrap(*model_pred.shape, square=square, n_boot=n_boot, seed=seed, base_groups=groups, source_groups=source_groups,
+                            unit=unit)  # fmt: skip
     for suffix, pairs in sets.items():
         denominator = boot.totals(pairs)
         replicates = {}
@@ -96,6 +106,7 @@ def summarize_matrices(
     summary["changed"] = 1.0 - summary["stays_base"] if summary["pairs"] else 0.0
     summary["base_accuracy"] = float((base_pred == label).mean())
     summary["interval"] = boot.method
+    summary["over"] = boot.over
     return summary
 
 
@@ -104,7 +115,28 @@ def estimate(summary: dict, name: str) -> Estimate:
     return Estimate(summary[name], summary[f"{name}_low"], summary[f"{name}_high"], summary.get("interval", ""))
 
 
-def _summarize_open(file, location: str | None, variable: str | None) -> dict:
+#: What an interval resamples: the task's groups (MoNLI: word pairs), or examples.
+UNITS = ("group", "example")
+
+
+def resampled(groups, group_unit: str, unit: str | None) -> dict:
+    """The keywords of :func:`summarize_matrices` that resample ``unit``: ``"group"`` (``groups``, one key per example,
+    named ``group_unit``), ``"example"``, or ``None``: groups where there are any, else examples.
+
+    Raises:
+        ConfigError: naming ``unit=``: not one of :data:`UNITS`, or ``"group"`` for examples without groups.
+    """
+    if unit is not None and unit not in UNITS:
+        raise ConfigError(f"{named('unit', repr(unit))}: choose {' or '.join(UNITS)}")
+    if unit == "example" or (unit is None and groups is None):
+        return {}
+    if groups is None:
+        raise ConfigError(f"{named('unit', repr(unit))}: these examples have no groups (the task declares none, or the file was made "
+                          f"before groups were kept); give unit='example'")  # fmt: skip
+    return {"groups": np.asarray(groups), "unit": group_unit or "groups"}
+
+
+def _summarize_open(file, location: str | None, variable: str | None, unit: str | None = None) -> dict:
     name, var = file.location(location), file.variable(variable)
     summary = summarize_matrices(
         name,
@@ -114,20 +146,22 @@ def _summarize_open(file, location: str | None, variable: str | None) -> dict:
         file.values(var).codes,
         file.column("label"),
         file.column("base_pred"),
+        **resampled(file.groups, file.group_unit, unit),
     )
     return {**summary, "fp32_check": Fp32Check.from_attrs(file.group_attrs(name))}
 
 
-def summarize(path: str | Path, location: str | None = None, variable: str | None = None) -> dict:
-    """:func:`summarize_matrices` at a location of a finished file for a variable (``None``: its only one).
+def summarize(path: str | Path, location: str | None = None, variable: str | None = None, unit: str | None = None) -> dict:
+    """:func:`summarize_matrices` at a location of a finished file for a variable (``None``: its only one), the
+    intervals over ``unit`` (:func:`resampled`: by default the file's groups where it keeps them, else examples).
 
     Also ``fp32_check``: after a TF32 or bf16 run, its :class:`~interp.files.interventions.Fp32Check`; else ``None``.
     """
     with open_interventions(path) as file:
-        return _summarize_open(file, location, variable)
+        return _summarize_open(file, location, variable, unit)
 
 
-def summarize_all(path: str | Path, aligned_only: bool = False) -> list[dict]:
+def summarize_all(path: str | Path, aligned_only: bool = False, unit: str | None = None) -> list[dict]:
     """:func:`summarize` for every variable and location of a finished file, in file order.
 
     ``aligned_only``: each variable only at the locations of its default
@@ -135,7 +169,7 @@ def summarize_all(path: str | Path, aligned_only: bool = False) -> list[dict]:
     """
     with open_interventions(path) as file:
         return [
-            _summarize_open(file, name, var)
+            _summarize_open(file, name, var, unit)
             for var in file.variables
             for name in (file.aligned_locations(var) if aligned_only else file.locations)
         ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+import numpy as np
 import torch
 
 from interp.analysis.bootstrap import Estimate
@@ -97,15 +98,16 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
         split_accuracies(examples.binding, examples.examples, own)
     read = reading.read
     started = time.perf_counter()
-    found = train_and_score(run, intervention, train_pairs, held_out, own, reading, settings, on_step=on_step)
+    grouped = groups_of(examples)
+    found = train_and_score(run, intervention, train_pairs, held_out, own, reading, settings, on_step=on_step, **grouped)
     seconds = time.perf_counter() - started  # the history's scoring included
     # the whole vector's score is the same for every kind and k: once per location and pairs while the set lives
     vanilla = examples.cached(("vanilla", loc, variable, seed, test_share, n_pairs, test_pairs),
-                              lambda: score_intervention(run, Interchange(run.width), *held_out, own, read))  # fmt: skip
+                              lambda: score_intervention(run, Interchange(run.width), *held_out, own, read, **grouped))  # fmt: skip
     train_b, train_s, train_t = train_pairs
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
     block = best_block(run, intervention.k, train_b[choose], train_s[choose], train_t[choose], read, on_blocks)
-    localist = score_intervention(run, block, *held_out, own, read)
+    localist = score_intervention(run, block, *held_out, own, read, **grouped)
     scores = {name: {key: value for key, value in score.items() if key != "hits"}
               for name, score in (("das", found.trained), ("untrained", found.untrained), ("vanilla", vanilla), ("block", localist))}  # fmt: skip
     trained = scores["das"]
@@ -147,9 +149,17 @@ def score(examples: ExampleSet, intervention: Intervention, loc: Location, varia
         raise ConfigError(f"{named('intervention')} is {intervention.width} wide; location {loc} is {run.width} here")
     intervention.to(run.vectors.device)
     own, read = examples.own_labels(), examples.binding.reading.read
-    found = {"intervention": score_intervention(run, intervention, *held_out, own, read),
-             "vanilla": score_intervention(run, Interchange(run.width), *held_out, own, read)}  # fmt: skip
+    grouped = groups_of(examples)
+    found = {"intervention": score_intervention(run, intervention, *held_out, own, read, **grouped),
+             "vanilla": score_intervention(run, Interchange(run.width), *held_out, own, read, **grouped)}  # fmt: skip
     return {name: {key: value for key, value in s.items() if key != "hits"} for name, s in found.items()}
+
+
+def groups_of(examples: ExampleSet) -> dict:
+    """What DAS's held-out intervals resample: the task's groups of these examples (``groups``, ``unit``), or ``{}``
+    (examples) where the task declares none."""
+    table = examples.table()
+    return {} if table.groups is None else {"groups": np.asarray(table.groups), "unit": table.group_unit}
 
 
 def _estimate(score: dict, name: str) -> Estimate:

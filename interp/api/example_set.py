@@ -163,4 +163,4 @@ class ExampleSet(Sequence):
     def table(self) -> ExampleTable:
         """What a file keeps of each example (:class:`~interp.files.examples.ExampleTable`)."""
         task = self.binding.task
-        return self.cached("table", lambda: ExampleTable.of(self.examples, self.encoded, task.roles, task.labels))
+        return self.cached("table", lambda: ExampleTable.of(self.examples, self.encoded, task.roles, task.labels, task.groups))

@@ -85,6 +85,7 @@ def _result(every: ExampleSet, bases: Sequence, sources: Sequence, location: Loc
         causal_pred=counterfactuals(every, bases, sources, variables), values=variable_values(every, bases),
         source_values=variable_values(every, sources), meta=file_meta(every, variables, [location], unit_size=len(bases)),
         read=binding.reading.read, examples=every.table().rows(base_rows), model=binding.model.identity(),
+        source_groups=every.table().rows(source_rows).groups,
     )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from interp.analysis.iia import summarize_matrices
+from interp.analysis.iia import resampled, summarize_matrices
 from interp.api.example_set import ExampleSet
 from interp.api.loading import ModelIdentity
 from interp.causal import interchange_codes
@@ -112,7 +112,7 @@ class FileContents:
 
         def summary(variable: str, loc: Location, model_pred: np.ndarray) -> dict:  # IIA with its intervals, kept beside the matrices
             found = summarize_matrices(str(loc), variable, model_pred, self.causal_pred[variable], codes[variable], self.examples.labels,
-                                       self.base_pred)  # fmt: skip
+                                       self.base_pred, **resampled(self.examples.groups, self.examples.group_unit, None))  # fmt: skip
             return {"summary": json.dumps(found)}
 
         return save_interventions(path, meta, self.examples, self.base_pred, list(self.values.values()), self.causal_pred,

@@ -30,7 +30,7 @@ from torch import Tensor
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
 from interp.analysis.cliques.search import SearchResult, search
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate
-from interp.analysis.iia import estimate, summarize_matrices
+from interp.analysis.iia import estimate, resampled, summarize_matrices
 from interp.api.interventions_file import FileContents
 from interp.api.loading import ModelIdentity
 from interp.causal.values import VariableValues
@@ -65,6 +65,8 @@ class InterchangeResult:
         examples: each base's record as a file keeps it (id, split, label, words, sentences, token positions by role).
         model: the model the logits came from (its weights hashed only by :meth:`save`).
         location_attrs: what the file keeps of the location besides its name (a reduced-precision run's fp32 check).
+        source_groups: each source's group where the task declares groups (the bases' are in ``examples``), else
+            ``None``; what :meth:`summary` resamples by default.
 
     A result knows what its file needs, so :meth:`save` needs nothing else: one computed by
     :meth:`IntervenableModel.interchange <interp.api.intervenable.IntervenableModel.interchange>`, one read back with
@@ -87,6 +89,7 @@ class InterchangeResult:
     examples: ExampleTable | None = field(default=None, repr=False)
     model: ModelIdentity | None = field(default=None, repr=False)
     location_attrs: dict = field(default_factory=dict, repr=False)
+    source_groups: tuple[str, ...] | None = field(default=None, repr=False)
 
     @property
     def model_pred(self) -> np.ndarray:
@@ -118,9 +121,11 @@ class InterchangeResult:
             raise ConfigError(f"{named('variable', repr(variable))}: this result holds {', '.join(self.causal_pred) or 'no variable'}")
         return variable
 
-    def summary(self, variable: str | None = None, *, n_boot: int = N_BOOT, seed: int = SEED) -> dict:
+    def summary(self, variable: str | None = None, *, n_boot: int = N_BOOT, seed: int = SEED, unit: str | None = None) -> dict:
         """IIA on all and on causal pairs, each beside ``stays_base`` and ``copies_source``, every figure with ``_low`` and
-        ``_high``, its 95% interval from a seeded bootstrap over examples (:func:`interp.analysis.iia.summarize_matrices`).
+        ``_high``, its 95% interval from a seeded bootstrap (:func:`interp.analysis.iia.summarize_matrices`) over
+        ``unit``: ``"group"`` (the task's groups, MoNLI's word pairs: the claim is about new pairs), ``"example"``, or
+        ``None``: groups where the task declares them, else examples. ``over`` says which, with its count.
 
         ``changed`` is the share of pairs whose label the interchange moved off the base's own (1 − ``stays_base``);
         ``base_accuracy`` the model's accuracy on the bases (no intervention); ``gap``: IIA minus the larger null.
@@ -128,9 +133,14 @@ class InterchangeResult:
         name = self._variable(variable)
         check_int(n_boot, "n_boot", least=1)
         check_int(seed, "seed", least=0)
+        table = self.examples
+        groups = None if table is None or table.groups is None or (self.source_groups is None and not self.square) else table.groups
+        grouped = resampled(groups, table.group_unit if table is not None else "", unit)
+        if grouped and not self.square:
+            grouped["source_groups"] = np.asarray(self.source_groups)
         return summarize_matrices(
             str(self.location), name, self.model_pred, self.causal_pred[name], self.values[name].codes, self.base_label,
-            self.base_pred, self.source_values[name].codes, self.source_pred, square=self.square, n_boot=n_boot, seed=seed,
+            self.base_pred, self.source_values[name].codes, self.source_pred, square=self.square, n_boot=n_boot, seed=seed, **grouped,
         )  # fmt: skip
 
     def summaries(self) -> list[dict]:
@@ -282,6 +292,7 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
             causal_pred={v: file.matrix("causal_pred", name, v) for v in file.variables}, values=every, source_values=every,
             meta=meta, read=tuple(int(i) for i in meta["model_read"]) if "model_read" in meta else None, examples=file.table(),
             model=ModelIdentity(str(meta["model"]), stored=str(meta["model_sha256"])), location_attrs=kept,
+            source_groups=None if (groups := file.groups) is None else tuple(str(g) for g in groups),
         )  # fmt: skip
 
 

@@ -10,6 +10,8 @@ Layout (readable with plain h5py)::
     /positions                   int32 [n, n_roles]  token index of each role; attrs["roles"]
     /input_ids                   int32 [n, longest]: the token ids each example was run with, -1 after its last
                                  (files made before they were kept lack them): a reader recomputes without the template
+    /groups                      str [n]    each example's group where the task declares groups (MoNLI: its word
+                                 pair); attrs["unit"] names them ("word pairs"); the intervals resample them
 
 Usage::
 
@@ -52,6 +54,8 @@ class ExampleTable:
         roles: the columns of ``positions``: the task's roles every example has.
         positions: int32 ``[n, len(roles)]``, each role's token index.
         input_ids: each example's token ids as it was run (``None`` for a file made before they were kept).
+        groups: each example's group key where the task declares groups (:class:`~interp.tasks.base.Groups`), else
+            ``None``; ``group_unit`` names them (``"word pairs"``).
     """
 
     ids: tuple[str, ...]
@@ -62,11 +66,14 @@ class ExampleTable:
     roles: tuple[str, ...]
     positions: np.ndarray
     input_ids: tuple[tuple[int, ...], ...] | None = None
+    groups: tuple[str, ...] | None = None
+    group_unit: str = ""
 
     @classmethod
-    def of(cls, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str]) -> "ExampleTable":
+    def of(cls, examples: Sequence, encoded: Sequence, roles: Sequence[str], labels: Sequence[str], groups=None) -> "ExampleTable":
         """The table of the task's ``examples`` (``id``, ``split``, ``label``, ``words``, the two sentences) and their
-        encodings; ``positions`` keeps the ``roles`` every encoded example has, in that order."""
+        encodings; ``positions`` keeps the ``roles`` every encoded example has, in that order; ``groups``: the task's
+        :class:`~interp.tasks.base.Groups`, or ``None``."""
         kept, positions = role_positions(encoded, roles)
         return cls(
             ids=tuple(e.id for e in examples), splits=tuple(e.split for e in examples),
@@ -74,6 +81,7 @@ class ExampleTable:
             texts={side: tuple(str(getattr(e, side)) for e in examples) for side in TEXTS},
             words={role: tuple(str(e.words.get(role, "")) for e in examples) for role in sorted({r for e in examples for r in e.words})},
             roles=tuple(kept), positions=positions, input_ids=tuple(tuple(int(i) for i in e.input_ids) for e in encoded),
+            groups=None if groups is None else groups.of(examples), group_unit="" if groups is None else groups.unit,
         )  # fmt: skip
 
     def __len__(self) -> int:
@@ -85,7 +93,8 @@ class ExampleTable:
         return ExampleTable(tuple(self.ids[i] for i in pick), tuple(self.splits[i] for i in pick), self.labels[pick],
                             {k: tuple(v[i] for i in pick) for k, v in self.texts.items()},
                             {k: tuple(v[i] for i in pick) for k, v in self.words.items()}, self.roles, self.positions[pick],
-                            None if self.input_ids is None else tuple(self.input_ids[i] for i in pick))  # fmt: skip
+                            None if self.input_ids is None else tuple(self.input_ids[i] for i in pick),
+                            None if self.groups is None else tuple(self.groups[i] for i in pick), self.group_unit)  # fmt: skip
 
 
 def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]) -> None:
@@ -109,6 +118,9 @@ def write_examples(handle, table: ExampleTable, values: Sequence[VariableValues]
         for i, row in enumerate(table.input_ids):
             ids[i, : len(row)] = row
         handle.create_dataset("input_ids", data=ids)
+    if table.groups is not None:
+        handle.create_dataset("groups", data=list(table.groups), dtype=text)
+        handle["groups"].attrs["unit"] = table.group_unit
 
 
 class PerExampleFile(ExampleFile):
@@ -132,7 +144,8 @@ class PerExampleFile(ExampleFile):
         if len(rows) == 1 and n not in rows:  # the others agree: example_ids is the one edited
             raise ConfigError(f"{self.path}: dataset example_ids has shape {self.handle['example_ids'].shape}, expected ({rows.pop()},) "
                               "as split, label and positions have; the file was edited (make it again)")
-        expected = {"split": (n,), "label": (n,), "positions": (n, -1), **({"input_ids": (n, -1)} if "input_ids" in self.handle else {})}
+        expected = {"split": (n,), "label": (n,), "positions": (n, -1), **({"input_ids": (n, -1)} if "input_ids" in self.handle else {}),
+                    **({"groups": (n,)} if "groups" in self.handle else {})}  # fmt: skip
         for group in ("words", "values", "text"):
             if group in self.handle:
                 expected.update({f"{group}/{name}": (n,) for name in self.handle[group]})
@@ -195,7 +208,19 @@ class PerExampleFile(ExampleFile):
             labels=self.handle["label"][:].astype(np.int8), texts=texts,
             words={role: tuple(str(x) for x in self.words(role)) for role in self.word_roles}, roles=tuple(self.roles),
             positions=self.handle["positions"][:].astype(np.int32), input_ids=self.input_ids,
+            groups=None if (found := self.groups) is None else tuple(str(x) for x in found), group_unit=self.group_unit,
         )  # fmt: skip
+
+    @property
+    def groups(self) -> np.ndarray | None:
+        """str ``[n]``: each example's group (:attr:`ExampleTable.groups`); ``None`` where the task declares none, or
+        in a file made before groups were kept."""
+        return np.array(self.handle["groups"].asstr()[:]) if "groups" in self.handle else None
+
+    @property
+    def group_unit(self) -> str:
+        """What a group is (``"word pairs"``); ``""`` without groups."""
+        return str(self.handle["groups"].attrs.get("unit", "groups")) if "groups" in self.handle else ""
 
     @property
     def input_ids(self) -> tuple[tuple[int, ...], ...] | None:

@@ -318,6 +318,6 @@ def _row(found, k: str, settings: FitSettings) -> dict:
     for name in DIFFERENCES:  # what the verdict reads
         value = getattr(found, name)
         row.update({f"das_{name}": float(value), f"das_{name}_low": value.low, f"das_{name}_high": value.high})
-    row.update(verdict=found.verdict, history=json.dumps(found.history), block=found.block)
+    row.update(verdict=found.verdict, interval=scores["das"]["interval"], history=json.dumps(found.history), block=found.block)
     row.update(variable=found.variable, location=str(found.location), layer=found.location.layer, roles="+".join(found.location.roles), seed=found.seed)
     return row

@@ -237,6 +237,7 @@ def format_demo(result: DemoResult) -> str:
         interventions = (
             "Interchange interventions (§6.2): IIA on causal pairs by layer at each variable's aligned roles "
             "(larger null in brackets; bold above both):\n" + layer_table(result.interventions)
+            + (f"\n[low, high]: {result.interventions[0]['interval']}" if result.interventions else "")
             + f"\n\nCliques where IIA stands furthest above its nulls after the embeddings: {result.clique_variable} at {result.clique_location}"
         )  # fmt: skip
     return "\n\n".join(

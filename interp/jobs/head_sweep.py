@@ -76,7 +76,8 @@ class HeadSweepConfig:
 
 def sweep_rows(path: str | Path) -> list[dict]:
     """One row per location of a finished interventions file: its site kind, layer, head, role, IIA with its 95% interval
-    (bootstrap over examples) and nulls, and whether it stands above both (the interval of their gap above zero)."""
+    (a bootstrap over the task's groups where the file keeps them, else over examples: ``over`` says which) and nulls,
+    and whether it stands above both (the interval of their gap above zero)."""
     rows = []
     for s in summarize_all(path):
         loc = Location.parse(s["location"])
@@ -88,7 +89,7 @@ def sweep_rows(path: str | Path) -> list[dict]:
             "iia_causal_low": s["iia_causal_low"], "iia_causal_high": s["iia_causal_high"],
             "stays_base_causal": s["stays_base_causal"], "copies_source_causal": s["copies_source_causal"],
             # above both nulls: the 95% interval of IIA minus the larger null (one bootstrap over examples) lies above zero
-            "above_nulls": bool(s["causal_pairs"]) and s["gap_causal_low"] > 0,
+            "above_nulls": bool(s["causal_pairs"]) and s["gap_causal_low"] > 0, "over": s["over"],
         })  # fmt: skip
     return rows
 
@@ -159,8 +160,8 @@ def format_heads(rows: list[dict], top: int = 8) -> str:
             cells = {r["site"]: r for r in mine if r["layer"] == layer and r["head"] < 0}
             text = "".join(f"{cells[s]['iia_causal']:>15.3f}{'*' if cells[s]['above_nulls'] else ' '}" if s in cells else f"{'':>16}" for s in sites)
             lines.append(f"  {layer:>6}{text}")
-    lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources; in heads.csv for every cell); "
-                 "* above both nulls: the interval of IIA minus the larger null lies above 0")
+    lines.append(f"[95%]: bootstrap interval over {rows[0].get('over', 'the examples') if rows else 'the examples'} (one draw for bases and sources; in "
+                 "heads.csv for every cell); * above both nulls: the interval of IIA minus the larger null lies above 0")  # fmt: skip
     lines += collapsed_note((r["iia_causal_low"], r["iia_causal_high"]) for r in shown)
     return "\n".join(lines)
 

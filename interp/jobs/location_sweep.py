@@ -44,7 +44,7 @@ from interp.analysis.bootstrap import collapsed_note
 from interp.analysis.chance import split_accuracies
 from interp.analysis.cliques import build_graph, search
 from interp.analysis.cliques.baselines import chance_clique_size
-from interp.analysis.iia import summarize_matrices
+from interp.analysis.iia import resampled, summarize_matrices
 from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import (
     OutputSet,
@@ -100,13 +100,14 @@ def rank_locations(path: str | Path) -> list[dict]:
         variable = file.variable()
         values = file.values(variable).codes
         label, base_pred = file.column("label"), file.column("base_pred")
+        grouped = resampled(file.groups, file.group_unit, None)  # the task's groups where the file keeps them
         varied = len(set(base_pred.tolist())) > 1  # a model with one answer copies anything vacuously
         # a model at chance on a split of these examples: its cliques describe nothing learned (interp.jobs.cliques)
         at_chance = ",".join(r["split"] for r in split_accuracies([str(s) for s in file.column("split")], label, base_pred) if r["at_chance"])
         for name in file.locations:
             loc = Location.parse(name)
             model_pred, causal_pred = file.matrix("model_pred", name), file.matrix("causal_pred", name, variable)
-            summary = summarize_matrices(name, variable, model_pred, causal_pred, values, label, base_pred)
+            summary = summarize_matrices(name, variable, model_pred, causal_pred, values, label, base_pred, **grouped)
             graph = build_graph(model_pred, causal_pred, values)
             result = search(graph, ALPHAS, min_size=2)
             sizes = {alpha: len(found[0]) if found else 0 for alpha, found in result.cliques.items()}
@@ -124,7 +125,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "variable": variable,
                     "iia": summary["iia"],
                     "iia_causal": summary["iia_causal"],
-                    "iia_causal_low": summary["iia_causal_low"],  # 95% bootstrap interval over examples
+                    "iia_causal_low": summary["iia_causal_low"],  # 95% bootstrap interval over `over`
                     "iia_causal_high": summary["iia_causal_high"],
                     **{f"{null}_causal{end}": summary[f"{null}_causal{end}"] for null in ("stays_base", "copies_source")
                        for end in ("", "_low", "_high")},  # the nulls, each with its interval from the same resample
@@ -137,6 +138,7 @@ def rank_locations(path: str | Path) -> list[dict]:
                     "largest_clique": sizes[best_alpha],
                     "largest_clique_alpha": best_alpha,
                     "chance_clique_size": chance_clique_size(graph.n_nodes, graph.density) if graph.density > 0 else 0,
+                    "over": summary["over"],  # what the intervals resample: the task's groups (word pairs) or examples
                     "model_at_chance": at_chance,  # the splits, comma-separated; where any: every clique uninterpretable
                 }
             )
@@ -218,7 +220,7 @@ def format_ranking(rows: list[dict], top: int | None = None) -> str:
     if at_chance:
         lines.append(f"†: uninterpretable, the model is at chance on {', '.join(at_chance)}: its cliques describe a model that has "
                      f"not learned the task")  # fmt: skip
-    lines.append("[95%]: bootstrap interval over the examples (one draw for bases and sources; the nulls' own intervals are in "
+    lines.append(f"[95%]: bootstrap interval over {rows[0].get('over', 'the examples') if rows else 'the examples'} (one draw for bases and sources; the nulls' own intervals are in "
                  "locations.csv); an IIA stands above both nulls where its gap's interval lies above 0")  # fmt: skip
     lines += collapsed_note((r["iia_causal_low"], r["iia_causal_high"]) for r in rows[:top])
     return "\n".join(lines)

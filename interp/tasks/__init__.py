@@ -10,6 +10,7 @@ _EXPORTS = {
     "Task": "interp.tasks.base",
     "VariableValues": "interp.tasks.base",
     "WordPairs": "interp.tasks.base",
+    "Groups": "interp.tasks.base",
     "value_name": "interp.tasks.base",
     "TASK_GROUPS": "interp.tasks.registry",
     "TaskGroup": "interp.tasks.registry",

@@ -65,6 +65,27 @@ class WordPairs:
         return cls(**json.loads(text))
 
 
+@dataclass(frozen=True)
+class Groups:
+    """Which examples are not independent draws: a key per example, and what one group is called.
+
+    MoNLI's examples share word pairs (several sentences substitute the same pair), and examples that share one share
+    how the model treats it, so its intervals resample word pairs (:mod:`interp.analysis.bootstrap`): a claim about the
+    model's lexical knowledge is about new pairs, not new sentences for the same pairs.
+
+    Attributes:
+        unit: a group's name, plural (``"word pairs"``), as intervals say what they are over.
+        key: ``example -> str``, its group.
+    """
+
+    unit: str
+    key: Callable[[Any], str]
+
+    def of(self, examples: Sequence[Any]) -> tuple[str, ...]:
+        """Each example's group key."""
+        return tuple(str(self.key(e)) for e in examples)
+
+
 def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str]) -> str | None:
     """What is wrong with ``e``, the ``i``-th example, as an example of a task with ``labels`` whose examples need
     a word for each of ``roles``; ``None`` if nothing."""
@@ -161,6 +182,8 @@ class Task:
         breakdown: a name -> ``example -> value``: groups each split's accuracy is also given by, wherever a command
             scores the task per split (``evaluate``, ``train``): Yanaka et al. (2020)'s upward and downward
             inferences, the polarity of the replaced position.
+        groups: examples that are not independent draws (:class:`Groups`; MoNLI: its word pairs); every interval of
+            IIA and DAS then resamples groups by default, and files keep each example's group. ``None``: examples.
     """
 
     name: str
@@ -183,6 +206,7 @@ class Task:
     eval_splits: tuple[str, ...] = ()
     optional_roles: tuple[str, ...] = ()
     breakdown: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
+    groups: Groups | None = None
 
     def __post_init__(self) -> None:
         if not self.labels:

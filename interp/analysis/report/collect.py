@@ -124,19 +124,36 @@ def _place(location: str) -> tuple[str, int]:
 
 
 def behavioral_from_metrics(path: Path) -> dict:
-    """The demo's behavioral stage (MoNLI: Table 1): each fine-tuning's accuracy per split, the checks and the paper's figures."""
+    """The demo's behavioral stage (MoNLI: Table 1): each fine-tuning's accuracy per split with its Wilson interval,
+    one sentence per effect the task checks (``effects``), and the paper's figures as rows of a table (``paper``)."""
     data = _read_json(path)
     models = [(name, m) for name, m in data.items() if isinstance(m, dict) and "trained_on" in m and "accuracy" in m]
     splits = list(dict.fromkeys(s for _, m in models for s in m["accuracy"]))
-    notes = [f"{name}: {'holds' if c['holds'] else 'FAILS'} ({json.dumps({k: v for k, v in c.items() if k != 'holds'})})" for name, c in data.get("checks", {}).items()]
-    notes += [f"{key.replace('_', ' ')}: " + json.dumps(value, ensure_ascii=False) for key, value in data.items() if key.startswith("paper")]
-    return {
-        "source": str(path),
-        "splits": splits,
-        "rows": [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"], "interval": _intervals(m.get("metrics", {}))}
-                 for name, m in models],
-        "notes": notes,
-    }
+    rows = [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"], "interval": _intervals(m.get("metrics", {}))}
+            for name, m in models]  # fmt: skip
+    paper = [{"source": key.removeprefix("paper_").replace("_", " "), "model": name, "trained_on": str(figures.get("trained_on", "")),
+              "figures": "; ".join(f"{k.replace('_', ' ')} {v}%" for k, v in figures.items() if k != "trained_on")}
+             for key, value in data.items() if key.startswith("paper") and isinstance(value, dict)
+             for name, figures in value.items() if isinstance(figures, dict)]  # fmt: skip
+    return {"source": str(path), "splits": splits, "rows": rows, "notes": [],
+            "effects": [effect_sentence(name, check, rows) for name, check in data.get("checks", {}).items()], "paper": paper}
+
+
+def effect_sentence(name: str, check: dict, rows: list[dict]) -> str:
+    """One sentence for a behavioral check of ``metrics.json`` (``{"nmonli_test": 0.0, "at_most": 0.2, "holds": True}``):
+    whether it holds, each split's accuracy with the Wilson interval of the model that scored it, and the bound."""
+    bounds = {"at_most": "at most", "at_least": "at least"}
+    figures = []
+    for split, value in check.items():
+        if split == "holds" or split in bounds or not isinstance(value, (int, float)):
+            continue
+        scored = next((r for r in rows if isinstance(r["accuracy"].get(split), (int, float)) and abs(r["accuracy"][split] - value) < 1e-9), None)
+        interval = (scored or {}).get("interval", {}).get(split)
+        figures.append(f"{scored['model'] + ' on ' if scored else ''}{split} {100 * value:.1f}%"
+                       + (f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}] (95% Wilson interval)" if interval else ""))  # fmt: skip
+    bound = "; ".join(f"it asks {word} {100 * check[key]:.1f}%" for key, word in bounds.items() if isinstance(check.get(key), (int, float)))
+    return (f"{name.replace('_', ' ').capitalize()} {'holds' if check.get('holds') else 'does not hold'}: "
+            f"{', '.join(figures) or 'no figure'}{' (' + bound + ')' if bound else ''}.")  # fmt: skip
 
 
 def behavioral_from_checkpoint(path: Path) -> dict:
@@ -216,9 +233,17 @@ def seeds_table(path: Path, command: str = "") -> dict:
     return {"source": str(path), "command": command, "varied": SEED_TABLES[path.name], "seeds": seeds, "rows": shown}
 
 
+def iia_verdict(gap_low: float, stays: float, copies: float) -> str:
+    """An IIA's verdict in words: above both nulls where the interval of IIA minus the larger null lies above 0."""
+    if gap_low > 0:
+        return "above both nulls"
+    null = "stays-the-base" if stays >= copies else "copies-the-source"
+    return f"not above its {null} null ({max(stays, copies):.3f})"
+
+
 def iia_from_interventions(path: Path) -> list[dict]:
     """Vanilla interchange IIA on causal pairs per variable and location, with both nulls and the IIA minus the larger
-    null (each interval a bootstrap over examples)."""
+    null (each interval a bootstrap over the task's groups, else over examples), and the verdict in words."""
     from interp.analysis.iia import summarize_all
 
     records = []
@@ -227,7 +252,10 @@ def iia_from_interventions(path: Path) -> list[dict]:
         records.append({
             "variable": s["variable"], "method": "vanilla", "location": s["location"], "role": role, "layer": layer,
             "iia": s["iia_causal"], "iia_low": s["iia_causal_low"], "iia_high": s["iia_causal_high"],
-            "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over examples); "
+            **{f"{short}{end}": s[f"{null}_causal{end}"] for short, null in (("stays", "stays_base"), ("copies", "copies_source"), ("gap", "gap"))
+               for end in ("", "_low", "_high")},
+            "verdict": iia_verdict(s["gap_causal_low"], s["stays_base_causal"], s["copies_source_causal"]), "over": s["over"],
+            "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over {s.get('over', 'examples')}); "
             f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}; "
             f"IIA − larger null {s['gap_causal']:+.3f} [{s['gap_causal_low']:+.3f}, {s['gap_causal_high']:+.3f}] (above both nulls where "
             "this interval lies above 0)"
@@ -246,8 +274,10 @@ def iia_from_das(path: Path) -> list[dict]:
             if f"{method}_iia" not in row:
                 continue
             name = f"{method} k={row['size']}" if method != "vanilla" else "vanilla"
+            judged = {"verdict": row["verdict"], "stays": float(row["stays_base"]), "copies": float(row["copies_source"])} if (
+                method == "das" and row.get("verdict")) else {}  # a summary of an older run has no verdict
             records.append({
-                "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer,
+                "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer, **judged,
                 "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]),
                 "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}"
                 + (f"; {point_interval('held-out examples or seeds')}" if is_point(float(row[f"{method}_low"]), float(row[f"{method}_high"])) else ""),

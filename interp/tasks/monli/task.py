@@ -15,13 +15,17 @@ Usage::
 
 from __future__ import annotations
 
-from interp.tasks.base import NOT_ENTAILED, Task, WordPairs
+from interp.tasks.base import NOT_ENTAILED, Groups, Task, WordPairs
 from interp.tasks.monli.align import ROLES
 from interp.tasks.monli.behavior import PLAN, TABLE_1
 from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
 
 ALIGNMENT = {"lexrel": ("w_h",), "negated": ("cls",), "output": ("cls",)}
+
+#: MoNLI's examples share word pairs (the substituted premise and hypothesis words, in either order: car / convertible
+#: in PMoNLI and convertible / car elsewhere are one pair): intervals resample pairs.
+WORD_PAIRS = Groups("word pairs", lambda e: " / ".join(sorted((e.words["w_p"], e.words["w_h"]))))
 
 
 def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_file: str | None = None) -> Task:
@@ -54,4 +58,5 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
         word_pairs=WordPairs(premise="w_p", hypothesis="w_h", variable="lexrel", general={"⊏": "w_h", "⊐": "w_p"}),  # Figure 5
         behavioral=None if data_file else TABLE_1,  # the paper's Table 1 needs the released splits
         demo=None if data_file else PLAN,
+        groups=WORD_PAIRS,
     )

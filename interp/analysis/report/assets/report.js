@@ -44,16 +44,18 @@
     return [el("label", {}, label + " ", s), s];
   }
 
-  // A role × layer heatmap of `records` (each with role, layer), cells valued by `value` and described by `hover`.
-  function heatmap(div, records, value, hover, title, range) {
+  // A role × layer heatmap of `records` (each with role, layer), cells valued by `value` and described by `hover`;
+  // a cell for which `mark` is true shows a * after its value.
+  function heatmap(div, records, value, hover, title, range, mark) {
     const roles = unique(records.map((r) => r.role));
     const layers = unique(records.map((r) => r.layer)).sort((a, b) => a - b);
     const at = (role, layer) => records.find((r) => r.role === role && r.layer === layer);
     const z = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? value(r) : null; }));
     const text = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? hover(r) : ""; }));
+    const shown = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? fmt(value(r), 2) + (mark && mark(r) ? "*" : "") : ""; }));
     Plotly.react(div, [{
-      type: "heatmap", x: layers, y: roles, z: z, text: text, zmin: range[0], zmax: range[1], colorscale: "Viridis",
-      texttemplate: "%{z:.2f}", hovertemplate: "%{y}, layer %{x}<br>%{text}<extra></extra>",
+      type: "heatmap", x: layers, y: roles, z: z, text: shown, hovertext: text, zmin: range[0], zmax: range[1], colorscale: "Viridis",
+      texttemplate: "%{text}", hovertemplate: "%{y}, layer %{x}<br>%{hovertext}<extra></extra>",
     }], {
       title: { text: title }, height: 140 + 45 * roles.length, margin: { l: 90, r: 20, t: 50, b: 50 },
       xaxis: { title: { text: "layer (0 = embeddings, r = output of block r − 1)" }, dtick: 1 }, yaxis: { title: { text: "role" } },
@@ -89,6 +91,11 @@
       s.append(el("p", { class: "note" }, "from " + b.source + " (accuracy, % [95% Wilson interval over the split's examples])"));
       s.append(table(["model", "trained on", ...b.splits],
         b.rows.map((r) => [r.model, r.trained_on.join(" + "), ...b.splits.map((sp) => pct(r.accuracy[sp], (r.interval || {})[sp]))])));
+      for (const n of b.effects || []) s.append(el("p", { class: "verdict" }, n));
+      if ((b.paper || []).length) {
+        s.append(el("p", { class: "note" }, "the paper's figures (test accuracy, %), beside the table above:"));
+        s.append(table(["paper", "model", "trained on", "accuracy"], b.paper.map((r) => [r.source, r.model, r.trained_on, r.figures])));
+      }
       for (const n of b.notes) s.append(el("p", { class: "note" }, n));
     }
   }
@@ -130,9 +137,12 @@
       const interval = (r) => (r[key + "_low"] === undefined ? "" : ` [${fmt(r[key + "_low"])}, ${fmt(r[key + "_high"])}]`);
       const over = (r) => (r[key + "_low"] === undefined ? "" : `<br>[ ]: 95% bootstrap over ${r.n_examples} examples, ${r.seeds} probe seeds`);
       const null_ = (r) => (key === "task_acc" ? (r.chance === undefined ? "" : `; chance ${fmt(r.chance)}`) : "; null 0");
+      // * where the figure's 95% interval lies above its null (chance for accuracy, 0 for selectivity)
+      const above = (r) => r[key + "_low"] !== undefined && r[key + "_low"] > (key === "task_acc" ? (r.chance === undefined ? Infinity : r.chance) : 0);
       heatmap(div, rows, (r) => r[key + "_mean"],
         (r) => `${metric.value} ${fmt(r[key + "_mean"])}${interval(r)}${null_(r)}<br>± ${fmt(r[key + "_std"])} (std over probe seeds)${over(r)}<br>${r.location}`,
-        `${kind.value} probe for ${target.value}: ${metric.value}`, key === "task_acc" ? [0, 1] : [-0.5, 0.5]);
+        `${kind.value} probe for ${target.value}: ${metric.value} (* its 95% interval lies above ${key === "task_acc" ? "chance" : "0"})`,
+        key === "task_acc" ? [0, 1] : [-0.5, 0.5], above);
     }
     draw();
   });
@@ -147,9 +157,30 @@
     const [l2, method] = select("method", unique(source.records.map((r) => r.method)), draw);
     controls.append(l1, l2);
     s.append(controls, div);
+    const verdicts = el("div", { id: "iia-verdicts-" + i });
+    s.append(verdicts);
+    // IIA on causal pairs at every location beside both nulls, each with its 95% interval, and the verdict in words.
     function draw() {
-      const rows = source.records.filter((r) => r.variable === variable.value && r.method === method.value);
-      heatmap(div, rows, (r) => r.iia, (r) => `IIA ${fmt(r.iia)}<br>${r.detail}<br>${r.location}`, `${method.value} interchange of ${variable.value}`, [0, 1]);
+      const rows = source.records.filter((r) => r.variable === variable.value && r.method === method.value)
+        .sort((a, b) => a.role.localeCompare(b.role) || a.layer - b.layer);
+      const x = rows.map((r) => r.location);
+      const err = (key) => ({ type: "data", symmetric: false, array: rows.map((r) => (r[key + "_high"] ?? r[key]) - r[key]),
+        arrayminus: rows.map((r) => r[key] - (r[key + "_low"] ?? r[key])) });
+      const traces = [{ type: "scatter", mode: "markers", name: "IIA (causal pairs)", x: x, y: rows.map((r) => r.iia), error_y: err("iia"),
+        marker: { size: 10, color: "#d62728" }, text: rows.map((r) => r.detail), hovertemplate: "%{x}<br>IIA %{y:.3f}<br>%{text}<extra></extra>" }];
+      for (const [key, name, colour] of [["stays", "stays the base (null)", "#1f77b4"], ["copies", "copies the source (null)", "#2ca02c"]]) {
+        if (rows.some((r) => r[key] !== undefined)) {
+          traces.push({ type: "scatter", mode: "markers", name: name, x: x, y: rows.map((r) => (r[key] === undefined ? null : r[key])),
+            error_y: rows.every((r) => r[key + "_low"] !== undefined) ? err(key) : undefined, marker: { size: 8, symbol: "line-ew-open", color: colour, line: { width: 2 } } });
+        }
+      }
+      Plotly.react(div, traces, { height: 380, margin: { l: 60, r: 20, t: 40, b: 140 }, title: { text: `${method.value} interchange of ${variable.value}: IIA beside its nulls (95% intervals)` },
+        yaxis: { title: { text: "share of causal pairs" }, range: [0, 1] }, xaxis: { tickangle: -35, automargin: true } }, PLOT_CONFIG);
+      const gap = (r) => (r.gap === undefined ? "–" : `${fmt(r.gap)} [${fmt(r.gap_low)}, ${fmt(r.gap_high)}]`);
+      const nul = (r, key) => (r[key] === undefined ? "–" : fmt(r[key]));
+      verdicts.replaceChildren(table(["location", "IIA [95%]", "stays the base", "copies the source", "IIA − larger null [95%]", "verdict"],
+        rows.map((r) => [r.location, `${fmt(r.iia)} [${fmt(r.iia_low)}, ${fmt(r.iia_high)}]`, nul(r, "stays"), nul(r, "copies"), gap(r),
+          el("td", { class: "verdict" }, r.verdict || "no verdict: this summary keeps no nulls")])));
     }
     draw();
   });

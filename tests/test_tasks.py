@@ -249,7 +249,9 @@ def test_a_users_task_with_its_own_behavioral_stage_runs_the_demo(tiny_encoder_d
     from interp.analysis.report.collect import behavioral_from_metrics
 
     page = behavioral_from_metrics(out / "metrics.json")  # the report shows every training of the stage
-    assert [r["model"] for r in page["rows"]] == ["short_model", "model"] and any(n.startswith("paper toy:") for n in page["notes"])
+    assert [r["model"] for r in page["rows"]] == ["short_model", "model"]
+    assert page["paper"] == [{"source": "toy", "model": "", "trained_on": "", "figures": "all 100.0%"}]
+    assert page["effects"][1].startswith(f"Never does not hold: short_model on all {100 * metrics['short_model']['accuracy']['all']:.1f}% [")
     assert "beats_nothing: holds" in result.output and "never: DOES NOT HOLD" in result.output
     assert "Wall time by stage: fine-tuning " in result.output  # the stage's own title, not MoNLI's "Table 1"
     assert f"{100 * full:.1f}" in result.output

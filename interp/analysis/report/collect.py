@@ -131,10 +131,12 @@ def behavioral_from_metrics(path: Path) -> dict:
     splits = list(dict.fromkeys(s for _, m in models for s in m["accuracy"]))
     rows = [{"model": name, "trained_on": m.get("trained_on", []), "accuracy": m["accuracy"], "interval": _intervals(m.get("metrics", {}))}
             for name, m in models]  # fmt: skip
+    # the paper's figures by model ({"challenge": {...}, ...}), or one model's alone ({"all": 100.0})
     paper = [{"source": key.removeprefix("paper_").replace("_", " "), "model": name, "trained_on": str(figures.get("trained_on", "")),
               "figures": "; ".join(f"{k.replace('_', ' ')} {v}%" for k, v in figures.items() if k != "trained_on")}
              for key, value in data.items() if key.startswith("paper") and isinstance(value, dict)
-             for name, figures in value.items() if isinstance(figures, dict)]  # fmt: skip
+             for name, figures in (value.items() if all(isinstance(v, dict) for v in value.values()) else [("", value)])
+             if isinstance(figures, dict)]  # fmt: skip
     return {"source": str(path), "splits": splits, "rows": rows, "notes": [],
             "effects": [effect_sentence(name, check, rows) for name, check in data.get("checks", {}).items()], "paper": paper}
 

@@ -67,10 +67,10 @@ def interchange(every: ExampleSet, bases: Sequence, sources: Sequence, location:
         intervention.to(pairs.vectors.device).eval()
         with torch.no_grad():
             logits = pairs.logits(rows, cols, intervention, batch_size).view(len(bases), len(sources), -1)
-    return _result(every, bases, sources, location, variables, logits.detach().float().cpu(), own)
+    return result_of_logits(every, bases, sources, location, variables, logits.detach().float().cpu(), own)
 
 
-def _result(every: ExampleSet, bases: Sequence, sources: Sequence, location: Location, variables: Sequence[str], logits: torch.Tensor,
+def result_of_logits(every: ExampleSet, bases: Sequence, sources: Sequence, location: Location, variables: Sequence[str], logits: torch.Tensor,
             own_logits: torch.Tensor | None) -> InterchangeResult:  # fmt: skip
     """The result of ``logits`` ``[bases, sources, n_model_labels]``: the model's own predictions (``own_logits`` on
     ``every``, else the set's), the counterfactuals and every variable's values; a warning where a split is at chance."""

@@ -37,6 +37,7 @@ from interp.api.interchange import interchange, interchange_set
 from interp.api.loading import Classifier, classifier_for, load_model, load_task
 from interp.api.objects import Intervention, Location, SiteGradients
 from interp.api.results import InterchangeResult, InterchangeSet
+from interp.api.screen import ScreenResult, screen, screen_locations
 from interp.api.specs import DataSpec, RunSpec
 from interp.backends import check_backend_name, get_runner
 from interp.core.devices import pick_device, rank_device
@@ -325,6 +326,18 @@ class IntervenableModel:
                 raise ConfigError("`location=` names no location; give one, or a list of several")
             return interchange_set(every, bases, sources, [self.location(loc, variables) for loc in location], **options)
         return interchange(every, bases, sources, self.location(location, variables), **options)
+
+    def screen(self, examples: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0) -> ScreenResult:
+        """Estimate ``variable``'s IIA at every location by attribution patching (one forward and one backward pass per
+        example and label; Nanda 2023, Syed, Rager & Conmy 2023), rank, and with ``confirm`` K run the exact interchange
+        at the top K and at K drawn at random from the rest, with their agreement (:mod:`interp.api.screen`).
+
+        ``locations``: ``all`` (every residual, component and head location at every role), ``heads``, ``components``
+        or a comma-separated list. Raises ConfigError naming ``variable=``, ``locations=`` or ``confirm=``.
+        """
+        variable = self.task.check_variable(variable)
+        found = screen_locations(self.locations, self.task.roles, locations)
+        return screen(self.bind(examples), found, variable, confirm=confirm, seed=seed)
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

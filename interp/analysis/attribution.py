@@ -1,0 +1,91 @@
+"""Attribution patching: every interchange's logits estimated to first order from one forward and one backward pass.
+
+For a base b and a source s, the interchange at location ℓ writes the source's activation ``a_ℓ(s)`` where the
+base's ``a_ℓ(b)`` was. To first order (Nanda 2023, *Attribution patching*; Syed, Rager & Conmy 2023, §3) the
+intervened logits are
+
+    logits(b) + J_ℓ(b) · (a_ℓ(s) − a_ℓ(b))
+
+with ``J_ℓ(b)`` the gradient of each label's logit with respect to the activation at the location's tokens, from one
+backward pass per base and label (:meth:`interp.backends.base.Runner.gradients`), shared by every source and every
+location. Read against the causal model, the estimated labels give an estimated IIA per location: a screen of every
+site at the cost of one pass, to be confirmed by the exact interchange where it matters.
+
+What the estimate does not cover: the linear approximation's own error (a site whose effect runs through a saturated
+softmax or cancels across layers can be badly ranked; Kramár, Lieberum, Shah & Nanda 2024, *AtP\\**): the agreement
+with the exact interchange (:func:`agreement`) is the measure of that on the user's own model.
+
+>>> import torch
+>>> own = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+>>> acts = torch.tensor([[1.0], [3.0]])
+>>> grads = torch.tensor([[[1.0], [-1.0]], [[0.5], [0.0]]])   # [n, labels, width]
+>>> estimated_logits(own, acts, grads)[0, 1].tolist()           # base 0, source 1: own + J·(3 − 1)
+[3.0, -2.0]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+from interp.core.errors import ConfigError
+from interp.core.estimates import Estimate, wilson
+
+
+def estimated_logits(own: Float[Tensor, "n labels"], activations: Float[Tensor, "n width"],
+                     gradients: Float[Tensor, "n labels width"]) -> Float[Tensor, "n n labels"]:  # fmt: skip
+    """``own[b] + gradients[b] · (activations[s] − activations[b])`` for every base b (rows) and source s (columns),
+    float32 ``[n, n, labels]``, in the logits' units."""
+    if own.shape[0] != activations.shape[0] or gradients.shape[:2] != own.shape or gradients.shape[2] != activations.shape[1]:
+        raise ConfigError(f"logits {tuple(own.shape)}, activations {tuple(activations.shape)} and gradients {tuple(gradients.shape)} "
+                          "do not fit together ([n, labels], [n, width], [n, labels, width])")  # fmt: skip
+    moved = torch.einsum("blw,sw->bsl", gradients, activations) - torch.einsum("blw,bw->bl", gradients, activations)[:, None, :]
+    return own[:, None, :] + moved
+
+
+def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_boot: int = 1000, seed: int = 0) -> Estimate:
+    """Spearman's rank correlation (scipy) of the estimated and the exact IIA over the confirmed locations, with its 95%
+    percentile bootstrap interval over those locations (a resample whose ranks are all tied is dropped); NaN where
+    fewer than 3 locations or no spread."""
+    from scipy.stats import spearmanr
+
+    from interp.analysis.bootstrap import percentile_interval
+
+    x, y = np.asarray(estimated, dtype=float), np.asarray(exact, dtype=float)
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), "too few confirmed locations, or no spread, for a rank correlation")
+    draws = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = [spearmanr(x[d], y[d]).statistic if np.ptp(x[d]) and np.ptp(y[d]) else np.nan for d in draws]
+    low, high = percentile_interval(np.asarray(replicates, dtype=float))
+    return Estimate(float(spearmanr(x, y).statistic), low, high,
+                    f"95% percentile bootstrap over the {len(x)} confirmed locations, {n_boot} replicates, seed {seed}")
+
+
+def agreement(rows: list[dict], top: Sequence[str], drawn: Sequence[str]) -> dict:
+    """How far the screen agrees with the exact interchange, from the rows of the confirmed locations (``location``,
+    ``estimated_iia``, ``exact_iia``): ``spearman`` over the top and the drawn ones together (:func:`spearman_interval`),
+    and the ``miss_rate``: the share of the locations drawn at random from those the screen did not rank in its top
+    whose exact IIA beats the lowest exact IIA among the top (its Wilson interval over the drawn locations: an estimate
+    of the share of unconfirmed locations the screen misses).
+
+    Raises:
+        ConfigError: a confirmed location with no exact IIA.
+    """
+    exact = {r["location"]: r.get("exact_iia") for r in rows}
+    missing = [loc for loc in [*top, *drawn] if exact.get(loc) is None]
+    if missing:
+        raise ConfigError(f"confirmed location {missing[0]} has no exact IIA")
+    confirmed = [r for r in rows if r["location"] in {*top, *drawn}]
+    spearman = spearman_interval([r["estimated_iia"] for r in confirmed], [r["exact_iia"] for r in confirmed])
+    bar = min(exact[loc] for loc in top) if top else float("nan")
+    missed = sum(exact[loc] > bar for loc in drawn)
+    miss = wilson(missed, len(drawn)) if drawn else Estimate(float("nan"), float("nan"), float("nan"), "no location drawn")
+    return {"spearman": spearman, "miss_rate": miss, "missed": missed, "drawn": len(drawn), "top": len(top), "bar": bar}
+
+
+__all__ = ["agreement", "estimated_logits", "spearman_interval"]

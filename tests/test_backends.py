@@ -227,11 +227,14 @@ def _call(lab, examples, name: str):
         das = lab.train_das(examples, SITE, "lexrel", k=8, n_pairs=48, epochs=1, batch_size=16, test_pairs=24, warn_unlearned=False)
         scored = lab.score_das(examples, das, SITE, "lexrel", test_pairs=24)
         return [torch.tensor(das.losses), das.intervention.matrix.detach(), float(das.iia), float(das.untrained_iia), scored["intervention"]["iia"]]
+    if name == "screen":  # two locations, one confirmed as the top and one drawn: every figure estimated and exact
+        rows = sorted(lab.screen(few, f"{SITE},{COMPONENT}", variable="lexrel", confirm=1).rows, key=lambda r: r["location"])
+        return [[r[key] for key in ("estimated_iia", "estimated_iia_low", "estimated_stays", "exact_iia")] for r in rows]
     raise AssertionError(f"no call {name!r}")
 
 
 PUBLIC = ("bind", "encode", "location", "locations", "predict", "vectors", "source_vectors", "width", "run_with_cache", "gradients",
-          "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das")
+          "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das", "screen")
 
 
 def test_the_parametrization_covers_every_public_call():

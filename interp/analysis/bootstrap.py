@@ -159,7 +159,7 @@ class ExampleBootstrap:
             counts, unit = (self.n_bases, self.n_sources), "examples"
         else:
             source = self.base_groups if self.square else self.source_groups
-            counts, unit = (len(set(self.base_groups.tolist())), len(set(source.tolist()))), self.unit
+            counts, unit = (len(set(np.asarray(self.base_groups).tolist())), len(set(np.asarray(source).tolist()))), self.unit
         return f"{counts[0]} {unit}" if self.square or counts[0] == counts[1] else f"{counts[0]} × {counts[1]} {unit} (bases × sources)"
 
     @property

@@ -138,7 +138,7 @@ def score(examples: ExampleSet, intervention: Intervention, loc: Location, varia
 
     Returns:
         ``{"intervention": ..., "vanilla": ...}``, each a dict of ``pairs``, ``iia``, ``stays_base``, ``copies_source``
-        (shares, 0..1, each with ``_low`` and ``_high``: a 95% bootstrap over the held-out examples), ``chance`` and ``interval``.
+        (shares, 0..1, each with ``_low`` and ``_high``: a 95% bootstrap over the held-out examples, or their groups), ``chance`` and ``interval``.
 
     Raises:
         ConfigError: naming ``intervention=`` when its width is not the location's.

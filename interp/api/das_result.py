@@ -14,7 +14,8 @@ null it must beat is the same kind of intervention, at the same k and
 initial parameters, untrained, scored on the same held-out pairs; and, as
 every IIA, the larger of its stays-the-base and copies-the-source nulls and
 chance (:mod:`interp.analysis.das_verdict`). The intervals of all (and of
-their differences) come from one bootstrap over the held-out examples
+their differences) come from one bootstrap over the held-out examples, or
+their groups (MoNLI's word pairs) where the task declares them
 (:func:`interp.analysis.das.score_intervention`).
 """
 
@@ -35,7 +36,8 @@ class DasResult:
     Attributes:
         intervention: the trained module (eval mode), for :meth:`~interp.api.intervenable.IntervenableModel.interchange`.
         variable, location: what was aligned, and where.
-        iia: held-out IIA (0..1) with its 95% interval (a bootstrap over the held-out examples).
+        iia: held-out IIA (0..1) with its 95% interval (a bootstrap over the held-out examples, or their groups where the
+            task declares them; ``interval`` says which).
         untrained_iia: the same kind, ``k`` and initial parameters before training, on the same pairs.
         gain: ``iia − untrained_iia``, its interval from the same replicates.
         stays_base, copies_source: the held-out nulls of the trained intervention, with intervals.

@@ -371,7 +371,7 @@ class IntervenableModel:
         Returns:
             A :class:`~interp.api.das_result.DasResult`: the trained module (``.intervention``, eval mode; pass the
             result or the module to :meth:`interchange` as ``intervention=``), held-out IIA, the untrained baseline
-            and their difference with 95% intervals over the held-out examples, vanilla interchange and the localist
+            and their difference with 95% intervals over the held-out examples (or their groups), vanilla interchange and the localist
             baseline, and the per-epoch history.
 
         Raises:

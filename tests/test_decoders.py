@@ -236,6 +236,9 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     model = ["--model", out / "model"]
     result = _run("evaluate", *model, "--splits", "nmonli_test", *data, "--json")
     assert result.exit_code == 0 and "nmonli_test" in json.loads(result.stdout), result.output
+    result = _run("screen", *model, "--out", tmp_path / "screen", "--locations", "blocks.1.hook_resid_post@last,blocks.0.attn.hook_z.h1@w_h",
+                  "--confirm", "1", "--max-per-split", "6", *data, "--quiet")  # every site estimated through the decoder's gradients  # fmt: skip
+    assert result.exit_code == 0 and "miss rate" in result.stdout and "blocks.1.hook_resid_post@cls" in result.stdout, result.output
     result = _run("das", *model, "--out", tmp_path / "das", "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "8", "--splits",
                   "pmonli,nmonli_test", "--max-per-split", "20", "--train-pairs", "32", "--test-pairs", "16", "--epochs", "1", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "das" / "das.csv").is_file(), result.output

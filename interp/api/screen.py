@@ -129,7 +129,9 @@ def _confirm(every: ExampleSet, examples: list, result: ScreenResult, locations:
     rest = [r["location"] for r in rows[k:]]
     drawn = [rest[i] for i in sorted(np.random.default_rng(seed).choice(len(rest), size=min(k, len(rest)), replace=False))]
     by_name = {str(loc): loc for loc in locations}
-    exact = interchange_set(every, examples, examples, [by_name[name] for name in [*top, *drawn]], variables=(result.variable,))
+    with warnings.catch_warnings():  # a split at chance was warned of by the screen already
+        warnings.simplefilter("ignore", InterpWarning)
+        exact = interchange_set(every, examples, examples, [by_name[name] for name in [*top, *drawn]], variables=(result.variable,))
     for row in rows:
         if row["location"] in exact.results:
             s = exact.results[row["location"]].summary(result.variable)

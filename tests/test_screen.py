@@ -96,3 +96,26 @@ def test_the_command_writes_the_table_and_the_agreement(tiny_classifier_dir, mon
     assert (out / "screen.csv").read_text().splitlines()[0].startswith("location,estimated_iia")
     bad = CliRunner().invoke(main, [str(a) for a in [*args[:-1], "--confirm", "-1"]])
     assert bad.exit_code == 2 and "--confirm" in bad.output and np.isfinite(written["examples"])
+    _the_report_draws_the_screen(out)
+
+
+def _the_report_draws_the_screen(out):
+    """`interp report` of the screen's folder: a site × layer heatmap of the estimates, the confirmed cells marked."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_report import _chromium, page_data
+
+    assert CliRunner().invoke(main, ["report", str(out)]).exit_code == 0
+    page = out / "report" / "index.html"
+    (section,) = page_data(page)["screens"]
+    assert len(section["records"]) == 5 and sum(r["confirmed"] != "" for r in section["records"]) == 2
+    assert {r["role"] for r in section["records"]} >= {"resid@w_h", "hook_mlp_out@w_h", "attn.hook_z.h1@w_h"} and section["agreement"]
+    driver = _chromium()
+    try:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#screen-plot-0 .heatmaplayer"))
+        cells = driver.execute_script("return document.getElementById('screen-plot-0').data[0].text")
+        assert sum(c.endswith("*") for row in cells for c in row if c) == 2
+        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    finally:
+        driver.quit()

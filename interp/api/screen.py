@@ -15,7 +15,8 @@ the exact interchange at the K locations the screen ranks highest **and** at K d
 :func:`~interp.analysis.attribution.agreement` measures how far the two agree on the user's own model.
 
 Not here (yet): AtP*'s QK fix for saturated attention and its GradDrop robustness score (Kramár, Lieberum, Shah &
-Nanda 2024); a screen that resumes after an interruption.
+Nanda 2024); a screen that resumes after an interruption. ``interp report`` draws a screen's folder as a site × layer
+heatmap (:func:`interp.analysis.report.collect.screen_section`).
 """
 
 from __future__ import annotations

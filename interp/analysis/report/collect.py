@@ -288,6 +288,22 @@ def iia_from_das(path: Path) -> list[dict]:
     return list(unique.values())
 
 
+def screen_section(path: Path) -> dict:
+    """``interp screen``'s ``screen.csv`` as site × layer cells (a site: the residual stream, a component or a head, at its
+    roles): the estimated IIA with its interval, and the exact one where it was confirmed; ``screen.json``'s agreement."""
+    records = []
+    for row in _read_csv(path):
+        loc = Location.parse(row["location"])
+        site = "resid" if loc.is_residual else (f"{loc.component}.h{loc.head}" if loc.head >= 0 else loc.component)
+        role, layer = _place(row["location"])
+        records.append({"location": row["location"], "role": f"{site}@{role}", "layer": layer, "estimated_iia": float(row["estimated_iia"]),
+                        "low": float(row["estimated_iia_low"]), "high": float(row["estimated_iia_high"]), "confirmed": row.get("confirmed", ""),
+                        "exact_iia": _number(row.get("exact_iia")), "rank": int(row["rank"])})  # fmt: skip
+    summary = _read_json(path.with_name("screen.json")) if path.with_name("screen.json").is_file() else {}
+    return {"source": str(path), "records": records, "interval": summary.get("interval", ""), "agreement": summary.get("agreement", {}),
+            "variable": summary.get("variable", "")}  # fmt: skip
+
+
 def _read_graph(directory: Path, files: dict):
     """The intervention graph a ``cliques`` run wrote, in the first format it has (node-link JSON, GraphML, GEXF)."""
     import networkx as nx
@@ -379,7 +395,7 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
 #: the version), any other by its name, which each format fixes. The report reads each file by its kind, whichever
 #: command wrote it.
 FILE_KINDS = {"interp.interventions": "interventions", "interp.activations": "activations", "metrics.json": "behavioral",
-              "probes.csv": "probes", "das_summary.csv": "das", "selected.json": "inoculation", "cliques.json": "cliques",
+              "probes.csv": "probes", "das_summary.csv": "das", "selected.json": "inoculation", "cliques.json": "cliques", "screen.csv": "screen",
               **{name: "seeds" for name in SEED_TABLES}}  # fmt: skip
 
 #: Each kind's settings shown on the page: the file they are recorded in (beside it) and what of it is shown.
@@ -433,7 +449,7 @@ def collect_run(run_dir: str | Path) -> dict:
     if not run.is_dir():
         raise ConfigError(f"RUN_DIR {run}: not a folder")
     data: dict = {"run_dir": str(run), "warnings": [], "seeds": [], "behavioral": [], "inoculation": [], "probes": [], "iia": [],
-                  "graphs": [], "manifests": [], "settings": []}  # fmt: skip
+                  "graphs": [], "manifests": [], "settings": [], "screens": []}  # fmt: skip
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files"), manifest.parent
@@ -482,6 +498,8 @@ def _collect_manifest(data: dict, run: Path, directory: Path, command: str, file
             data["warnings"] += file_chance_messages(path)
         elif kind == "das":
             data["iia"].append({"source": str(path), "records": iia_from_das(path)})
+        elif kind == "screen":
+            data["screens"].append(screen_section(path))
         elif kind == "inoculation":
             data["inoculation"].append({"source": str(path), **_read_json(path)})
         elif kind == "cliques":

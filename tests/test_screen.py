@@ -4,8 +4,10 @@ interchange, its agreement figures against a hand count, and the command."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from click.testing import CliRunner
@@ -43,6 +45,33 @@ def test_agreement_counts_the_misses_among_the_drawn_against_the_top():
         agreement([{"location": "a", "estimated_iia": 0.5}], top=["a"], drawn=[])
 
 
+def test_a_sweep_agreement_counts_the_exact_top_among_the_screens_best(tmp_path, capsys):
+    """Recall of the exact top 2 in the screen's top 3, by hand; Spearman over every location; the example script."""
+    import importlib.util
+    from pathlib import Path
+
+    from interp.analysis.attribution import sweep_agreement
+
+    exact = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.2, "e": 0.1}
+    estimated = {"a": 0.5, "b": 0.1, "c": 0.6, "d": 0.7, "e": 0.0, "only_screened": 1.0}
+    found = sweep_agreement(estimated, exact, top=2, within=3)
+    assert found["found"] == 1 and found["locations"] == 5 and float(found["recall"]) == 0.5  # a is in {d, c, a}; b is not
+    assert float(found["spearman"]) == pytest.approx(0.1)  # 1 - 6·(4 + 4 + 1 + 9 + 0) / (5·24)
+    with pytest.raises(interp.ConfigError, match="top=10"):
+        sweep_agreement(estimated, exact)
+    names = [f"blocks.{l}.hook_resid_post@w_h" for l in range(12)] + [f"blocks.{l}.attn.hook_z.h{h}@w_h" for l in range(3) for h in range(8)]
+    values = np.random.default_rng(0).random(len(names))
+    pd.DataFrame({"location": names, "estimated_iia": values, "cancels": False}).to_csv(tmp_path / "screen.csv", index=False)
+    pd.DataFrame({"location": names, "iia_causal": values}).to_csv(tmp_path / "heads.csv", index=False)
+    spec = importlib.util.spec_from_file_location("screen_vs_sweep", Path(__file__).resolve().parents[1] / "examples" / "screen_vs_sweep.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.main(str(tmp_path / "screen.csv"), str(tmp_path / "heads.csv"))
+    out = capsys.readouterr().out
+    assert re.search(r"^all\s+36\s+1\.000", out, re.M) and re.search(r"^heads\s+24\s", out, re.M) and "10 of 10" in out
+    assert "residual" not in out  # 12 residual locations: too few to rank
+
+
 @pytest.fixture(scope="module")
 def lab(tiny_classifier_dir, monli_dir):
     return interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir))
@@ -69,6 +98,10 @@ def test_the_screen_ranks_by_estimate_and_confirms_the_top_and_a_draw_exactly(la
         lab.screen(examples, LOCATIONS, variable="lexrel", confirm=-1)
     with pytest.raises(interp.ConfigError, match="variable="):
         lab.screen(examples, LOCATIONS, variable="nope")
+    with pytest.raises(interp.ConfigError, match="confirm=6.? asks for more locations than the 5 screened"):
+        lab.screen(examples, LOCATIONS, variable="lexrel", confirm=6)
+    with pytest.raises(interp.ConfigError, match="blocks.9"):
+        lab.screen(examples, "blocks.9.hook_resid_post@w_h", variable="lexrel")
 
 
 def test_all_covers_every_residual_component_and_head_location(lab):
@@ -84,18 +117,47 @@ def test_all_covers_every_residual_component_and_head_location(lab):
         assert sum(".attn.hook_z.h" in n and n.endswith(f"@{role}") for n in names) == layers * heads
 
 
-def test_the_command_writes_the_table_and_the_agreement(tiny_classifier_dir, monli_dir, tmp_path):
+def test_the_command_resumes_its_confirmation_to_the_rows_the_library_gives(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    """The exact interchange at the confirmed locations runs into screen.h5, a unit at a time: interrupted there, the
+    screen writes no table, and run again does only the units left; its rows equal ``lab.screen``'s, estimates and
+    exact figures alike; bad input exits 2; the report draws it."""
+    import interp.backends.hf as backend_module
+
     out = tmp_path / "screen"
-    args = ["screen", "--model", tiny_classifier_dir, "--out", out, "--locations", LOCATIONS, "--confirm", "1", "--max-per-split", "6",
-            "--data-dir", monli_dir, "--quiet"]  # fmt: skip
-    result = CliRunner().invoke(main, [str(a) for a in args])
+    args = [str(a) for a in ["screen", "--model", tiny_classifier_dir, "--out", out, "--locations", LOCATIONS, "--confirm", "1",
+                             "--max-per-split", "6", "--data-dir", monli_dir, "--quiet"]]  # fmt: skip
+    calls, real = {"n": 0}, backend_module.interchange_logits
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(backend_module, "interchange_logits", counting)
+    stopped = CliRunner().invoke(main, args)
+    assert stopped.exit_code == 130 and not (out / "screen.csv").exists()
+    assert len(list((out / "screen.h5.parts").glob("*.npy"))) == 1  # the first confirmed location's one unit
+    calls["n"] = 100
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
+    assert calls["n"] == 101  # only the second location's unit
     assert "estimated IIA [95%]" in result.output and "miss rate" in result.output and "sampling only" in result.output
     written = json.loads((out / "screen.json").read_text())
     assert written["locations"] == 5 and written["confirm"] == 1 and "spearman" in written["agreement"]
-    assert (out / "screen.csv").read_text().splitlines()[0].startswith("location,estimated_iia")
-    bad = CliRunner().invoke(main, [str(a) for a in [*args[:-1], "--confirm", "-1"]])
-    assert bad.exit_code == 2 and "--confirm" in bad.output and np.isfinite(written["examples"])
+    assert written["qk_fix"] and written["graddrop"] and "QK fix" in result.output and "GradDrop" in result.output
+    for k in ("-1", "6"):  # below 0; more than the 5 locations
+        bad = CliRunner().invoke(main, [*args[:-1], "--confirm", k])
+        assert bad.exit_code == 2 and "--confirm" in bad.output and np.isfinite(written["examples"]), bad.output
+    table = pd.read_csv(out / "screen.csv", keep_default_na=False)
+    lab = interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir))
+    examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=6, seed=0)
+    with pytest.warns(interp.InterpWarning):
+        rows = lab.screen(examples, LOCATIONS, variable="lexrel", confirm=1, seed=0).rows
+    assert list(table["location"]) == [r["location"] for r in rows]
+    for column in ("estimated_iia", "estimated_iia_low", "robustness", "exact_iia", "exact_iia_high"):
+        mine = [r.get(column, "") for r in rows]
+        assert [float(x) if x != "" else "" for x in table[column]] == pytest.approx(mine, abs=6e-5, nan_ok=True), column  # 4 decimals kept
     _the_report_draws_the_screen(out)
 
 

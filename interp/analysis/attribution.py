@@ -11,9 +11,11 @@ backward pass per base and label (:meth:`interp.backends.base.Runner.gradients`)
 location. Read against the causal model, the estimated labels give an estimated IIA per location: a screen of every
 site at the cost of one pass, to be confirmed by the exact interchange where it matters.
 
-What the estimate does not cover: the linear approximation's own error (a site whose effect runs through a saturated
-softmax or cancels across layers can be badly ranked; Kramár, Lieberum, Shah & Nanda 2024, *AtP\\**): the agreement
-with the exact interchange (:func:`agreement`) is the measure of that on the user's own model.
+What the estimate does not cover: the linear approximation's own error. AtP*'s two refinements (Kramár, Lieberum, Shah
+& Nanda 2024, *AtP\\**) meet its two known failures: a site whose effect runs through a saturated attention softmax
+(:func:`site_estimate` with the QK fix recomputes that attention exactly) and a site whose paths cancel across layers
+(:func:`graddrop_robustness` flags it). What remains is measured by the agreement with the exact interchange
+(:func:`agreement`) on the user's own model.
 
 >>> import torch
 >>> own = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
@@ -45,6 +47,47 @@ def estimated_logits(own: Float[Tensor, "n labels"], activations: Float[Tensor, 
                           "do not fit together ([n, labels], [n, width], [n, labels, width])")  # fmt: skip
     moved = torch.einsum("blw,sw->bsl", gradients, activations) - torch.einsum("blw,bw->bl", gradients, activations)[:, None, :]
     return own[:, None, :] + moved
+
+
+def site_estimate(own: Float[Tensor, "n labels"], site, qk_fix: bool = True) -> Float[Tensor, "n n labels"]:
+    """Every (base, source) interchange's estimated logits at one site (a
+    :class:`~interp.engine.gradients.SiteGradients`), float32 ``[n, n, labels]``: :func:`estimated_logits`; with
+    ``qk_fix`` where the site carries the QK fix's parts, the attention the site feeds exact and the rest linear
+    (Kramár et al. 2024, §3.1; :mod:`interp.engine.atp_star`)."""
+    if qk_fix and site.qk_term is not None:
+        return estimated_logits(own, site.activations, site.gradients - site.qk_gradients) + site.qk_term
+    return estimated_logits(own, site.activations, site.gradients)
+
+
+#: Below this robustness a site's estimate is flagged as cancelling (:func:`graddrop_robustness`).
+CANCELS_BELOW = 0.5
+
+
+def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
+    """GradDrop (Kramár et al. 2024, §3.2) as a robustness score of one site's estimate.
+
+    ``effect``: the estimate's mean L1 change, over every pair of different examples, of each label's logit minus the
+    first label's (what decides the label; logit units); ``graddrop``: the same, averaged over the later layers, each
+    estimate computed with that layer's gradient path dropped (``site.dropped``, gradients of those differences: AtP*'s
+    GradDrop score); ``robustness``: ``effect / max(effect, graddrop)``, in 0..1
+    (1 where neither moves). Paths that agree give 1 or near it; paths that cancel at first order give a small effect
+    against a large one with a layer dropped, so a site under :data:`CANCELS_BELOW` is flagged ``cancels``: its
+    estimate, and its rank, may be far too low. NaN (and not flagged) where no layer follows the site.
+    """
+    n = own.shape[0]
+    others = ~torch.eye(n, dtype=torch.bool)
+    margins = own - own[:, :1]
+
+    def effect(gradients: Tensor) -> float:
+        moved = (estimated_logits(margins, site.activations, gradients) - margins[:, None, :]).abs().sum(-1)
+        return float(moved[others].mean()) if n > 1 else 0.0
+
+    full = effect(site.gradients - site.gradients[:, :1])
+    if not site.dropped:
+        return {"effect": full, "graddrop": float("nan"), "robustness": float("nan"), "cancels": False}
+    dropped = float(np.mean([effect(g) for g in site.dropped.values()]))
+    robustness = full / max(full, dropped) if max(full, dropped) > 0 else 1.0
+    return {"effect": full, "graddrop": dropped, "robustness": robustness, "cancels": bool(robustness < CANCELS_BELOW)}
 
 
 def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_boot: int = 1000, seed: int = 0) -> Estimate:
@@ -88,4 +131,24 @@ def agreement(rows: list[dict], top: Sequence[str], drawn: Sequence[str]) -> dic
     return {"spearman": spearman, "miss_rate": miss, "missed": missed, "drawn": len(drawn), "top": len(top), "bar": bar}
 
 
-__all__ = ["agreement", "estimated_logits", "spearman_interval"]
+def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top: int = 10, within: int = 20, seed: int = 0) -> dict:
+    """How far a screen agrees with a full exact sweep of the same locations (location -> IIA, each).
+
+    ``spearman``: over every location both give (:func:`spearman_interval`, its interval a bootstrap over the
+    locations); ``recall``: the share of the exact sweep's ``top`` locations among the screen's ``within`` best
+    (ties at the cut broken by location name), with its Wilson interval over those ``top``.
+
+    Raises:
+        ConfigError: fewer than ``top`` locations in common, or ``within`` below ``top``.
+    """
+    shared = sorted(set(estimated) & set(exact))
+    if len(shared) < top or within < top:
+        raise ConfigError(f"a sweep agreement needs at least top={top} locations in common (got {len(shared)}) and within >= top (got {within})")
+    spearman = spearman_interval([estimated[k] for k in shared], [exact[k] for k in shared], seed=seed)
+    best_exact = sorted(shared, key=lambda k: (-exact[k], k))[:top]
+    best_screen = set(sorted(shared, key=lambda k: (-estimated[k], k))[:within])
+    found = sum(k in best_screen for k in best_exact)
+    return {"spearman": spearman, "recall": wilson(found, top), "found": found, "top": top, "within": within, "locations": len(shared)}
+
+
+__all__ = ["CANCELS_BELOW", "agreement", "estimated_logits", "graddrop_robustness", "site_estimate", "spearman_interval", "sweep_agreement"]

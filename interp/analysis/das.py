@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from jaxtyping import Int
 from torch import Tensor
+from torch.nn.utils import parametrize
 
 from interp.analysis.bootstrap import N_BOOT, SEED, Estimate, ExampleBootstrap, percentile_interval
 from interp.core.checks import check_int, check_number
@@ -153,8 +154,10 @@ def predict_pairs(runner: PairRunner, intervention: Intervention, bases: Tensor,
                   read: Sequence[int] | None = None) -> np.ndarray:  # fmt: skip
     """The intervened model's label id on each pair: int64 ``[pairs]``; with ``read`` (per model label id, the task's
     label id: :attr:`interp.models.labels.LabelReading.read`), the task's label id. The intervention is moved to the
-    runner's device (an untrained one is scored before training would move it)."""
-    ids = runner.logits(bases, sources, intervention.to(runner.vectors.device).eval(), batch_size).argmax(-1).cpu().numpy()
+    runner's device (an untrained one is scored before training would move it). A parametrized basis is computed once
+    for all the batches (``torch.nn.utils.parametrize.cached``: the same matrix, not one solve per batch)."""
+    with parametrize.cached():
+        ids = runner.logits(bases, sources, intervention.to(runner.vectors.device).eval(), batch_size).argmax(-1).cpu().numpy()
     return ids if read is None else np.asarray(read, dtype=np.int64)[ids]
 
 

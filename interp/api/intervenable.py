@@ -327,17 +327,19 @@ class IntervenableModel:
             return interchange_set(every, bases, sources, [self.location(loc, variables) for loc in location], **options)
         return interchange(every, bases, sources, self.location(location, variables), **options)
 
-    def screen(self, examples: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0) -> ScreenResult:
+    def screen(self, examples: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
+               qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
         """Estimate ``variable``'s IIA at every location by attribution patching (one forward and one backward pass per
         example and label; Nanda 2023, Syed, Rager & Conmy 2023), rank, and with ``confirm`` K run the exact interchange
         at the top K and at K drawn at random from the rest, with their agreement (:mod:`interp.api.screen`).
 
         ``locations``: ``all`` (every residual, component and head location at every role), ``heads``, ``components``
-        or a comma-separated list. Raises ConfigError naming ``variable=``, ``locations=`` or ``confirm=``.
+        or a comma-separated list. ``qk_fix`` and ``graddrop``: AtP*'s refinements (Kramár et al. 2024, §3), the hf
+        backend's (``None``: on there, off on transformer-lens). Raises ConfigError naming ``variable=``, ``locations=``, ``confirm=``, ``qk_fix=`` or ``graddrop=``.
         """
         variable = self.task.check_variable(variable)
         found = screen_locations(self.locations, self.task.roles, locations)
-        return screen(self.bind(examples), found, variable, confirm=confirm, seed=seed)
+        return screen(self.bind(examples), found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop)
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

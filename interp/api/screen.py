@@ -14,9 +14,13 @@ groups, else examples). That interval covers sampling only, not the linear appro
 the exact interchange at the K locations the screen ranks highest **and** at K drawn at random from the rest, and
 :func:`~interp.analysis.attribution.agreement` measures how far the two agree on the user's own model.
 
-Not here (yet): AtP*'s QK fix for saturated attention and its GradDrop robustness score (Kramár, Lieberum, Shah &
-Nanda 2024); a screen that resumes after an interruption. ``interp report`` draws a screen's folder as a site × layer
-heatmap (:func:`interp.analysis.report.collect.screen_section`).
+AtP*'s two refinements (Kramár, Lieberum, Shah & Nanda 2024, §3), each switchable and on by default: ``qk_fix``
+recomputes exactly, per pair, the attention probabilities of the block a residual site feeds (a saturated softmax
+otherwise hides the site's effect); ``graddrop`` scores each estimate's robustness with one later layer's gradient
+path dropped at a time and flags a site whose paths cancel (``cancels``), beside the estimate and not mixed into it
+(:mod:`interp.analysis.attribution`). ``interp screen`` runs the confirmation into a resumable interventions file
+(:mod:`interp.jobs.screen`); ``interp report`` draws a screen's folder as a site × layer heatmap
+(:func:`interp.analysis.report.collect.screen_section`).
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from interp.analysis.attribution import agreement, estimated_logits
+from interp.analysis.attribution import agreement, graddrop_robustness, site_estimate
 from interp.api.example_set import ExampleSet
 from interp.api.interchange import interchange_set, result_of_logits
 from interp.core.checks import check_int
-from interp.core.errors import InterpWarning
+from interp.core.errors import ConfigError, InterpWarning, named
 from interp.hooks.locations import Location
 
 
@@ -77,6 +81,8 @@ class ScreenResult:
         said = ""
         if self.agreement:
             said = f"; Spearman with the exact IIA {self.agreement['spearman']!r}, miss rate {self.agreement['miss_rate']!r}"
+        flagged = sum(bool(r.get("cancels")) for r in self.rows)
+        said += f"; {flagged} flagged as cancelling (GradDrop)" if flagged else ""
         return f"ScreenResult({self.variable} at {len(self.rows)} locations over {self.examples} examples{said})"
 
 
@@ -90,17 +96,26 @@ def screen_locations(parse: Callable[[str], list[Location]], roles: Sequence[str
     return list(dict.fromkeys(found))
 
 
-def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, confirm: int = 0, seed: int = 0) -> ScreenResult:
+def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, confirm: int = 0, seed: int = 0, qk_fix: bool | None = None,
+           graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
     """Estimate the IIA of ``variable`` at every location over ``every``'s examples as bases and sources, rank, and
     with ``confirm`` K > 0 run the exact interchange at the top K and at K drawn (``seed``) from the rest.
 
+    ``qk_fix`` and ``graddrop`` (``None``: on where the runner has them, the hf backend; off on transformer-lens).
+
     Raises:
-        ConfigError: naming ``confirm=`` below 0; a location an example lacks (as the interchange).
+        ConfigError: naming ``confirm=`` below 0 or above the number of locations; a location an example lacks (as the interchange); naming ``qk_fix=``
+            or ``graddrop=`` on a runner without them, or ``qk_fix`` on a family whose attention returns no probabilities.
     """
     check_int(confirm, "confirm", least=0)
     check_int(seed, "seed", least=0)
+    if confirm > len(locations):
+        raise ConfigError(f"{named('confirm', confirm)} asks for more locations than the {len(locations)} screened")
     examples = list(every.examples)
-    found = every.binding.runner.gradients(every.encoded, list(locations))
+    runner = every.binding.runner
+    qk_fix = runner.atp_star if qk_fix is None else qk_fix
+    graddrop = runner.atp_star if graddrop is None else graddrop
+    found = every.binding.runner.gradients(every.encoded, list(locations), qk_fix=qk_fix, graddrop=graddrop)
     own = every.logits()
     rows, interval = [], ""
     with warnings.catch_warnings():  # a split at chance is warned of once, not once per location
@@ -108,37 +123,44 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
             if i == 1:
                 warnings.simplefilter("ignore", InterpWarning)
             site = found[loc]
-            s = result_of_logits(every, examples, examples, loc, (variable,), estimated_logits(own, site.activations, site.gradients),
-                                 None).summary(variable)  # fmt: skip
+            s = result_of_logits(every, examples, examples, loc, (variable,), site_estimate(own, site, qk_fix), None).summary(variable)
             interval = s["interval"]
+            robust = graddrop_robustness(own, site)
             rows.append({"location": str(loc), "estimated_iia": s["iia_causal"], "estimated_iia_low": s["iia_causal_low"],
                          "estimated_iia_high": s["iia_causal_high"], "estimated_stays": s["stays_base_causal"],
-                         "estimated_copies": s["copies_source_causal"], "confirmed": ""})  # fmt: skip
+                         "estimated_copies": s["copies_source_causal"], "qk_fixed": qk_fix and site.qk_term is not None,
+                         "robustness": robust["robustness"], "cancels": robust["cancels"], "confirmed": ""})  # fmt: skip
     rows.sort(key=lambda r: -r["estimated_iia"])
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     result = ScreenResult(variable, rows, interval=interval, examples=len(examples))
     if confirm:
-        _confirm(every, examples, result, locations, confirm, seed)
+        top, drawn = confirmed_locations(rows, confirm, seed)
+        by_name = {str(loc): loc for loc in locations}
+        with warnings.catch_warnings():  # a split at chance was warned of by the screen already
+            warnings.simplefilter("ignore", InterpWarning)
+            exact = interchange_set(every, examples, examples, [by_name[name] for name in [*top, *drawn]], variables=(variable,))
+        confirm_rows(result, {name: r.summary(variable) for name, r in exact.results.items()}, top, drawn)
     return result
 
 
-def _confirm(every: ExampleSet, examples: list, result: ScreenResult, locations: Sequence[Location], k: int, seed: int) -> None:
-    """The exact interchange at the top ``k`` and at ``k`` drawn from the rest, written into ``result``'s rows."""
-    rows = result.rows
+def confirmed_locations(rows: list[dict], k: int, seed: int) -> tuple[list[str], list[str]]:
+    """The locations to confirm, from rows ranked best first: the top ``k``, and ``k`` drawn (``seed``) from the rest."""
     top = [r["location"] for r in rows[:k]]
     rest = [r["location"] for r in rows[k:]]
     drawn = [rest[i] for i in sorted(np.random.default_rng(seed).choice(len(rest), size=min(k, len(rest)), replace=False))]
-    by_name = {str(loc): loc for loc in locations}
-    with warnings.catch_warnings():  # a split at chance was warned of by the screen already
-        warnings.simplefilter("ignore", InterpWarning)
-        exact = interchange_set(every, examples, examples, [by_name[name] for name in [*top, *drawn]], variables=(result.variable,))
-    for row in rows:
-        if row["location"] in exact.results:
-            s = exact.results[row["location"]].summary(result.variable)
+    return top, drawn
+
+
+def confirm_rows(result: ScreenResult, exact: dict[str, dict], top: Sequence[str], drawn: Sequence[str]) -> None:
+    """Write the exact interchange's summaries (location -> :meth:`~interp.api.results.InterchangeResult.summary` of
+    the variable, or a file's :func:`~interp.analysis.iia.summarize_all` row) into ``result``'s rows, and the agreement."""
+    for row in result.rows:
+        if row["location"] in exact:
+            s = exact[row["location"]]
             row.update(confirmed="top" if row["location"] in top else "drawn", exact_iia=s["iia_causal"], exact_iia_low=s["iia_causal_low"],
                        exact_iia_high=s["iia_causal_high"], exact_gap_low=s["gap_causal_low"], above_nulls=bool(s["gap_causal_low"] > 0))  # fmt: skip
-    result.agreement = agreement(rows, top, drawn)
+    result.agreement = agreement(result.rows, top, drawn)
 
 
-__all__ = ["ScreenResult", "screen", "screen_locations"]
+__all__ = ["ScreenResult", "confirm_rows", "confirmed_locations", "screen", "screen_locations"]

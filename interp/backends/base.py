@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import importlib.util
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from jaxtyping import Float, Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError, named
+from interp.engine.gradients import SiteGradients
 from interp.engine.interventions import Intervention
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
@@ -63,25 +63,13 @@ class PairRunner(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class SiteGradients:
-    """The activations at one location and the gradient of every label's logit with respect to them.
-
-    Attributes:
-        activations: float32 ``[n, width]`` (CPU).
-        gradients: float32 ``[n, labels, width]`` (CPU): ``∂ logit_j / ∂ activation`` at the location's tokens, every
-            path from the site to the output included.
-    """
-
-    activations: Float[Tensor, "n width"]
-    gradients: Float[Tensor, "n labels width"]
-
-
 class Runner(Protocol):
     """Every way of running one model: its own predictions, vectors at locations, interchange with a vector or with any
     intervention (through :meth:`pairs`), the gradient path, activation gradients, a precision and the reference."""
 
     name: str
+    #: Whether :meth:`gradients` takes AtP*'s ``qk_fix`` and ``graddrop`` (the screen's default where it does).
+    atp_star: bool
 
     def predict(self, encoded: Sequence[Encoded]) -> Float[Tensor, "n labels"]:
         """The classifier's logits on each example, no intervention: float32 ``[n, labels]`` on CPU."""
@@ -110,9 +98,11 @@ class Runner(Protocol):
         """The :class:`PairRunner` of the examples at a residual-stream location."""
         ...
 
-    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, SiteGradients]:
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
+                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
         """Each location's activations and the gradient of every label's logit with respect to them (one forward and
-        one backward pass per label and batch, every location at once)."""
+        one backward pass per label and batch, every location at once); with ``qk_fix`` and ``graddrop`` what AtP*'s
+        two refinements need (:func:`interp.engine.gradients.site_gradients`)."""
         ...
 
     def precision(self, name: str) -> AbstractContextManager:

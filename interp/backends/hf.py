@@ -43,6 +43,7 @@ class HFRunner:
     """
 
     name = "hf"
+    atp_star = True
 
     def __init__(self, model, pad_token_id: int = 0, prefix_reuse: bool = True) -> None:
         self.model, self.pad_token_id, self.prefix_reuse = model, pad_token_id, prefix_reuse
@@ -70,8 +71,9 @@ class HFRunner:
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairSuffix:
         return PairSuffix(self.model, encoded, location)
 
-    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, SiteGradients]:
-        return {loc: SiteGradients(*found) for loc, found in site_gradients(self.model, encoded, locations).items()}
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
+                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
+        return site_gradients(self.model, encoded, locations, qk_fix=qk_fix, graddrop=graddrop)
 
     def precision(self, name: str):
         return precision(self.model, name)

@@ -30,6 +30,7 @@ class NaiveRunner:
     """The one-pass-per-example reference of a Hugging Face classifier (the :class:`~interp.backends.base.Runner` protocol)."""
 
     name = "hf-reference"
+    atp_star = True
 
     def __init__(self, model, pad_token_id: int = 0) -> None:
         self.model, self.pad_token_id = model, pad_token_id
@@ -61,8 +62,9 @@ class NaiveRunner:
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> HookedPairs:
         return HookedPairs(hooked_rows(self.model, location), self.model, encoded, location, self.vectors(encoded, location), rows_per_pass=1)
 
-    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location]) -> dict[Location, SiteGradients]:
-        return {loc: SiteGradients(*found) for loc, found in site_gradients(self.model, encoded, locations, batch_size=1).items()}
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
+                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
+        return site_gradients(self.model, encoded, locations, batch_size=1, qk_fix=qk_fix, graddrop=graddrop)
 
     def precision(self, name: str):
         return precision(self.model, name)

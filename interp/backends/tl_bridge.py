@@ -143,6 +143,7 @@ class BridgeRunner:
     """
 
     name = "transformer-lens"
+    atp_star = False
 
     def __init__(self, model, tokenizer) -> None:
         if tokenizer is None:
@@ -283,10 +284,18 @@ class BridgeRunner:
         self._check(location)
         return HookedPairs(self._rows(location), self.bridge, encoded, location, self.vectors(encoded, location))
 
-    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], batch_size: int = 64) -> dict[Location, SiteGradients]:
+    def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False, graddrop: bool = False,
+                  batch_size: int = 64) -> dict[Location, SiteGradients]:  # fmt: skip
         """A zero tensor that requires a gradient added at each location's tokens of its bridge hook
         (:class:`~interp.engine.gradients.Probes`, as the Hugging Face runner adds them with PyTorch hooks); one backward
-        pass per label."""
+        pass per label.
+
+        Raises:
+            ConfigError: naming ``qk_fix=`` or ``graddrop=``: AtP*'s refinements run on the hf backend only.
+        """
+        for name, on in (("qk_fix", qk_fix), ("graddrop", graddrop)):
+            if on:
+                raise ConfigError(f"{named(name, True)} runs on the hf backend only; screen through it, or with {name}=False")
         for loc in locations:
             self._check(loc)
         out = empty_gradients(encoded, locations, self.config)

@@ -179,16 +179,18 @@ def location_sweep(model, reading, out, examples, data, variable, sample, locati
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
 @click.option("--locations", default="all", show_default=True, help="all (every residual, component and head location at every role), heads, components, or comma-separated locations.")
 @click.option("--confirm", type=int, default=5, show_default=True, help="K: the exact interchange at the K best-estimated locations and at K drawn at random from the rest.")
+@click.option("--qk-fix/--no-qk-fix", default=True, show_default=True, help="AtP*'s QK fix: at residual sites, the attention they feed recomputed exactly per pair.")
+@click.option("--graddrop/--no-graddrop", default=True, show_default=True, help="AtP*'s GradDrop: each estimate's robustness with one later layer's gradient dropped; cancelling sites flagged.")
 @o.sample("Comma-separated splits the sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=20, seed_help="Seed of the sample and of the K drawn.")
 @o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.")
-def screen(model, reading, out, data, variable, locations, confirm, sample, run, progress):
-    """Estimate a variable's IIA at every location by attribution patching (one forward and backward pass), then confirm the top K and K at random exactly, with their agreement."""
+def screen(model, reading, out, data, variable, locations, confirm, qk_fix, graddrop, sample, run, progress):
+    """Estimate a variable's IIA at every location by attribution patching (AtP*), then confirm the top K and K at random exactly (resumable), with their agreement."""
     from interp.jobs.screen import ScreenConfig, format_screen, run_screen
 
     config = ScreenConfig(model=o.classifier(model, reading), out=out, variable=variable, locations=locations, confirm=confirm,
-                          seed=sample.seed, data=data, sample=sample, run=run)  # fmt: skip
-    click.echo(format_screen(run_screen(config)))
-    click.echo(f"wrote {out}/screen.csv, {out}/screen.json")
+                          seed=sample.seed, qk_fix=qk_fix, graddrop=graddrop, data=data, sample=sample, run=run)  # fmt: skip
+    click.echo(format_screen(run_screen(config, progress=progress)))
+    click.echo(f"wrote {out}/screen.csv, {out}/screen.json" + (f", {out}/screen.h5" if confirm else ""))
 
 
 @main.command("head-sweep")

@@ -6,9 +6,12 @@ Usage::
     found = run_screen(ScreenConfig(model="runs/demo/model", out="runs/screen", variable="lexrel", confirm=5))
     found.agreement["spearman"], found.agreement["miss_rate"]
 
-Writes into ``out``, together (:class:`interp.core.outputs.OutputSet`): ``screen.csv`` (a row per location, best
-estimate first: :class:`~interp.api.screen.ScreenResult`'s rows) and ``screen.json`` (the settings, how the intervals
-were found, and the agreement with the exact interchange).
+The exact interchange at the confirmed locations runs into ``out/screen.h5``, an interventions file
+(:func:`interp.jobs.intervene.run_interventions`): it shows progress, and an interrupted screen run again with the same
+settings recomputes the estimates (one pass: they come out the same) and resumes that file at its first unfinished unit.
+Then ``screen.csv`` (a row per location, best estimate first: :class:`~interp.api.screen.ScreenResult`'s rows) and
+``screen.json`` (the settings, how the intervals were found, the agreement with the exact interchange, how many sites
+GradDrop flags) are written together (:class:`interp.core.outputs.OutputSet`).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from pathlib import Path
 
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
-from interp.api.screen import ScreenResult
+from interp.analysis.attribution import CANCELS_BELOW
+from interp.analysis.iia import summarize_all
+from interp.api.screen import ScreenResult, confirm_rows, confirmed_locations, screen_locations
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.checks import check_int
-from interp.core.errors import OutputError, named
+from interp.core.errors import ConfigError, OutputError, named
 from interp.core.outputs import OutputSet, write_csv_atomic, write_json_atomic
+from interp.jobs.intervene import InterventionConfig, run_interventions
 
 
 @dataclass(frozen=True)
@@ -35,13 +41,15 @@ class ScreenConfig:
     locations: str = "all"
     confirm: int = 5
     seed: int = 0  # which K of the rest are drawn
+    qk_fix: bool = True
+    graddrop: bool = True
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()
 
 
-def run_screen(config: ScreenConfig) -> ScreenResult:
-    """Screen, confirm, and write ``screen.csv`` and ``screen.json`` into ``config.out``.
+def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
+    """Screen, confirm into ``screen.h5`` (resumable), and write ``screen.csv`` and ``screen.json`` into ``config.out``.
 
     Raises:
         ConfigError: a variable, location or count that does not fit (naming it).
@@ -53,25 +61,43 @@ def run_screen(config: ScreenConfig) -> ScreenResult:
         raise OutputError(f"{named('out', out)} is a file; give a directory")
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    found = lab.screen(examples, config.locations, variable=config.variable, confirm=config.confirm, seed=config.seed)
+    n = len(screen_locations(lab.locations, lab.task.roles, config.locations))
+    if config.confirm > n:  # said before the screen runs
+        raise ConfigError(f"{named('confirm', config.confirm)} asks for more locations than the {n} screened")
+    found = lab.screen(examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix, graddrop=config.graddrop)
+    if config.confirm:
+        top, drawn = confirmed_locations(found.rows, config.confirm, config.seed)
+        exact = InterventionConfig(model=lab.model, out=str(out / "screen.h5"), locations=",".join([*top, *drawn]), variables=(found.variable,),
+                                   data=config.data, sample=config.sample, run=config.run, overwrite=True)  # this screen's own file  # fmt: skip
+        summaries = {s["location"]: s for s in summarize_all(run_interventions(exact, progress=progress))}
+        confirm_rows(found, summaries, top, drawn)
     agreement = {name: (repr(value) if hasattr(value, "low") else value) for name, value in found.agreement.items()}
     with OutputSet(out, "screen") as outputs:
         write_csv_atomic(found.rows, outputs.path("screen.csv"))
         write_json_atomic(outputs.path("screen.json"), {"model": lab.model.name, "variable": found.variable, "examples": found.examples,
                                                         "locations": len(found.rows), "confirm": config.confirm, "seed": config.seed,
+                                                        "qk_fix": config.qk_fix, "graddrop": config.graddrop,
+                                                        "cancels": sum(bool(r["cancels"]) for r in found.rows),
                                                         "interval": found.interval, "agreement": agreement})  # fmt: skip
     return found
 
 
 def format_screen(found: ScreenResult, top: int = 15) -> str:
     """The best ``top`` locations by estimate, the confirmed ones with their exact IIA, and the agreement."""
-    lines = [f"{'rank':>4}  {'location':34}{'estimated IIA [95%]':>26}{'exact IIA [95%]':>26}  confirmed"]
-    shown = [r for r in found.rows if r["rank"] <= top or r["confirmed"]]
+    lines = [f"{'rank':>4}  {'location':34}{'estimated IIA [95%]':>26}{'robust':>8}{'exact IIA [95%]':>26}  confirmed"]
+    shown = [r for r in found.rows if r["rank"] <= top or r["confirmed"] or r["cancels"]]
     for r in shown:
         exact = f"{r['exact_iia']:.3f} [{r['exact_iia_low']:.3f}, {r['exact_iia_high']:.3f}]" if r["confirmed"] else ""
+        robust = "" if r["robustness"] != r["robustness"] else f"{r['robustness']:.2f}{'!' if r['cancels'] else ' '}"
         lines.append(f"{r['rank']:>4}  {r['location']:34}{r['estimated_iia']:>7.3f} [{r['estimated_iia_low']:.3f}, {r['estimated_iia_high']:.3f}]"
-                     f"{exact:>26}  {r['confirmed']}{' (above both nulls)' if r.get('above_nulls') else ''}")  # fmt: skip
+                     f"{robust:>8}{exact:>26}  {r['confirmed']}{' (above both nulls)' if r.get('above_nulls') else ''}")  # fmt: skip
     lines.append(f"IIA on causal pairs; [95%]: {found.interval} (sampling only: not the linear approximation's error)")
+    if any(r["qk_fixed"] for r in found.rows):
+        lines.append("residual sites that feed attention: that attention recomputed exactly per pair (AtP*'s QK fix)")
+    flagged = sum(bool(r["cancels"]) for r in found.rows)
+    if any(r["robustness"] == r["robustness"] for r in found.rows):
+        lines.append(f"robust: GradDrop's robustness (1: the estimate holds with any one later layer's gradient dropped); ! below "
+                     f"{CANCELS_BELOW}: paths that cancel, the estimate may be far too low ({flagged} sites; shown whatever their rank)")  # fmt: skip
     if found.agreement:
         a = found.agreement
         lines.append(f"agreement with the exact interchange over the {a['top'] + a['drawn']} confirmed locations: Spearman {a['spearman']!r} "

@@ -223,3 +223,15 @@ def test_the_transformer_lens_runner_screens_without_the_fixes_and_names_them_wh
         other = "graddrop" if switch == "qk_fix" else "qk_fix"
         with pytest.raises(interp.ConfigError, match=f"{switch}=True.? runs on the hf backend only"):
             lab.screen(examples, "blocks.0.hook_resid_post@w_h", variable="lexrel", **{switch: True, other: False})
+
+
+def test_a_site_where_nothing_moves_is_not_flagged_for_rounding():
+    """Every example with the same vector there (a decoder's template word): the estimate moves nothing with a layer
+    dropped or not, whatever the gradients, and GradDrop says 1, not a cancellation found in rounding."""
+    from interp.engine.gradients import SiteGradients
+
+    g = torch.Generator().manual_seed(0)
+    same = torch.ones(6, 4)
+    site = SiteGradients(same + 1e-9 * torch.randn(6, 4, generator=g), torch.zeros(6, 2, 4), dropped={1: torch.randn(6, 2, 4, generator=g)})
+    score = graddrop_robustness(torch.randn(6, 2, generator=g), site)
+    assert score["robustness"] == 1.0 and not score["cancels"]

@@ -72,7 +72,8 @@ def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
     GradDrop score); ``robustness``: ``effect / max(effect, graddrop)``, in 0..1
     (1 where neither moves). Paths that agree give 1 or near it; paths that cancel at first order give a small effect
     against a large one with a layer dropped, so a site under :data:`CANCELS_BELOW` is flagged ``cancels``: its
-    estimate, and its rank, may be far too low. NaN (and not flagged) where no layer follows the site.
+    estimate, and its rank, may be far too low. 1 where neither moves beyond rounding (a millionth of the logits'
+    scale); NaN (and not flagged) where no layer follows the site.
     """
     n = own.shape[0]
     others = ~torch.eye(n, dtype=torch.bool)
@@ -86,7 +87,8 @@ def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
     if not site.dropped:
         return {"effect": full, "graddrop": float("nan"), "robustness": float("nan"), "cancels": False}
     dropped = float(np.mean([effect(g) for g in site.dropped.values()]))
-    robustness = full / max(full, dropped) if max(full, dropped) > 0 else 1.0
+    still = 1e-6 * (float(margins.abs().mean()) + 1.0)  # below this nothing moves but rounding: not a cancellation
+    robustness = full / max(full, dropped) if max(full, dropped) > still else 1.0
     return {"effect": full, "graddrop": dropped, "robustness": robustness, "cancels": bool(robustness < CANCELS_BELOW)}
 
 

@@ -172,6 +172,8 @@ def _the_report_draws_the_screen(out):
     (section,) = page_data(page)["screens"]
     assert len(section["records"]) == 5 and sum(r["confirmed"] != "" for r in section["records"]) == 2
     assert {r["role"] for r in section["records"]} >= {"resid@w_h", "hook_mlp_out@w_h", "attn.hook_z.h1@w_h"} and section["agreement"]
+    by_location = {r["location"]: r for r in section["records"]}  # GradDrop's score, none where no layer follows (NaN stays off the page)
+    assert by_location["blocks.1.hook_resid_post@cls"]["robustness"] is None and by_location["blocks.0.hook_resid_post@w_h"]["robustness"] is not None
     driver = _chromium()
     try:
         driver.get(page.as_uri())

@@ -104,8 +104,9 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
     ``qk_fix`` and ``graddrop`` (``None``: on where the runner has them, the hf backend; off on transformer-lens).
 
     Raises:
-        ConfigError: naming ``confirm=`` below 0 or above the number of locations; a location an example lacks (as the interchange); naming ``qk_fix=``
-            or ``graddrop=`` on a runner without them, or ``qk_fix`` on a family whose attention returns no probabilities.
+        ConfigError: naming ``confirm=`` below 0 or above the number of locations; a location an example lacks (as
+            the interchange); naming ``qk_fix=`` or ``graddrop=`` on a runner without them, or ``qk_fix`` on a family
+            whose attention returns no probabilities.
     """
     check_int(confirm, "confirm", least=0)
     check_int(seed, "seed", least=0)
@@ -115,7 +116,7 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
     runner = every.binding.runner
     qk_fix = runner.atp_star if qk_fix is None else qk_fix
     graddrop = runner.atp_star if graddrop is None else graddrop
-    found = every.binding.runner.gradients(every.encoded, list(locations), qk_fix=qk_fix, graddrop=graddrop)
+    found = runner.gradients(every.encoded, list(locations), qk_fix=qk_fix, graddrop=graddrop)
     own = every.logits()
     rows, interval = [], ""
     with warnings.catch_warnings():  # a split at chance is warned of once, not once per location

@@ -222,6 +222,11 @@ def _number(text: str | None) -> float | None:
     return float(text) if text not in (None, "") else None
 
 
+def _finite(value: float | None) -> float | None:
+    """``value``, or ``None`` where it is NaN (a figure not computed there: the page's JSON has no NaN)."""
+    return None if value is None or value != value else value
+
+
 def seeds_table(path: Path, command: str = "") -> dict:
     """An over-seeds table (``interp train --seeds``, ``interp demo --seeds``): one row per figure with every seed's value,
     the mean and its Student's t 95% interval over the seeds, and the null where the table has one (the majority label's
@@ -290,7 +295,8 @@ def iia_from_das(path: Path) -> list[dict]:
 
 def screen_section(path: Path) -> dict:
     """``interp screen``'s ``screen.csv`` as site × layer cells (a site: the residual stream, a component or a head, at its
-    roles): the estimated IIA with its interval, and the exact one where it was confirmed; ``screen.json``'s agreement."""
+    roles): the estimated IIA with its interval, GradDrop's robustness (``None`` where not computed) and whether it flags
+    the site, and the exact IIA where it was confirmed; ``screen.json``'s agreement."""
     records = []
     for row in _read_csv(path):
         loc = Location.parse(row["location"])
@@ -298,7 +304,8 @@ def screen_section(path: Path) -> dict:
         role, layer = _place(row["location"])
         records.append({"location": row["location"], "role": f"{site}@{role}", "layer": layer, "estimated_iia": float(row["estimated_iia"]),
                         "low": float(row["estimated_iia_low"]), "high": float(row["estimated_iia_high"]), "confirmed": row.get("confirmed", ""),
-                        "exact_iia": _number(row.get("exact_iia")), "rank": int(row["rank"])})  # fmt: skip
+                        "exact_iia": _number(row.get("exact_iia")), "rank": int(row["rank"]), "robustness": _finite(_number(row.get("robustness"))),
+                        "cancels": row.get("cancels") == "True"})  # fmt: skip
     summary = _read_json(path.with_name("screen.json")) if path.with_name("screen.json").is_file() else {}
     return {"source": str(path), "records": records, "interval": summary.get("interval", ""), "agreement": summary.get("agreement", {}),
             "variable": summary.get("variable", "")}  # fmt: skip

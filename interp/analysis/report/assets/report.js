@@ -158,6 +158,8 @@
     s.append(div);
     heatmap(div, sc.records, (r) => r.estimated_iia,
       (r) => `estimated IIA ${fmt(r.estimated_iia)} [${fmt(r.low)}, ${fmt(r.high)}], rank ${r.rank}` +
+        (r.robustness !== null && r.robustness !== undefined ? `<br>GradDrop robustness ${fmt(r.robustness)}` +
+          (r.cancels ? " (paths cancel: the estimate may be far too low)" : "") : "") +
         (r.confirmed ? `<br>exact IIA ${fmt(r.exact_iia)} (${r.confirmed})` : "") + `<br>${r.location}`,
       "estimated IIA (* confirmed exactly)", [0, 1], (r) => r.confirmed !== "");
   });

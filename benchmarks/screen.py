@@ -71,8 +71,8 @@ def main() -> None:
         value = call()
         return value, time.perf_counter() - start
 
-    found, screen_s = clock(lambda: lab.screen(examples, text, variable="lexrel"))
-    _, plain_s = clock(lambda: lab.screen(examples, text, variable="lexrel", qk_fix=False, graddrop=False))
+    found, screen_s = clock(lambda: lab.screen(examples, examples, text, variable="lexrel"))
+    _, plain_s = clock(lambda: lab.screen(examples, examples, text, variable="lexrel", qk_fix=False, graddrop=False))
     exact: dict[str, float] = {}
     for loc in [f"blocks.{l}.attn.hook_z.h0@w_h" for l in range(layers)] + [str(loc) for loc in locations if loc.is_residual]:
         exact[loc] = clock(lambda loc=loc: lab.interchange(examples, examples, loc, variables=("lexrel",)))[1]

@@ -217,12 +217,12 @@ def test_the_transformer_lens_runner_screens_without_the_fixes_and_names_them_wh
     lab = interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir), backend="transformer-lens")
     examples = lab.task.examples(("pmonli",), per_split=4, seed=0)
     with pytest.warns(interp.InterpWarning):  # a random model at chance
-        (row,) = lab.screen(examples, "blocks.0.hook_resid_post@w_h", variable="lexrel").rows
+        (row,) = lab.screen(examples, examples, "blocks.0.hook_resid_post@w_h", variable="lexrel").rows
     assert row["qk_fixed"] is False and row["robustness"] != row["robustness"] and row["cancels"] is False
     for switch in ("qk_fix", "graddrop"):
         other = "graddrop" if switch == "qk_fix" else "qk_fix"
         with pytest.raises(interp.ConfigError, match=f"{switch}=True.? runs on the hf backend only"):
-            lab.screen(examples, "blocks.0.hook_resid_post@w_h", variable="lexrel", **{switch: True, other: False})
+            lab.screen(examples, examples, "blocks.0.hook_resid_post@w_h", variable="lexrel", **{switch: True, other: False})
 
 
 def test_a_site_where_nothing_moves_is_not_flagged_for_rounding():

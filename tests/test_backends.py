@@ -228,7 +228,7 @@ def _call(lab, examples, name: str):
         scored = lab.score_das(examples, das, SITE, "lexrel", test_pairs=24)
         return [torch.tensor(das.losses), das.intervention.matrix.detach(), float(das.iia), float(das.untrained_iia), scored["intervention"]["iia"]]
     if name == "screen":  # two locations, one confirmed as the top and one drawn: every figure estimated and exact
-        rows = sorted(lab.screen(few, f"{SITE},{COMPONENT}", variable="lexrel", confirm=1, qk_fix=False, graddrop=False).rows,
+        rows = sorted(lab.screen(few, few, f"{SITE},{COMPONENT}", variable="lexrel", confirm=1, qk_fix=False, graddrop=False).rows,
                       key=lambda r: r["location"])  # AtP*'s fixes: the hf backend's only (tests/test_atp_star.py)
         return [[r[key] for key in ("estimated_iia", "estimated_iia_low", "estimated_stays", "exact_iia")] for r in rows]
     raise AssertionError(f"no call {name!r}")

@@ -80,7 +80,7 @@ def lab(tiny_classifier_dir, monli_dir):
 def test_the_screen_ranks_by_estimate_and_confirms_the_top_and_a_draw_exactly(lab):
     examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=8, seed=1)
     with pytest.warns(interp.InterpWarning):  # a random tiny model is at chance: said once
-        found = lab.screen(examples, LOCATIONS, variable="lexrel", confirm=2, seed=0)
+        found = lab.screen(examples, examples, LOCATIONS, variable="lexrel", confirm=2, seed=0)
     rows = found.rows
     assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5] and len(rows) == 5
     assert [r["estimated_iia"] for r in rows] == sorted((r["estimated_iia"] for r in rows), reverse=True)
@@ -95,13 +95,42 @@ def test_the_screen_ranks_by_estimate_and_confirms_the_top_and_a_draw_exactly(la
     assert found.agreement["top"] == 2 and found.agreement["drawn"] == 2 and "Spearman" in repr(found)
     assert found.to_frame().shape[0] == 5 and estimated.logits.shape[:2] == (len(examples), len(examples))
     with pytest.raises(interp.ConfigError, match="confirm="):
-        lab.screen(examples, LOCATIONS, variable="lexrel", confirm=-1)
+        lab.screen(examples, examples, LOCATIONS, variable="lexrel", confirm=-1)
     with pytest.raises(interp.ConfigError, match="variable="):
-        lab.screen(examples, LOCATIONS, variable="nope")
+        lab.screen(examples, examples, LOCATIONS, variable="nope")
     with pytest.raises(interp.ConfigError, match="confirm=6.? asks for more locations than the 5 screened"):
-        lab.screen(examples, LOCATIONS, variable="lexrel", confirm=6)
+        lab.screen(examples, examples, LOCATIONS, variable="lexrel", confirm=6)
     with pytest.raises(interp.ConfigError, match="blocks.9"):
-        lab.screen(examples, "blocks.9.hook_resid_post@w_h", variable="lexrel")
+        lab.screen(examples, examples, "blocks.9.hook_resid_post@w_h", variable="lexrel")
+
+
+def test_bases_and_sources_of_their_own_are_estimated_pair_by_pair_and_confirmed_as_interchanged(lab):
+    """Bases and sources apart (some shared): each pair's estimated IIA comes from the bases' gradients and the sources'
+    vectors (a loop over pairs against the screen's own rows), and the confirmed rows are ``lab.interchange(bases,
+    sources, ...)``'s figures."""
+    from interp.analysis.attribution import estimated_logits
+
+    examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=6, seed=2)
+    bases, sources = examples[:7], examples[4:]
+    site = "blocks.0.hook_resid_post@w_h"
+    with pytest.warns(interp.InterpWarning):
+        found = lab.screen(bases, sources, f"{site},blocks.1.hook_mlp_out@w_h", variable="lexrel", confirm=1, qk_fix=False)
+    assert found.examples == len(examples)
+    grads = lab.gradients(examples, [site])[lab.location(site)]
+    own = lab.predict(examples)
+    loop = torch.stack([torch.stack([estimated_logits(own[[b, s]], grads.activations[[b, s]], grads.gradients[[b, s]])[0, 1]
+                                     for s in range(4, len(examples))]) for b in range(7)])  # fmt: skip
+    mine = lab.interchange(bases, sources, site, variables=["lexrel"])
+    from interp.api.interchange import result_of_logits
+
+    expected = result_of_logits(lab.bind(examples), bases, sources, lab.location(site), ("lexrel",), loop, None).summary("lexrel")
+    (row,) = [r for r in found.rows if r["location"] == site]
+    assert row["estimated_iia"] == pytest.approx(expected["iia_causal"]) and mine.logits.shape[:2] == (7, len(sources))
+    for r in found.rows:
+        exact = lab.interchange(bases, sources, r["location"], variables=["lexrel"]).summary("lexrel")
+        assert r["exact_iia"] == exact["iia_causal"] and r["exact_iia_low"] == exact["iia_causal_low"]
+    with pytest.raises(interp.ConfigError, match="sources"):
+        lab.screen(bases, [object()], site, variable="lexrel")
 
 
 def test_all_covers_every_residual_component_and_head_location(lab):
@@ -153,7 +182,7 @@ def test_the_command_resumes_its_confirmation_to_the_rows_the_library_gives(tiny
     lab = interp.IntervenableModel(str(tiny_classifier_dir), "monli", data_dir=str(monli_dir))
     examples = lab.task.examples(("pmonli", "nmonli_test"), per_split=6, seed=0)
     with pytest.warns(interp.InterpWarning):
-        rows = lab.screen(examples, LOCATIONS, variable="lexrel", confirm=1, seed=0).rows
+        rows = lab.screen(examples, examples, LOCATIONS, variable="lexrel", confirm=1, seed=0).rows
     assert list(table["location"]) == [r["location"] for r in rows]
     for column in ("estimated_iia", "estimated_iia_low", "robustness", "exact_iia", "exact_iia_high"):
         mine = [r.get(column, "") for r in rows]

@@ -327,19 +327,30 @@ class IntervenableModel:
             return interchange_set(every, bases, sources, [self.location(loc, variables) for loc in location], **options)
         return interchange(every, bases, sources, self.location(location, variables), **options)
 
-    def screen(self, examples: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
+    def screen(self, bases: Sequence, sources: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
                qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
-        """Estimate ``variable``'s IIA at every location by attribution patching (one forward and one backward pass per
-        example and label; Nanda 2023, Syed, Rager & Conmy 2023), rank, and with ``confirm`` K run the exact interchange
-        at the top K and at K drawn at random from the rest, with their agreement (:mod:`interp.api.screen`).
+        """Estimate ``variable``'s IIA at every location, for every base with every source, by attribution patching
+        (one forward and one backward pass per example and label; Nanda 2023, Syed, Rager & Conmy 2023), rank, and with
+        ``confirm`` K run the exact interchange at the top K and at K drawn at random from the rest, with their
+        agreement (:mod:`interp.api.screen`).
 
-        ``locations``: ``all`` (every residual, component and head location at every role), ``heads``, ``components``
-        or a comma-separated list. ``qk_fix`` and ``graddrop``: AtP*'s refinements (Kramár et al. 2024, §3), the hf
-        backend's (``None``: on there, off on transformer-lens). Raises ConfigError naming ``variable=``, ``locations=``, ``confirm=``, ``qk_fix=`` or ``graddrop=``.
+        ``bases``, ``sources``: the task's examples (the same list twice for the square set). ``locations``: ``all``
+        (every residual, component and head location at every role), ``heads``, ``components`` or a comma-separated
+        list. ``qk_fix`` and ``graddrop``: AtP*'s refinements (Kramár et al. 2024, §3), the hf backend's (``None``: on
+        there, off on transformer-lens).
+
+        Raises:
+            ConfigError: naming ``bases=``, ``sources=``, ``variable=``, ``locations=``, ``confirm=``, ``qk_fix=`` or
+                ``graddrop=``.
         """
+        with renamed(examples="bases"):
+            bases = self.task.check_examples(bases)
+        with renamed(examples="sources"):
+            sources = self.task.check_examples(sources)
         variable = self.task.check_variable(variable)
         found = screen_locations(self.locations, self.task.roles, locations)
-        return screen(self.bind(examples), found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop)
+        every = self.bind(list({e.id: e for e in [*bases, *sources]}.values()))
+        return screen(every, bases, sources, found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop)
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

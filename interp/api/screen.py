@@ -2,7 +2,7 @@
 
 Usage::
 
-    found = lab.screen(examples, "all", variable="lexrel", confirm=5)   # every residual, component and head location
+    found = lab.screen(examples, examples, "all", variable="lexrel", confirm=5)   # every residual, component and head location
     found.to_frame()          # location, estimated IIA with its interval, rank, and the exact IIA where confirmed
     found.agreement           # Spearman of estimated against exact IIA, the screen's miss rate, each with its interval
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+import torch
 
 from interp.analysis.attribution import agreement, graddrop_robustness, site_estimate
 from interp.api.example_set import ExampleSet
@@ -96,9 +97,10 @@ def screen_locations(parse: Callable[[str], list[Location]], roles: Sequence[str
     return list(dict.fromkeys(found))
 
 
-def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, confirm: int = 0, seed: int = 0, qk_fix: bool | None = None,
-           graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
-    """Estimate the IIA of ``variable`` at every location over ``every``'s examples as bases and sources, rank, and
+def screen(every: ExampleSet, bases: Sequence, sources: Sequence, locations: Sequence[Location], variable: str, *, confirm: int = 0,
+           seed: int = 0, qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
+    """Estimate the IIA of ``variable`` at every location for every base with every source (both among ``every``'s
+    examples: the estimate is made over all of them and read at the bases' rows and the sources' columns), rank, and
     with ``confirm`` K > 0 run the exact interchange at the top K and at K drawn (``seed``) from the rest.
 
     ``qk_fix`` and ``graddrop`` (``None``: on where the runner has them, the hf backend; off on transformer-lens).
@@ -112,7 +114,7 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
     check_int(seed, "seed", least=0)
     if confirm > len(locations):
         raise ConfigError(f"{named('confirm', confirm)} asks for more locations than the {len(locations)} screened")
-    examples = list(every.examples)
+    base_rows, source_rows = torch.tensor(every.rows(bases)), torch.tensor(every.rows(sources))
     runner = every.binding.runner
     qk_fix = runner.atp_star if qk_fix is None else qk_fix
     graddrop = runner.atp_star if graddrop is None else graddrop
@@ -124,7 +126,8 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
             if i == 1:
                 warnings.simplefilter("ignore", InterpWarning)
             site = found[loc]
-            s = result_of_logits(every, examples, examples, loc, (variable,), site_estimate(own, site, qk_fix), None).summary(variable)
+            estimate = site_estimate(own, site, qk_fix)[base_rows][:, source_rows]
+            s = result_of_logits(every, bases, sources, loc, (variable,), estimate, None).summary(variable)
             interval = s["interval"]
             robust = graddrop_robustness(own, site)
             rows.append({"location": str(loc), "estimated_iia": s["iia_causal"], "estimated_iia_low": s["iia_causal_low"],
@@ -134,13 +137,13 @@ def screen(every: ExampleSet, locations: Sequence[Location], variable: str, *, c
     rows.sort(key=lambda r: -r["estimated_iia"])
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
-    result = ScreenResult(variable, rows, interval=interval, examples=len(examples))
+    result = ScreenResult(variable, rows, interval=interval, examples=len(every.examples))
     if confirm:
         top, drawn = confirmed_locations(rows, confirm, seed)
         by_name = {str(loc): loc for loc in locations}
         with warnings.catch_warnings():  # a split at chance was warned of by the screen already
             warnings.simplefilter("ignore", InterpWarning)
-            exact = interchange_set(every, examples, examples, [by_name[name] for name in [*top, *drawn]], variables=(variable,))
+            exact = interchange_set(every, bases, sources, [by_name[name] for name in [*top, *drawn]], variables=(variable,))
         confirm_rows(result, {name: r.summary(variable) for name, r in exact.results.items()}, top, drawn)
     return result
 

@@ -64,7 +64,7 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
     n = len(screen_locations(lab.locations, lab.task.roles, config.locations))
     if config.confirm > n:  # said before the screen runs
         raise ConfigError(f"{named('confirm', config.confirm)} asks for more locations than the {n} screened")
-    found = lab.screen(examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix, graddrop=config.graddrop)
+    found = lab.screen(examples, examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix, graddrop=config.graddrop)
     if config.confirm:
         top, drawn = confirmed_locations(found.rows, config.confirm, config.seed)
         exact = InterventionConfig(model=lab.model, out=str(out / "screen.h5"), locations=",".join([*top, *drawn]), variables=(found.variable,),

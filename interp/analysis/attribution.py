@@ -69,8 +69,7 @@ def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
     ``effect``: the estimate's mean L1 change, over every pair of different examples, of each label's logit minus the
     first label's (what decides the label; logit units); ``graddrop``: the same, averaged over the later layers, each
     estimate computed with that layer's gradient path dropped (``site.dropped``, gradients of those differences: AtP*'s
-    GradDrop score); ``robustness``: ``effect / max(effect, graddrop)``, in 0..1
-    (1 where neither moves). Paths that agree give 1 or near it; paths that cancel at first order give a small effect
+    GradDrop score); ``robustness``: ``effect / max(effect, graddrop)``, in 0..1. Paths that agree give 1 or near it; paths that cancel at first order give a small effect
     against a large one with a layer dropped, so a site under :data:`CANCELS_BELOW` is flagged ``cancels``: its
     estimate, and its rank, may be far too low. 1 where neither moves beyond rounding (a millionth of the logits'
     scale); NaN (and not flagged) where no layer follows the site.

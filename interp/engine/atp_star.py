@@ -34,7 +34,7 @@ from torch import Tensor
 from interp.core.errors import ConfigError
 from interp.hooks.architecture import architecture, model_inputs
 from interp.hooks.context import site_module
-from interp.hooks.encoding import Encoded
+from interp.hooks.encoding import Encoded, location_tokens
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, Location
 
 
@@ -168,26 +168,28 @@ def qk_terms(model, encoded: Sequence[Encoded], location: Location, activations:
     device = next(model.parameters()).device
     n = len(encoded)
     out = torch.empty(n, n, attention_grads[0].shape[0]) if n else torch.empty(0, 0, 0)
-    tokens = [[t for role in location.roles for t in e.tokens(role)] for e in encoded]
-    for group in length_groups(encoded):
-        pairs = [(b, s) for b in group for s in range(n)]
-        for chunk in _chunks(pairs, batch_size):
-            bases = [b for b, _ in chunk]
-            rows = torch.stack([hidden[b] for b in bases]).to(device)
-            for r, (b, s) in enumerate(chunk):
-                rows[r, list(tokens[b])] = activations[s].view(len(tokens[b]), -1).to(device, rows.dtype)
-            ids, types = _inputs(encoded, bases, device)
-            with torch.no_grad(), attention_weights(model, [layer], stop_after=layer) as found, arch.from_block(model, layer, rows):
-                try:
-                    model(**model_inputs(model, ids, types))
-                except _Stop:
-                    pass
-            if layer not in found:
-                raise ConfigError(f"location {location}: the QK fix needs block {layer}'s attention probabilities, which "
-                                  f"{type(model).__name__}'s attention does not return; screen without it (qk_fix=False)")
-            moved = found[layer].float().cpu() - torch.stack([probabilities[b] for b in bases])
-            term = torch.einsum("rhqk,rlhqk->rl", moved, torch.stack([attention_grads[b] for b in bases]))
-            out[torch.tensor(bases), torch.tensor([s for _, s in chunk])] = term
+    tokens = location_tokens(encoded, location.roles, f"location {location}")
+    with torch.no_grad(), attention_weights(model, [layer], stop_after=layer) as found:  # eager once, not per chunk
+        for group in length_groups(encoded):
+            pairs = [(b, s) for b in group for s in range(n)]
+            for chunk in _chunks(pairs, batch_size):
+                bases = [b for b, _ in chunk]
+                rows = torch.stack([hidden[b] for b in bases]).to(device)
+                for r, (b, s) in enumerate(chunk):
+                    rows[r, list(tokens[b])] = activations[s].view(len(tokens[b]), -1).to(device, rows.dtype)
+                ids, types = _inputs(encoded, bases, device)
+                found.clear()
+                with arch.from_block(model, layer, rows):
+                    try:
+                        model(**model_inputs(model, ids, types))
+                    except _Stop:
+                        pass
+                if layer not in found:
+                    raise ConfigError(f"location {location}: the QK fix needs block {layer}'s attention probabilities, which "
+                                      f"{type(model).__name__}'s attention does not return; screen without it (qk_fix=False)")
+                moved = found[layer].float().cpu() - torch.stack([probabilities[b] for b in bases])
+                term = torch.einsum("rhqk,rlhqk->rl", moved, torch.stack([attention_grads[b] for b in bases]))
+                out[torch.tensor(bases), torch.tensor([s for _, s in chunk])] = term
     return out
 
 

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "examples" / "decoders"))
 
 #: Each Llama shape's (blocks, width, query heads, key/value heads, SwiGLU width).
-LLAMA = {"llama": (12, 768, 12, 4, 2048), "llama-1b": (16, 2048, 32, 8, 8192)}
+LLAMA = {"llama": (12, 768, 12, 4, 2048), "llama-1b": (16, 2048, 32, 8, 8192), "tiny": (2, 64, 4, 2, 128)}  # tiny: benchmarks/gpu.py --smoke
 
 
 def build(shape: str, task, seed: int = 0):

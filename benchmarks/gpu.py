@@ -1,7 +1,9 @@
 """The one GPU benchmark: fine-tuning, every MoNLI pair at three precisions, the engine against the naive loop, DAS, the cache.
 
     python benchmarks/gpu.py --monli DIR --minilm DIR          # on a GPU machine, about 5 minutes on one H100 or H200
-    python benchmarks/gpu.py --smoke                            # the same arms at tiny sizes on the CPU (the suite runs it)
+    python benchmarks/gpu.py --check --monli DIR --minilm DIR  # the one device check: about 4 minutes, gpu.json and gpu.md
+    python benchmarks/gpu.py --profile --monli DIR --minilm DIR  # where the all-pairs job's time goes (about a minute)
+    python benchmarks/gpu.py --smoke                            # the same arms at tiny sizes on the CPU (the suite runs it, and --check --smoke)
 
 Runs on whatever torch and transformers the machine has (nothing is installed,
 nothing downloaded). ``--minilm`` is a folder holding the embedded model's
@@ -30,8 +32,22 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
   the steps alone) and held-out IIA, against pyvene's ``RotatedSpaceIntervention`` on the same initial rotation, batches and order
   where pyvene is installed.
 * **cache**: ``interp cache`` on the fine-tuned model (every block output at every role, all splits).
-* **profile** (only when ``--arms`` names it): one engine call per precision under ``torch.profiler``, its
-  top kernels (or, on a CPU, operators) by self time: where a precision's time goes.
+* **decoder** (when ``--arms`` names it): a Llama shape of about a billion parameters (``--decoder-shape``,
+  ``benchmarks/decoders.py``) in bf16, the engine with and without each base's prefix reused, and pyvene where
+  installed, on ``--decoder-bases`` × ``--decoder-sources`` NMoNLI-test pairs.
+* **profile** (``--profile``, or when ``--arms`` names it): the all-pairs job on ``--profile-examples`` examples under
+  ``torch.profiler`` (after one unprofiled run), for each precision and compile mode: its top kernels (or, on a CPU,
+  operators) by self time, and its host steps (the engine's ``interp.*`` ranges and the unit writes) by total time.
+
+Each all-pairs run is eager, compiled or the default (``--compile-modes``: the ``compile=`` of
+:mod:`interp.engine.compiled`); a compiled one reports its shapes and their first calls' seconds (compiling
+included, and part of the wall).
+
+``--check`` is the one device check a GPU lease allows: fine-tuning, all pairs at tf32 and bf16 eager and compiled,
+the engine against pyvene at MiniLM and BERT-base shapes with both at bf16 (BERT-base all pairs extrapolated from the
+rate, labelled so), and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
+so). It writes ``DIR/gpu.json`` and ``DIR/gpu.md`` (``--out``, default ``runs/gpu_check``): the rows for
+BENCHMARKS.md, each target (set for an H100) met or not.
 
 What to carry. ``--prepare DIR`` (on a machine with the package installed) writes the script's inputs into ``DIR``:
 ``DIR/minilm`` (the embedded model's config and tokenizer, its weights as float16 safetensors), ``DIR/monli`` (MoNLI,
@@ -99,7 +115,7 @@ def random_classifier(size: str, tokenizer, smoke: bool, seed: int = 0):
 
     from interp.api.loading import Classifier
 
-    layers, hidden, heads = (3, 32, 2) if smoke else SIZES[size]
+    layers, hidden, heads = (4, 32, 2) if smoke else SIZES[size]  # 4 blocks: one after LOCATION's, for the compiled suffix
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                         intermediate_size=4 * hidden, num_labels=2, id2label={0: "entailment", 1: "neutral"},
@@ -135,7 +151,7 @@ def all_pairs_arm(args, model, device) -> list[dict]:
     from interp.files.interventions import Fp32Check, open_interventions
     from interp.jobs.intervene import InterventionConfig, run_interventions
 
-    engine_seconds = [0.0]
+    engine_seconds, stats = [0.0], []
     original = IntervenableModel.interchange_logits
 
     def timed(self, *a, **k):
@@ -144,6 +160,9 @@ def all_pairs_arm(args, model, device) -> list[dict]:
         out = original(self, *a, **k)
         sync(device)
         engine_seconds[0] += time.perf_counter() - began
+        found = getattr(self.runner, "compile_stats", None)  # a runner of each precision, and of the fp32 check
+        if found is not None and all(found is not seen for seen in stats):
+            stats.append(found)
         return out
 
     rows = []
@@ -153,40 +172,50 @@ def all_pairs_arm(args, model, device) -> list[dict]:
             for precision in args.precisions:
                 if device.type != "cuda" and precision != "fp32" and not args.smoke:
                     continue
-                engine_seconds[0] = 0.0
-                reset_peak(device)
-                sample = interp.SampleSpec(("pmonli", "nmonli_train", "nmonli_test"), max_examples=24 if args.smoke else None)
-                config = InterventionConfig(model=model, out=f"{tmp}/iv_{precision}.h5", locations=LOCATION, variables=("lexrel",),
-                                            data=interp.DataSpec(data_dir=args.monli), sample=sample,
-                                            run=interp.RunSpec(device=str(device)), precision=precision,
-                                            unit_size=16 if args.smoke else 512)  # fmt: skip
-                began = time.perf_counter()
-                try:
-                    path = run_interventions(config, progress=False)
-                except Exception as error:  # noqa: BLE001 - one precision failing leaves the others measured
-                    rows.append({"precision": precision, "error": failure(error)})
-                    print(f"all pairs {precision}: failed: {rows[-1]['error']}", flush=True)
-                    continue
-                wall = time.perf_counter() - began
-                began = time.perf_counter()
-                summary = summarize_all(path)[0]
-                intervals = time.perf_counter() - began
-                with open_interventions(path) as file:
-                    check = Fp32Check.from_attrs(file.group_attrs(LOCATION))
-                    pairs = len(file.example_ids) ** 2
-                rows.append({"precision": precision, "pairs": pairs, "engine_s": engine_seconds[0], "wall_s": wall, "intervals_s": intervals,
-                             "pairs_per_s": pairs / engine_seconds[0], "iia_causal": summary["iia_causal"],
-                             "agreement": None if check is None else check.agreement, "peak_gib": peak_gib(device)})  # fmt: skip
-                print(f"all pairs {precision}: {pairs} pairs, engine {engine_seconds[0]:.1f} s, wall {wall:.1f} s, intervals {intervals:.1f} s, "
-                      f"agreement with fp32 {rows[-1]['agreement']}", flush=True)  # fmt: skip
-                Path(path).unlink()
+                for mode in args.compile_modes:
+                    if late(args, f"all pairs {precision} {mode}"):
+                        rows.append({"precision": precision, "compile": mode, "error": "skipped: past --deadline"})
+                        continue
+                    engine_seconds[0], stats[:] = 0.0, []
+                    reset_peak(device)
+                    sample = interp.SampleSpec(("pmonli", "nmonli_train", "nmonli_test"), max_examples=24 if args.smoke else None)
+                    # under --smoke, passes of 16 pairs: each length bucket has full passes, which a compiled suffix runs
+                    run = interp.RunSpec(device=str(device), compile=COMPILE_MODES[mode], batch_size=16 if args.smoke else None)
+                    config = InterventionConfig(model=model, out=f"{tmp}/iv_{precision}_{mode}.h5", locations=LOCATION, variables=("lexrel",),
+                                                data=interp.DataSpec(data_dir=args.monli), sample=sample, run=run, precision=precision,
+                                                unit_size=16 if args.smoke else 512)  # fmt: skip
+                    began = time.perf_counter()
+                    try:
+                        path = run_interventions(config, progress=False)
+                    except Exception as error:  # noqa: BLE001 - one precision failing leaves the others measured
+                        rows.append({"precision": precision, "compile": mode, "error": failure(error)})
+                        print(f"all pairs {precision} {mode}: failed: {rows[-1]['error']}", flush=True)
+                        continue
+                    wall = time.perf_counter() - began
+                    began = time.perf_counter()
+                    summary = summarize_all(path)[0]
+                    intervals = time.perf_counter() - began
+                    with open_interventions(path) as file:
+                        check = Fp32Check.from_attrs(file.group_attrs(LOCATION))
+                        pairs = len(file.example_ids) ** 2
+                    compiled = {key: sum(len(st.shapes) if key == "shapes" else getattr(st, key) for st in stats)
+                                for key in ("shapes", "first_call_seconds", "compiled_pairs", "eager_pairs")}  # fmt: skip
+                    rows.append({"precision": precision, "compile": mode, "pairs": pairs, "engine_s": engine_seconds[0], "wall_s": wall,
+                                 "intervals_s": intervals, "pairs_per_s": pairs / engine_seconds[0], "iia_causal": summary["iia_causal"],
+                                 "agreement": None if check is None else check.agreement, "compiled": compiled, "peak_gib": peak_gib(device)})  # fmt: skip
+                    first = "" if not compiled or not compiled["shapes"] else (
+                        f", compiled: {compiled['shapes']} shapes, their first calls {compiled['first_call_seconds']:.1f} s")
+                    print(f"all pairs {precision} {mode}: {pairs} pairs, engine {engine_seconds[0]:.1f} s, wall {wall:.1f} s, intervals {intervals:.1f} s, "
+                          f"agreement with fp32 {rows[-1]['agreement']}{first}", flush=True)  # fmt: skip
+                    Path(path).unlink()
     finally:
         IntervenableModel.interchange_logits = original
     return rows
 
 
-def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None, bool | None, str]:
-    """pyvene's pairs/s on ``n_bases`` bases × every source (labels checked against the engine's), or why it was skipped."""
+def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None, float | None, str]:
+    """pyvene's pairs/s on ``n_bases`` bases × every source, the share of its labels equal to ``logits``' (the engine's at
+    the same precision), or why it was skipped."""
     try:
         from interventions import pyvene_arm  # benchmarks/interventions.py, beside this file
 
@@ -196,15 +225,15 @@ def pyvene_rate(lab, examples, loc, n_bases: int, logits) -> tuple[float | None,
     if result is None:
         return None, None, "pyvene absent: its arm skipped"
     reference, seconds = result
-    agree = bool((reference.argmax(-1) == logits[:n_bases].cpu().argmax(-1)).all())
+    agree = (reference.argmax(-1) == logits[:n_bases].cpu().argmax(-1)).float().mean().item()
     from importlib.metadata import version
 
     return n_bases * len(examples) / seconds, agree, f"pyvene {version('pyvene')}"
 
 
 def engine_arm(args, task, device, tokenizer) -> list[dict]:
-    """The engine (fp32, tf32, bf16) against the naive loop and pyvene (fp32, where installed) at each size, random weights, the same
-    bases."""
+    """The engine at each of ``--engine-precisions`` against the naive loop (fp32) and pyvene (at ``--pyvene-precision``,
+    where installed) at each size, random weights, the same bases."""
     from interp.api.intervenable import IntervenableModel
     from interp.engine.batched import precision
     from interp.engine.naive import naive_interchange
@@ -213,27 +242,32 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
     all_pairs = len(task.examples(("pmonli", "nmonli_train", "nmonli_test"))) ** 2
     rows = []
     for size in args.sizes:
+        if late(args, f"engine {size}"):
+            rows.append({"size": size, "error": "skipped: past --deadline"})
+            continue
         lab = IntervenableModel(random_classifier(size, tokenizer, args.smoke), task)
         lab.model.to(device)
         loc = lab.location(LOCATION)
         bases = examples[: 4 if args.smoke else args.engine_bases]
         reset_peak(device)
         vectors = lab.source_vectors(examples, loc)
-        rates, repeats = {}, {}
-        for name in ("fp32", "tf32", "bf16"):
+        rates, repeats, found = {}, {}, {}
+        for name in args.engine_precisions:
             with precision(lab.model.module, name):
                 lab.interchange_logits(bases[:1], vectors[:64], loc)  # warm-up
                 repeats[name] = []
                 for _ in range(args.repeats):  # the fastest call is the rate: a first call at a new shape may pay for set-up
                     sync(device)
                     began = time.perf_counter()
-                    out = lab.interchange_logits(bases, vectors, loc)
+                    found[name] = lab.interchange_logits(bases, vectors, loc)
                     sync(device)
                     repeats[name].append(len(bases) * len(examples) / (time.perf_counter() - began))
+                if name == args.pyvene_precision:  # pyvene on the same model at the same precision
+                    pyvene, pyvene_agree, pyvene_note = pyvene_rate(lab, examples, loc, 1 if args.smoke else args.pyvene_bases, found[name])
             rates[name] = max(repeats[name])
-            if name == "fp32":
-                logits = out
-        engine = rates["fp32"]
+        if args.pyvene_precision not in found:
+            pyvene, pyvene_agree, pyvene_note = None, None, f"pyvene skipped: --pyvene-precision {args.pyvene_precision} is not among --engine-precisions"
+        logits = found.get("fp32", next(iter(found.values())))
         naive_bases, naive_sources = bases[:2], examples[: 8 if args.smoke else 64]
         pad = lab.model.tokenizer.pad_token_id
         naive_interchange(lab.model.module, lab.encode(naive_bases[:1]), lab.encode(naive_sources[:2]), loc, pad)  # warm-up
@@ -243,48 +277,130 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
         sync(device)
         naive = len(naive_bases) * len(naive_sources) / (time.perf_counter() - began)
         agree = bool((reference.argmax(-1) == logits[: len(naive_bases), : len(naive_sources)].argmax(-1)).all())
-        pyvene, pyvene_agree, pyvene_note = pyvene_rate(lab, examples, loc, 1 if args.smoke else args.pyvene_bases, logits)
-        rows.append({"size": size, "engine_pairs_per_s": engine, "engine_tf32_pairs_per_s": rates["tf32"],
-                     "engine_bf16_pairs_per_s": rates["bf16"], "naive_pairs_per_s": naive,
-                     "ratio": engine / naive, "labels_agree": agree, "pyvene_pairs_per_s": pyvene, "pyvene_labels_agree": pyvene_agree,
-                     "all_pairs_tf32_s": all_pairs / rates["tf32"], "all_pairs_bf16_s": all_pairs / rates["bf16"], "peak_gib": peak_gib(device), "pyvene": pyvene_note,
-                     "engine_calls_pairs_per_s": repeats})  # fmt: skip
-        against = "" if pyvene is None else f", {engine / pyvene:.1f}x pyvene ({rates['tf32'] / pyvene:.1f}x at tf32; labels agree {pyvene_agree})"
+        compiled = lab.runner.compile_stats.as_dict()
+        engine = rates.get("fp32")
+        rows.append({"size": size, "engine_pairs_per_s": engine, "engine_tf32_pairs_per_s": rates.get("tf32"),
+                     "engine_bf16_pairs_per_s": rates.get("bf16"), "naive_pairs_per_s": naive, "ratio": max(rates.values()) / naive,
+                     "labels_agree": agree, "pyvene_pairs_per_s": pyvene, "pyvene_labels_agree": pyvene_agree, "pyvene_precision": args.pyvene_precision,
+                     "engine_over_pyvene": None if pyvene is None else rates[args.pyvene_precision] / pyvene,
+                     "all_pairs_tf32_s": all_pairs / rates["tf32"] if "tf32" in rates else None,
+                     "all_pairs_bf16_s": all_pairs / rates["bf16"] if "bf16" in rates else None, "peak_gib": peak_gib(device), "pyvene": pyvene_note,
+                     "compiled": compiled, "engine_calls_pairs_per_s": repeats})  # fmt: skip
+        against = "" if pyvene is None else (f", {rows[-1]['engine_over_pyvene']:.1f}x pyvene, both {args.pyvene_precision} "
+                                             f"(labels agree on {100 * pyvene_agree:.1f}%)")  # fmt: skip
         calls = "; ".join(f"{k} calls {', '.join(f'{r:,.0f}' for r in v)}" for k, v in repeats.items())
-        print(f"engine {size}: {engine:,.0f} pairs/s fp32, {rates['tf32']:,.0f} tf32, {rates['bf16']:,.0f} bf16 (the fastest of {args.repeats}: {calls}); "
-              f"naive {naive:,.1f} pairs/s ({engine / naive:.1f}x), labels agree {agree}{against}; {pyvene_note}", flush=True)  # fmt: skip
-        del lab, vectors, logits, out
+        print(f"engine {size}: " + ", ".join(f"{rate:,.0f} pairs/s {k}" for k, rate in rates.items()) + f" (the fastest of {args.repeats}: {calls}); "
+              f"naive {naive:,.1f} pairs/s ({rows[-1]['ratio']:.1f}x), labels agree {agree}{against}; {pyvene_note}; compiled {compiled['shapes']} shapes",
+              flush=True)  # fmt: skip
+        del lab, vectors, logits, found
         if device.type == "cuda":
             torch.cuda.empty_cache()
     return rows
 
 
+def decoder_arm(args, task, device) -> dict:
+    """A decoder at bf16 on a GPU (fp32 on a CPU): ``benchmarks/decoders.py``'s arms, the engine with and without each
+    base's prefix reused and pyvene where installed, on the same bases × NMoNLI-test sources; labels compared."""
+    spec = importlib.util.spec_from_file_location("decoder_benchmark", Path(__file__).resolve().parent / "decoders.py")
+    decoders = importlib.util.module_from_spec(spec)  # benchmarks/decoders.py, by its path: the test suite has a decoders module of its own
+    spec.loader.exec_module(decoders)
+    from interp.backends import HFRunner
+    from interp.api.intervenable import IntervenableModel
+
+    shape = "tiny" if args.smoke else args.decoder_shape
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    model = decoders.build(shape, task)
+    model.module.to(device, dtype)
+    lab = IntervenableModel(model, task)
+    loc = lab.location("blocks.1.hook_resid_post@w_h" if args.smoke else "blocks.5.hook_resid_post@w_h")
+    examples = task.examples(("nmonli_test",), n=16 if args.smoke else args.decoder_sources, seed=0)
+    encoded = lab.encode(examples)
+    bases = 1 if args.smoke else args.decoder_bases
+    pad = model.tokenizer.pad_token_id
+    vectors = HFRunner(model.module, pad).vectors(encoded, loc)
+    reset_peak(device)
+    rates, found = {}, {}
+    for name, reuse in (("no reuse", False), ("prefix reuse", True)):
+        runner = HFRunner(model.module, pad, prefix_reuse=reuse)
+        runner.interchange_logits(encoded[:1], vectors[:8], loc)  # warm-up
+        sync(device)
+        began = time.perf_counter()
+        found[name] = runner.interchange_logits(encoded[:bases], vectors, loc)
+        sync(device)
+        rates[name] = bases * len(encoded) / (time.perf_counter() - began)
+    tokens = [e.tokens(loc.roles[0]) for e in encoded]
+    peer = decoders.pyvene_arm(model.module.inner, encoded, loc, tokens, bases)
+    pyvene = agree = None
+    if peer is not None:
+        pyvene = bases * len(encoded) / peer[1]
+        agree = (peer[0].argmax(-1) == found["prefix reuse"].argmax(-1)).float().mean().item()
+    same = (found["no reuse"].argmax(-1) == found["prefix reuse"].argmax(-1)).float().mean().item()
+    out = {"shape": shape, "dtype": str(dtype).removeprefix("torch."), "pairs": bases * len(encoded), "reuse_pairs_per_s": rates["prefix reuse"],
+           "no_reuse_pairs_per_s": rates["no reuse"], "reuse_labels_agree": same, "pyvene_pairs_per_s": pyvene, "pyvene_labels_agree": agree,
+           "peak_gib": peak_gib(device)}  # fmt: skip
+    print(f"decoder {shape} {out['dtype']}: prefix reuse {rates['prefix reuse']:,.0f} pairs/s, without {rates['no reuse']:,.0f} "
+          f"({rates['prefix reuse'] / rates['no reuse']:.2f}x; labels agree on {100 * same:.1f}%)"
+          + ("; pyvene absent" if pyvene is None else f"; pyvene {pyvene:,.0f} ({rates['prefix reuse'] / pyvene:.1f}x; labels agree on {100 * agree:.1f}%)"),
+          flush=True)  # fmt: skip
+    return out
+
+
 def profile_arm(args, task, model, device) -> list[dict]:
-    """Where the engine's time goes at each reduced precision: one call's top kernels (or CPU ops) by self time."""
+    """Where the all-pairs job's time goes: ``interp intervene`` on ``--profile-examples`` examples (all their pairs) at
+    :data:`LOCATION` for each precision and compile mode, under ``torch.profiler``, after one unprofiled run of the
+    same job (compiling, warm-up); two tables each: the top kernels (or, on a CPU, operators) by self time, and the
+    job's host steps (the ``interp.*`` ranges of :mod:`interp.engine.batched` and the unit writes) by total time."""
     from torch.profiler import ProfilerActivity, profile
 
-    from interp.api.intervenable import IntervenableModel
-    from interp.engine.batched import auto_batch_size, precision
+    import interp
+    from interp.jobs.intervene import InterventionConfig, run_interventions
+    from interp.jobs.shards import Shards
 
-    lab = IntervenableModel(model, task)
-    loc = lab.location(LOCATION)
-    examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=48 if args.smoke else None, seed=0)
-    bases = examples[: 2 if args.smoke else 32]
-    vectors = lab.source_vectors(examples, loc)
+    write = Shards.write
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    n = 24 if args.smoke else args.profile_examples
     rows = []
-    for name in args.precisions:
-        with precision(lab.model.module, name):
-            lab.interchange_logits(bases[:2], vectors, loc)  # warm-up
-            sync(device)
-            with profile(activities=activities) as prof:
-                lab.interchange_logits(bases, vectors, loc)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.precisions:
+            for mode in args.compile_modes:
+                if late(args, f"profile {name} {mode}"):
+                    rows.append({"precision": name, "compile": mode, "error": "skipped: past --deadline"})
+                    continue
+
+                def job(out: str):
+                    sample = interp.SampleSpec(("pmonli", "nmonli_train", "nmonli_test"), max_examples=n)
+                    run = interp.RunSpec(device=str(device), compile=COMPILE_MODES[mode], batch_size=16 if args.smoke else None)
+                    return run_interventions(InterventionConfig(model=model, out=out, locations=LOCATION, data=interp.DataSpec(data_dir=args.monli),
+                                                                sample=sample, run=run, precision=name, unit_size=16 if args.smoke else 512),
+                                             progress=False)  # fmt: skip
+
+                job(f"{tmp}/warm_{name}_{mode}.h5")
                 sync(device)
-            rows_per_pass = auto_batch_size(lab.model.module, 32)
-        table = prof.key_averages().table(sort_by=key, row_limit=12, max_name_column_width=60)
-        print(f"profile {name} ({len(bases)} bases x {len(examples)} sources; rows per pass at 32 tokens: {rows_per_pass}):\n{table}", flush=True)
-        rows.append({"precision": name, "rows_per_pass_at_32_tokens": rows_per_pass, "table": table})
+                writes = [0, 0.0]  # the unit files are written on the job's writer thread, which the profiler does not follow
+
+                def timed_write(self, *a, **k):
+                    began = time.perf_counter()
+                    write(self, *a, **k)
+                    writes[0], writes[1] = writes[0] + 1, writes[1] + time.perf_counter() - began
+
+                began = time.perf_counter()
+                Shards.write = timed_write
+                try:
+                    with profile(activities=activities) as prof:
+                        job(f"{tmp}/profiled_{name}_{mode}.h5")
+                        sync(device)
+                finally:
+                    Shards.write = write
+                seconds = time.perf_counter() - began
+                averages = prof.key_averages()
+                kernels = averages.table(sort_by=key, row_limit=15, max_name_column_width=60)
+                steps = {e.key: {"calls": e.count, "ms": e.cpu_time_total / 1e3} for e in sorted(averages, key=lambda e: -e.cpu_time_total)
+                         if e.key.startswith("interp.")}  # fmt: skip
+                steps["interp.unit_writes (writer thread)"] = {"calls": writes[0], "ms": writes[1] * 1e3}
+                host = "\n".join(f"{k:38} {v['calls']:>7} calls {v['ms']:>10.1f} ms" for k, v in steps.items())
+                print(f"profile {name} {mode} ({n} examples, {n * n:,} pairs, {seconds:.1f} s profiled):\n{kernels}\nhost steps:\n{host}", flush=True)
+                rows.append({"precision": name, "compile": mode, "examples": n, "seconds": seconds, "table": kernels, "host_steps": steps})
     return rows
 
 
@@ -424,38 +540,87 @@ def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Pat
     return folder
 
 
-def main(argv=None) -> dict:
+#: What ``--compile-modes`` names: the ``compile=`` each all-pairs run passes (auto: on for CUDA, off on a CPU).
+COMPILE_MODES = {"auto": None, "eager": False, "compiled": True}
+#: ``--check``: the arms, settings and time limit of the one device check (see the module's docstring).
+CHECK = {"arms": "finetune,allpairs,engine,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
+         "engine_precisions": "bf16", "pyvene_precision": "bf16", "repeats": 2, "deadline": 225.0}  # fmt: skip
+
+
+def late(args, what: str) -> bool:
+    """Whether ``what`` would start past ``--deadline`` (seconds since the script began); it is then skipped and said so."""
+    if args.deadline is None or time.perf_counter() - args.began <= args.deadline:
+        return False
+    print(f"{what}: skipped, {time.perf_counter() - args.began:.0f} s is past --deadline {args.deadline:.0f} s", flush=True)
+    return True
+
+
+def parse(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--monli", default=os.environ.get("INTERP_MONLI_DIR"), help="MoNLI folder (default: $INTERP_MONLI_DIR)")
     parser.add_argument("--minilm", default=None, help="the embedded model's folder (config, tokenizer, weights); default: the installed package's")
     parser.add_argument("--smoke", action="store_true", help="tiny random models and a few examples on the CPU: checks the script runs")
+    parser.add_argument("--check", action="store_true", help="the one device check: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in CHECK.items())
+                        + "; writes DIR/gpu.json and DIR/gpu.md (--out, default runs/gpu_check)")  # fmt: skip
+    parser.add_argument("--profile", action="store_true", help="only the profile arm (the all-pairs job on --profile-examples examples, bf16, eager and compiled)")
     parser.add_argument("--recipes", default=DEFAULT_RECIPE, help="';'-separated fine-tuning recipes epochs,lr,batch,warmup[,batching[,weight_decay]][,name=value...] (the first analysed)")
     parser.add_argument("--seeds", default="0", help="comma-separated fine-tuning seeds")
-    parser.add_argument("--precisions", default="fp32,tf32,bf16")
+    parser.add_argument("--precisions", default="fp32,tf32,bf16", help="the all-pairs and profile arms' precisions")
+    parser.add_argument("--compile-modes", default="auto", help="comma-separated: auto (on for CUDA), eager, compiled: the all-pairs and profile arms' compile=")
     parser.add_argument("--sizes", default="minilm,base,large")
+    parser.add_argument("--engine-precisions", default="fp32,tf32,bf16", help="the engine arm's precisions")
     parser.add_argument("--engine-bases", type=int, default=64, help="bases (each against all 2,678 sources) in the engine arm")
     parser.add_argument("--pyvene-bases", type=int, default=2, help="bases (each against all 2,678 sources) in pyvene's arm")
+    parser.add_argument("--pyvene-precision", default="fp32", help="the precision pyvene and the engine are compared at (one of --engine-precisions)")
+    parser.add_argument("--decoder-shape", default="llama-1b", help="the decoder arm's shape (benchmarks/decoders.py)")
+    parser.add_argument("--decoder-bases", type=int, default=8)
+    parser.add_argument("--decoder-sources", type=int, default=512)
+    parser.add_argument("--profile-examples", type=int, default=1024, help="examples (all their pairs) in each profiled job")
     parser.add_argument("--repeats", type=int, default=2, help="timed engine calls per precision in the engine arm (the fastest is reported)")
-    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; 'profile' adds the engine's top kernels per precision")
-    parser.add_argument("--out", default=None, help="write DIR/gpu.json")
+    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; also profile, decoder")
+    parser.add_argument("--deadline", type=float, default=None, help="seconds after which no further arm (or precision) starts; skipped ones are said so")
+    parser.add_argument("--out", default=None, help="write DIR/gpu.json (and with --check DIR/gpu.md)")
     parser.add_argument("--prepare", default=None, metavar="DIR", help="write the inputs to carry to a GPU machine into DIR, and stop")
     parser.add_argument("--wheels", default="", help="with --prepare: comma-separated pip requirements to download (e.g. pyvene==0.1.8)")
     args = parser.parse_args(argv)
-    if args.prepare:
-        if args.monli is None:
-            raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
-        prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w))
-        return {}
+    if args.check and args.profile:
+        raise SystemExit("--check and --profile are two device calls: give one")
+    if args.check:  # the check's settings, where the command line gives none of its own
+        for name, value in CHECK.items():
+            if getattr(args, name) == parser.get_default(name):
+                setattr(args, name, value)
+        args.out = args.out or "runs/gpu_check"
+    if args.profile:
+        args.arms = "profile"
+        if args.precisions == parser.get_default("precisions"):
+            args.precisions = "bf16"
+        if args.compile_modes == parser.get_default("compile_modes"):
+            args.compile_modes = "eager,compiled"
     if args.repeats < 1:
         raise SystemExit(f"--repeats must be at least 1, got {args.repeats}")
     args.recipes = [r for r in args.recipes.split(";") if r]
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.precisions = args.precisions.split(",")
+    args.engine_precisions = args.engine_precisions.split(",")
+    args.compile_modes = args.compile_modes.split(",")
+    if unknown := [m for m in args.compile_modes if m not in COMPILE_MODES]:
+        raise SystemExit(f"--compile-modes: {unknown[0]!r} is not one of {', '.join(COMPILE_MODES)}")
     args.sizes = args.sizes.split(",")
+    return args
+
+
+def main(argv=None) -> dict:
+    args = parse(argv)
+    args.began = time.perf_counter()
+    if args.prepare:
+        if args.monli is None:
+            raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
+        prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w))
+        return {}
     arms = set(args.arms.split(","))
     if args.monli is None:
         raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
-    from interp.core.outputs import write_json_atomic
+    from interp.core.outputs import atomic_text, write_json_atomic
 
     if args.out and (Path(args.out) / "gpu.json").exists():  # an earlier run's figures are never replaced
         raise SystemExit(f"{Path(args.out) / 'gpu.json'} exists (an earlier run's figures); give another --out")
@@ -472,36 +637,46 @@ def main(argv=None) -> dict:
     task = interp.load_task("monli", data_dir=args.monli)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine()
     env = {"device": name, "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
-           "threads": torch.get_num_threads(), "date": time.strftime("%Y-%m-%d"), "smoke": args.smoke}  # fmt: skip
+           "threads": torch.get_num_threads(), "date": time.strftime("%Y-%m-%d"), "smoke": args.smoke, "check": args.check}  # fmt: skip
     print(f"machine: {env}", flush=True)
-    began = time.perf_counter()
     results: dict = {"env": env}
 
     def keep() -> None:  # after every arm: a run cut short still leaves what it measured (this run's own file, replaced whole)
-        results["seconds"] = time.perf_counter() - began
+        results["seconds"] = time.perf_counter() - args.began
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             write_json_atomic(Path(args.out) / "gpu.json", results)
 
     model = None
-    if "finetune" in arms or {"allpairs", "das", "cache", "profile"} & arms:
+    if "finetune" in arms or {"allpairs", "das", "cache"} & arms:
         try:
             results["finetune"], model = finetune_arm(args, task, device, tokenizer)
         except Exception as error:  # noqa: BLE001 - the arms that need no fine-tuned model still run
             traceback.print_exc()
             results["finetune"] = {"error": failure(error)}
         keep()
+    if model is None and "profile" in arms:  # speed does not depend on the weights: the embedded model with a seeded head
+        model = interp.load_model(args.minilm, labels=task.labels, seed=0)
+        model.module.float()  # carried float16 weights, as the fine-tuning arm casts them
     for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("engine", lambda: engine_arm(args, task, device, tokenizer)),
-                     ("das", lambda: das_arm(args, task, model, device)), ("cache", lambda: cache_arm(args, model, device)),
-                     ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
+                     ("decoder", lambda: decoder_arm(args, task, device)), ("das", lambda: das_arm(args, task, model, device)),
+                     ("cache", lambda: cache_arm(args, model, device)), ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:
+            if late(args, arm):
+                results[arm] = {"error": "skipped: past --deadline"}
+                continue
             try:
                 results[arm] = run()
             except Exception as error:  # noqa: BLE001 - an arm that fails is reported, and the next arms still run
                 traceback.print_exc()
                 results[arm] = {"error": failure(error)}
             keep()
-    print(table(results))
+    keep()
+    rows = table(results)
+    print(rows)
+    if args.out and args.check:
+        with atomic_text(Path(args.out) / "gpu.md") as handle:
+            handle.write(rows + "\n")
     return results
 
 
@@ -510,11 +685,16 @@ def failure(error: Exception) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:200]
 
 
+def _fmt(value, pattern: str = "{:,.0f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
 def table(results: dict) -> str:
-    """The figures as one Markdown table (what BENCHMARKS.md records); an arm that failed gets a row saying how."""
+    """The figures as one Markdown table (what BENCHMARKS.md records); an arm that failed gets a row saying how; with
+    ``--check``, each target met or not."""
     lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
              "| arm | figure |", "| --- | --- |"]  # fmt: skip
-    for arm in ("finetune", "allpairs", "engine", "das", "cache", "profile"):
+    for arm in ("finetune", "allpairs", "engine", "decoder", "das", "cache", "profile"):
         if isinstance(results.get(arm), dict) and "error" in results[arm]:
             lines.append(f"| {arm} | failed: {results[arm]['error']} |")
     rows = {arm: results[arm] if isinstance(results.get(arm), list) else [] for arm in ("finetune", "allpairs", "engine")}
@@ -523,18 +703,30 @@ def table(results: dict) -> str:
                      f"[{100 * r['low']:.1f}, {100 * r['high']:.1f}]; losses {r['losses']} |")  # fmt: skip
     for r in rows["allpairs"]:
         if "error" in r:
-            lines.append(f"| intervene, all pairs, {r['precision']} | failed: {r['error']} |")
+            lines.append(f"| intervene, all pairs, {r['precision']}, {r.get('compile', 'auto')} | failed: {r['error']} |")
             continue
-        agreement = "" if r["agreement"] is None else f"; labels agree with fp32 on {100 * r['agreement']:.1f}% of the sample"
-        lines.append(f"| intervene, all {r['pairs']:,} pairs, {r['precision']} | engine {r['engine_s']:.1f} s ({r['pairs_per_s']:,.0f} pairs/s), "
-                     f"wall {r['wall_s']:.1f} s, intervals {r['intervals_s']:.1f} s{agreement} |")  # fmt: skip
+        agreement = "" if r["agreement"] is None else f"; labels agree with fp32 on {100 * r['agreement']:.2f}% of the sample"
+        compiled = r.get("compiled") or {}
+        first = (f"; compiled suffix: {compiled['shapes']} shapes, their first calls {compiled['first_call_seconds']:.1f} s (in the wall), "
+                 f"{compiled['compiled_pairs']:,} pairs compiled, {compiled['eager_pairs']:,} eager") if compiled.get("shapes") else ""  # fmt: skip
+        lines.append(f"| intervene, all {r['pairs']:,} pairs, {r['precision']}, {r.get('compile', 'auto')} | engine {r['engine_s']:.1f} s "
+                     f"({r['pairs_per_s']:,.0f} pairs/s), wall {r['wall_s']:.1f} s, intervals {r['intervals_s']:.1f} s{agreement}{first} |")  # fmt: skip
     for r in rows["engine"]:
-        against = "" if r["pyvene_pairs_per_s"] is None else (f", {r['engine_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x pyvene "
-                                                               f"({r['engine_tf32_pairs_per_s'] / r['pyvene_pairs_per_s']:.1f}x at tf32)")  # fmt: skip
-        lines.append(f"| engine at {r['size']} shape | {r['engine_pairs_per_s']:,.0f} pairs/s fp32, {r['engine_tf32_pairs_per_s']:,.0f} tf32, "
-                     f"{r['engine_bf16_pairs_per_s']:,.0f} bf16 (all MoNLI pairs in {r['all_pairs_tf32_s']:.0f} s at tf32, "
-                     f"{r['all_pairs_bf16_s']:.0f} s at bf16, rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
-                     f"labels agree {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
+        if "error" in r:
+            lines.append(f"| engine at {r['size']} shape | failed: {r['error']} |")
+            continue
+        against = "" if r["pyvene_pairs_per_s"] is None else (f"; {r['engine_over_pyvene']:.1f}x pyvene, both {r['pyvene_precision']} "
+                                                               f"(labels agree on {100 * r['pyvene_labels_agree']:.1f}%)")  # fmt: skip
+        lines.append(f"| engine at {r['size']} shape | {_fmt(r['engine_pairs_per_s'])} pairs/s fp32, {_fmt(r['engine_tf32_pairs_per_s'])} tf32, "
+                     f"{_fmt(r['engine_bf16_pairs_per_s'])} bf16 (all MoNLI pairs in {_fmt(r['all_pairs_tf32_s'])} s at tf32, "
+                     f"{_fmt(r['all_pairs_bf16_s'])} s at bf16, extrapolated: rate x pairs); {r['ratio']:.1f}x the naive loop{against}; "
+                     f"labels agree with naive {r['labels_agree']}; {r['pyvene']} |")  # fmt: skip
+    if isinstance(results.get("decoder"), dict) and "error" not in results["decoder"]:
+        d = results["decoder"]
+        peer = "pyvene absent" if d["pyvene_pairs_per_s"] is None else (
+            f"{d['reuse_pairs_per_s'] / d['pyvene_pairs_per_s']:.1f}x pyvene (labels agree on {100 * d['pyvene_labels_agree']:.1f}%)")
+        lines.append(f"| decoder, {d['shape']} shape, {d['dtype']}, {d['pairs']:,} pairs | {d['reuse_pairs_per_s']:,.0f} pairs/s with each base's prefix "
+                     f"reused, {d['no_reuse_pairs_per_s']:,.0f} without ({d['reuse_pairs_per_s'] / d['no_reuse_pairs_per_s']:.2f}x); {peer} |")  # fmt: skip
     if "das" in results and "error" not in results["das"]:
         das = results["das"]
         against = ("" if das.get("pyvene_pairs_per_s") is None else
@@ -544,12 +736,40 @@ def table(results: dict) -> str:
                      f"(steps alone {das['steps_pairs_per_s']:,.0f}), held-out IIA {das['held_out_iia']:.3f}{against}; {das['pyvene']} |")  # fmt: skip
     if "cache" in results and "error" not in results["cache"]:
         lines.append(f"| cache (every block output, every role, all splits) | {results['cache']['seconds']:.1f} s |")
+    profiled = results.get("profile")
+    for r in profiled if isinstance(profiled, list) else []:
+        steps = ", ".join(f"{k.removeprefix('interp.')} {v['ms']:,.0f} ms" for k, v in r.get("host_steps", {}).items())
+        lines.append(f"| profile, {r['precision']}, {r['compile']} | " + (r["error"] if "error" in r else f"{r['examples']} examples, {r['seconds']:.1f} s "
+                     f"profiled; host steps: {steps or 'none recorded'} |"))  # fmt: skip
     peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in rows[key]]
-    peaks += [results[k].get("peak_gib") for k in ("das", "cache") if isinstance(results.get(k), dict)]
+    peaks += [results[k].get("peak_gib") for k in ("das", "cache", "decoder") if isinstance(results.get(k), dict)]
     if any(p is not None for p in peaks):
         lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
+    if results["env"].get("check"):
+        lines += targets(results)
     lines.append(f"| whole script | {results['seconds']:.0f} s |")
     return "\n".join(lines)
+
+
+def targets(results: dict) -> list[str]:
+    """The check's targets (set for an H100), each met or not by this run's figures, or not measured."""
+    pairs = [r for r in results.get("allpairs") or [] if isinstance(r, dict) and r.get("precision") == "bf16" and "error" not in r]
+    best = min(pairs, key=lambda r: r["wall_s"], default=None)
+    base = next((r for r in results.get("engine") or [] if isinstance(r, dict) and r.get("size") == "base" and "error" not in r), None)
+
+    def verdict(name: str, value, goal, fmt: str, below: bool = True) -> str:
+        if value is None:
+            return f"| target: {name} | not measured |"
+        met = value <= goal if below else value >= goal
+        return f"| target: {name} | {fmt.format(value)}: {'met' if met else 'not met'} |"
+
+    return [
+        verdict("all pairs at bf16, compile included, ≤ 10 s wall", None if best is None else best["wall_s"], 10, "{:.1f} s"),
+        verdict("labels agree with fp32 on ≥ 99.8% of the checked sample", None if best is None or best["agreement"] is None else 100 * best["agreement"],
+                99.8, "{:.2f}%", below=False),  # fmt: skip
+        verdict("BERT-base all pairs at bf16 ≤ 60 s (extrapolated from the engine's rate)", None if base is None else base["all_pairs_bf16_s"], 60, "{:.0f} s"),
+        verdict("engine ≥ 10x pyvene at BERT-base shape, both bf16", None if base is None else base["engine_over_pyvene"], 10, "{:.1f}x", below=False),
+    ]
 
 
 if __name__ == "__main__":

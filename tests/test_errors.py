@@ -30,7 +30,7 @@ OTHER_PROGRAMS = {"--no-deps"}
 
 
 def cli_flags(command: click.Command = main) -> set[str]:
-    flags = {opt for p in command.params for opt in p.opts if opt.startswith("--")}
+    flags = {opt for p in command.params for opt in (*p.opts, *getattr(p, "secondary_opts", ())) if opt.startswith("--")}  # --no-compile too
     for sub in getattr(command, "commands", {}).values():
         flags |= cli_flags(sub)
     return flags

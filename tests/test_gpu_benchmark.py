@@ -32,9 +32,10 @@ def test_the_gpu_benchmark_runs_every_arm_at_tiny_sizes(monli_dir, tmp_path, cap
     assert [r["size"] for r in results["engine"]] == ["minilm"] and all(r["labels_agree"] for r in results["engine"])
     assert all(max(r["engine_calls_pairs_per_s"]["bf16"]) == r["engine_bf16_pairs_per_s"] and len(r["engine_calls_pairs_per_s"]["fp32"]) == 2
                for r in results["engine"])  # the fastest of --repeats calls
-    assert all(r["engine_tf32_pairs_per_s"] > 0 and r["engine_bf16_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, True)
+    assert all(r["engine_tf32_pairs_per_s"] > 0 and r["engine_bf16_pairs_per_s"] > 0 and r["pyvene_labels_agree"] in (None, 1.0)
                for r in results["engine"])
     assert [r["precision"] for r in results["profile"]] == ["fp32", "tf32", "bf16"] and "Name" in results["profile"][0]["table"]
+    assert {"interp.prefix", "interp.suffix", "interp.unit_writes (writer thread)"} <= set(results["profile"][0]["host_steps"])
     assert results["das"]["train_pairs_per_s"] > 0 and results["cache"]["seconds"] > 0
     das = results["das"]
     assert 0 <= das["held_out_iia"] <= 1 and das["steps_pairs_per_s"] > das["train_pairs_per_s"] and das["prefix_s"] > 0
@@ -85,8 +86,8 @@ def test_a_precision_that_fails_leaves_the_others_measured(monli_dir, tmp_path, 
     monkeypatch.setattr(intervene, "run_interventions", fails_in_bf16)
     results = gpu.main(["--smoke", "--monli", str(monli_dir), "--arms", "finetune,allpairs", "--out", str(tmp_path)])
     assert [r["precision"] for r in results["allpairs"]] == ["fp32", "tf32", "bf16"]
-    assert results["allpairs"][1]["engine_s"] > 0 and results["allpairs"][2] == {"precision": "bf16", "error": "RuntimeError: CUDA error: invalid argument"}
-    assert "| intervene, all pairs, bf16 | failed: RuntimeError: CUDA error: invalid argument |" in capsys.readouterr().out.splitlines()
+    assert results["allpairs"][1]["engine_s"] > 0 and results["allpairs"][2] == {"precision": "bf16", "compile": "auto", "error": "RuntimeError: CUDA error: invalid argument"}
+    assert "| intervene, all pairs, bf16, auto | failed: RuntimeError: CUDA error: invalid argument |" in capsys.readouterr().out.splitlines()
 
 
 def test_prepare_writes_what_a_gpu_machine_without_network_needs(monli_dir, tmp_path, capsys):

@@ -207,6 +207,33 @@ def test_interrupted_intervene_resumes_without_redoing_units(intervened, monkeyp
         np.testing.assert_array_equal(f["interchange/blocks.1.hook_resid_post@w_h/model_pred"][:], before)
 
 
+def test_a_unit_file_that_cannot_be_written_stops_the_run_with_its_error(intervened, monkeypatch, tmp_path):
+    """Each unit's file is written on another thread while the next unit runs: a write that fails is raised (exit 2,
+    named), the units written before it stay, and the same command then finishes the run."""
+    from interp.core.errors import OutputError
+    from interp.jobs.shards import Shards
+
+    out, args, _ = intervened
+    again = tmp_path / "again.h5"
+    args = [again if a == out else a for a in args]
+    real = Shards.write
+
+    def failing(self, index, unit, logits):
+        if (index, unit) == (0, 1):
+            raise OutputError("out= unit 1 could not be written: disk full")
+        real(self, index, unit, logits)
+
+    monkeypatch.setattr(Shards, "write", failing)
+    result = run(*args)
+    assert result.exit_code == 2 and "unit 1 could not be written: disk full" in result.output, result.output
+    assert sorted(p.name for p in (tmp_path / "again.h5.parts").glob("*.npy")) == ["loc000-unit000000.npy"] and not again.exists()
+    monkeypatch.setattr(Shards, "write", real)
+    assert run(*args).exit_code == 0
+    with h5py.File(again, "r") as a, h5py.File(out, "r") as b:
+        for loc in b.attrs["locations"]:
+            np.testing.assert_array_equal(a[f"lexrel/{loc}/model_pred"][:], b[f"lexrel/{loc}/model_pred"][:])
+
+
 def test_intervene_bad_input_exits_2_and_writes_nothing(intervened, tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
     out, args, _ = intervened
     common = ["--model", tiny_classifier_dir, "--data-dir", monli_dir, "--splits", "nmonli_test", "--max-examples", "6", "--quiet"]

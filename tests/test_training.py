@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from interp.api.specs import DataSpec, SampleSpec
+from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.errors import ConfigError, OutputError
 from interp.jobs.train import TrainConfig, train
 from interp.models import (
@@ -142,6 +142,7 @@ def test_fingerprints_are_what_they_were_before_the_settings_specs(monli_dir):
     iit = TrainConfig(sample=SampleSpec(splits=("nmonli_train",)), iit="lexrel@blocks.2.hook_resid_post@w_h", iit_weight=0.5, epochs=3, data=data, **recipe)
     assert plain.fingerprint(["a", "b"]) == "f70215b92f4397cd" and iit.fingerprint(["c"]) == "933a53a68edbf180"
     assert replace(plain, data=DataSpec(data_dir="/elsewhere", verify_checksums=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"
+    assert replace(plain, run=RunSpec(compile=False)).fingerprint(["a", "b"]) == "f70215b92f4397cd"  # how it runs, not what it learns
     assert replace(plain, seed=4).fingerprint(["a", "b"]) != "f70215b92f4397cd"
     assert replace(plain, sample=SampleSpec(max_examples=100, seed=4)).fingerprint(["a", "b"]) != "f70215b92f4397cd"  # a subset seed of its own
     assert TrainConfig(sample=SampleSpec(max_examples=100, seed=3), seed=3, epochs=2, data=data).fingerprint(["a", "b"]) != "f70215b92f4397cd"

@@ -72,22 +72,27 @@ class IntervenableModel:
             ``transformer-lens`` (a TransformerBridge over a copy, made on first use).
         complete: ``False`` accepts a model whose labels do not cover every one of the task's (enough to read vectors:
             :meth:`vectors`, :meth:`run_with_cache`; not to read predictions as the task's).
+        compile: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`: BERT-layout
+            encoders; CUDA graphs on a GPU); ``None``: on for CUDA in calls of at least 2^20 pairs, off on a CPU, where
+            compiling costs tens of seconds for a few percent. ``runner.compile_stats`` says what it did.
 
     Raises:
         ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:
             :meth:`~interp.api.loading.Classifier.reading`), or the model lacks one of them.
-        ConfigError: an unknown ``wordpiece`` rule, ``device`` or ``backend``.
+        ConfigError: an unknown ``wordpiece`` rule, ``device`` or ``backend``; at first use, ``compile=True`` with the
+            transformer-lens backend or (at an interchange) on a device that cannot compile.
     """
 
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
-                 backend: str = "hf", complete: bool = True) -> None:  # fmt: skip
+                 backend: str = "hf", complete: bool = True, compile: bool | None = None) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
         self.model: Classifier = load_model(model, tokenizer)
         self.reading: LabelReading = self.model.reading(self.task, complete=complete)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
         self.backend_name = check_backend_name(backend)
+        self.compile = compile
         if device is not None:
             self.model.to(pick_device(device))
         self._binding: Binding | None = None  # the runner, made on first use (a bridge copies the model)
@@ -99,7 +104,7 @@ class IntervenableModel:
                    splits: Sequence[str] = (), complete: bool = True) -> "IntervenableModel":  # fmt: skip
         """The edge of a job: the task ``data`` names resolved once (``variables`` and ``splits`` checked against it),
         the model loaded with its own head and placed on ``run``'s device (under ``torchrun``, this process's GPU),
-        bound with ``run``'s WordPiece rule, batch size and backend.
+        bound with ``run``'s WordPiece rule, batch size, backend and compile switch.
 
         ``model``: a checkpoint spec or a :class:`~interp.api.loading.Classifier`. Draw the examples with
         ``sample.draw(lab.task)`` (:class:`~interp.api.specs.SampleSpec`). ``complete``: as the constructor's.
@@ -110,7 +115,7 @@ class IntervenableModel:
         """
         task = data.load(variables=variables, splits=splits)
         lab = cls(classifier_for(model, task, complete=complete), task, wordpiece=run.wordpiece, batch_size=run.batch_size,
-                  backend=run.backend, complete=complete)  # fmt: skip
+                  backend=run.backend, complete=complete, compile=run.compile)  # fmt: skip
         lab.model.to(pick_device(rank_device(run.device)))
         return lab
 
@@ -130,7 +135,7 @@ class IntervenableModel:
         if self._state != state:  # the weights changed: nothing computed before holds, a bridge's copy included
             self._set = self._binding = None
         if self._binding is None:
-            runner = get_runner(self.backend_name, self.model.module, self.model.tokenizer)
+            runner = get_runner(self.backend_name, self.model.module, self.model.tokenizer, compile=self.compile)
             self._binding, self._state = Binding(self.task, self.model, self.reading, self.wordpiece, runner), state
         return self._binding
 

@@ -35,17 +35,20 @@ from interp.api.loading import Classifier, load_task
 
 #: A decoder's reading (:mod:`interp.hooks.templates`): recorded only where set, so an encoder run's record is as it was.
 READING = ("template", "label_words")
+#: Settings recorded only where set (not ``None``): a decoder's reading, and whether the suffix was compiled (which moves
+#: nothing but float rounding), so a record made without them is as it was.
+RECORDED_WHEN_SET = (*READING, "compile")
 
 
 def flat(config) -> dict:
     """``config``'s fields (a dataclass) as one JSON-ready dict: a spec's fields inline under their own names, a task or a
     model held in memory by its name: what files record of a config (the names they had before specs existed). A
     spec's field whose name the config already holds is recorded as ``<spec>_<name>`` (a training's ``sample_seed``
-    beside its own ``seed``); a decoder's :data:`READING` only where set."""
+    beside its own ``seed``); :data:`RECORDED_WHEN_SET` only where set."""
     out, own = {}, {f.name for f in fields(config)}
     for f in fields(config):
         value = getattr(config, f.name)
-        if f.name in READING and value is None:
+        if f.name in RECORDED_WHEN_SET and value is None:
             continue
         if isinstance(value, (DataSpec, SampleSpec, RunSpec)):
             for key, inner in flat(value).items():
@@ -145,6 +148,8 @@ class RunSpec:
         batch_size: examples (or (base, source) pairs) per forward pass; ``None``: the job's default.
         wordpiece: which WordPiece stands for a split word (``first``, ``last``; ``all`` where a job takes it).
         backend: ``hf`` (interp's engine on the Hugging Face model) or ``transformer-lens``.
+        compile: the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`); ``None``: on for
+            CUDA in calls of at least 2^20 pairs, off on a CPU.
 
     Raises:
         ConfigError: naming the parameter that is out of range.
@@ -154,6 +159,7 @@ class RunSpec:
     batch_size: int | None = None
     wordpiece: str = "first"
     backend: str = "hf"
+    compile: bool | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
@@ -162,6 +168,10 @@ class RunSpec:
             raise ConfigError(f"`device=` must be auto, cpu or cuda[:N], got {self.device!r}")
         check_wordpiece_rule(self.wordpiece)
         check_backend_name(self.backend)
+        if self.compile not in (None, True, False):
+            raise ConfigError(f"`compile=` must be True, False or None (the default: on for CUDA, off on a CPU), got {self.compile!r}")
+        if self.compile and self.backend != "hf":
+            raise ConfigError(f"`compile=True` compiles the engine's suffix; `backend={self.backend}` runs eagerly")
 
     def batch(self, default: int) -> int:
         """:attr:`batch_size`, or the job's ``default`` when it is ``None``."""

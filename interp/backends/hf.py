@@ -22,6 +22,7 @@ from torch import Tensor
 from interp.backends.base import SiteGradients
 from interp.backends.naive import NaiveRunner
 from interp.engine.batched import interchange_logits, precision, source_vectors, vectors_and_logits
+from interp.engine.compiled import CompileStats, use_compile
 from interp.engine.gradients import site_gradients
 from interp.engine.pair_suffix import PairSuffix
 from interp.hooks import hooked
@@ -40,13 +41,21 @@ class HFRunner:
         pad_token_id: what pads a batch of examples of different lengths (:meth:`predict`, :meth:`read`).
         prefix_reuse: in a decoder, each base's positions before the intervened ones run once, their keys and values
             serving every source (:mod:`interp.engine.decoder`); ``False`` runs every position per pair.
+        compile: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`); ``None``: on
+            for CUDA in calls of at least :data:`~interp.engine.compiled.AUTO_COMPILE_PAIRS` pairs, off on a CPU. What
+            compiling did over the runner's calls is :attr:`compile_stats`.
+
+    Raises:
+        ConfigError: ``compile=True`` where the model's device cannot compile (checked here, and at each call, as the model may move).
     """
 
     name = "hf"
     atp_star = True
 
-    def __init__(self, model, pad_token_id: int = 0, prefix_reuse: bool = True) -> None:
-        self.model, self.pad_token_id, self.prefix_reuse = model, pad_token_id, prefix_reuse
+    def __init__(self, model, pad_token_id: int = 0, prefix_reuse: bool = True, compile: bool | None = None) -> None:
+        self.model, self.pad_token_id, self.prefix_reuse, self.compile = model, pad_token_id, prefix_reuse, compile
+        self.compile_stats = CompileStats()
+        use_compile(compile, next(model.parameters()).device)
 
     def predict(self, encoded: Sequence[Encoded]) -> Tensor:
         return predict_logits(self.model, encoded, self.pad_token_id)
@@ -66,7 +75,9 @@ class HFRunner:
 
     def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *, batch_size: int | None = None,
                            on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
-        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows, prefix_reuse=self.prefix_reuse)
+        compiled = use_compile(self.compile, next(self.model.parameters()).device, len(bases) * len(sources))
+        return interchange_logits(self.model, bases, sources, location, batch_size=batch_size, on_rows=on_rows, prefix_reuse=self.prefix_reuse,
+                                  compile=compiled, stats=self.compile_stats)  # fmt: skip
 
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairSuffix:
         return PairSuffix(self.model, encoded, location)

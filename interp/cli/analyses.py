@@ -75,7 +75,7 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
 @o.data()
 @o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
-@o.run(None, o.PAIRS_PER_PASS, wordpiece="first, last, or all (every piece, concatenated; each role must cover as many pieces in every example)", backend=True)
+@o.run(None, o.PAIRS_PER_PASS, wordpiece="first, last, or all (every piece, concatenated; each role must cover as many pieces in every example)", backend=True, compile=True)
 @o.settings(
     "engine",
     click.option("--cache", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP),
@@ -160,7 +160,7 @@ def das(model, reading, output, locations, data, alignment, sample, training, ru
 @o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].", max_examples=None, max_per_split=False, seed_help="Seed of the sample.")
 @click.option("--locations", default="all", show_default=True, help="Comma-separated locations, all, or aligned (every site at the variable's aligned roles).")
 @click.option("--cache", "cache_path", default=None, type=click.Path(dir_okay=False), help=_CACHE_HELP)
-@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", wordpiece="first, last, or all")
+@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", wordpiece="first, last, or all", compile=True)
 def location_sweep(model, reading, out, examples, data, variable, sample, locations, cache_path, run, progress):
     """Rank every location by INFER's structure on a sample: agreement on causal pairs, largest clique (Appendix A.3)."""
     from interp.jobs.location_sweep import LocationSweepConfig, format_ranking, run_location_sweep
@@ -182,7 +182,7 @@ def location_sweep(model, reading, out, examples, data, variable, sample, locati
 @click.option("--qk-fix/--no-qk-fix", default=True, show_default=True, help="AtP*'s QK fix: at residual sites, the attention they feed recomputed exactly per pair.")
 @click.option("--graddrop/--no-graddrop", default=True, show_default=True, help="AtP*'s GradDrop: each estimate's robustness with one later layer's gradient dropped; cancelling sites flagged.")
 @o.sample("Comma-separated splits the sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=20, seed_help="Seed of the sample and of the K drawn.")
-@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.")
+@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", compile=True)
 def screen(model, reading, out, data, variable, locations, confirm, qk_fix, graddrop, sample, run, progress):
     """Estimate a variable's IIA at every location by attribution patching (AtP*), then confirm the top K and K at random exactly (resumable), with their agreement."""
     from interp.jobs.screen import ScreenConfig, format_screen, run_screen
@@ -200,7 +200,7 @@ def screen(model, reading, out, data, variable, locations, confirm, qk_fix, grad
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable to interchange.")
 @click.option("--roles", default="w_h,cls", show_default=True, help="Token roles to intervene at, comma-separated.")
 @o.sample("Comma-separated splits the mixed sample draws from.", "pmonli,nmonli_test", max_examples=None, max_per_split=50, seed_help="Seed of the sample.")
-@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", backend=True)
+@o.run(None, o.PAIRS_PER_PASS, quiet_help="No progress bars.", backend=True, compile=True)
 def head_sweep(model, reading, out, data, variable, roles, sample, run, progress):
     """IIA of a variable at every head's hook_z, every attention and MLP output, and the residual stream (a heatmap layer × head)."""
     from interp.jobs.head_sweep import HeadSweepConfig, format_heads, run_head_sweep

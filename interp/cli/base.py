@@ -14,6 +14,7 @@ from interp.core.errors import ConfigError, InterpError, InterpWarning
 #: switch the message asks to turn on (``overwrite=True``) is its flag alone.
 FLAGS: dict[str | tuple[str, str], str] = {
     ("verify_checksums", "False"): "--skip-checksums",
+    ("compile", "False"): "--no-compile",
     "variables": "--variable",
     "subspaces": "--subspace",
     "kinds": "--kind",

@@ -135,11 +135,16 @@ def wordpiece_option(rules: str = "first or last"):
     return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
 
+COMPILE = click.option("--compile/--no-compile", default=None,
+                       help="Run the interchange's suffix through torch.compile (BERT-layout encoders; CUDA graphs on a GPU)  [default: on for CUDA in calls of 2^20 pairs or more, off on a CPU].")  # fmt: skip
+
+
 def run(batch_size: int | None | bool, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar.",
-        wordpiece: str | None = None, backend: bool = False):  # fmt: skip
+        wordpiece: str | None = None, backend: bool = False, compile: bool = False):  # fmt: skip
     """--batch-size (its default ``batch_size``; ``False``: none, a training's batch is its recipe's), --device (with
-    ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``) and --quiet: the command
-    receives ``run`` (a :class:`~interp.api.specs.RunSpec`) and ``progress``."""
+    ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``), --compile/--no-compile (with
+    ``compile``: commands that run interchanges) and --quiet: the command receives ``run`` (a
+    :class:`~interp.api.specs.RunSpec`) and ``progress``."""
     options = [] if batch_size is False else [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
     if device:
         options.append(DEVICE)
@@ -147,6 +152,8 @@ def run(batch_size: int | None | bool, batch_help: str | None = None, *, device:
         options.append(wordpiece_option(wordpiece))
     if backend:
         options.append(BACKEND)
+    if compile:
+        options.append(COMPILE)
     options.append(click.option("--quiet", is_flag=True, help=quiet_help))
     return option_group(options, lambda quiet, **spec: {"run": _specs().RunSpec(**spec), "progress": not quiet})
 

@@ -52,6 +52,7 @@ from torch import Tensor
 
 from interp.core.devices import attention_without_cudnn
 from interp.core.errors import ConfigError
+from interp.engine.compiled import CompiledSuffix, CompileStats
 from interp.engine.components import BlockRest, gather
 from interp.engine.decoder import decoder_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
@@ -67,6 +68,8 @@ CPU_BATCH_SIZE = 256
 #: axis that CUDA caps at 2**16 - 1 (pytorch/pytorch#146704); a batch of 2**16 fails with "invalid argument".
 GPU_MAX_ROWS = (1 << 16) - 1
 _AT = "at"  # the one role of a location rebuilt on each row's intervened tokens
+#: A named host step in ``torch.profiler``'s tables (``benchmarks/gpu.py --profile``); nearly free when not profiling.
+step = torch.profiler.record_function
 
 
 @contextmanager
@@ -241,6 +244,8 @@ def interchange_logits(
     batch_size: int | None = None,
     on_rows: Callable[[int], None] | None = None,
     prefix_reuse: bool = True,
+    compile: bool = False,
+    stats: CompileStats | None = None,
 ) -> Tensor:
     """Logits of the interchange intervention for every (base, source) pair at ``location``.
 
@@ -259,6 +264,10 @@ def interchange_logits(
         on_rows: called with the number of pairs after each suffix pass (progress).
         prefix_reuse: in a decoder, run each base's positions before the intervened ones once and reuse their keys and
             values for every source (:mod:`interp.engine.decoder`); ``False``: every position per pair.
+        compile: run each length bucket's full batches through the compiled suffix (:mod:`interp.engine.compiled`;
+            BERT-layout encoders: other models run eagerly and ``stats.note`` says so). Check the device first with
+            :func:`~interp.engine.compiled.use_compile`.
+        stats: where compiling's first-call seconds and the compiled and eager pairs are counted.
 
     Returns:
         float32 ``[len(bases), n_sources, n_labels]``; ``[i, j]`` is the
@@ -282,28 +291,39 @@ def interchange_logits(
     n_sources = sources.shape[0]
     out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     arch = architecture(model)
-    if arch.mixes_tokens_after(model, location):
+    stats = CompileStats() if stats is None else stats
+    index = location.hidden_index  # the suffix starts here: after the block of a component
+    hooked_pairs = arch.mixes_tokens_after(model, location)
+    fast = None if hooked_pairs or arch.decoder else fast_suffix(model, index)
+    if compile and fast is None:
+        stats.note = (f"{location}: no block runs after it, so nothing is compiled" if index >= len(arch.block_list(model)) else
+                      f"{type(model).__name__} at {location} runs eagerly: the compiled suffix is BERT-layout encoders' blocks")  # fmt: skip
+    if hooked_pairs:
         return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
     if arch.decoder:
         size = batch_size or auto_batch_size(model, max((len(e.input_ids) for e in bases), default=1))
         return decoder_logits(model, bases, sources, location, tokens, batch_size=size, out=out, on_rows=on_rows, reuse=prefix_reuse)
     rest = None if location.is_residual else BlockRest(model, location)
-    index = location.hidden_index  # the suffix starts here: after the block of a component
-    fast = fast_suffix(model, index)
+    compiled = CompiledSuffix(model, index, index + len(fast.layers), stats) if compile and fast is not None else None
+    # the logits stay on the device until the end: no copy back, and no wait for the device, per batch
+    found = out if device.type == "cpu" else torch.empty(out.shape, dtype=out.dtype, device=device)
     source_qkv = None if fast is None or rest is not None else fast.project(sources)  # [n_sources, tokens, 3 d_model]
     first = None if fast is None else fast.layers[0]
     for group in length_groups(bases):
         ids, types = _inputs(bases, group, device)
         size = batch_size or auto_batch_size(model, ids.shape[1])
         where = torch.tensor([tokens[i] for i in group], device=device)  # [bases, tokens]
-        if rest is None:
-            prefix = torch.cat([run_prefix(model, ids[k : k + size], types[k : k + size], index) for k in range(0, len(group), size)])
-        else:
-            pieces = [rest.prefix(ids[k : k + size], types[k : k + size], where[k : k + size]) for k in range(0, len(group), size)]
-            prefix = torch.cat([hidden for hidden, _ in pieces])
-            parts = {name: torch.cat([p[name] for _, p in pieces]) for name in pieces[0][1]}
+        rows_of = torch.tensor(group, device=device)
+        with step("interp.prefix"):
+            if rest is None:
+                prefix = torch.cat([run_prefix(model, ids[k : k + size], types[k : k + size], index) for k in range(0, len(group), size)])
+            else:
+                pieces = [rest.prefix(ids[k : k + size], types[k : k + size], where[k : k + size]) for k in range(0, len(group), size)]
+                prefix = torch.cat([hidden for hidden, _ in pieces])
+                parts = {name: torch.cat([p[name] for _, p in pieces]) for name in pieces[0][1]}
         if fast is not None:  # each base's share of the first suffix block's attention, once
-            shares = [base_attention(qkv, tuple(p), first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
+            with step("interp.base_shares"):
+                shares = [base_attention(qkv, tuple(p), first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
         total = len(group) * n_sources
         done = 0
         while done < total:
@@ -311,14 +331,18 @@ def interchange_logits(
             b, s = rows // n_sources, rows % n_sources
             at = (torch.arange(len(rows), device=device)[:, None], where[b])
             try:
-                vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
-                hidden = prefix.index_select(0, b)
-                hidden[at] = vectors
+                with step("interp.rows"):
+                    vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
+                    hidden = prefix.index_select(0, b)
+                    hidden[at] = vectors
                 context = None
                 if fast is not None:
-                    pair_qkv = source_qkv[s] if rest is None else fast.project(vectors)
-                    context = _first_block_context(shares, pair_qkv, n_sources, done, torch.empty_like(hidden))
-                logits = run_suffix(model, hidden, index, ids[b], types[b], fast, context)
+                    with step("interp.first_block_attention"):
+                        pair_qkv = source_qkv[s] if rest is None else fast.project(vectors)
+                        context = _first_block_context(shares, pair_qkv, n_sources, done, torch.empty_like(hidden))
+                suffix = compiled if compiled is not None and len(rows) == size else fast  # a bucket's shorter last batch: eager
+                with step("interp.suffix_compiled" if compiled is not None and suffix is compiled else "interp.suffix"):
+                    logits = run_suffix(model, hidden, index, ids[b], types[b], suffix, context)
             except torch.OutOfMemoryError:
                 if size == 1:
                     raise
@@ -329,8 +353,13 @@ def interchange_logits(
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
                 continue
-            out[torch.tensor(group)[b.cpu()], s.cpu()] = logits.float().cpu()
+            found[rows_of[b], s] = logits.float()
+            if compile and suffix is not compiled:
+                stats.eager_pairs += len(rows)
             done += len(rows)
             if on_rows is not None:
                 on_rows(len(rows))
+    if found is not out:
+        with step("interp.copy_back"):
+            out.copy_(found)
     return out

@@ -101,6 +101,9 @@ class FastBlocks:
         start, stop: the block range, counted as ``model.base_model.encoder.layer``.
         first_token_last: compute the last block of the range for the first
             token only (the output is then ``[rows, 1, d_model]``).
+        keep_buffers: keep each result's buffer for the next call of the same
+            shape (eager use); ``False`` allocates them afresh, as a function
+            ``torch.compile`` traces must (:mod:`interp.engine.compiled`).
 
     The buffers of the last shape seen are kept inside the instance, so
     use one instance per thread; what :meth:`__call__` returns is a fresh
@@ -111,7 +114,7 @@ class FastBlocks:
         ConfigError (a ValueError): ``start .. stop`` is empty or outside the model's blocks.
     """
 
-    def __init__(self, model, start: int, stop: int, first_token_last: bool = False) -> None:
+    def __init__(self, model, start: int, stop: int, first_token_last: bool = False, keep_buffers: bool = True) -> None:
         if not 0 <= start < stop <= len(model.base_model.encoder.layer):
             raise ConfigError(f"block range {start}..{stop} is empty or outside the model's blocks")
         # exact (erf) GELU, in place when this torch has the op; any other activation through the block's own
@@ -129,8 +132,11 @@ class FastBlocks:
                        final.LayerNorm)  # fmt: skip
             )
         self._buffers: dict[str, Tensor] = {}
+        self.keep_buffers = keep_buffers
 
     def _buffer(self, name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
+        if not self.keep_buffers:
+            return torch.empty(shape, dtype=like.dtype, device=like.device)
         buffer = self._buffers.get(name)
         if buffer is None or buffer.shape != shape or buffer.dtype != like.dtype or buffer.device != like.device:
             buffer = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -211,6 +212,10 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         team.barrier()
         with lab.precision(config.precision):
             ran = sum(_run_location(config, shards, i, lab, examples, rows, loc, team, progress and team.leader) for i, loc in enumerate(locations))
+            compiled = getattr(lab.runner, "compile_stats", None)
+        if progress and team.leader and compiled is not None and (compiled.shapes or compiled.note):
+            tqdm.write(f"compiled suffix: {len(compiled.shapes)} shapes, their first calls {compiled.first_call_seconds:.1f} s (compiling included); "
+                       f"{compiled.compiled_pairs:,} pairs compiled, {compiled.eager_pairs:,} eagerly" + (f"; {compiled.note}" if compiled.note else ""))  # fmt: skip
         if progress and team.world > 1:
             tqdm.write(f"worker {team.rank} of {team.world}: ran {ran} units")
         team.barrier()
@@ -275,10 +280,17 @@ def _run_location(config, shards: Shards, index: int, lab: IntervenableModel, ex
     total = sum(min(size, n - u * size) for u in units) * n
     remaining = sum(min(size, n - u * size) for u in todo) * n
     bar = tqdm(total=total, initial=total - remaining, desc=str(loc), unit="pair", unit_scale=True, disable=not progress)
+    # each unit's file is written on another thread while the next unit runs; an interruption waits for the write
+    # under way (atomic either way) and a failed write is raised at the next unit
+    writing = None
     try:
-        for u in todo:
-            logits = lab.interchange_logits(examples[u * size : (u + 1) * size], sources, loc, on_rows=bar.update)
-            shards.write(index, u, logits.numpy())
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="interp-unit-writer") as writer:
+            for u in todo:
+                logits = lab.interchange_logits(examples[u * size : (u + 1) * size], sources, loc, on_rows=bar.update)
+                if writing is not None:
+                    writing.result()
+                writing = writer.submit(shards.write, index, u, logits.numpy())
+            writing.result()
     finally:
         bar.close()
     return len(todo)

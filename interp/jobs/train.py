@@ -192,7 +192,7 @@ class TrainConfig(FineTuneSettings):
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
         ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "fold_labels", *(() if self.label_map else ("label_map",)),
-                   "device", "run_batch_size", "wordpiece", "backend", *OUTPUT)  # where and how it is scored, not what it learns  # fmt: skip
+                   "device", "run_batch_size", "wordpiece", "backend", "compile", *OUTPUT)  # where and how it is scored, not what it learns  # fmt: skip
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         if settings["sample_seed"] == settings["seed"]:  # one seed for the subset and the training: the fingerprint it always had
             del settings["sample_seed"]

@@ -44,7 +44,8 @@ Each all-pairs run is eager, compiled or the default (``--compile-modes``: the `
 included, and part of the wall).
 
 ``--check`` is the one device check a GPU lease allows: fine-tuning, all pairs at tf32 and bf16 eager and compiled,
-the engine against pyvene at MiniLM and BERT-base shapes with both at bf16 (BERT-base all pairs extrapolated from the
+the device against the CPU on a sample (**cpu**: 16 bases × 256 sources in fp32, compiled on the device, eager on a
+CPU copy; also ``--arms cpu``), the engine against pyvene at MiniLM and BERT-base shapes with both at bf16 (BERT-base all pairs extrapolated from the
 rate, labelled so), and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
 so). It writes ``DIR/gpu.json`` and ``DIR/gpu.md`` (``--out``, default ``runs/gpu_check``): the rows for
 BENCHMARKS.md, each target (set for an H100) met or not.
@@ -141,6 +142,28 @@ def finetune_arm(args, task, device, tokenizer) -> tuple[list[dict], object]:
             else:
                 del model
     return rows, kept
+
+
+def cpu_arm(args, task, model, device) -> dict:
+    """The device against the CPU on a sample: 16 bases × 256 sources at :data:`LOCATION`, fp32, on the device compiled
+    (where it can compile) and on a CPU copy of the model eagerly; the labels' agreement and the largest logit difference."""
+    import copy as copying
+
+    import interp
+    from interp.engine.compiled import compile_problem
+
+    examples = task.examples(("pmonli", "nmonli_train", "nmonli_test"), n=24 if args.smoke else 256, seed=1)
+    compiled = compile_problem(device) is None
+    logits = {}
+    for where, module in (("device", model.module), ("cpu", copying.deepcopy(model.module).to("cpu"))):
+        lab = interp.IntervenableModel(interp.load_model(module, model.tokenizer), task, compile=compiled if where == "device" else False,
+                                       batch_size=16 if args.smoke else None)  # fmt: skip
+        logits[where] = lab.interchange_logits(examples[:16], examples, lab.location(LOCATION))
+    agree = (logits["device"].argmax(-1) == logits["cpu"].argmax(-1)).float().mean().item()
+    diff = (logits["device"] - logits["cpu"]).abs().max().item()
+    print(f"device against CPU: labels agree on {100 * agree:.2f}% of {logits['cpu'].shape[0] * logits['cpu'].shape[1]} pairs, "
+          f"largest logit difference {diff:.1e} (fp32; the device {'compiled' if compiled else 'eager'})", flush=True)  # fmt: skip
+    return {"pairs": logits["cpu"].shape[0] * logits["cpu"].shape[1], "labels_agree": agree, "max_logit_diff": diff, "compiled": compiled}
 
 
 def all_pairs_arm(args, model, device) -> list[dict]:
@@ -543,7 +566,7 @@ def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Pat
 #: What ``--compile-modes`` names: the ``compile=`` each all-pairs run passes (auto: on for CUDA, off on a CPU).
 COMPILE_MODES = {"auto": None, "eager": False, "compiled": True}
 #: ``--check``: the arms, settings and time limit of the one device check (see the module's docstring).
-CHECK = {"arms": "finetune,allpairs,engine,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
+CHECK = {"arms": "finetune,allpairs,cpu,engine,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
          "engine_precisions": "bf16", "pyvene_precision": "bf16", "repeats": 2, "deadline": 225.0}  # fmt: skip
 
 
@@ -648,7 +671,7 @@ def main(argv=None) -> dict:
             write_json_atomic(Path(args.out) / "gpu.json", results)
 
     model = None
-    if "finetune" in arms or {"allpairs", "das", "cache"} & arms:
+    if "finetune" in arms or {"allpairs", "cpu", "das", "cache"} & arms:
         try:
             results["finetune"], model = finetune_arm(args, task, device, tokenizer)
         except Exception as error:  # noqa: BLE001 - the arms that need no fine-tuned model still run
@@ -658,7 +681,8 @@ def main(argv=None) -> dict:
     if model is None and "profile" in arms:  # speed does not depend on the weights: the embedded model with a seeded head
         model = interp.load_model(args.minilm, labels=task.labels, seed=0)
         model.module.float()  # carried float16 weights, as the fine-tuning arm casts them
-    for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("engine", lambda: engine_arm(args, task, device, tokenizer)),
+    for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("cpu", lambda: cpu_arm(args, task, model, device)),
+                     ("engine", lambda: engine_arm(args, task, device, tokenizer)),
                      ("decoder", lambda: decoder_arm(args, task, device)), ("das", lambda: das_arm(args, task, model, device)),
                      ("cache", lambda: cache_arm(args, model, device)), ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:
@@ -694,7 +718,7 @@ def table(results: dict) -> str:
     ``--check``, each target met or not."""
     lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
              "| arm | figure |", "| --- | --- |"]  # fmt: skip
-    for arm in ("finetune", "allpairs", "engine", "decoder", "das", "cache", "profile"):
+    for arm in ("finetune", "allpairs", "cpu", "engine", "decoder", "das", "cache", "profile"):
         if isinstance(results.get(arm), dict) and "error" in results[arm]:
             lines.append(f"| {arm} | failed: {results[arm]['error']} |")
     rows = {arm: results[arm] if isinstance(results.get(arm), list) else [] for arm in ("finetune", "allpairs", "engine")}
@@ -736,6 +760,10 @@ def table(results: dict) -> str:
                      f"(steps alone {das['steps_pairs_per_s']:,.0f}), held-out IIA {das['held_out_iia']:.3f}{against}; {das['pyvene']} |")  # fmt: skip
     if "cache" in results and "error" not in results["cache"]:
         lines.append(f"| cache (every block output, every role, all splits) | {results['cache']['seconds']:.1f} s |")
+    if isinstance(results.get("cpu"), dict) and "error" not in results["cpu"]:
+        c = results["cpu"]
+        lines.append(f"| the device against the CPU, fp32, {c['pairs']:,} pairs (the device {'compiled' if c['compiled'] else 'eager'}) | labels agree on "
+                     f"{100 * c['labels_agree']:.2f}%, largest logit difference {c['max_logit_diff']:.1e} |")  # fmt: skip
     profiled = results.get("profile")
     for r in profiled if isinstance(profiled, list) else []:
         steps = ", ".join(f"{k.removeprefix('interp.')} {v['ms']:,.0f} ms" for k, v in r.get("host_steps", {}).items())
@@ -746,7 +774,8 @@ def table(results: dict) -> str:
     if any(p is not None for p in peaks):
         lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
     if results["env"].get("check"):
-        lines += targets(results)
+        smoke = " (--smoke: tiny models on a CPU, not a measurement of the target)" if results["env"]["smoke"] else ""
+        lines += [line[:-2] + smoke + " |" for line in targets(results)]
     lines.append(f"| whole script | {results['seconds']:.0f} s |")
     return "\n".join(lines)
 

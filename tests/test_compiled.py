@@ -107,8 +107,9 @@ def load_benchmark(name: str):
 
 
 def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_path):
-    """`--check --smoke`: the one device check's arms (all pairs at tf32 and bf16, eager and compiled; the engine against
-    pyvene at bf16 at two shapes; a decoder), its JSON and its BENCHMARKS rows with each target met or not."""
+    """`--check --smoke`: the one device check's arms (all pairs at tf32 and bf16, eager and compiled; the device, here
+    compiled, against a CPU copy; the engine against pyvene at bf16 at two shapes; a decoder), its JSON and its
+    BENCHMARKS rows with each target met or not."""
     gpu = load_benchmark("gpu")
     results = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path)])
     assert [(r["precision"], r["compile"]) for r in results["allpairs"]] == [(p, m) for p in ("tf32", "bf16") for m in ("eager", "compiled")]
@@ -120,10 +121,11 @@ def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_
     assert [r["size"] for r in results["engine"]] == ["minilm", "base"]
     assert all(r["engine_bf16_pairs_per_s"] > 0 and r["engine_pairs_per_s"] is None and r["pyvene_precision"] == "bf16" for r in results["engine"])
     assert results["decoder"]["reuse_labels_agree"] == 1.0 and results["decoder"]["reuse_pairs_per_s"] > 0
+    assert results["cpu"]["labels_agree"] == 1.0 and results["cpu"]["max_logit_diff"] <= 1e-5 and results["cpu"]["pairs"] == 16 * 24
     rows = (tmp_path / "gpu.md").read_text().splitlines()
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["check"] is True
     assert sum(line.startswith("| target: ") for line in rows) == 4 and any("| intervene, all 576 pairs, bf16, compiled |" in line for line in rows)
     assert any(line.startswith("| decoder, tiny shape, float32") for line in rows)
     late = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path / "late"), "--deadline", "0"])
-    assert late["engine"] == late["decoder"] == {"error": "skipped: past --deadline"}  # a check past its time says what it left out
+    assert late["cpu"] == late["engine"] == late["decoder"] == {"error": "skipped: past --deadline"}  # a check past its time says what it left out
     assert "| engine | failed: skipped: past --deadline |" in (tmp_path / "late" / "gpu.md").read_text()

@@ -21,6 +21,8 @@ from interp.engine.compiled import CompileStats, compile_problem, use_compile
 from interp.hooks.locations import Location
 from interp.tasks.monli import encode_examples, load_monli
 
+from decoders import decoder_model, tokenizer  # tests/decoders.py, at collection: a benchmark script loaded later may bring its own
+
 CPU = torch.device("cpu")
 REPO = Path(__file__).resolve().parents[1]
 needs_compiler = pytest.mark.skipif(compile_problem(CPU) is not None, reason=f"torch.compile on the CPU: {compile_problem(CPU)}")
@@ -86,8 +88,6 @@ def test_compiling_is_off_on_a_cpu_by_default_and_refused_by_name_where_it_canno
 
 def test_a_model_without_bert_layout_runs_eagerly_and_says_so(monli_dir, minilm_tokenizer):
     """Asked to compile, a decoder's suffix runs through its own modules, as without compiling, and the stats say why."""
-    from decoders import decoder_model, tokenizer
-
     tok = tokenizer("sentencepiece", str(monli_dir))
     lab = interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), "monli", data_dir=str(monli_dir))
     examples = lab.task.examples(("nmonli_test",))[:4]
@@ -129,3 +129,5 @@ def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_
     late = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path / "late"), "--deadline", "0"])
     assert late["cpu"] == late["engine"] == late["decoder"] == {"error": "skipped: past --deadline"}  # a check past its time says what it left out
     assert "| engine | failed: skipped: past --deadline |" in (tmp_path / "late" / "gpu.md").read_text()
+    again = load_benchmark("gpu_table")  # the rows again from the run's figures, as gpu.md has them
+    assert again.table(json.loads((tmp_path / "gpu.json").read_text())) + "\n" == (tmp_path / "gpu.md").read_text()

@@ -74,7 +74,7 @@ class IntervenableModel:
             :meth:`vectors`, :meth:`run_with_cache`; not to read predictions as the task's).
         compile: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`: BERT-layout
             encoders; CUDA graphs on a GPU); ``None``: on for CUDA in calls of at least 2^20 pairs, off on a CPU, where
-            compiling costs tens of seconds for a few percent. ``runner.compile_stats`` says what it did.
+            compiling costs tens of seconds per location that only long runs recover. ``runner.compile_stats`` says what it did.
 
     Raises:
         ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:

@@ -76,8 +76,8 @@ AUTO_COMPILE_PAIRS = 1 << 20
 
 def use_compile(requested: bool | None, device: torch.device, pairs: int | None = None) -> bool:
     """Whether to run the suffix compiled on ``device``: ``requested``, or when ``None`` the default: on for CUDA where it
-    can run, for a call of at least :data:`AUTO_COMPILE_PAIRS` ``pairs`` (``None``: any call), and off on a CPU, where a
-    few percent of speed does not pay for tens of seconds of compiling per graph (``benchmarks/BENCHMARKS.md``).
+    can run, for a call of at least :data:`AUTO_COMPILE_PAIRS` ``pairs`` (``None``: any call), and off on a CPU, where the tens of seconds of compiling per graph are recovered only
+    by long runs of one location, and not at all at BERT-base's width (``benchmarks/BENCHMARKS.md``).
 
     Raises:
         ConfigError (a ValueError): naming ``compile=``, ``requested`` is ``True`` and the device cannot compile

@@ -2,8 +2,21 @@
 
 A redesign keeps behaviour: before code moves, what ``interchange``, ``vectors``, ``train_das``, ``evaluate`` and the
 ``intervene``, ``das``, ``cache`` and ``demo`` commands give on a small sample is written to ``tests/pins/``; after,
-the same calls must give the same numbers (floats within 1e-5, labels, ids and strings exactly), and every file the
-same datasets and attributes apart from timings, hashes and the machine's environment.
+the same calls must give the same numbers, and every file the same datasets and attributes apart from timings,
+hashes and the machine's environment.
+
+What a pin holds, and at what tolerance (:data:`TOLERANCES`), is what stays put from one CPU to another:
+
+* exact computations (forward passes of fixed weights, interchanges, caches, labels, counts, ids, strings): floats
+  within 1e-5 (relative and absolute). Measured: they move by at most 3.2e-6 between an AVX2 and an AVX-512 machine,
+  and with torch's vector kernels and MKL held to SSE4.2 (``ATEN_CPU_CAPABILITY=default MKL_ENABLE_INSTRUCTIONS=SSE4_2``);
+* what training produces is pinned by its behaviour, not its last bits. A DAS rotation after a few steps moves by up to
+  2.5e-5 between those machines (entries up to 0.14): its entries are held within 1e-3, and its effect, the logits of
+  the interchange it makes, within 1e-3, its labels equal wherever the pinned logits stand more than 1e-2 from a tie
+  (at least a third of its pairs, checked); a rotation's row argmax is not pinned (it flips on near ties). Probes
+  are trained too: an MLP probe (SGD on a model that has learned little) moves by up to 0.010 in accuracy,
+  selectivity and their bootstrap bounds between those machines, a linear probe by up to 0.0023: their figures are
+  held within 0.03 and 0.01.
 
 The pins are made with ``python tests/test_pins.py`` (one thread, as the suite's workers run) and committed. A change
 that alters the numbers on purpose (a new dataset in a file, a new default) remakes them and says so in its message.
@@ -26,6 +39,15 @@ PINS = Path(__file__).resolve().parent / "pins"
 IGNORED = re.compile(r"seconds|environment|sha256|elapsed|wall|started|finished_at|created|versions?$|threads|^time$")
 #: Arrays larger than this are pinned by their labels (argmax), their sum and a seeded sample of entries.
 WHOLE = 4096
+#: Keys whose values training produced, and the tolerance each is held at (module docstring: measured across CPUs).
+#: Every other float is held at :data:`EXACT`.
+TRAINED = (
+    (re.compile(r"/das/matrix(#\w+)?$|^das/.*/rotation(#\w+)?$"), 1e-3),  # a DAS rotation's entries
+    (re.compile(r"/das/effect$"), 1e-3),  # the logits of the interchange a trained rotation makes
+    (re.compile(r"^demo/probes\.csv#mlp$"), 0.03),  # an MLP probe's accuracies and selectivities
+    (re.compile(r"^demo/probes\.csv#linear$"), 0.01),  # a linear probe's
+)
+EXACT = 1e-5
 
 
 def _clean(value, tmp: str):
@@ -50,8 +72,14 @@ def _clean(value, tmp: str):
     return value
 
 
+def tolerance(key: str) -> float:
+    """The tolerance a pinned float is held at: :data:`EXACT`, or what :data:`TRAINED` gives its key."""
+    return next((tol for pattern, tol in TRAINED if pattern.search(key)), EXACT)
+
+
 def _array(out: dict, key: str, value) -> None:
-    """Pin an array: whole when small, else its argmax labels (floats), sum and a seeded sample."""
+    """Pin an array: whole when small, else its argmax labels (floats), sum and a seeded sample; a trained matrix's
+    entries are pinned without the argmax of its rows (near ties flip between machines)."""
     value = np.asarray(value)
     if value.dtype.kind in "OSU":
         out[key] = np.array([str(v) for v in value.reshape(-1)])
@@ -63,7 +91,7 @@ def _array(out: dict, key: str, value) -> None:
     pick = np.random.default_rng(0).choice(flat.size, 512, replace=False)
     out[f"{key}#sample"] = flat[np.sort(pick)]
     out[f"{key}#sum"] = np.array([flat.astype(np.float64).sum() / flat.size])
-    if value.ndim >= 2:
+    if value.ndim >= 2 and tolerance(key) == EXACT:
         out[f"{key}#argmax"] = value.argmax(-1)
 
 
@@ -86,6 +114,20 @@ def _h5(path: Path, prefix: str, arrays: dict, scalars: dict, tmp: str) -> None:
 def _csv(path: Path, tmp: str) -> list[dict]:
     with open(path, newline="") as handle:
         return _clean([dict(row) for row in csv.DictReader(handle)], tmp)
+
+
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _probes(path: Path, tmp: str, scalars: dict, key: str) -> None:
+    """A probes CSV, its figures as numbers, linear and MLP probes apart (each held at its :data:`TRAINED` tolerance)."""
+    rows = [{k: _number(v) for k, v in r.items()} for r in _csv(path, tmp)]
+    scalars[f"{key}#linear"] = [r for r in rows if r["probe"] != "mlp"]
+    scalars[f"{key}#mlp"] = [r for r in rows if r["probe"] == "mlp"]
 
 
 def _safetensors(path: Path, prefix: str, arrays: dict) -> None:
@@ -143,6 +185,8 @@ def _api(lab, prefix: str, arrays: dict, scalars: dict, locations: tuple[str, st
         ("vanilla", das.vanilla_iia), ("block", das.block_iia))}, "")  # fmt: skip
     scalars[f"{prefix}/das/history"] = _clean({"history": das.history, "losses": das.losses, "block": das.block, "k": das.k}, "")
     _array(arrays, f"{prefix}/das/matrix", das.intervention.matrix.detach().numpy())
+    effect = lab.interchange(examples, examples[:5], residual, intervention=das, variables=["lexrel"]).logits.numpy()
+    arrays[f"{prefix}/das/effect"] = effect
     scalars[f"{prefix}/evaluate"] = _clean(lab.evaluate(examples).to_dict(orient="list"), "")
 
 
@@ -183,7 +227,7 @@ def _demo(encoder: Path, tmp: Path, monli: Path, arrays: dict, scalars: dict) ->
     assert result.exit_code == 0, result.output
     metrics = (out / "metrics.json").read_text().replace(json.dumps(str(monli))[1:-1], "<monli>")  # the data folder is the machine's
     scalars["demo/metrics.json"] = _clean(json.loads(metrics), str(tmp))
-    scalars["demo/probes.csv"] = _csv(out / "probes.csv", str(tmp))
+    _probes(out / "probes.csv", str(tmp), scalars, "demo/probes.csv")
     scalars["demo/cliques.json"] = _clean(json.loads((out / "cliques.json").read_text()), str(tmp))
     _h5(out / "interventions.h5", "demo/interventions", arrays, scalars, str(tmp))
 
@@ -236,20 +280,49 @@ def outputs(part: str, tmp: Path, monli: Path) -> tuple[dict, dict]:
 PARTS = ("api", "embedded", "commands", "demo")
 
 
-def _close(a, b) -> bool:
+def _close(a, b, tol: float = EXACT) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-            return bool(np.isclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True))
+            return bool(np.isclose(a, b, rtol=tol, atol=tol, equal_nan=True))
         return False
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
     return a == b
 
 
 def _differences(pinned: dict, now: dict) -> list[str]:
-    return [key for key in sorted(set(pinned) | set(now)) if key not in pinned or key not in now or not _close(pinned[key], now[key])]
+    return [key for key in sorted(set(pinned) | set(now))
+            if key not in pinned or key not in now or not _close(pinned[key], now[key], tolerance(key))]  # fmt: skip
+
+
+def _array_differs(key: str, value: np.ndarray, old: np.ndarray) -> bool:
+    """Whether a pinned array moved: floats beyond :func:`tolerance`, anything else at all; a trained interchange's
+    labels (its effect) must stay equal too wherever the pinned logits stand clear of a tie (:func:`clear`)."""
+    if value.shape != old.shape:
+        return True
+    if value.dtype.kind != "f":
+        return not np.array_equal(value, old)
+    tol = tolerance(key)
+    if not np.allclose(value, old, rtol=tol, atol=tol):
+        return True
+    if not key.endswith("/effect"):
+        return False
+    keep = clear(old)
+    return not np.array_equal(value.argmax(-1)[keep], old.argmax(-1)[keep])
+
+
+def clear(logits: np.ndarray) -> np.ndarray:
+    """The pairs whose two largest logits stand more than 10 times the trained tolerance apart: labels that no
+    machine's rounding flips."""
+    return _margins(logits) > 10 * tolerance("x/das/effect")
+
+
+def _margins(logits: np.ndarray) -> np.ndarray:
+    """Each row's gap between its two largest logits: how far a label stands from flipping."""
+    top = np.sort(logits, axis=-1)
+    return top[..., -1] - top[..., -2]
 
 
 @pytest.mark.parametrize("part", PARTS)
@@ -259,23 +332,41 @@ def test_outputs_equal_the_pins(part, tmp_path, monli_dir):
         pinned_arrays = dict(pinned)
     pinned_scalars = json.loads((PINS / f"{part}.json").read_text())
     assert sorted(arrays) == sorted(pinned_arrays)
-    wrong = []
-    for key, value in arrays.items():
-        old = pinned_arrays[key]
-        same = (value.shape == old.shape and (np.allclose(value, old, rtol=1e-5, atol=1e-5) if value.dtype.kind == "f"
-                                              else np.array_equal(value, old)))  # fmt: skip
-        if not same:
-            wrong.append(key)
-    assert wrong == []
+    assert [key for key, value in arrays.items() if _array_differs(key, value, pinned_arrays[key])] == []
     assert _differences(pinned_scalars, json.loads(json.dumps(scalars))) == []
 
 
 def test_the_comparison_would_catch_a_changed_number():
-    """The null: a float moved by 1e-4, a label changed, a key gone, each found."""
+    """The null: a float moved by 1e-4, a label changed, a key gone, each found; a trained figure moved past its own
+    tolerance found, within it not."""
     assert _differences({"a": [0.5, {"b": 1}]}, {"a": [0.5001, {"b": 1}]}) == ["a"]
     assert _differences({"a": [0.5, {"b": 1}]}, {"a": [0.5, {"b": 2}]}) == ["a"]
     assert _differences({"a": 1, "c": 2}, {"a": 1}) == ["c"]
     assert _differences({"a": [0.5, {"b": 1}]}, {"a": [0.500001, {"b": 1}]}) == []
+    mlp = "demo/probes.csv#mlp"
+    assert _differences({mlp: [{"task_acc_mean": 0.60}]}, {mlp: [{"task_acc_mean": 0.61}]}) == []
+    assert _differences({mlp: [{"task_acc_mean": 0.60}]}, {mlp: [{"task_acc_mean": 0.65}]}) == [mlp]
+    linear = "demo/probes.csv#linear"
+    assert _differences({linear: [{"task_acc_mean": 0.60}]}, {linear: [{"task_acc_mean": 0.605}]}) == []
+    assert _differences({linear: [{"task_acc_mean": 0.60}]}, {linear: [{"task_acc_mean": 0.62}]}) == [linear]
+    matrix = np.eye(3, dtype=np.float32)
+    assert not _array_differs("minilm/das/matrix#sample", matrix + 5e-4, matrix)
+    assert _array_differs("minilm/das/matrix#sample", matrix + 5e-3, matrix)
+    assert _array_differs("tiny/vectors/x", matrix + 5e-4, matrix)  # an exact figure at 1e-5
+    effect = np.array([[[0.0, 1.0], [1.0, 0.0]]], dtype=np.float32)
+    assert _array_differs("minilm/das/effect", effect[..., ::-1], effect)  # labels flipped
+    tie = np.array([[[0.5, 0.5004], [0.0, 1.0]]], dtype=np.float32)
+    assert not _array_differs("minilm/das/effect", tie[..., ::-1] * [[[1, 1], [0, 0]]] + tie * [[[0, 0], [1, 1]]], tie)  # a tie may flip
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_the_trained_effects_labels_are_compared_where_they_stand_clear_of_a_tie(part):
+    """A trained rotation's pinned labels are compared only where no rounding can flip them (:func:`clear`); at least a
+    third of its pairs are, so the comparison is not vacuous."""
+    with np.load(PINS / f"{part}.npz") as pinned:
+        effects = [pinned[key] for key in pinned.files if key.endswith("/effect")]
+    for effect in effects:
+        assert clear(effect).mean() >= 1 / 3
 
 
 def main(argv: list[str]) -> None:

@@ -31,16 +31,30 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The files that take a minute or more, longest first. Under `make test`'s workers (pytest-xdist, one file per
-#: worker at a time, in collection order: --no-loadscope-reorder) they start first, so that no long file starts last.
-SLOW_FILES = ("test_notebook.py", "test_decoders.py", "test_architectures.py", "test_runnable_docs.py", "test_labels.py",
-              "test_interventions_scale.py", "test_docs.py", "test_pins.py", "test_interventions.py")
+def file_seconds(items) -> dict:
+    """What each file's ``slow`` markers say it takes on 2 cores: a module's marker (``pytestmark``) is the whole file's
+    figure, a test's marker that test's; 0 for a file with no slow test."""
+    weight: dict = {}
+    for item in items:
+        marker = item.get_closest_marker("slow")
+        if marker is None:
+            continue
+        seconds = float(marker.kwargs.get("seconds", 60))
+        module = getattr(item.module, "pytestmark", [])
+        whole = any(m.name == "slow" for m in (module if isinstance(module, list) else [module]))
+        if whole:
+            weight[item.path] = max(weight.get(item.path, 0.0), seconds)
+        else:
+            weight[item.path] = weight.get(item.path, 0.0) + seconds
+    return weight
 
 
 def pytest_collection_modifyitems(config, items):
+    """Under `make test`'s workers (pytest-xdist, one file per worker at a time, in collection order:
+    --no-loadscope-reorder) the files holding slow tests start first, the longest first, so that no long file starts last."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        rank = {name: i for i, name in enumerate(SLOW_FILES)}
-        items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FILES)))  # stable: a file's tests keep their order
+        weight = file_seconds(items)
+        items.sort(key=lambda item: -weight.get(item.path, 0.0))  # stable: a file's tests keep their order
 
 
 @pytest.fixture(scope="session")

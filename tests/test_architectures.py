@@ -95,6 +95,7 @@ def test_the_engine_equals_the_naive_loop_on_1024_pairs(family, encoded, minilm_
     assert 4 <= int(own.sum()) <= 28 and (naive.argmax(-1) != own[:, None]).sum() >= 32  # the null: interventions flip labels
 
 
+@pytest.mark.slow(seconds=12)  # every family's 1024 pairs above stay in make test-fast
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_engine_equals_the_naive_loop_at_every_site(family, encoded, minilm_tokenizer):
     """Every residual location (each role), every component (all heads and each head) at w_h: 8 × 8 pairs each."""
@@ -191,6 +192,7 @@ WITH_NULL = ("deberta-v2", "distilbert")
 EPOCHS = {"electra": 40, "distilbert": 40}
 
 
+@pytest.mark.slow(seconds=25)
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f != "bert"])  # BERT: tests/test_iit.py
 def test_iit_plants_the_variable_on_every_family(family, tmp_path, minilm_tokenizer):
     """`a` asked to live at [CLS] after block 0: after IIT its held-out IIA there is high; after plain training with
@@ -215,6 +217,7 @@ def test_iit_plants_the_variable_on_every_family(family, tmp_path, minilm_tokeni
     assert "plain" not in scores or scores["plain"]["iia"] <= 0.8, scores
 
 
+@pytest.mark.slow(seconds=10)
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f not in ("bert", "roberta")])
 def test_evaluate_intervene_and_das_run_on_real_monli(family, tmp_path, minilm_tokenizer, monli_dir):
     """The commands a user runs, on each new family's checkpoint directory: one line of results each, files written."""

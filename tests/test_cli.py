@@ -107,6 +107,7 @@ def test_evaluate_prints_accuracy_per_split(monli_dir, tiny_classifier_dir):
     assert json.loads(run(*args, "--max-per-split", "30", "--seed", "3").stdout) != part  # another draw
 
 
+@pytest.mark.slow(seconds=35)
 def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, monkeypatch):
     """The main job's whole path (both trainings, metrics.json, the table), fast, and resumable."""
     import sys

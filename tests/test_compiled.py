@@ -23,6 +23,8 @@ from interp.tasks.monli import encode_examples, load_monli
 
 from decoders import decoder_model, tokenizer  # tests/decoders.py, at collection: a benchmark script loaded later may bring its own
 
+pytestmark = pytest.mark.slow(seconds=60)
+
 CPU = torch.device("cpu")
 REPO = Path(__file__).resolve().parents[1]
 needs_compiler = pytest.mark.skipif(compile_problem(CPU) is not None, reason=f"torch.compile on the CPU: {compile_problem(CPU)}")

@@ -215,7 +215,7 @@ def folders(tmp_path_factory, monli_dir):
     return found
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=46)
 def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     """The from-scratch example's short version on real MoNLI: demo (fine-tuning the headless causal LM the example
     builds: Table 1, cache, probes, interventions, cliques, the report, every figure with its interval), then

@@ -26,6 +26,7 @@ def _rows(path):
 TOY = Path(__file__).resolve().parents[1] / "examples" / "toy_task" / "task.py"
 
 
+@pytest.mark.slow(seconds=10)
 def test_demo_seeds_runs_each_seed_and_aggregates_every_figure(tiny_encoder_dir, tmp_path):
     """On the tasks guide's toy task (32 examples) with a tiny random encoder: two seeds, each a whole demo run."""
     from interp.core.checksums import sha256_of

@@ -10,6 +10,8 @@ import pytest
 
 import interp
 
+pytestmark = pytest.mark.slow(seconds=110)
+
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("build_docs", REPO / "docs" / "build.py")
 build_docs = importlib.util.module_from_spec(spec)

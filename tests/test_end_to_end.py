@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from interp.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=60)
 
 
 @pytest.fixture(scope="module")

@@ -73,6 +73,7 @@ def _naive_correct(model_dir, pairs, mapping) -> int:
     return hits
 
 
+@pytest.mark.slow(seconds=18)
 def test_evaluate_scores_a_two_and_a_three_label_model_like_the_naive_loop(fragments_dir, tiny_classifier_dir, tiny_mqnli_classifier_dir):
     for model_dir, mapping in ((tiny_classifier_dir, {"contradiction": "neutral"}), (tiny_mqnli_classifier_dir, {})):
         result = CliRunner().invoke(main, ["evaluate", "--model", str(model_dir), "--task", "fragment:comparative", "--splits", "dev",

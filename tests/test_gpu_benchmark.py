@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(seconds=60)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -96,6 +96,7 @@ def _iia(model_dir, task, location: str, tokenizer, subspace: int | None) -> dic
     return {"iia": float((pred == targets).mean()), "accuracy": float((own == gold).mean())}
 
 
+@pytest.mark.slow(seconds=20)
 @pytest.mark.parametrize("subspace, lr", [(None, "1e-3"), (8, "3e-3")])
 def test_iit_plants_the_variable_at_the_location_plain_training_does_not(tmp_path, tiny_classifier_dir, minilm_tokenizer, subspace, lr):
     """`a` is asked to live at [CLS] after block 0, where nothing puts it by itself: after IIT its held-out IIA there

@@ -105,7 +105,7 @@ def test_engine_equals_naive_loop_at_every_location_of_a_tiny_model(tiny_classif
         assert torch.allclose(fast, naive, atol=1e-5, rtol=0), str(loc)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=25)
 @pytest.mark.parametrize("location", ["blocks.2.hook_resid_post@w_h"])  # every other site: the tiny model's test above
 def test_engine_equals_naive_loop_on_1024_pairs_with_the_finetuned_embedded_model(location, finetuned_minilm, examples):
     from interp.models import load_classifier

@@ -74,6 +74,7 @@ def uninterrupted(tiny_classifier_dir, monli_dir, tmp_path_factory, fork_server)
     return out
 
 
+@pytest.mark.slow(seconds=50)
 def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
     out = tmp_path / "iv.h5"
     parts = tmp_path / "iv.h5.parts"
@@ -124,6 +125,7 @@ def test_a_kill_after_the_file_landed_leaves_no_unit_files_once_run_again(uninte
     same_file(out, uninterrupted)
 
 
+@pytest.mark.slow(seconds=25)
 def test_two_torchrun_processes_share_the_units_and_write_the_same_file(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
     out = tmp_path / "iv.h5"
     command = [
@@ -294,6 +296,7 @@ def test_location_sweep_ranks_every_location(tiny_classifier_dir, monli_dir, tmp
     assert bad.returncode == 2 and "--examples must be at least 2" in bad.stderr
 
 
+@pytest.mark.slow(seconds=10)
 def test_location_sweep_flags_the_last_cls_of_a_finetuned_model(finetuned_minilm, monli_dir, tmp_path):
     from interp.jobs.location_sweep import LocationSweepConfig, run_location_sweep
 

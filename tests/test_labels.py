@@ -275,7 +275,7 @@ def test_caching_reads_no_prediction_so_a_two_label_model_caches_a_three_label_t
         assert handle["label"].shape[0] == 1000
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=100)
 def test_the_fine_tuned_embedded_model_as_three_labels_scores_and_intervenes_the_same_on_real_monli(finetuned_minilm, monli_dir, tmp_path):
     from interp.models import load_classifier
 

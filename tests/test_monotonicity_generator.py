@@ -66,6 +66,7 @@ def generated():
     return {s: generate_records(GenerateConfig(setting=s, n_train=450, n_dev=75, n_test=75, seed=11)) for s in ("simple", "hard")}
 
 
+@pytest.mark.slow(seconds=12)
 def test_every_generated_label_survives_finite_models(generated):
     for setting, records in generated.items():
         result = check_records(records, per_size=600, seed=2)

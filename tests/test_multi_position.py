@@ -244,6 +244,7 @@ def _opened(folder):
 _HOOKED: list = []
 
 
+@pytest.mark.slow(seconds=23)
 def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
     """Issue #15 item 3: `interp demo --task mqnli` fine-tunes, caches, probes, intervenes at every aligned location, finds cliques."""
     r = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(seconds=480)
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOK = EXAMPLES / "tour.ipynb"
 NOTEBOOKS = (NOTEBOOK, EXAMPLES / "das.ipynb")

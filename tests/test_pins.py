@@ -34,6 +34,8 @@ import h5py
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow(seconds=90)
+
 PINS = Path(__file__).resolve().parent / "pins"
 #: Attributes and keys that are timings, hashes or the machine, not outputs.
 IGNORED = re.compile(r"seconds|environment|sha256|elapsed|wall|started|finished_at|created|versions?$|threads|^time$")

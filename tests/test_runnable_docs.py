@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(seconds=130)
+
 REPO = Path(__file__).resolve().parents[1]
 MARK = "<!-- runnable -->"
 BLOCK = re.compile(re.escape(MARK) + r"\n```(bash|python)\n(.*?)```", re.S)

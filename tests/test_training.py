@@ -272,6 +272,7 @@ def test_train_seeds_writes_each_seeds_checkpoint_and_the_table_over_seeds(tiny_
 
 
 
+@pytest.mark.slow(seconds=10)
 def test_seeds_trained_at_once_give_what_each_gives_alone(tiny_encoder_dir, monli_dir, tmp_path):
     """`interp train --seeds 0,1 --workers 2`: two processes train the seeds at once; each checkpoint's weights and
     figures equal the one-at-a-time run's, and --workers without --seeds is refused."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -31,6 +30,7 @@ from interp.hooks.architecture import DECODER_TYPES, MODEL_TYPES
 from interp.hooks.templates import parse_label_words
 from interp.models.labels import MAPPED, check_label_map, label_config, parse_label_map
 from interp.models.settings import EMBEDDED  # defined apart: the command line reads it without torch
+from interp.models.quiet import quiet_transformers  # noqa: F401 (re-exported: callers import it from here)
 from interp.models.checkpoint import (
     check_tokenizer_files,
     check_tokenizer_ids,
@@ -73,26 +73,35 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def resolve_model(spec: str) -> ModelSource:
-    """Turn ``minilm``, a directory, or a hub name into a :class:`ModelSource`.
+    """Turn ``minilm``, a packaged GGUF decoder (``smollm2-135m``, ``gemma3-270m``), a ``.gguf`` file, a directory, or a
+    hub name into a :class:`ModelSource`.
 
-    A local directory's weights are checked here, before anything reads
-    them (:func:`interp.models.checkpoint.check_weights`).
+    A GGUF is converted once into a checkpoint folder and that folder is the source (:mod:`interp.models.gguf`). A
+    local directory's weights are checked here, before anything reads them
+    (:func:`interp.models.checkpoint.check_weights`).
 
     Raises:
         ModelError: a path that does not exist or is not a directory, a
             directory without ``config.json``, or whose weights are not all
-            valid safetensors files.
+            valid safetensors files; a GGUF that cannot be read or converted, a packaged model whose package is
+            missing (naming the pip command), a converted folder whose source changed.
     """
     if not spec:
         raise ModelError("`model=` is empty; give 'minilm', a checkpoint directory or a hub name")
     if spec == EMBEDDED:
         return ModelSource(spec, str(embedded_model_dir()), local=True)
+    from interp.models.gguf import check_record, converted_checkpoint, find_gguf
+
+    gguf = find_gguf(spec)  # a packaged decoder's name, a .gguf file, or a folder holding one: converted once
+    if gguf is not None:
+        return ModelSource(spec, str(converted_checkpoint(gguf)), local=True)
     path = Path(spec).expanduser()
     if path.exists():
         if not path.is_dir():
-            raise ModelError(f"model {spec!r} is a file; give a Hugging Face checkpoint directory")
+            raise ModelError(f"model {spec!r} is a file; give a Hugging Face checkpoint directory or a .gguf file")
         if not (path / "config.json").is_file():
             raise ModelError(f"model directory {path} has no config.json: not a Hugging Face checkpoint")
+        check_record(path)  # a converted GGUF's folder: its source must still be the file it was converted from
         check_weights(path)
         return ModelSource(spec, str(path), local=True)
     if _looks_like_path(spec):
@@ -136,25 +145,6 @@ def _load_config(source: ModelSource):
             f"unknown model {source.spec!r}: not 'minilm', not an existing directory, and the "
             "Hugging Face hub could not provide it (offline? set HF_HUB_OFFLINE=1 to fail fast)"
         ) from None
-
-
-@contextmanager
-def quiet_transformers():
-    """Silence transformers' load reports and progress bars inside the block, then restore them.
-
-    The "newly initialized head" report is expected when fine-tuning starts.
-    """
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def has_classifier_head(config) -> bool:
@@ -357,7 +347,12 @@ def model_identity(spec: str) -> str:
     """
     if spec == EMBEDDED:
         return spec
+    from interp.models.gguf import read_record
+
     source = resolve_model(spec)
+    record = read_record(Path(source.location)) if source.local else None
+    if record is not None:  # a converted GGUF: named by its source file's hash, not by 0.5 GB of float32 weights
+        return f"gguf-sha256:{record['sha256']}"
     return f"sha256:{model_sha256(spec)}" if source.local else spec
 
 

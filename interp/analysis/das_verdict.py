@@ -13,6 +13,10 @@ interval from the same bootstrap replicates over the held-out examples
 * ``over_chance``: the IIA minus chance (the most common counterfactual's
   share of the pairs).
 
+A figure without one of the three (an older ``das.csv``, a result scored
+before the nulls were) is **not judged**, never learned: the verdict names
+each difference it lacks.
+
 A DAS can clear its untrained baseline and still sit below a null: a random
 rotation of a model that mostly keeps its own label scores low, training
 lifts it towards the label the base already had, and the pairs where base
@@ -29,6 +33,8 @@ seeds with Student's t intervals) and pairs beyond the held-out examples.
 >>> verdict({"gain_low": 0.06, "gap": 0.1, "gap_low": 0.02, "over_chance_low": 0.1, "stays_base": 0.5, "copies_source": 0.4,
 ...          "chance": 0.5})
 'learned'
+>>> verdict({"gain_low": 0.06, "stays_base": 0.5, "copies_source": 0.4, "chance": 0.5})
+'not judged: no interval for its gap over the larger null, its difference from chance'
 """
 
 from __future__ import annotations
@@ -50,18 +56,27 @@ def shortfalls(figures: Mapping[str, float]) -> list[str]:
 
     ``figures`` holds ``gain_low``, ``gap_low``, ``over_chance_low`` (the low bounds of the three differences), and
     ``stays_base``, ``copies_source``, ``chance`` (shares, 0..1) to name them. A difference whose low bound is missing
-    (an older file or row) is not judged.
+    (an older file or row) is not a shortfall here but :func:`unjudged`.
     """
     found = []
-    if not figures.get("gain_low", 1) > 0:
+    if "gain_low" in figures and not figures["gain_low"] > 0:
         found.append("no gain over the untrained intervention")
-    if not figures.get("gap_low", 1) > 0:
+    if "gap_low" in figures and not figures["gap_low"] > 0:
         null = larger_null(figures)
         where = "below" if figures.get("gap", 0) < 0 else "not above"
         found.append(f"{where} the {_NULLS[null]} null ({figures[null]:.3f})")
-    if not figures.get("over_chance_low", 1) > 0:
+    if "over_chance_low" in figures and not figures["over_chance_low"] > 0:
         found.append(f"not above chance ({figures['chance']:.3f})")
     return found
+
+
+#: What each difference is, in a verdict's words.
+_NAMES = {"gain": "its gain over the untrained intervention", "gap": "its gap over the larger null", "over_chance": "its difference from chance"}
+
+
+def unjudged(figures: Mapping[str, float]) -> list[str]:
+    """The differences ``figures`` gives no low bound for (an older file or row), in words: what keeps it from being judged."""
+    return [_NAMES[name] for name in DIFFERENCES if f"{name}_low" not in figures]
 
 
 def row_figures(row: Mapping, prefix: str = "das_") -> dict:
@@ -71,9 +86,18 @@ def row_figures(row: Mapping, prefix: str = "das_") -> dict:
 
 
 def verdict(figures: Mapping[str, float]) -> str:
-    """``"learned"``, or ``"not learned: "`` and every :func:`shortfalls` item."""
+    """``"learned"`` where all three differences are given and above zero; ``"not learned: "`` and every
+    :func:`shortfalls` item where one given is not; else ``"not judged: no interval for "`` each :func:`unjudged` one."""
     missing = shortfalls(figures)
-    return "learned" if not missing else "not learned: " + ", ".join(missing)
+    if missing:
+        return "not learned: " + ", ".join(missing)
+    absent = unjudged(figures)
+    return "learned" if not absent else "not judged: no interval for " + ", ".join(absent)
 
 
-__all__ = ["DIFFERENCES", "larger_null", "row_figures", "shortfalls", "verdict"]
+def is_learned(figures: Mapping[str, float]) -> bool:
+    """Whether :func:`verdict` reads ``"learned"``: every difference given, each above zero."""
+    return verdict(figures) == "learned"
+
+
+__all__ = ["DIFFERENCES", "is_learned", "larger_null", "row_figures", "shortfalls", "unjudged", "verdict"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from interp.analysis.bootstrap import Estimate
-from interp.analysis.das_verdict import DIFFERENCES, shortfalls, verdict
+from interp.analysis.das_verdict import DIFFERENCES, is_learned, verdict
 from interp.engine.interventions import Intervention
 from interp.hooks.locations import Location
 
@@ -94,7 +94,7 @@ class DasResult:
     def learned(self) -> bool:
         """Whether the held-out IIA is a finding: the intervals of its gain over the untrained intervention, of its gap
         over the larger null and of its difference from chance all lie above zero (:mod:`interp.analysis.das_verdict`)."""
-        return not shortfalls(self._figures())
+        return is_learned(self._figures())
 
     @property
     def verdict(self) -> str:

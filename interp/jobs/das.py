@@ -255,7 +255,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
         save_figure_atomic(fig, outputs.path("das.png"), dpi=110, bbox_inches="tight")
     lab.split_accuracies(examples, own)  # with the results: a warning for each split the model is at chance on
     for row in rows:  # and for each unit whose DAS does not clear its untrained baseline, its larger null and chance
-        judged = verdict(row_figures(row))  # a unit of an older run has no gap to judge: its gain and chance are
+        judged = verdict(row_figures(row))  # a unit of an older run has no gap to judge: "not judged", named
         if judged != "learned":
             warn(f"DAS for {row['variable']} at {row['location']} (k={row['k']}, seed {row['seed']}): {judged}. Held-out IIA "
                  f"{row['das_iia']:.3f} [{row['das_iia_low']:.3f}, {row['das_iia_high']:.3f}] on {row['test_pairs']} pairs; untrained "

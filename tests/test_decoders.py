@@ -261,6 +261,8 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     "case, args, message",
     [
         ("a label word of two tokens", ["evaluate", "--model", "lm", "--label-words", "entailment= yesno,neutral= no"], "label word must be one token"),
+        ("label words for a model with a head", ["evaluate", "--model", "clf", "--label-words", "entailment= yes,neutral= no"],
+         "has a classification head (LlamaForSequenceClassification)"),
         ("a template without a slot", ["evaluate", "--model", "clf", "--template", "Premise: {premise} Answer:"], "has {hypothesis} nowhere"),
         ("no pad and no end-of-text token", ["evaluate", "--model", "bare"], "no pad token and no end-of-text token to pad with"),
         ("a location past the last block", ["intervene", "--model", "clf", "--locations", "blocks.3.hook_resid_post@w_h"], "layer 3 is out of range"),

@@ -58,6 +58,14 @@ CASES = [
     ("a bootstrap seed below 0", lambda s: s["res"].summary("lexrel", seed=-1), interp.ConfigError, "seed= must be an integer of at least 0, got -1"),
     ("IIT at a block past the last", lambda s: interp.fine_tune(s["dir"], s["lab"].task, s["ex"], iit="lexrel@blocks.99.hook_resid_post@w_h"),
      interp.ConfigError, "iit='lexrel@blocks.99.hook_resid_post@w_h': .*layer 99 is out of range"),
+    # switches are bools: a string or a number Python would read as true or false is refused by name
+    ("compile given as a string", lambda s: interp.IntervenableModel(s["dir"], s["lab"].task, compile="no"), interp.ConfigError, "compile= must be True, False or None, got 'no'"),
+    ("compile given as a number", lambda s: interp.IntervenableModel(s["dir"], s["lab"].task, compile=2), interp.ConfigError, "compile= must be True, False or None, got 2"),
+    ("the QK fix given as a string", lambda s: s["lab"].screen(s["ex"], s["ex"], LOCATION, variable="lexrel", qk_fix="yes"), interp.ConfigError, "qk_fix= must be True, False or None, got 'yes'"),
+    ("GradDrop given as a number", lambda s: s["lab"].screen(s["ex"], s["ex"], LOCATION, variable="lexrel", graddrop=5), interp.ConfigError, "graddrop= must be True, False or None, got 5"),
+    ("screen locations given as a number", lambda s: s["lab"].screen(s["ex"], s["ex"], 5, variable="lexrel"), interp.ConfigError, "locations=5 must be a string"),
+    ("label words given as a number", lambda s: interp.load_model(s["dir"], label_words=7), interp.ConfigError, "label_words=7 must be 'LABEL=WORD"),
+    ("a label word given as a number", lambda s: interp.load_model(s["dir"], label_words={"entailment": 5, "neutral": " no"}), interp.ConfigError, "each word must be a string, got 5"),
 ]  # fmt: skip
 
 

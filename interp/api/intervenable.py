@@ -41,6 +41,7 @@ from interp.api.screen import ScreenResult, screen, screen_locations
 from interp.api.specs import DataSpec, RunSpec
 from interp.backends import check_backend_name, get_runner
 from interp.core.devices import pick_device, rank_device
+from interp.core.checks import check_bool
 from interp.core.errors import ConfigError, named, renamed
 from interp.files.interventions import check_variable_names
 from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
@@ -92,7 +93,7 @@ class IntervenableModel:
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size
         self.backend_name = check_backend_name(backend)
-        self.compile = compile
+        self.compile = check_bool(compile, "compile", optional=True)
         if device is not None:
             self.model.to(pick_device(device))
         self._binding: Binding | None = None  # the runner, made on first use (a bridge copies the model)

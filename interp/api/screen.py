@@ -36,7 +36,7 @@ import torch
 from interp.analysis.attribution import agreement, graddrop_robustness, site_estimate
 from interp.api.example_set import ExampleSet
 from interp.api.interchange import interchange_set, result_of_logits
-from interp.core.checks import check_int
+from interp.core.checks import check_bool, check_int
 from interp.core.errors import ConfigError, InterpWarning, named
 from interp.hooks.locations import Location
 
@@ -91,6 +91,8 @@ def screen_locations(parse: Callable[[str], list[Location]], roles: Sequence[str
     """The locations a screen covers: ``all`` is every residual location (:func:`~interp.hooks.locations.all_locations`)
     and every component and head location at each of ``roles``; else what ``parse`` makes of ``text`` (the location
     grammar: ``heads``, ``components``, a comma-separated list)."""
+    if not isinstance(text, str):
+        raise ConfigError(f"{named('locations', repr(text))} must be a string: 'all', 'heads', 'components' or a comma-separated list")
     if text.strip() != "all":
         return parse(text)
     found = parse("all") + [loc for role in roles for loc in parse(f"components@{role}") + parse(f"heads@{role}")]
@@ -112,6 +114,8 @@ def screen(every: ExampleSet, bases: Sequence, sources: Sequence, locations: Seq
     """
     check_int(confirm, "confirm", least=0)
     check_int(seed, "seed", least=0)
+    check_bool(qk_fix, "qk_fix", optional=True)
+    check_bool(graddrop, "graddrop", optional=True)
     if confirm > len(locations):
         raise ConfigError(f"{named('confirm', confirm)} asks for more locations than the {len(locations)} screened")
     base_rows, source_rows = torch.tensor(every.rows(bases)), torch.tensor(every.rows(sources))

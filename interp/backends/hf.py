@@ -22,6 +22,7 @@ from torch import Tensor
 from interp.backends.base import SiteGradients
 from interp.backends.naive import NaiveRunner
 from interp.engine.batched import interchange_logits, precision, source_vectors, vectors_and_logits
+from interp.core.checks import check_bool
 from interp.engine.compiled import CompileStats, use_compile
 from interp.engine.gradients import site_gradients
 from interp.engine.pair_suffix import PairSuffix
@@ -53,7 +54,9 @@ class HFRunner:
     atp_star = True
 
     def __init__(self, model, pad_token_id: int = 0, prefix_reuse: bool = True, compile: bool | None = None) -> None:
-        self.model, self.pad_token_id, self.prefix_reuse, self.compile = model, pad_token_id, prefix_reuse, compile
+        self.model, self.pad_token_id = model, pad_token_id
+        self.prefix_reuse = check_bool(prefix_reuse, "prefix_reuse")
+        self.compile = check_bool(compile, "compile", optional=True)
         self.compile_stats = CompileStats()
         use_compile(compile, next(model.parameters()).device)
 

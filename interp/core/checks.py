@@ -42,6 +42,21 @@ def check_int(value, name: str, *, least: int | None = None, most: int | None = 
     return int(value)
 
 
+def check_bool(value, name: str, *, optional: bool = False) -> bool | None:
+    """``value`` as a ``bool`` (``None`` allowed when ``optional``): ``True`` or ``False`` only, never a string or a number
+    that Python would read as one (``"no"`` is true to Python).
+
+    Raises:
+        ConfigError: naming ``name``: anything but a bool (or ``None`` where optional).
+    """
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        wanted = "True, False or None" if optional else "True or False"
+        raise ConfigError(f"{named(name)} must be {wanted}, got {value!r}")
+    return value
+
+
 def check_number(value, name: str, *, positive: bool = False, least: float | None = None, most: float | None = None) -> float:
     """``value`` as a finite ``float`` (above 0 with ``positive``; in ``[least, most]``); bools are refused.
 

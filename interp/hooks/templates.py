@@ -110,6 +110,11 @@ def parse_label_words(value) -> dict[str, str] | None:
     """
     if value is None:
         return None
+    if not isinstance(value, (str, dict, list, tuple)):
+        raise ConfigError(f"{named('label_words', repr(value))} must be 'LABEL=WORD,...', a dict or (label, word) pairs")
+    if isinstance(value, dict) and not all(isinstance(w, str) for w in value.values()):
+        bad = next(w for w in value.values() if not isinstance(w, str))
+        raise ConfigError(f"{named('label_words', repr(value))}: each word must be a string, got {bad!r}")
     items = [tuple(item.split("=", 1)) if "=" in item else (item,) for item in value.split(",")] if isinstance(value, str) else \
         list(value.items() if isinstance(value, dict) else value)  # fmt: skip
     found: dict[str, str] = {}

@@ -208,13 +208,16 @@ def load_classifier(
             head where one is required; a decoder whose tokenizer has no pad token and no end-of-text token to pad with.
         ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head;
             naming ``init=``: neither ``pretrained`` nor ``random``; naming ``template=`` or ``label_words=``: a
-            template without both slots, a label word of several tokens, either given for an encoder.
+            template without both slots, a label word of several tokens, either given for an encoder, label words given
+            for a model with a classification head.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer
 
     if init not in INITS:
         raise ConfigError(f"`init=` must be {' or '.join(INITS)}, got {init!r}")
+    if label_words is not None:
+        label_words = parse_label_words(label_words)  # its form first, whatever the model
 
     source = resolve_model(spec)
     config = _load_config(source)
@@ -227,6 +230,9 @@ def load_classifier(
     if not decoder and (template is not None or label_words is not None):
         raise ConfigError(f"`{'template' if template is not None else 'label_words'}=`: model {spec!r} is a {config.model_type} encoder, "
                           "which reads a pair as two segments; templates and label words are for decoders")  # fmt: skip
+    if label_words is not None and any(a.endswith("ForSequenceClassification") for a in (config.architectures or [])):
+        raise ConfigError(f"`label_words=`: model {spec!r} has a classification head ({config.architectures[0]}), which gives its labels' "
+                          "logits itself; label words read a causal LM (a checkpoint without a head)")  # fmt: skip
     label_words = parse_label_words(label_words) if label_words is not None else getattr(config, "interp_label_words", None) if decoder else None
     if label_words is not None and label_map is not None:
         raise ConfigError(f"`label_map=`: model {spec!r} is read through label words ({', '.join(label_words)}), which name its labels")

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
 import numpy as np
+import torch
 from jaxtyping import Float
 from torch import Tensor
 
 from interp.api.loading import Classifier
 from interp.backends.base import PairRunner, Runner
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, ModelError, named
 from interp.files.examples import ExampleTable
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
@@ -116,7 +117,14 @@ class ExampleSet(Sequence):
         if self._logits is None:
             self._logits = self._from_parent(lambda p: p._logits)
         if self._logits is None:
-            self._logits = self.binding.runner.predict(self.encoded)
+            logits = self.binding.runner.predict(self.encoded)
+            bad = ~torch.isfinite(logits).all(-1)
+            if bool(bad.any()):  # finite weights, yet an activation overflowed: no figure read from these outputs holds
+                first = int(bad.nonzero()[0])
+                raise ModelError(f"the model's outputs are NaN or infinite on {int(bad.sum())} of {len(bad)} examples (first: "
+                                 f"{getattr(self.examples[first], 'id', first)!r}): an activation overflows; no accuracy or IIA "
+                                 "read from them would mean anything")  # fmt: skip
+            self._logits = logits
         return self._logits
 
     def own_labels(self) -> np.ndarray:

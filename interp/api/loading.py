@@ -26,6 +26,7 @@ from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.decoders import DecoderClassifier, template_of
+from interp.models.checkpoint import check_finite
 from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
@@ -258,6 +259,7 @@ def load_model(model, tokenizer=None, *, labels: tuple[str, ...] | None = None, 
         raise ModelError(f"`model=`: a {type(model).__name__} is not a sequence classifier; give a ...ForSequenceClassification model")
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError("`tokenizer=`: token roles need a fast (Rust) tokenizer with character offsets")
+    check_finite(model, IN_MEMORY)
     if label_map is not None:
         names = parse_label_map(label_map, int(config.num_labels))
         check_label_map(checkpoint_labels(config), names, "<in memory>")

@@ -170,3 +170,21 @@ def check_tokenizer_ids(tokenizer, config, spec: str) -> None:
             f"model {spec!r}: its tokenizer knows {len(tokenizer)} tokens, the model's embedding has {rows} rows: "
             "the tokenizer files are missing or wrong"
         )
+
+
+def check_finite(model, spec: str) -> None:
+    """Every weight and buffer of a loaded ``model`` is finite: a NaN or an infinity in one block makes every logit NaN,
+    and an argmax over NaN reads as the first label, so accuracies and IIAs come out believable. Checked once, at load,
+    in about a tenth of a second for 100M parameters.
+
+    Raises:
+        ModelError: naming ``spec``, the first tensor holding a NaN or an infinity, and how many of its entries do.
+    """
+    import torch
+
+    for name, tensor in [*model.named_parameters(), *model.named_buffers()]:
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise ModelError(f"model {spec!r}: its weight {name} holds {bad} non-finite value{'s' if bad > 1 else ''} (NaN or infinity) "
+                             f"of {tensor.numel()}; every output would be NaN")  # fmt: skip
+

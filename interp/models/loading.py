@@ -33,6 +33,7 @@ from interp.models.settings import EMBEDDED  # defined apart: the command line r
 from interp.models.quiet import quiet_transformers  # noqa: F401 (re-exported: callers import it from here)
 from interp.models.checkpoint import (
     check_tokenizer_files,
+    check_finite,
     check_tokenizer_ids,
     check_head_rows,
     check_weights,
@@ -205,7 +206,8 @@ def load_classifier(
         ModelError: unknown name, a family interp does not cover, weights that are
             not valid safetensors (checked before loading), tokenizer files
             missing or not matching the model's vocabulary, no classifier
-            head where one is required; a decoder whose tokenizer has no pad token and no end-of-text token to pad with.
+            head where one is required; a decoder whose tokenizer has no pad token and no end-of-text token to pad with;
+            a weight holding a NaN or an infinity (naming it).
         ConfigError: naming ``label_map=``: a map that misses or invents a label, or a map for a model without a head;
             naming ``init=``: neither ``pretrained`` nor ``random``; naming ``template=`` or ``label_words=``: a
             template without both slots, a label word of several tokens, either given for an encoder, label words given
@@ -280,6 +282,7 @@ def load_classifier(
     if decoder:
         model, tokenizer = as_decoder_classifier(model, tokenizer, spec, template, label_words if words else None)
     check_tokenizer_ids(tokenizer, model.config, spec)
+    check_finite(model, spec)
     fit_max_length(tokenizer, model.config)
     if head and label_map is not None:
         setattr(model, MAPPED, ",".join(f"{i}={x}" for i, x in enumerate(checkpoint_labels(model.config))))

@@ -98,6 +98,9 @@ def test_das_bad_input_is_one_line_and_exit_2(tiny_run, tiny_classifier_dir, tin
         "--variable 'polarity'": ["--variable", "polarity"],
         "--seeds takes comma-separated integers": ["--seeds", "a"],
         "--kind must be one of rotated, lowrank": ["--kind", "sparse"],
+        # refused only when the pairs are drawn, after the model ran: still nothing written (das.parts/request.json was)
+        "--variable 'negated': no pair of these 16 examples changes the output": ["--splits", "pmonli", "--variable", "negated", "--subspace", "4",
+                                                                                  "--locations", "blocks.1.hook_resid_post@w_h"],
     }
     for message, extra in cases.items():
         result = _das(*common, *extra, monli_dir=monli_dir)

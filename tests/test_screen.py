@@ -212,3 +212,33 @@ def _the_report_draws_the_screen(out):
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
     finally:
         driver.quit()
+
+
+def test_the_command_never_replaces_a_file_another_command_wrote(tiny_classifier_dir, monli_dir, tmp_path, monkeypatch):
+    """A user's ``screen.h5`` written by ``interp intervene`` (its manifest names intervene) and a ``screen.csv`` no manifest
+    lists: each refused in one line before any work (the screen never runs), the file byte for byte as it was; a variable
+    the task lacks is refused before ``--confirm`` is compared with the locations."""
+    import hashlib
+
+    import interp.api.intervenable as face
+
+    out = tmp_path / "screen"
+    data = ["--data-dir", str(monli_dir), "--quiet"]
+    made = CliRunner().invoke(main, ["intervene", "--model", str(tiny_classifier_dir), "--out", str(out / "screen.h5"), "--max-examples", "6",
+                                     "--locations", "blocks.0.hook_resid_post@w_h", *data])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    before = hashlib.sha256((out / "screen.h5").read_bytes()).hexdigest()
+    monkeypatch.setattr(face.IntervenableModel, "screen", lambda *a, **k: pytest.fail("the screen ran before the refusal"))
+    args = ["screen", "--model", str(tiny_classifier_dir), "--out", str(out), "--locations", LOCATIONS, "--confirm", "1", "--max-per-split", "4", *data]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "`interp intervene` wrote it, not a screen" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert hashlib.sha256((out / "screen.h5").read_bytes()).hexdigest() == before
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "screen.csv").write_text("mine\n")
+    result = CliRunner().invoke(main, [*args[:4], str(other), *args[5:]])
+    assert result.exit_code == 2 and "interp did not write it" in result.stderr and (other / "screen.csv").read_text() == "mine\n"
+    assert sorted(p.name for p in other.iterdir()) == ["screen.csv"]
+    result = CliRunner().invoke(main, ["screen", "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "new"), "--locations", LOCATIONS,
+                                       "--confirm", "9", "--variable", "polarity", "--max-per-split", "4", *data])  # fmt: skip
+    assert result.exit_code == 2 and "--variable" in result.stderr, result.stderr

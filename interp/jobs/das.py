@@ -218,9 +218,6 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     # What is left to write (each unit's matrix at most width² float32s, its sidecar and row; the tables and the figure):
     # checked first, so a full disk stops the run before it starts instead of leaving unfinished state behind.
     require_free_space(out / "das.csv", sum(4 * widths[loc] ** 2 + (16 << 10) for loc, *_ in todo) + (1 << 20))
-    if saved != request:
-        ensure_writable_dir(parts)
-        write_json_atomic(parts / "request.json", request)
 
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
     meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha}
@@ -229,6 +226,9 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
                                          test_pairs=config.test_pairs)[0]
              for seed in config.seeds for variable in config.variables}  # fmt: skip
     total = sum(n_steps(len(drawn[s, v][0]), settings[s]) for _, s, v, _, _ in todo)
+    if saved != request:  # only now, with every check passed and the pairs drawn: a refused run leaves no folder behind
+        ensure_writable_dir(parts)
+        write_json_atomic(parts / "request.json", request)
     with tqdm(total=total, unit="step", disable=not progress, desc="das") as bar:
         for loc, seed, variable, kind, k in todo:
             size = _size(kind, k)

@@ -89,6 +89,7 @@ class InterventionConfig:
     unit_size: int | None = None  # None: :func:`default_unit_size` for the model's device
     precision: str = "fp32"
     overwrite: bool = False
+    command: str = "intervene"  # what the file's manifest names as its writer (``screen`` for a screen's confirmation)
 
     def validate(self) -> "InterventionConfig":
         if self.pairs not in (None, "all"):
@@ -223,7 +224,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         if team.leader:  # the fp32 checks run in fp32, outside the reduced precision
             checks = None if config.precision == "fp32" else _fp32_checks(config, shards, lab, examples, rows, locations)
             with lab.precision(config.precision):
-                own = _assemble(out, meta, lab, examples, locations, shards, checks)
+                own = _assemble(out, meta, lab, examples, locations, shards, checks, command=config.command)
         team.barrier()
     _warn_at_chance(lab, examples, own)
     return out
@@ -262,7 +263,7 @@ def _reuse(out: Path, done: bool, shards: Shards, config: InterventionConfig, pr
         return False
     if progress:
         tqdm.write(f"{out}: these interventions are already done, reusing them")
-    write_file_manifest(out, "intervene", if_missing=True)
+    write_file_manifest(out, config.command, if_missing=True)
     if shards.directory.is_dir():  # a run killed after its file landed, before it dropped its units
         shards.remove()
     return True
@@ -313,7 +314,7 @@ def _fp32_checks(config: InterventionConfig, shards: Shards, lab: IntervenableMo
 
 
 def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations: list[Location], shards: Shards,
-              checks: list[Fp32Check] | None = None) -> np.ndarray:  # fmt: skip
+              checks: list[Fp32Check] | None = None, command: str = "intervene") -> np.ndarray:  # fmt: skip
     """Write the file from the shards (:meth:`~interp.api.interventions_file.FileContents.write`), its manifest, and drop the shards; returns the
     model's own task label ids on ``examples`` (the file's base predictions), for the chance check.
 
@@ -336,6 +337,6 @@ def _assemble(out: Path, meta: dict, lab: IntervenableModel, examples, locations
     contents = FileContents.of(bound, meta["variables"], locations, unit_size=meta["unit_size"], precision=meta["precision"], base_pred=own)
     replace(contents, meta={**contents.meta, "model_sha256": meta["model_sha256"]}).write(  # the weights as the run began
         out, locations, logits_at, (lambda i: checks[i].attrs()) if checks is not None else None)
-    write_file_manifest(out, "intervene")
+    write_file_manifest(out, command)
     shards.remove()
     return own

@@ -27,7 +27,7 @@ from interp.api.screen import ScreenResult, confirm_rows, confirmed_locations, s
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named
-from interp.core.outputs import OutputSet, write_csv_atomic, write_json_atomic
+from interp.core.outputs import OutputSet, read_json, refuse_foreign, write_csv_atomic, write_json_atomic
 from interp.jobs.intervene import InterventionConfig, run_interventions
 
 
@@ -59,7 +59,9 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise OutputError(f"{named('out', out)} is a file; give a directory")
+    _refuse_others(out)  # before any work: the files this screen would write are its own or absent
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
+    lab.task.check_variable(config.variable)
     examples = config.sample.draw(lab.task)
     n = len(screen_locations(lab.locations, lab.task.roles, config.locations))
     if config.confirm > n:  # said before the screen runs
@@ -68,7 +70,8 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
     if config.confirm:
         top, drawn = confirmed_locations(found.rows, config.confirm, config.seed)
         exact = InterventionConfig(model=lab.model, out=str(out / "screen.h5"), locations=",".join([*top, *drawn]), variables=(found.variable,),
-                                   data=config.data, sample=config.sample, run=config.run, overwrite=True)  # this screen's own file  # fmt: skip
+                                   data=config.data, sample=config.sample, run=config.run, overwrite=True,  # this screen's own file (checked above)
+                                   command="screen")  # fmt: skip
         summaries = {s["location"]: s for s in summarize_all(run_interventions(exact, progress=progress))}
         confirm_rows(found, summaries, top, drawn)
     agreement = {name: (repr(value) if hasattr(value, "low") else value) for name, value in found.agreement.items()}
@@ -80,6 +83,25 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
                                                         "cancels": sum(bool(r["cancels"]) for r in found.rows),
                                                         "interval": found.interval, "agreement": agreement})  # fmt: skip
     return found
+
+
+def _refuse_others(out: Path) -> None:
+    """Refuse a folder whose ``screen.csv``, ``screen.json`` or ``screen.h5`` another command (or a person) wrote: a
+    screen replaces only its own files. ``screen.h5`` is a screen's when its manifest names ``screen`` as its writer.
+
+    Raises:
+        OutputError: naming ``out=`` and the file.
+    """
+    if not out.is_dir():
+        return
+    refuse_foreign(out, ["screen.csv", "screen.json"])
+    h5 = out / "screen.h5"
+    if h5.exists() or h5.is_symlink():
+        record = read_json(h5.with_name(h5.name + ".manifest.json"))
+        writer = record.get("command") if isinstance(record, dict) else None
+        if writer != "screen":
+            said = f"`interp {writer}` wrote it" if writer else "interp did not write it"
+            raise OutputError(f"{named('out', out)}: {h5} exists and {said}, not a screen; move it away or choose another folder")
 
 
 def format_screen(found: ScreenResult, top: int = 15) -> str:

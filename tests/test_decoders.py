@@ -261,6 +261,8 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     "case, args, message",
     [
         ("a label word of two tokens", ["evaluate", "--model", "lm", "--label-words", "entailment= yesno,neutral= no"], "label word must be one token"),
+        ("a template past the context", ["evaluate", "--model", "clf", "--template", "Premise: {premise} " + "Answer: yes no " * 80 + "Hypothesis: {hypothesis} Answer:"],
+         "past the model's context of 256 (the template alone is"),
         ("label words for a model with a head", ["evaluate", "--model", "clf", "--label-words", "entailment= yes,neutral= no"],
          "has a classification head (LlamaForSequenceClassification)"),
         ("a template without a slot", ["evaluate", "--model", "clf", "--template", "Premise: {premise} Answer:"], "has {hypothesis} nowhere"),

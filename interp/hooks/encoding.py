@@ -21,13 +21,15 @@ MoNLI: its roles are in :mod:`interp.tasks.monli.align`.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import torch
 
-from interp.core.errors import ConfigError, DataError
+from interp.core.errors import ConfigError, DataError, named
 from interp.hooks.templates import Template, tokenize_pairs
 
 #: How a word split into several WordPiece tokens is read: its first piece, its last, or all of them.
@@ -184,7 +186,8 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     if not examples:
         return []
     if template is not None:
-        pairs = tokenize_pairs(tokenizer, examples, template)
+        pairs = tokenize_pairs(tokenizer, examples, template, truncation=False)
+        _check_context(tokenizer, examples, template, pairs)
         return [_align(e, tokenizer, ids, [0] * len(ids), pairs.offsets[i], pairs.sequence_ids(i), wordpiece, labels, template)
                 for i, (e, ids) in enumerate(zip(examples, pairs.input_ids))]  # fmt: skip
     batch = tokenizer(
@@ -196,6 +199,26 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     )
     return [_align(e, tokenizer, batch["input_ids"][i], batch["token_type_ids"][i], batch["offset_mapping"][i], batch.sequence_ids(i),
                    wordpiece, labels) for i, e in enumerate(examples)]  # fmt: skip
+
+
+def _check_context(tokenizer, examples: Sequence, template: Template, pairs) -> None:
+    """A decoder reads its last token: an input cut to the context would be read at a token inside the template or a
+    sentence, the rest never reaching the model. Every example joined by ``template`` must fit the context whole.
+
+    Raises:
+        ConfigError: naming ``template=``, the longest example, its length, the context and the template's own length.
+    """
+    context = getattr(tokenizer, "model_max_length", None)
+    if not isinstance(context, int) or context <= 0:
+        return
+    lengths = [len(ids) for ids in pairs.input_ids]
+    longest = max(range(len(lengths)), key=lengths.__getitem__)
+    if lengths[longest] <= context:
+        return
+    alone = len(tokenize_pairs(tokenizer, [SimpleNamespace(premise="", hypothesis="")], template, truncation=False).input_ids[0])
+    raise ConfigError(f"{named('template', repr(template.text[:40] + ('…' if len(template.text) > 40 else '')))}: joined by it, example "
+                      f"{getattr(examples[longest], 'id', longest)} is {lengths[longest]} tokens, past the model's context of {context} "
+                      f"(the template alone is {alone}); a decoder reads its last token, so nothing may be cut: shorten the template")  # fmt: skip
 
 
 def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids, wordpiece: str, labels: Sequence[str] | None,
@@ -294,11 +317,14 @@ def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | 
 
     Raises:
         DataError: a label not among ``labels``.
+        ConfigError: naming ``template=``: joined by it, the pair is longer than the model's context.
     """
     if labels is not None and example.label not in labels:
         raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
     if template is not None:
-        ids = tokenize_pairs(tokenizer, [example], template).input_ids[0]
+        pairs = tokenize_pairs(tokenizer, [example], template, truncation=False)
+        _check_context(tokenizer, [example], template, pairs)
+        ids = pairs.input_ids[0]
         enc = {"input_ids": ids, "token_type_ids": [0] * len(ids)}
     else:
         enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)

@@ -285,3 +285,27 @@ def test_bad_decoder_input_is_one_line_and_exit_2(case, args, message, folders, 
 def test_a_template_for_an_encoder_is_refused(tiny_classifier_dir, monli_dir):
     result = _run("evaluate", "--model", tiny_classifier_dir, "--template", "{premise} / {hypothesis}", "--splits", "nmonli_test", "--data-dir", monli_dir)
     assert result.exit_code == 2 and "templates and label words are for decoders" in result.stderr
+
+
+def test_no_prefix_reuse_from_the_command_line_gives_the_same_logits(folders, monli_dir, tmp_path):
+    """``--no-prefix-reuse`` runs every position of every pair: the file's logits equal the default's within 1e-5 at a
+    residual site and a head."""
+    import h5py
+    import numpy as np
+
+    files = {}
+    for flag in ("--prefix-reuse", "--no-prefix-reuse"):
+        files[flag] = tmp_path / f"{flag.strip('-')}.h5"
+        result = _run("intervene", "--model", folders["clf"], "--splits", "nmonli_test,pmonli", "--max-examples", "10", flag,
+                      "--locations", "blocks.1.hook_resid_post@w_h,blocks.0.attn.hook_z.h1@w_p", "--out", files[flag], "--data-dir", monli_dir, "--quiet")  # fmt: skip
+        assert result.exit_code == 0, result.output
+    with h5py.File(files["--prefix-reuse"], "r") as a, h5py.File(files["--no-prefix-reuse"], "r") as b:
+        names = [n for n in a if n.startswith("interchange")] or list(a)
+        compared = 0
+        def visit(name, item):
+            nonlocal compared
+            if isinstance(item, h5py.Dataset) and name.endswith("logits"):
+                assert np.abs(a[name][()] - b[name][()]).max() <= 1e-5, name
+                compared += 1
+        a.visititems(visit)
+        assert compared == 2 and names

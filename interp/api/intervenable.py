@@ -76,6 +76,8 @@ class IntervenableModel:
         compile: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`: BERT-layout
             encoders; CUDA graphs on a GPU); ``None``: on for CUDA in calls of at least 2^20 pairs, off on a CPU, where
             compiling costs tens of seconds per location that only long runs recover. ``runner.compile_stats`` says what it did.
+        prefix_reuse: on a decoder, each base's positions before the intervened token run once for all its sources
+            (``None`` or ``True``, the default); ``False`` runs every position of every pair (the reference it equals).
 
     Raises:
         ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:
@@ -86,7 +88,7 @@ class IntervenableModel:
 
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
-                 backend: str = "hf", complete: bool = True, compile: bool | None = None) -> None:  # fmt: skip
+                 backend: str = "hf", complete: bool = True, compile: bool | None = None, prefix_reuse: bool | None = None) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
         self.model: Classifier = load_model(model, tokenizer)
         self.reading: LabelReading = self.model.reading(self.task, complete=complete)
@@ -94,6 +96,7 @@ class IntervenableModel:
         self.batch_size = batch_size
         self.backend_name = check_backend_name(backend)
         self.compile = check_bool(compile, "compile", optional=True)
+        self.prefix_reuse = check_bool(prefix_reuse, "prefix_reuse", optional=True)
         if device is not None:
             self.model.to(pick_device(device))
         self._binding: Binding | None = None  # the runner, made on first use (a bridge copies the model)
@@ -116,7 +119,7 @@ class IntervenableModel:
         """
         task = data.load(variables=variables, splits=splits)
         lab = cls(classifier_for(model, task, complete=complete), task, wordpiece=run.wordpiece, batch_size=run.batch_size,
-                  backend=run.backend, complete=complete, compile=run.compile)  # fmt: skip
+                  backend=run.backend, complete=complete, compile=run.compile, prefix_reuse=run.prefix_reuse)  # fmt: skip
         lab.model.to(pick_device(rank_device(run.device)))
         return lab
 
@@ -136,7 +139,7 @@ class IntervenableModel:
         if self._state != state:  # the weights changed: nothing computed before holds, a bridge's copy included
             self._set = self._binding = None
         if self._binding is None:
-            runner = get_runner(self.backend_name, self.model.module, self.model.tokenizer, compile=self.compile)
+            runner = get_runner(self.backend_name, self.model.module, self.model.tokenizer, compile=self.compile, prefix_reuse=self.prefix_reuse)
             self._binding, self._state = Binding(self.task, self.model, self.reading, self.wordpiece, runner), state
         return self._binding
 

@@ -37,7 +37,7 @@ from interp.api.loading import Classifier, load_task
 READING = ("template", "label_words")
 #: Settings recorded only where set (not ``None``): a decoder's reading, and whether the suffix was compiled (which moves
 #: nothing but float rounding), so a record made without them is as it was.
-RECORDED_WHEN_SET = (*READING, "compile")
+RECORDED_WHEN_SET = (*READING, "compile", "prefix_reuse")
 
 
 def flat(config) -> dict:
@@ -150,6 +150,9 @@ class RunSpec:
         backend: ``hf`` (interp's engine on the Hugging Face model) or ``transformer-lens``.
         compile: the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`); ``None``: on for
             CUDA in calls of at least 2^20 pairs, off on a CPU.
+        prefix_reuse: on a decoder, run each base's positions before the intervened ones once for all its sources
+            (:mod:`interp.engine.decoder`); ``False``: every position of every pair (the same logits within 1e-5, slower);
+            ``None``: on. Encoders ignore it.
 
     Raises:
         ConfigError: naming the parameter that is out of range.
@@ -160,6 +163,7 @@ class RunSpec:
     wordpiece: str = "first"
     backend: str = "hf"
     compile: bool | None = None
+    prefix_reuse: bool | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size is not None and self.batch_size < 1:
@@ -170,6 +174,8 @@ class RunSpec:
         check_backend_name(self.backend)
         if self.compile not in (None, True, False):
             raise ConfigError(f"`compile=` must be True, False or None (the default: on for CUDA, off on a CPU), got {self.compile!r}")
+        if self.prefix_reuse not in (None, True, False):
+            raise ConfigError(f"`prefix_reuse=` must be True, False or None (the default: on), got {self.prefix_reuse!r}")
         if self.compile and self.backend != "hf":
             raise ConfigError(f"`compile=True` compiles the engine's suffix; `backend={self.backend}` runs eagerly")
 

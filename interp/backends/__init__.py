@@ -25,13 +25,14 @@ from interp.backends.naive import NaiveRunner
 from interp.core.errors import ConfigError
 
 
-def get_runner(name: str, model, tokenizer=None, compile: bool | None = None) -> Runner:
+def get_runner(name: str, model, tokenizer=None, compile: bool | None = None, prefix_reuse: bool | None = None) -> Runner:
     """The runner ``name`` (one of :data:`~interp.backends.base.BACKENDS`) of ``model``, a Hugging Face classifier in eval mode.
 
     ``hf`` runs ``model`` itself (:class:`HFRunner`); ``transformer-lens`` wraps a copy of it in a ``TransformerBridge``
     (``model`` is left as it is; :class:`~interp.backends.tl_bridge.BridgeRunner`) and needs its ``tokenizer``. A
     batch is padded with the tokenizer's pad token (``0`` without one). ``compile``: the engine's suffix through
     ``torch.compile`` (``None``: on for CUDA in large calls, off on a CPU; :class:`HFRunner`); the bridge runs eagerly.
+    ``prefix_reuse``: a decoder's base prefix run once for all its sources (``None``: on; :class:`HFRunner`).
 
     Raises:
         ConfigError: as :func:`~interp.backends.base.check_backend_name`; or a model the bridge's classifier adapter does
@@ -39,7 +40,7 @@ def get_runner(name: str, model, tokenizer=None, compile: bool | None = None) ->
     """
     check_backend_name(name)
     if name == "hf":
-        return HFRunner(model, getattr(tokenizer, "pad_token_id", None) or 0, compile=compile)
+        return HFRunner(model, getattr(tokenizer, "pad_token_id", None) or 0, compile=compile, prefix_reuse=prefix_reuse is not False)
     if compile:
         raise ConfigError(f"`compile=True` compiles the engine's suffix; backend {name!r} runs its own modules eagerly: leave `compile=` unset")
     from interp.backends.tl_bridge import BridgeRunner  # transformer-lens only when asked for

@@ -139,10 +139,14 @@ COMPILE = click.option("--compile/--no-compile", default=None,
                        help="Run the interchange's suffix through torch.compile (BERT-layout encoders; CUDA graphs on a GPU)  [default: on for CUDA in calls of 2^20 pairs or more, off on a CPU].")  # fmt: skip
 
 
+PREFIX_REUSE = click.option("--prefix-reuse/--no-prefix-reuse", default=None,
+                            help="On a decoder, run each base's positions before the intervened token once for all its sources (the same logits, faster); --no-prefix-reuse runs every position of every pair  [default: on].")  # fmt: skip
+
+
 def run(batch_size: int | None | bool, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar.",
         wordpiece: str | None = None, backend: bool = False, compile: bool = False):  # fmt: skip
     """--batch-size (its default ``batch_size``; ``False``: none, a training's batch is its recipe's), --device (with
-    ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``), --compile/--no-compile (with
+    ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``), --compile/--no-compile and --prefix-reuse/--no-prefix-reuse (with
     ``compile``: commands that run interchanges) and --quiet: the command receives ``run`` (a
     :class:`~interp.api.specs.RunSpec`) and ``progress``."""
     options = [] if batch_size is False else [click.option("--batch-size", type=int, default=batch_size, show_default=batch_size is not None, help=batch_help)]
@@ -153,7 +157,7 @@ def run(batch_size: int | None | bool, batch_help: str | None = None, *, device:
     if backend:
         options.append(BACKEND)
     if compile:
-        options.append(COMPILE)
+        options.extend([COMPILE, PREFIX_REUSE])
     options.append(click.option("--quiet", is_flag=True, help=quiet_help))
     return option_group(options, lambda quiet, **spec: {"run": _specs().RunSpec(**spec), "progress": not quiet})
 

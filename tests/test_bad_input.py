@@ -208,6 +208,27 @@ def make_task():
     return dataclasses.replace(toy.make_task(), causal_model=reversed_labels)
 """
 
+#: The toy task with groups that go wrong: a key that raises, a key that is a string, a dict for Groups, a key that
+#: gives None for some examples (once pooled silently into one group named "None").
+USER_TASK_GROUPS = USER_TASK_REPEATING_AN_ID.split("def make_task")[0] + """
+from interp.tasks import Groups
+
+def make_task(key):
+    return dataclasses.replace(toy.make_task(), groups=Groups("nouns", key))
+
+def raising():
+    return make_task(lambda e: e.words["missing"])
+
+def text():
+    return make_task("relation")
+
+def plain():
+    return dataclasses.replace(toy.make_task(), groups={"unit": "nouns", "key": lambda e: e.relation})
+
+def none():
+    return make_task(lambda e: None if e.relation == "up" else e.relation)
+"""
+
 
 def _huge_number(made, tmp_path: Path) -> Path:
     """A copy of MoNLI whose nmonli_test line 2 has a 5,000-digit depth (past Python's int-parsing limit)."""
@@ -257,6 +278,18 @@ ROWS = [
     ("a 5,000-digit number", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _huge_number(m, t), "--skip-checksums", "--splits", "nmonli_test"], "nmonli_test.jsonl:3: unreadable JSON"),
     ("a task example without a role", lambda m, t, mo, d: ["cache", "--task", f"{t / 'norole.py'}:make_task", "--model", mo, "--out", t / "a.h5"],
      "example 'toy:1' has no word for role 'noun_h'"),
+    ("a group key that raises", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:raising", "--model", mo, "--out", t / "g.h5",
+                                                     "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
+     "the task's groups: Groups.key raised KeyError: 'missing' on example 'toy:1'"),
+    ("a group key that is a string", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:text", "--model", mo, "--out", t / "g.h5",
+                                                          "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
+     "Groups.key must be a function of an example"),
+    ("groups given as a dict", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:plain", "--model", mo, "--out", t / "g.h5",
+                                                    "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
+     "task 'toy': groups must be Groups(unit=..., key=...) or None, got dict"),
+    ("a group key that gives None", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:none", "--model", mo, "--out", t / "g.h5",
+                                                         "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
+     "Groups.key gave None for example"),
     ("a causal model contradicting the gold labels", lambda m, t, mo, d: ["demo", "--task", f"{t / 'wrong.py'}:make_task", "--model", mo, "--out", t / "demo"],
      "does not fit the dataset: it labels example toy:1"),
     ("a NUL in an argument", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-file", "runs/a\x00b.jsonl"], "holds a NUL character"),
@@ -387,6 +420,7 @@ def test_bad_input_gives_one_line_exit_2_and_leaves_the_output_folder_as_it_was(
     (tmp_path / "dup.py").write_text(USER_TASK_REPEATING_AN_ID)
     (tmp_path / "norole.py").write_text(USER_TASK_WITHOUT_A_ROLE)
     (tmp_path / "wrong.py").write_text(USER_TASK_CONTRADICTING_GOLD)
+    (tmp_path / "groups.py").write_text(USER_TASK_GROUPS)
     (tmp_path / "notes.txt").write_text("my notes\n")
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "mine.txt").write_text("keep me\n")

@@ -81,9 +81,31 @@ class Groups:
     unit: str
     key: Callable[[Any], str]
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.unit, str) or not self.unit.strip():
+            raise ConfigError(f"a task's groups: Groups.unit must name a group in the plural (\"word pairs\"), got {self.unit!r}")
+        if not callable(self.key):
+            raise ConfigError(f"a task's groups: Groups.key must be a function of an example giving its group, got {self.key!r}")
+
     def of(self, examples: Sequence[Any]) -> tuple[str, ...]:
-        """Each example's group key."""
-        return tuple(str(self.key(e)) for e in examples)
+        """Each example's group key.
+
+        Raises:
+            DataError: naming the task's groups and the example: the key raised, or gave ``None`` (an example in no group
+                would be pooled with every other such example into one group called "None").
+        """
+        found = []
+        for e in examples:
+            try:
+                key = self.key(e)
+            except Exception as exc:  # a task's key is user code: its failure is named, not a traceback
+                said = next(iter(str(exc).splitlines()), "")
+                raise DataError(f"the task's groups: Groups.key raised {type(exc).__name__}: {said} on example {getattr(e, 'id', e)!r}") from None
+            if key is None:
+                raise DataError(f"the task's groups: Groups.key gave None for example {getattr(e, 'id', e)!r}; give every example a "
+                                "group (its own id where it shares none)")  # fmt: skip
+            found.append(str(key))
+        return tuple(found)
 
 
 def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str]) -> str | None:
@@ -104,7 +126,7 @@ def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str]
 
 
 def _checked_load(
-    load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...], roles: Sequence[str] = ()
+    load: Callable[[Sequence[str]], list], name: str, labels: tuple[str, ...], roles: Sequence[str] = (), groups: "Groups | None" = None
 ) -> Callable[[Sequence[str]], list]:
     """``load``, its examples checked once as they arrive: ids unique within each split, gold labels among ``labels``,
     a word for each of ``roles`` (the roles every example must have) in each example's ``words``.
@@ -133,6 +155,8 @@ def _checked_load(
             if key in seen:
                 raise DataError(f"task {name!r}: example id {e.id!r} occurs twice in split {key[0]!r}; ids must be unique")
             seen.add(key)
+        if groups is not None:  # each example's group, computed once here so a key that fails does so before any work
+            groups.of(examples)
         return examples
 
     checked.__wrapped__ = load  # type: ignore[attr-defined]
@@ -225,7 +249,9 @@ class Task:
         odd_groups = [k for k, of in self.breakdown.items() if not isinstance(k, str) or not k.isidentifier() or not callable(of)]
         if odd_groups:
             raise ConfigError(f"task {self.name!r}: breakdown {odd_groups[0]!r} is not a name with a function of an example")
-        object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels, required))
+        if self.groups is not None and not isinstance(self.groups, Groups):
+            raise ConfigError(f"task {self.name!r}: groups must be Groups(unit=..., key=...) or None, got {type(self.groups).__name__}")
+        object.__setattr__(self, "load", _checked_load(getattr(self.load, "__wrapped__", self.load), self.name, self.labels, required, self.groups))
         bad_mapping = {k: v for k, v in self.label_mapping.items() if v not in self.labels or k == v}
         if bad_mapping:
             raise ConfigError(f"task {self.name!r}: label_mapping {bad_mapping} folds a label into one the task lacks ({', '.join(self.labels)})")

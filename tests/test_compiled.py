@@ -99,6 +99,7 @@ def test_a_model_without_bert_layout_runs_eagerly_and_says_so(monli_dir, minilm_
     asked = interchange_logits(lab.model.module, encoded, sources, loc, compile=True, stats=stats)
     assert torch.equal(asked, interchange_logits(lab.model.module, encoded, sources, loc))
     assert "runs eagerly: the compiled suffix is BERT-layout encoders' blocks" in stats.note and stats.compiled_pairs == 0
+    assert stats.eager_pairs == 16  # every one of the 4 × 4 pairs counted as run eagerly (was 0)
 
 
 def load_benchmark(name: str):

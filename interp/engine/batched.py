@@ -298,6 +298,8 @@ def interchange_logits(
     if compile and fast is None:
         stats.note = (f"{location}: no block runs after it, so nothing is compiled" if index >= len(arch.block_list(model)) else
                       f"{type(model).__name__} at {location} runs eagerly: the compiled suffix is BERT-layout encoders' blocks")  # fmt: skip
+    if compile and (hooked_pairs or arch.decoder):  # every pair of these runs eagerly: counted as such
+        stats.eager_pairs += len(bases) * n_sources
     if hooked_pairs:
         return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
     if arch.decoder:

@@ -26,7 +26,7 @@ def main(screen_csv: str, sweep_csv: str) -> None:
     kinds = {"residual": lambda name: "hook_resid_pre" in name or "hook_resid_post" in name,
              "heads": lambda name: ".attn.hook_z.h" in name,
              "components": lambda name: any(c in name for c in ("attn.hook_z@", "hook_attn_out", "hook_resid_mid", "hook_mlp_out"))}  # fmt: skip
-    print(f"{'sites':12}{'locations':>10}  {'Spearman [95%]':28}{'exact top 10 in screen top 20 [95%]':>40}")
+    print(f"{'sites':12}{'locations':>10}  {'Spearman [95%]':28}{'exact top 10 in screen top 20 [95%]':>40}  {'a random ranking: p':>20}")
     for kind, keep in [("all", lambda name: True), *kinds.items()]:
         estimated = {r.location: r.estimated_iia for r in screen.itertuples() if keep(r.location)}
         exact = {r.location: r.iia_causal for r in sweep.itertuples() if keep(r.location)}
@@ -35,7 +35,8 @@ def main(screen_csv: str, sweep_csv: str) -> None:
         found = sweep_agreement(estimated, exact)
         s, recall = found["spearman"], found["recall"]
         print(f"{kind:12}{found['locations']:>10}  {float(s):.3f} [{s.low:.3f}, {s.high:.3f}]{'':9}"
-              f"{found['found']:>10} of 10 ({float(recall):.1f} [{recall.low:.2f}, {recall.high:.2f}])")  # fmt: skip
+              f"{found['found']:>10} of 10 ({float(recall):.1f} [{recall.low:.2f}, {recall.high:.2f}])"
+              f"  {found['recall_p']:>20.3g}")  # fmt: skip
     flagged = screen[screen["cancels"].astype(str) == "True"]
     print(f"GradDrop flags {len(flagged)} of {len(screen)} locations as cancelling")
 

@@ -45,6 +45,18 @@ def test_agreement_counts_the_misses_among_the_drawn_against_the_top():
         agreement([{"location": "a", "estimated_iia": 0.5}], top=["a"], drawn=[])
 
 
+def test_a_recall_any_ranking_reaches_says_so():
+    """The residual stream's "exact top 10 in the screen's top 20" over 21 locations: a random ranking finds all 10 with
+    probability 11/21; over 291 locations, 10 of 10 within 20 is far from chance."""
+    from interp.analysis.attribution import sweep_agreement
+
+    few = {f"l{i:02d}": float(i) for i in range(21)}
+    found = sweep_agreement(few, few)
+    assert found["found"] == 10 and found["recall_p"] == pytest.approx(11 / 21)
+    many = {f"l{i:03d}": float(i) for i in range(291)}
+    assert sweep_agreement(many, many)["recall_p"] < 1e-12
+
+
 def test_a_sweep_agreement_counts_the_exact_top_among_the_screens_best(tmp_path, capsys):
     """Recall of the exact top 2 in the screen's top 3, by hand; Spearman over every location; the example script."""
     import importlib.util
@@ -56,6 +68,8 @@ def test_a_sweep_agreement_counts_the_exact_top_among_the_screens_best(tmp_path,
     estimated = {"a": 0.5, "b": 0.1, "c": 0.6, "d": 0.7, "e": 0.0, "only_screened": 1.0}
     found = sweep_agreement(estimated, exact, top=2, within=3)
     assert found["found"] == 1 and found["locations"] == 5 and float(found["recall"]) == 0.5  # a is in {d, c, a}; b is not
+    # a random ranking: 3 of 5 locations within the cut, so at least 1 of the top 2 is found with probability 1 - C(3,2)... = 0.9
+    assert found["recall_chance"] == 0.6 and found["recall_p"] == pytest.approx(1 - 1 / 10)
     assert float(found["spearman"]) == pytest.approx(0.1)  # 1 - 6·(4 + 4 + 1 + 9 + 0) / (5·24)
     with pytest.raises(interp.ConfigError, match="top=10"):
         sweep_agreement(estimated, exact)

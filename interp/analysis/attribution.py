@@ -137,7 +137,10 @@ def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top
 
     ``spearman``: over every location both give (:func:`spearman_interval`, its interval a bootstrap over the
     locations); ``recall``: the share of the exact sweep's ``top`` locations among the screen's ``within`` best
-    (ties at the cut broken by location name), with its Wilson interval over those ``top``.
+    (ties at the cut broken by location name), with its Wilson interval over those ``top``; beside it what a random
+    ranking gives: ``recall_chance`` (``within / locations``, its expected share) and ``recall_p``, the chance that a random
+    ranking finds at least as many (hypergeometric), so a recall that any ranking reaches says so (10 of 10 within 20
+    of 21 locations: p = 11/21 = 0.52).
 
     Raises:
         ConfigError: fewer than ``top`` locations in common, or ``within`` below ``top``.
@@ -149,7 +152,11 @@ def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top
     best_exact = sorted(shared, key=lambda k: (-exact[k], k))[:top]
     best_screen = set(sorted(shared, key=lambda k: (-estimated[k], k))[:within])
     found = sum(k in best_screen for k in best_exact)
-    return {"spearman": spearman, "recall": wilson(found, top), "found": found, "top": top, "within": within, "locations": len(shared)}
+    from scipy.stats import hypergeom
+
+    chance_p = float(hypergeom.sf(found - 1, len(shared), top, within))  # P(X >= found): X of the top drawn among `within` at random
+    return {"spearman": spearman, "recall": wilson(found, top), "found": found, "top": top, "within": within, "locations": len(shared),
+            "recall_chance": within / len(shared), "recall_p": chance_p}  # fmt: skip
 
 
 __all__ = ["CANCELS_BELOW", "agreement", "estimated_logits", "graddrop_robustness", "site_estimate", "spearman_interval", "sweep_agreement"]

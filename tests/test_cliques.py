@@ -300,3 +300,28 @@ def test_the_shuffle_null_fails_a_model_whose_interventions_follow_the_source_an
     shuffled = shuffled_within_rows(follows, np.random.default_rng(0))
     assert np.array_equal(np.diagonal(shuffled), np.diagonal(follows))
     assert all(sorted(shuffled[i]) == sorted(follows[i]) for i in range(n))  # each base keeps its labels
+
+
+def test_the_shuffle_null_tests_source_dependence_so_a_model_at_chance_can_beat_it():
+    """A model that learned nothing of the causal model but whose label depends on the source (a random function of the
+    source: 50% agreement with the counterfactuals, at chance) beats the shuffle null, and the verdict says what that
+    means (the labels depend on the source), never that they follow the causal model; a model that ignores the source
+    meets it."""
+    from interp.analysis.cliques.null import METHOD, shuffle_null
+    from interp.jobs.cliques import clique_verdict
+
+    rng = np.random.default_rng(5)
+    n = 40
+    values = np.array([0, 1] * (n // 2))
+    counterfactual = np.tile(values[None, :], (n, 1))  # the label follows the source's value
+    by_source = rng.integers(0, 2, n)  # the model's label: a random function of the source
+    at_chance = np.tile(by_source[None, :], (n, 1))
+    np.fill_diagonal(at_chance, values)
+    assert abs((at_chance == counterfactual).mean() - 0.5) < 0.1  # it agrees with the causal model at chance
+    found = shuffle_null(at_chance, counterfactual, values, range(1, 4), 2, n_shuffles=30)
+    assert found["beats_null"] and found["p_value"] < 0.05
+    verdict = clique_verdict([], found)
+    assert "depend on the source" in verdict and "not that they follow the causal model" in verdict and "not that they" in METHOD
+    ignores = np.tile(values[:, None], (1, n))  # keeps the base's label whatever the source
+    assert not shuffle_null(ignores, counterfactual, values, range(1, 4), 2, n_shuffles=30)["beats_null"]
+

@@ -311,13 +311,17 @@ def run_cliques(config: CliqueConfig) -> dict:
 def clique_verdict(at_chance: list[str], null: dict) -> str:
     """What the cliques of a run may be read as, in one sentence: ``uninterpretable`` (the model is at chance on a split
     of the graph's examples: its cliques describe a model that has not learned the task, whatever their odds), ``not
-    beyond the null`` or ``beyond the null`` (:func:`~interp.analysis.cliques.null.shuffle_null`)."""
+    beyond the null`` or ``beyond the null`` (:func:`~interp.analysis.cliques.null.shuffle_null`: a test that the labels
+    depend on the source, which the verdict says, not that they follow the causal model)."""
     if at_chance:
         return (f"uninterpretable: the model is at chance on {', '.join(at_chance)}; no clique here is evidence about the "
                 f"causal model, whatever its odds under a random graph")  # fmt: skip
     figures = (f"largest clique {null['observed']} against {null['median']:.0f} (median; 95th percentile {null['high']:.0f}) over "
                f"{null['shuffles']} shuffles of the model's intervened labels among each base's sources, p = {null['p_value']:.3f}")  # fmt: skip
-    return ("beyond the null: " if null["beats_null"] else "not beyond the null: ") + figures
+    if null["beats_null"]:
+        return ("beyond the null: " + figures + "; the intervened labels depend on the source (the null tests that, not that they "
+                "follow the causal model)")  # fmt: skip
+    return "not beyond the null: " + figures + "; the cliques are no larger than with the sources shuffled"
 
 
 def _figure(report: dict, location: str, variable: str, alpha: int, path: Path, general: dict[str, int] | None) -> None:

@@ -1,12 +1,13 @@
-"""A null for the clique search that a model which learned nothing meets: its own intervened labels, shuffled within each base.
+"""A null for the clique search: does the model's intervened label depend on the source? Its own intervened labels,
+shuffled within each base.
 
 The chance baselines of :mod:`interp.analysis.cliques.baselines` ask how
 many cliques a *random graph* of the observed density would hold. A graph
 is not random, though: a model that ignores the intervention (its label
-stays the base's whatever the source) or answers at random still gives
-rows of agreement, and the search finds large cliques in them whose odds
-under a random graph look astronomical. Here the null keeps everything
-about the model except what the interchange is about, the *source*:
+stays the base's whatever the source) still gives rows of agreement, and
+the search finds large cliques in them whose odds under a random graph
+look astronomical. Here the null keeps everything about the model except
+what the interchange is about, the *source*:
 
 * each base's row of intervened labels (``model_pred[i, :]``, the self-
   interchange on the diagonal left in place) is permuted among its other
@@ -17,12 +18,20 @@ about the model except what the interchange is about, the *source*:
 * the observed largest clique is compared with the largest of each
   shuffle: ``p = (1 + #{shuffle ≥ observed}) / (1 + shuffles)``.
 
-A model whose interventions follow the causal model through the source
-gives cliques that shuffling breaks (small ``p``); a model whose labels do
-not depend on the source (it ignores the intervention, or it is at chance)
-meets the null (``p`` near 1). What it does not cover: structure shared by
-whole rows or columns (a base the model always flips), and the examples
-beyond those in the file.
+**What it tests: source dependence, not learning.** A model whose
+intervened labels do not depend on the source (it ignores the
+intervention, or its labels are drawn afresh for every pair) meets the null
+(``p`` near 1). A model whose labels do depend on the source beats it, *whether
+or not* they depend on it the way the causal model says: a model at chance
+whose interventions move its outputs (its label a function of the source
+unrelated to the counterfactual) gives column-wise agreement that shuffling
+breaks, and a small ``p`` (``tests/test_cliques.py``: labels that are a
+random function of the source, agreeing with the counterfactuals on half
+the pairs, beat it at p < 0.05). Beating it is necessary for a clique to mean anything, not
+sufficient: the at-chance gate of the clique job is what keeps a model that
+learned nothing from being read as evidence. What it does not cover either:
+structure shared by whole rows or columns (a base the model always flips),
+and the examples beyond those in the file.
 
 >>> import numpy as np
 >>> values = np.array([0, 1] * 20)
@@ -47,7 +56,8 @@ from interp.core.checks import check_int
 #: Shuffles of the null unless told otherwise, and their seed.
 N_SHUFFLES = 50
 SEED = 0
-METHOD = "intervened labels shuffled among each base's sources (self-interchange kept), the same search rerun"
+METHOD = ("intervened labels shuffled among each base's sources (self-interchange kept), the same search rerun: a test that the "
+          "labels depend on the source, not that they follow the causal model")
 
 
 def shuffled_within_rows(model_pred: np.ndarray, rng: np.random.Generator) -> np.ndarray:

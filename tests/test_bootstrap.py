@@ -234,3 +234,18 @@ def test_a_grouped_interval_says_what_it_is_over_and_weights_each_example_by_its
         ExampleBootstrap(5, 5, square=True, base_groups=groups)
     with pytest.raises(ConfigError, match="together"):
         ExampleBootstrap(4, 3, square=False, base_groups=groups)
+
+
+def test_an_interval_over_few_groups_says_it_under_covers():
+    """Under 30 groups the grouped percentile interval covers about 0.91-0.93 (benchmarks/group_coverage.py): the method
+    line every interval carries says so; with 30 groups or more, or over examples, nothing is added."""
+    import numpy as np
+
+    from interp.analysis.bootstrap import FEW_GROUPS, ExampleBootstrap
+
+    few = ExampleBootstrap(40, 40, square=True, n_boot=50, base_groups=np.arange(40) // 2, unit="word pairs")  # 20 groups
+    assert few.over == "20 word pairs" and few.few_groups and "few groups: under 30 this 95% interval covers about 91-93%" in few.method
+    assert few.estimate(np.eye(40, dtype=bool), np.ones((40, 40), dtype=bool)).method == few.method  # carried by every interval
+    enough = ExampleBootstrap(40, 40, square=True, n_boot=50, base_groups=np.arange(40) % FEW_GROUPS, unit="word pairs")
+    assert enough.over == "30 word pairs" and "few groups" not in enough.method
+    assert "few groups" not in ExampleBootstrap(12, 12, square=True, n_boot=50).method

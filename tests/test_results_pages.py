@@ -1,7 +1,8 @@
 """A lint over ``docs/results/``: a sentence that says a finding holds, or agrees with the paper, sits beside an interval.
 
 A claim is a sentence with "holds" (on, for, here, across, ... or at a clause's end), "agrees with the paper", or "as
-the paper finds/does/reports/found". Beside it (in it, the sentence before or the one after) there must be a 95%
+the paper finds/does/reports/found"; a comparison is one that calls a recipe or model steadier, or its mean higher, or
+says its figures spread less (:data:`COMPARISON`), unless it says that is not shown. Either needs the interval. Beside it (in it, the sentence before or the one after) there must be a 95%
 interval written ``[low, high]``, or the claim must say it is over every seed ("on every seed", where each seed's
 figures are in the table above it). Negations ("does not hold") claim nothing. Tables, code blocks and headings are
 not prose and are skipped.
@@ -17,6 +18,10 @@ import pytest
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 CLAIM = re.compile(r"as the paper (finds|does|reports|found)|\bagrees? with the paper|(?<!not )(?<!antecedent )\b(holds|hold)\b"
                    r"(?=[.,;:)]| (here|for|on|in|over|across|up|true|of)\b)", re.I)  # fmt: skip
+#: A comparison of two recipes or models that needs an interval for its difference (a p-value alone does not carry it).
+COMPARISON = re.compile(r"\b(steadier|steadies|steadiest|higher mean|spreads? (far )?less|more steadily)\b", re.I)
+#: What withdraws a comparison: it is said not to be shown, is asked, or is another paper's (cited).
+NOT_CLAIMED = re.compile(r"\bnot (shown|steadier)|\bno steadier\b|\bnor\b|\bwhether\b|\bis not\b|\bwere not\b|\bet al\b", re.I)
 INTERVAL = re.compile(r"\[\s*[−+-]?\d+(\.\d+)?%?\s*,\s*[−+-]?\d+(\.\d+)?%?\s*\]|\bon every seed\b|\bin every seed\b")
 
 
@@ -36,7 +41,8 @@ def unsupported(text: str) -> list[str]:
     bad = []
     for paragraph in sentences(text):
         for i, sentence in enumerate(paragraph):
-            if CLAIM.search(sentence) and not INTERVAL.search(" ".join(paragraph[max(0, i - 1) : i + 2])):
+            claims = CLAIM.search(sentence) or (COMPARISON.search(sentence) and not NOT_CLAIMED.search(sentence))
+            if claims and not INTERVAL.search(" ".join(paragraph[max(0, i - 1) : i + 2])):
                 bad.append(sentence)
     return bad
 
@@ -54,3 +60,7 @@ def test_the_lint_finds_a_bare_claim_and_passes_one_with_its_interval():
     assert unsupported("Productivity holds: 70.1 [46.9, 93.3] over three seeds.") == []
     assert unsupported("What does not hold: how far below.") == []
     assert unsupported("| a | holds here |\n| --- | --- |") == []
+    steadier = "The default is the steadier recipe (Levene p = 0.96)."
+    assert unsupported(steadier) == [steadier]  # a comparison with a p-value and no interval for the difference
+    assert unsupported("The default is not shown to be steadier (Levene p = 0.96).") == []
+    assert unsupported("The default has the higher mean (+2.25 [−0.43, +4.93] points).") == []

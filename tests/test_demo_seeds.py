@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from interp.analysis.intervals import mean_interval

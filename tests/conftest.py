@@ -57,6 +57,15 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: -weight.get(item.path, 0.0))  # stable: a file's tests keep their order
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_dir(tmp_path_factory):
+    """Converted GGUF checkpoints and joined GGUF files go to this run's temporary folder, not the user's
+    ``~/.cache/interp`` (``INTERP_CACHE_DIR``; a value already set is kept)."""
+    if not os.environ.get("INTERP_CACHE_DIR"):
+        os.environ["INTERP_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "interp-cache")
+    yield
+
+
 @pytest.fixture(scope="session")
 def monli_dir() -> Path:
     """The released MoNLI files: $INTERP_MONLI_DIR, else ../shared/datasets/monli beside the repo."""

@@ -82,8 +82,11 @@ PACKAGED: dict[str, Packaged] = {
 
 
 def cache_dir() -> Path:
-    """Where converted checkpoints (and joined GGUF files) are kept: ``$INTERP_CACHE_DIR``, else ``~/.cache/interp``."""
-    return Path(os.environ.get("INTERP_CACHE_DIR") or Path.home() / ".cache" / "interp").expanduser()
+    """Where converted checkpoints (and joined GGUF files) are kept: ``$INTERP_CACHE_DIR``, else ``interp`` in
+    ``$XDG_CACHE_HOME`` (``~/.cache``), beside the WordNet reader root (:mod:`interp.tasks.monli.wordnet`)."""
+    if os.environ.get("INTERP_CACHE_DIR"):
+        return Path(os.environ["INTERP_CACHE_DIR"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "interp"
 
 
 def _package_dir(package: str, spec: Packaged) -> Path:

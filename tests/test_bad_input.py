@@ -230,6 +230,12 @@ def none():
 """
 
 
+def _grouped(task: str):
+    """``interp intervene`` on :data:`USER_TASK_GROUPS`' task ``task`` (its groups going wrong in one way each)."""
+    return lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:{task}", "--model", mo, "--out", t / "g.h5",
+                                "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"]  # fmt: skip
+
+
 def _huge_number(made, tmp_path: Path) -> Path:
     """A copy of MoNLI whose nmonli_test line 2 has a 5,000-digit depth (past Python's int-parsing limit)."""
     data = tmp_path / "monli_huge"
@@ -278,18 +284,10 @@ ROWS = [
     ("a 5,000-digit number", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-dir", _huge_number(m, t), "--skip-checksums", "--splits", "nmonli_test"], "nmonli_test.jsonl:3: unreadable JSON"),
     ("a task example without a role", lambda m, t, mo, d: ["cache", "--task", f"{t / 'norole.py'}:make_task", "--model", mo, "--out", t / "a.h5"],
      "example 'toy:1' has no word for role 'noun_h'"),
-    ("a group key that raises", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:raising", "--model", mo, "--out", t / "g.h5",
-                                                     "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
-     "the task's groups: Groups.key raised KeyError: 'missing' on example 'toy:1'"),
-    ("a group key that is a string", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:text", "--model", mo, "--out", t / "g.h5",
-                                                          "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
-     "Groups.key must be a function of an example"),
-    ("groups given as a dict", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:plain", "--model", mo, "--out", t / "g.h5",
-                                                    "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
-     "task 'toy': groups must be Groups(unit=..., key=...) or None, got dict"),
-    ("a group key that gives None", lambda m, t, mo, d: ["intervene", "--task", f"{t / 'groups.py'}:none", "--model", mo, "--out", t / "g.h5",
-                                                         "--locations", "blocks.0.hook_resid_post@noun_h", "--variable", "up"],
-     "Groups.key gave None for example"),
+    ("a group key that raises", _grouped("raising"), "the task's groups: Groups.key raised KeyError: 'missing' on example 'toy:1'"),
+    ("a group key that is a string", _grouped("text"), "Groups.key must be a function of an example"),
+    ("groups given as a dict", _grouped("plain"), "task 'toy': groups must be Groups(unit=..., key=...) or None, got dict"),
+    ("a group key that gives None", _grouped("none"), "Groups.key gave None for example"),
     ("a causal model contradicting the gold labels", lambda m, t, mo, d: ["demo", "--task", f"{t / 'wrong.py'}:make_task", "--model", mo, "--out", t / "demo"],
      "does not fit the dataset: it labels example toy:1"),
     ("a NUL in an argument", lambda m, t, mo, d: ["evaluate", "--model", mo, "--data-file", "runs/a\x00b.jsonl"], "holds a NUL character"),

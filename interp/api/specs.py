@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Sequence
 
 from interp.backends.base import check_backend_name
+from interp.core.checks import check_bool
 from interp.core.errors import ConfigError, named, renamed
 from interp.hooks.encoding import check_wordpiece_rule
 from interp.tasks import Task, task_for_file
@@ -174,8 +175,7 @@ class RunSpec:
         check_backend_name(self.backend)
         if self.compile not in (None, True, False):
             raise ConfigError(f"`compile=` must be True, False or None (the default: on for CUDA, off on a CPU), got {self.compile!r}")
-        if self.prefix_reuse not in (None, True, False):
-            raise ConfigError(f"`prefix_reuse=` must be True, False or None (the default: on), got {self.prefix_reuse!r}")
+        check_bool(self.prefix_reuse, "prefix_reuse", optional=True)
         if self.compile and self.backend != "hf":
             raise ConfigError(f"`compile=True` compiles the engine's suffix; `backend={self.backend}` runs eagerly")
 

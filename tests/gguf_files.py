@@ -26,15 +26,30 @@ def installed(name: str) -> bool:
     return True
 
 
-def rewrite(source: Path, out: Path, *, blocks: int | None = None, drop: str | None = None, set_fields: dict | None = None) -> Path:
+#: The tokenizer's arrays with one entry per token: what ``vocab=`` cuts.
+VOCAB_ARRAYS = ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type")
+#: The tensors with one row per token: what ``vocab=`` cuts likewise.
+VOCAB_TENSORS = ("token_embd.weight", "output.weight")
+
+
+def rewrite(source: Path, out: Path, *, blocks: int | None = None, drop: str | None = None, set_fields: dict | None = None,
+            vocab: int | None = None) -> Path:
     """Write a copy of the GGUF ``source`` to ``out``: only its first ``blocks`` blocks (``blk.N.`` tensors, and the
-    block count in the metadata), without the metadata keys matching ``drop``, with ``set_fields`` (key -> str) set."""
+    block count in the metadata), without the metadata keys matching ``drop``, with ``set_fields`` (key -> str) set,
+    and with ``vocab`` only the first ``vocab`` tokens and every single character (a SentencePiece vocabulary of scores
+    without merges, as Gemma's: its special and byte tokens come first and keep their ids, and the converted tokenizer
+    builds its pieces from the single characters; the embedding rows kept to match). Gemma 3's 262,144 tokens cost each
+    reader of the file 20-30 s on a 2-core CPU, and a conversion reads it four times."""
     import gguf
 
     reader = gguf.GGUFReader(str(source))
     arch = str(reader.fields["general.architecture"].contents())
     arch = (set_fields or {}).get("general.architecture", arch)
     writer = gguf.GGUFWriter(str(out), arch=arch, endianess=reader.endianess)
+    keep = None
+    if vocab is not None:
+        tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+        keep = [i for i, token in enumerate(tokens) if i < vocab or len(token) == 1]
     alignment = reader.fields.get("general.alignment")
     if alignment is not None:
         writer.data_alignment = int(alignment.contents())
@@ -50,6 +65,10 @@ def rewrite(source: Path, out: Path, *, blocks: int | None = None, drop: str | N
             value = blocks
         if field.name.endswith(".attention.sliding_window_pattern") and blocks is not None and isinstance(value, list):
             value = value[:blocks]
+        if keep is not None and field.name in VOCAB_ARRAYS:
+            value = [value[i] for i in keep]
+        if vocab is not None and field.name == "tokenizer.ggml.merges":
+            raise ValueError("vocab= cuts a vocabulary of scores; this one has BPE merges")
         writer.add_key_value(field.name, value, kind, sub_type=sub)
     for key, value in (set_fields or {}).items():
         if key != "general.architecture":
@@ -59,13 +78,13 @@ def rewrite(source: Path, out: Path, *, blocks: int | None = None, drop: str | N
         found = re.match(r"blk\.(\d+)\.", name)
         return blocks is None or found is None or int(found.group(1)) < blocks
 
-    tensors = [t for t in reader.tensors if kept(t.name)]
-    for t in tensors:
-        writer.add_tensor_info(t.name, t.data.shape, t.data.dtype, t.data.nbytes, t.tensor_type)
+    tensors = [(t, t.data[keep] if keep is not None and t.name in VOCAB_TENSORS else t.data) for t in reader.tensors if kept(t.name)]
+    for t, data in tensors:
+        writer.add_tensor_info(t.name, data.shape, data.dtype, data.nbytes, t.tensor_type)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
-    for t in tensors:
-        writer.write_tensor_data(t.data, tensor_endianess=reader.endianess)
+    for _, data in tensors:
+        writer.write_tensor_data(data, tensor_endianess=reader.endianess)
     writer.close()
     return out

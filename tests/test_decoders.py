@@ -226,9 +226,11 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     data = ["--data-dir", monli_dir]
     out = tmp_path / "demo"
     result = _run("demo", "--model", folders["base"], "--epochs", "2", "--lr", "1e-3", "--max-train", "400", "--batch-size", "32",
-                  "--probe-seeds", "1", "--out", out, *data, "--quiet")  # fmt: skip
+                  "--probe-seeds", "1", "--per-split", "40", "--train-blocks", "1", "--out", out, *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "Table 1" in result.stdout and re.search(r"lexrel +blocks\.\d\.hook_resid_post@\w+ +all +90000 +\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", result.stdout)
+    assert "Table 1" in result.stdout and re.search(r"lexrel +blocks\.\d\.hook_resid_post@\w+ +all +6400 +\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", result.stdout)
+    for folder in ("model", "challenge_model"):  # both fine-tunings trained the top block and the head alone
+        assert json.loads((out / folder / "training.json").read_text())["config"]["train_blocks"] == 1
     for name in ("metrics.json", "activations.h5", "probes.csv", "interventions.h5", "cliques.json", "report/index.html"):
         assert (out / name).is_file(), name
     saved = json.loads((out / "model" / "config.json").read_text())

@@ -457,3 +457,31 @@ def test_seeds_into_a_folder_of_other_seeds_are_refused_then_replace_them(tmp_pa
     assert (out / "seed2").is_dir()
     train_seeds(replace(config, overwrite=True), seeds=(0, 1), trainer=fake)
     assert not (out / "seed2").exists() and (out / "seed1").is_dir()
+
+
+def test_train_blocks_trains_the_top_blocks_and_the_head_alone_and_gives_every_flag_back(tiny_encoder_dir, small_set):
+    """``train_blocks=1``: the embeddings and every block but the last keep their weights exactly, the last block and the
+    head move, every weight is trainable again after; 0 trains what lies above the blocks alone; too many is refused
+    naming the setting; the setting is part of the fingerprint only when given."""
+    from interp.hooks.context import site_modules
+    from interp.models.freezing import top_parameters
+
+    _, encoded = small_set
+    model, tok = _fresh(tiny_encoder_dir)
+    modules = site_modules(model)
+    before = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in modules]
+    head = model.classifier.weight.detach().clone()
+    fit(model, encoded, replace(CONFIG, epochs=1, train_blocks=1), tok.pad_token_id, progress=False)
+    for m, old in zip(modules[:-1], before[:-1]):
+        assert all(torch.equal(v, m.state_dict()[k]) for k, v in old.items())
+    assert any(not torch.equal(v, modules[-1].state_dict()[k]) for k, v in before[-1].items())
+    assert not torch.equal(head, model.classifier.weight)
+    assert all(p.requires_grad for p in model.parameters())
+    above = {id(p) for p in top_parameters(model, 0)}
+    assert id(model.classifier.weight) in above and not above & {id(p) for m in modules for p in m.parameters()}
+    with pytest.raises(ConfigError, match="train_blocks"):
+        top_parameters(model, len(modules))
+    with pytest.raises(ConfigError, match="train_blocks"):
+        replace(CONFIG, train_blocks=-1).validate()
+    assert replace(CONFIG, train_blocks=2).fingerprint(["a"]) != CONFIG.fingerprint(["a"])
+    assert replace(CONFIG, train_blocks=None).fingerprint(["a"]) == CONFIG.fingerprint(["a"])

@@ -21,6 +21,7 @@ from interp.core.errors import ConfigError
     click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0."),
     click.option("--seed", type=int, default=o.TRAIN.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run."),
     o.TRAIN_BATCH,
+    o.TRAIN_BLOCKS,
     click.option("--max-examples", "--max-train", "max_examples", type=int, default=None,
                  help="Fine-tune on a seeded subset (drawn with --seed) of this many of each training's examples."),
 )
@@ -29,8 +30,9 @@ from interp.core.errors import ConfigError
 @click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
 @o.data()
 @click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
+@click.option("--per-split", type=int, default=None, help="For a task whose plan samples per split (MoNLI: 150 PMoNLI and 150 NMoNLI-test examples): this many of each instead, all pairs among them.")
 @o.run(False, quiet_help="No progress bars.")
-def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples, run, progress):
+def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples, per_split, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques and the report."""
     from interp.api.specs import SampleSpec
     from interp.jobs.behavioral import BehavioralConfig
@@ -38,7 +40,7 @@ def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples,
 
     sample = SampleSpec(max_examples=fit.pop("max_examples"), seed=fit["seed"])  # each training's subset, drawn with the fine-tuning seed
     behavioral = BehavioralConfig(out=out, model=model, **reading, data=data, sample=sample, run=run, **fit)
-    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples)
+    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples, per_split=per_split)
     if seeds is not None:
         from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
 

@@ -22,6 +22,7 @@ from interp.cli.base import main
     click.option("--lr", type=float, default=o.TRAIN.lr, show_default=True),
     click.option("--warmup-ratio", type=float, default=o.TRAIN.warmup_ratio, show_default=True, help="The share of steps over which the learning rate rises linearly from 0 (then it falls linearly to 0)."),
     o.TRAIN_BATCH,
+    o.TRAIN_BLOCKS,
     click.option("--precision", default=o.TRAIN.precision, show_default=True, help="fp32, or bf16: each forward pass under autocast in bfloat16 (the weights and optimizer stay fp32)."),
     click.option("--batching", default=o.TRAIN.batching, show_default=True, help="length: batches of examples of similar length (less padding); shuffle: each batch a seeded random draw."),
     click.option("--max-grad-norm", type=float, default=None, help="Clip the gradient's global L2 norm to this before each step [default: no clipping]."),

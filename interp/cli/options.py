@@ -24,6 +24,8 @@ from interp.models.settings import EMBEDDED, FineTuneSettings
 #: The fine-tuning defaults ``train``, ``demo`` and ``inoculate`` show: the library's own.
 TRAIN = FineTuneSettings()
 #: A fine-tuning's batch: part of its recipe (it changes what is learnt), not of how the model runs.
+TRAIN_BLOCKS = click.option("--train-blocks", type=int, default=None,
+                            help="Train only the last N blocks, the final norm and the head, the rest frozen [default: every weight].")
 TRAIN_BATCH = click.option("--batch-size", type=int, default=TRAIN.batch_size, show_default=True, help="Examples per training step.")
 BASE_MODEL = EMBEDDED
 

@@ -46,6 +46,7 @@ class BehavioralConfig:
     warmup_ratio: float = TrainConfig.warmup_ratio
     batch_size: int = TrainConfig.batch_size
     seed: int = TrainConfig.seed
+    train_blocks: int | None = TrainConfig.train_blocks  # the last N blocks and the head alone (None: every weight)
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()
@@ -60,7 +61,7 @@ class BehavioralConfig:
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
             model=self.model, data=self.data, sample=replace(self.sample, splits=splits), epochs=self.epochs, lr=self.lr,
-            warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, run=self.run,
+            warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, train_blocks=self.train_blocks, run=self.run,
             eval_splits=eval_splits or None, label_map=self.label_map, template=self.template, label_words=self.label_words,
         ).validate()  # fmt: skip
 

@@ -70,9 +70,11 @@ class DemoConfig:
     location: str | None = None  # None: as the task's plan says (MoNLI: read off the probe table)
     examples: int = 60  # m, for a plan without per_split: m × m interchange interventions per location
     sample_seed: int = 0  # which examples the interventions use (fixed across fine-tuning seeds: `behavioral.seed` varies only the training)
+    per_split: int | None = None  # for a plan that samples per split (MoNLI: 150): this many of each split instead (a decoder's smaller budget)
 
     def validate(self) -> DemoConfig:
-        for name, value, least in (("probe_seeds", self.probe_seeds, 1), ("examples", self.examples, 2), ("folds", self.folds, 2)):
+        for name, value, least in (("probe_seeds", self.probe_seeds, 1), ("examples", self.examples, 2), ("folds", self.folds, 2),
+                                   ("per_split", 2 if self.per_split is None else self.per_split, 2)):
             if value < least:
                 raise ConfigError(f"`{name}=` must be at least {least}, got {value}")
         return self
@@ -203,7 +205,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
         InterventionConfig(
             model=model, out=str(out / "interventions.h5"), locations=location, variables=plan.variables or task.variables,
             data=data, sample=SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else config.examples,
-                                         max_per_split=plan.per_split, seed=config.sample_seed),
+                                         max_per_split=plan.per_split and (config.per_split or plan.per_split), seed=config.sample_seed),
             cache=str(cache), run=run, overwrite=True,  # the demo's own file: redone when the location or a setting changed
         ),
         progress=progress,

@@ -175,6 +175,8 @@ class TrainConfig(FineTuneSettings):
             (self.head_epochs >= 0, "`head_epochs=` must be at least 0"),
             (self.head_lr > 0, "`head_lr=` must be positive"),
             (isinstance(self.reinit_pooler, bool), f"`reinit_pooler=` must be True or False, got {self.reinit_pooler!r}"),
+            (self.train_blocks is None or isinstance(self.train_blocks, int) and not isinstance(self.train_blocks, bool) and self.train_blocks >= 0,
+             f"`train_blocks=` must be a whole number of blocks, 0 or more, got {self.train_blocks!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -209,7 +211,7 @@ class TrainConfig(FineTuneSettings):
             settings.pop(key, None)
         settings.update({key: getattr(self, key) for key in READING if getattr(self, key) is not None})
         for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
-                             ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False)):  # and before --init, --input, --precision, --batching, clipping, the pooler
+                             ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False), ("train_blocks", None)):  # and before --init, --input, --precision, --batching, clipping, the pooler
             if settings[key] == default:
                 del settings[key]
         if "head_epochs" not in settings:  # no head-only epochs: their rate is not part of the run

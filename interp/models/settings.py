@@ -32,7 +32,9 @@ class FineTuneSettings:
     91.0-100.0%, 99% or more on 21 of 32; clipping the gradient's norm to 1, training the head alone first, and a
     smaller lr trained longer were each less steady ("GPU on an H200: the benchmark again"), so ``max_grad_norm`` and
     ``head_epochs`` are off by default. Drawing the pooler afresh (``reinit_pooler``) was no steadier over seeds 0-21 on
-    a CPU (17 of 22 at 99% or more, against 19 of 22), so it is off too.
+    a CPU (17 of 22 at 99% or more, against 19 of 22), so it is off too. ``train_blocks = N`` trains the last N blocks,
+    the final norm and the head alone (:func:`interp.models.freezing.top_parameters`): the route for a pretrained
+    decoder on a CPU (``docs/results/pretrained-decoders.md``); ``None`` trains every weight.
     """
 
     epochs: int = 5
@@ -47,6 +49,7 @@ class FineTuneSettings:
     head_epochs: int = 0  # epochs that train the head alone, the encoder frozen, before fine-tuning (LP-FT); 0: none
     head_lr: float = 1e-3  # the learning rate of those epochs (AdamW, constant)
     reinit_pooler: bool = False  # draw the pretrained pooler's weights afresh before training (interp.models.training.reinit_pooler)
+    train_blocks: int | None = None  # train only the last N blocks and what lies above them (interp.models.freezing.top_parameters); None: every weight
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -60,6 +63,8 @@ class FineTuneSettings:
             check_number(self.max_grad_norm, "max_grad_norm", positive=True)
         check_int(self.head_epochs, "head_epochs", least=0)
         check_number(self.head_lr, "head_lr", positive=True)
+        if self.train_blocks is not None:
+            check_int(self.train_blocks, "train_blocks", least=0)
         if not isinstance(self.reinit_pooler, bool):
             raise ConfigError(f"{named('reinit_pooler', repr(self.reinit_pooler))}: give True or False")
         if self.precision not in PRECISIONS:

@@ -7,7 +7,7 @@ Usage::
 
 ``settings`` is any object with ``epochs``, ``lr``, ``batch_size``, ``seed``,
 ``warmup_ratio`` and ``weight_decay``, and optionally ``precision``, ``batching``, ``max_grad_norm``,
-``head_epochs``, ``head_lr`` and ``reinit_pooler``
+``head_epochs``, ``head_lr``, ``reinit_pooler`` and ``train_blocks``
 (:class:`interp.api.training.FineTuneSettings` and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
 and keeps a resumable state after every epoch at ``state_path``
 (safetensors: weights and optimizer tensors, the rest as JSON in its header;
@@ -32,7 +32,7 @@ from interp.core.errors import ModelError, OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate
-from interp.models.freezing import frozen_weights
+from interp.models.freezing import frozen_weights, top_parameters
 from interp.models.loading import quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
 
@@ -99,7 +99,12 @@ def fit(
     total_steps = len(length_grouped_batches(encoded, config.batch_size, config.seed, group)) * config.epochs
     # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
     trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
-    optimizer = torch.optim.AdamW(trained.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    blocks = getattr(config, "train_blocks", None)  # the top blocks alone: the rest frozen for the whole run
+    weights = list(trained.parameters())
+    if blocks is not None:
+        kept, own = {id(p) for p in top_parameters(model, blocks)}, {id(p) for p in model.parameters()}
+        weights = [p for p in weights if id(p) in kept or id(p) not in own]  # an extra loss's own parameters train too
+    optimizer = torch.optim.AdamW(weights, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
     log: list[dict] = []
     start_epoch = 0
@@ -112,48 +117,49 @@ def fit(
     if start_epoch == 0 and getattr(config, "reinit_pooler", False):
         reinit_pooler(model, config.seed)
     head_losses = fit_head(model, encoded, config, pad_token_id, group, progress) if start_epoch == 0 else []
-    for epoch in range(start_epoch, config.epochs):
-        model.train()
-        torch.manual_seed(config.seed * 1_000 + epoch)
-        batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch, group)
-        started, total_loss, total_extra = time.perf_counter(), 0.0, 0.0
-        bar = tqdm(
-            batches,
-            desc=f"epoch {epoch + 1}/{config.epochs}",
-            unit="batch",
-            disable=not progress,
-            leave=False,
-        )
-        for step, idx in enumerate(bar):
-            with _forward_context(device, bf16):
-                loss = batch_loss(model, encoded, idx, pad_token_id, device)
-                extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
-            if extra is not None:
-                total_extra += extra.item() * len(idx)
-                (loss + extra).backward()
-            else:
-                loss.backward()
-            if clip is not None:
-                torch.nn.utils.clip_grad_norm_(trained.parameters(), clip)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            total_loss += loss.item() * len(idx)
-            bar.set_postfix(loss=f"{loss.item():.3f}")
-        log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
-        if epoch == 0 and head_losses:
-            log[-1]["head_losses"] = head_losses
-        if extra_loss is not None:
-            log[-1]["extra_loss"] = total_extra / len(encoded)
-        if after_epoch is not None:
-            model.eval()
-            log[-1].update(after_epoch())
-        if progress:
-            scores = "".join(f", {k} {100 * v['accuracy']:.1f}%" for k, v in log[-1].get("accuracy", {}).items())
-            tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s){scores}")
-        if state_path is not None and epoch + 1 < config.epochs:
-            info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
-            save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
+    with nullcontext() if blocks is None else frozen_weights(model, keep=weights):  # flags restored in finally
+        for epoch in range(start_epoch, config.epochs):
+            model.train()
+            torch.manual_seed(config.seed * 1_000 + epoch)
+            batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch, group)
+            started, total_loss, total_extra = time.perf_counter(), 0.0, 0.0
+            bar = tqdm(
+                batches,
+                desc=f"epoch {epoch + 1}/{config.epochs}",
+                unit="batch",
+                disable=not progress,
+                leave=False,
+            )
+            for step, idx in enumerate(bar):
+                with _forward_context(device, bf16):
+                    loss = batch_loss(model, encoded, idx, pad_token_id, device)
+                    extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
+                if extra is not None:
+                    total_extra += extra.item() * len(idx)
+                    (loss + extra).backward()
+                else:
+                    loss.backward()
+                if clip is not None:
+                    torch.nn.utils.clip_grad_norm_(trained.parameters(), clip)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                total_loss += loss.item() * len(idx)
+                bar.set_postfix(loss=f"{loss.item():.3f}")
+            log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
+            if epoch == 0 and head_losses:
+                log[-1]["head_losses"] = head_losses
+            if extra_loss is not None:
+                log[-1]["extra_loss"] = total_extra / len(encoded)
+            if after_epoch is not None:
+                model.eval()
+                log[-1].update(after_epoch())
+            if progress:
+                scores = "".join(f", {k} {100 * v['accuracy']:.1f}%" for k, v in log[-1].get("accuracy", {}).items())
+                tqdm.write(f"epoch {epoch + 1}/{config.epochs}: loss {log[-1]['loss']:.4f} ({log[-1]['seconds']:.0f} s){scores}")
+            if state_path is not None and epoch + 1 < config.epochs:
+                info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
+                save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
     model.eval()
     return log
 

@@ -311,3 +311,66 @@ def test_no_prefix_reuse_from_the_command_line_gives_the_same_logits(folders, mo
                 compared += 1
         a.visititems(visit)
         assert compared == 2 and names
+
+
+def test_few_shot_and_chat_prompts_are_seeded_recorded_and_leave_their_demonstrations_out(folders, monli_dir, tmp_path):
+    """A few-shot prompt is the template after k solved training pairs, each followed by its label's word, drawn by the
+    seed (the same seed the same pairs, another seed others); scoring leaves those pairs out; evaluate --shots scores
+    what evaluate --template with that prompt's text scores; the chat form puts each pair in a user turn and each answer
+    (its word without the leading space) in an assistant turn; and each is refused where it cannot be made."""
+    import json
+    import shutil
+
+    import interp
+    from interp.api.prompts import make_prompt
+    from interp.core.errors import ConfigError
+
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    words = {"entailment": " yes", "neutral": " no"}
+    zero = make_prompt(task, label_words=words)
+    assert zero.template == Template().text and zero.demonstrations == ()
+    three = make_prompt(task, label_words=words, shots=3, seed=1)
+    train = {e.id: e for e in task.examples(task.training_splits)}
+    assert len(three.demonstrations) == 3 and all(d in train for d in three.demonstrations)
+    for d in three.demonstrations:
+        e = train[d]
+        assert Template().render(e.premise, e.hypothesis)[0] + words[e.label] + "\n\n" in three.template
+    assert three.template.endswith(Template().text)
+    assert make_prompt(task, label_words=words, shots=3, seed=1) == three
+    assert make_prompt(task, label_words=words, shots=3, seed=2).demonstrations != three.demonstrations
+
+    data = ["--data-dir", monli_dir]
+    lm = ["--model", folders["lm"], "--label-words", "entailment= yes,neutral= no"]
+    result = _run("evaluate", *lm, "--splits", "nmonli_train", "--shots", "4", "--shot-seed", "0", *data, "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    prompt = make_prompt(task, label_words=words, shots=4, seed=0)
+    assert found["prompt"]["demonstrations"] == list(prompt.demonstrations) and found["prompt"]["template"] == prompt.template
+    shown_here = sum(d.startswith("nmonli_train") for d in prompt.demonstrations)
+    assert found["nmonli_train"]["n"] == 1002 - shown_here
+    same = _run("evaluate", *lm, "--template", prompt.template.replace("\n", "\\n"), "--splits", "nmonli_test", *data, "--json")
+    again = _run("evaluate", *lm, "--splits", "nmonli_test", "--shots", "4", *data, "--json")
+    assert json.loads(same.stdout)["nmonli_test"] == json.loads(again.stdout)["nmonli_test"], (same.output, again.output)
+    assert "4 solved training pairs (seed 0" in _run("evaluate", *lm, "--splits", "nmonli_test", "--max-examples", "8", "--shots", "4", *data).stdout
+
+    chatty = tmp_path / "chat"
+    shutil.copytree(folders["lm"], chatty)
+    config = json.loads((chatty / "tokenizer_config.json").read_text())
+    config["chat_template"] = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
+                               "{% if add_generation_prompt %}<assistant>{% endif %}")  # fmt: skip
+    (chatty / "tokenizer_config.json").write_text(json.dumps(config))
+    from transformers import AutoTokenizer
+
+    chat = make_prompt(task, label_words={"entailment": " Y", "neutral": " N"}, shots=2, tokenizer=AutoTokenizer.from_pretrained(chatty), chat=True)
+    assert chat.label_words == {"entailment": "Y", "neutral": "N"} and chat.template.endswith("<user>" + Template().text + "\n<assistant>")
+    assert chat.template.count("<assistant>") == 3 and chat.template.count("<user>") == 3
+    result = _run("evaluate", "--model", chatty, "--label-words", "entailment= Y,neutral= N", "--chat", "--shots", "2", "--splits", "nmonli_test",
+                  "--max-examples", "8", *data, "--json")  # fmt: skip
+    assert result.exit_code == 0 and json.loads(result.stdout)["prompt"]["chat"] is True, result.output
+
+    for args, says in [(["--model", folders["lm"], "--shots", "2"], "give label_words="),
+                       ([*lm, "--chat"], "has no chat template"), ([*lm, "--shots", "-1"], "shots")]:  # fmt: skip
+        result = _run("evaluate", *args, "--splits", "nmonli_test", *data)
+        assert result.exit_code == 2 and says in result.output, result.output
+    with pytest.raises(ConfigError, match="no word for the task's label 'neutral'"):
+        make_prompt(task, label_words={"entailment": " yes", "contradiction": " no"})

@@ -16,7 +16,7 @@ shows them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 import numpy as np
 
@@ -67,7 +67,8 @@ def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelRe
 def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
                      label_map=None, template: str | None = None, label_words=None, input: str | None = None, device: str = "auto",
                      fold_labels: bool = False,
-                     max_examples: int | None = None, max_per_split: int | None = None, seed: int = 0) -> dict[str, dict]:  # fmt: skip
+                     max_examples: int | None = None, max_per_split: int | None = None, seed: int = 0,
+                     exclude: Collection[str] = ()) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of the classifier ``spec`` (a checkpoint, or a :class:`Classifier` held in memory, moved to
     ``device``) on ``task``'s ``splits``, its labels read as the task's by name.
 
@@ -81,7 +82,8 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
     read (:func:`~interp.models.evaluation.trained_input`). ``device``: where it runs (``auto``: a GPU when there is
     one, ``cpu``, ``cuda[:N]``). ``max_examples``, ``max_per_split``, ``seed``: score a seeded subset of the splits
     (:meth:`~interp.tasks.base.Task.examples`); ``None``: every example. ``template``, ``label_words``: a decoder's
-    (:func:`interp.models.loading.load_classifier`).
+    (:func:`interp.models.loading.load_classifier`). ``exclude``: example ids left out of the scores (a few-shot
+    prompt's demonstrations, :mod:`interp.api.prompts`).
 
     Returns:
         ``{split: {"accuracy", "correct", "n"}}``, as :func:`score`.
@@ -96,6 +98,9 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
     if unknown:
         raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
     examples = task.examples(tuple(splits), n=max_examples, per_split=max_per_split, seed=seed)
+    if exclude:
+        left_out = set(exclude)
+        examples = [e for e in examples if e.id not in left_out]
     examples = input_view(examples, _trained_input(spec) if input is None else input)
     where = pick_device(device)  # a GPU that is not there is named before the model loads
     if isinstance(spec, Classifier):

@@ -98,11 +98,19 @@ def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, 
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @o.INPUT
 @o.FOLD_LABELS
-def evaluate(model, reading, data, sample, run, progress, as_json, input, fold_labels):
+@o.settings(
+    "prompt",
+    click.option("--shots", type=int, default=0, show_default=True, help="With --label-words: put this many solved training pairs, "
+                 "each followed by its label's word, before every pair (few-shot); they are left out of the scored examples."),
+    click.option("--shot-seed", type=int, default=0, show_default=True, help="Seed of the --shots draw."),
+    click.option("--chat", is_flag=True, help="With --label-words: ask in the model's own chat template (a user turn per pair, "
+                 "an assistant turn per answer); the label words follow the assistant's opening, without their leading space."),
+)
+def evaluate(model, reading, data, sample, run, progress, as_json, input, fold_labels, prompt):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.jobs.evaluate import EvaluateConfig, run_evaluate
 
-    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, **reading, input=input, fold_labels=fold_labels)
+    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, **reading, input=input, fold_labels=fold_labels, **prompt)
     click.echo(run_evaluate(config, progress=progress and sys.stderr.isatty()).format(as_json))
 
 

@@ -18,7 +18,10 @@ from interp.analysis.chance import accuracy_lines
 from interp.api.evaluation import score_checkpoint
 from interp.api.loading import Classifier, resolve_tasks, task_for_file
 from interp.api.objects import Task, TaskGroup
+from interp.api.prompts import Prompt, make_prompt
+from interp.core.errors import ConfigError, named
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
+from interp.hooks.templates import parse_label_words
 
 
 @dataclass(frozen=True)
@@ -41,20 +44,33 @@ class EvaluateConfig:
     label_words: str | dict | None = None  # a causal LM read as a classifier: one word per label
     input: str | None = None
     fold_labels: bool = False
+    shots: int = 0  # a causal LM read through label_words: solved training pairs before each pair (interp.api.prompts)
+    shot_seed: int = 0
+    chat: bool = False  # ask in the tokenizer's chat template
 
 
 @dataclass
 class Evaluation:
-    """Accuracy per task and split; ``group``: the task group scored, with its averages, or ``None`` for one task."""
+    """Accuracy per task and split; ``group``: the task group scored, with its averages, or ``None`` for one task;
+    ``prompt``: the few-shot or chat prompt a causal LM was asked with (:class:`~interp.api.prompts.Prompt`), else ``None``."""
 
     metrics: dict[str, dict[str, dict]]
     group: TaskGroup | None
+    prompt: Prompt | None = None
 
     def format(self, as_json: bool = False) -> str:
         """A line per split with its Wilson interval (one task), or a table of tasks × splits with the group's averages
-        (Richardson et al. 2020, Table 1); with ``as_json`` the metrics as JSON."""
+        (Richardson et al. 2020, Table 1); with ``as_json`` the metrics as JSON (and ``"prompt"`` where one was made)."""
         if self.group is None:
             (metrics,) = self.metrics.values()
+            if self.prompt is not None:
+                if as_json:
+                    return json.dumps({**metrics, "prompt": self.prompt.record()}, indent=2)
+                shown = f"{self.prompt.shots} solved training pairs (seed {self.prompt.seed}: {', '.join(self.prompt.demonstrations)}), left out of the scores" \
+                    if self.prompt.shots else "zero-shot"  # fmt: skip
+                return "\n".join([f"prompt ({'chat template, ' if self.prompt.chat else ''}{shown}), label words "
+                                  f"{self.prompt.label_words}:", *(f"  | {line}" for line in self.prompt.template.split("\n")),
+                                  *accuracy_lines(metrics)])  # fmt: skip
             return json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics))
         if as_json:
             return json.dumps(self.metrics, indent=2)
@@ -82,9 +98,44 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
     else:
         tasks, group = resolve_tasks(task_for_file(data.task, data.data_file), data_dir=data.data_dir, verify_checksums=data.verify_checksums,
                                      data_file=data.data_file)  # fmt: skip
+    prompt = _prompt(config, tasks)
+    template, words = (config.template, config.label_words) if prompt is None else (prompt.template, prompt.label_words)
     metrics = {name: score_checkpoint(config.model, task, sample.splits or task.eval_splits or task.splits, run.batch(128), progress=progress,
-                                   label_map=config.label_map, template=config.template, label_words=config.label_words, input=config.input,
+                                   label_map=config.label_map, template=template, label_words=words, input=config.input,
                                    device=run.device, fold_labels=config.fold_labels,
-                                   max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed)
+                                   max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed,
+                                   exclude=prompt.demonstrations if prompt else ())
                for name, task in tasks.items()}  # fmt: skip
-    return Evaluation(metrics, group)
+    return Evaluation(metrics, group, prompt)
+
+
+def _prompt(config: EvaluateConfig, tasks: dict[str, Task]) -> Prompt | None:
+    """The few-shot or chat prompt ``config`` asks for (:func:`interp.api.prompts.make_prompt`), else ``None``.
+
+    Raises:
+        ConfigError: naming ``shots=`` or ``chat=``: without label words, or over a task group.
+    """
+    if not config.shots and not config.chat:
+        return None
+    asked = f"{named('shots', config.shots)}" if config.shots else named("chat", True)
+    if config.label_words is None:
+        raise ConfigError(f"{asked}: a prompt asks a causal LM for a word per label; give label_words= (--label-words)")
+    if len(tasks) != 1:
+        raise ConfigError(f"{asked}: give one task, not a group")
+    (task,) = tasks.values()
+    tokenizer = None
+    if config.chat:
+        tokenizer = config.model.tokenizer if isinstance(config.model, Classifier) else _tokenizer(config.model)
+    return make_prompt(task, label_words=parse_label_words(config.label_words), template=config.template, shots=config.shots,
+                       seed=config.shot_seed, tokenizer=tokenizer, chat=config.chat)  # fmt: skip
+
+
+def _tokenizer(spec: str):
+    """The tokenizer of the checkpoint ``spec`` names (a packaged decoder's converted folder), without its weights."""
+    from transformers import AutoTokenizer
+
+    from interp.models.loading import resolve_model
+    from interp.models.quiet import quiet_transformers
+
+    with quiet_transformers():
+        return AutoTokenizer.from_pretrained(resolve_model(spec).location)

@@ -3,12 +3,14 @@
     .venv/bin/python benchmarks/decoders.py --shapes gpt2-small,llama --bases 4 --sources 48
     .venv/bin/python benchmarks/decoders.py --shapes gpt2-small --location blocks.9.hook_resid_post@w_h
     python benchmarks/decoders.py --shapes llama-1b --device cuda --dtype bf16 --naive-bases 0 --bases 32 --sources 512   # a GPU
+    .venv/bin/python benchmarks/decoders.py --shapes smollm2-135m --location blocks.3.hook_resid_post@w_h     # pretrained weights
 
 Random weights at a GPT-2-small shape (12 blocks of width 768, 12 heads) and a Llama shape of the same size (12
 blocks of width 768, 12 query heads sharing 4 key/value heads, SwiGLU width 2048, RMSNorm, rotary positions), each a
 ``*ForSequenceClassification`` read at its last token, on NMoNLI-test pairs joined by the default template and
-tokenized by a tokenizer trained on MoNLI's sentences (byte-level BPE for GPT-2, SentencePiece-style for Llama). The
-same bases × sources at one location in every arm:
+tokenized by a tokenizer trained on MoNLI's sentences (byte-level BPE for GPT-2, SentencePiece-style for Llama); or a
+packaged pretrained decoder by name (``smollm2-135m``, ``gemma3-270m``: ``make setup-decoders``), its own weights and
+tokenizer with a new two-label head drawn from seed 0. The same bases × sources at one location in every arm:
 
 * naive: one batch-1 hooked forward pass per pair (:class:`interp.backends.naive.NaiveRunner`), on ``--naive-bases``;
 * the engine without reuse: each base's prefix up to the location once, every position of the blocks after it per
@@ -50,11 +52,14 @@ def build(shape: str, task, seed: int = 0):
     from scratch_tokenizers import byte_level_bpe, sentencepiece_bpe
 
     import interp
+    from interp.models.gguf import PACKAGED
 
+    if shape in PACKAGED:  # pretrained weights: the speed does not depend on the head, drawn afresh
+        return interp.load_model(shape, labels=("entailment", "neutral"), seed=seed)
     sentences = ["Premise: Hypothesis: Answer:"] * 20 + [s for e in task.examples(task.splits) for s in (e.premise, e.hypothesis)]
     tokenizer = (byte_level_bpe if shape == "gpt2-small" else sentencepiece_bpe)(sentences, vocab_size=4000)
     if shape not in ("gpt2-small", *LLAMA):
-        raise SystemExit(f"--shapes: {shape!r} is not one of gpt2-small, {', '.join(LLAMA)}")
+        raise SystemExit(f"--shapes: {shape!r} is not one of gpt2-small, {', '.join(LLAMA)}, {', '.join(PACKAGED)}")
     labels = dict(id2label={0: "entailment", 1: "neutral"}, label2id={"entailment": 0, "neutral": 1}, num_labels=2)
     special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                    pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)  # fmt: skip

@@ -28,6 +28,9 @@ interface is the model (Wu et al. 2024, pyvene, §2).
   ``width × k`` basis ``W`` alone, ``out = b + (s − b) W Wᵀ``; what
   ``RotatedSubspace`` computes, with ``width × k`` parameters instead of
   ``width²`` (pyvene's ``LowRankRotatedSpaceIntervention``).
+* :class:`Additive` (steering: ``b + scale · v``), :class:`ZeroAblation`
+  (0) and :class:`MeanAblation` (a reference set's mean): the base's vector
+  moved or replaced whatever the source; nothing to learn.
 * :class:`BoundlessSubspace`: DAS with the size of the subspace learned
   (Wu, Geiger, Icard, Potts & Goodman 2023, "Interpretability at scale",
   §3): the mask is ``m_i = σ((β·width − i) / τ)`` with a learned boundary
@@ -367,6 +370,112 @@ class BoundlessSubspace(Intervention):
         rb, rs = base @ r, source.expand_as(base) @ r
         m = self.mask.to(rb.dtype)
         return (m * rs + (1 - m) * rb) @ r.T
+
+
+class _Fixed(Intervention):
+    """A fixed vector of ``width`` (a buffer, saved as :attr:`_saved_as`) that the base's vector is set to or moved by;
+    the source plays no part. Nothing to learn."""
+
+    _saved_as = "vector"
+
+    def __init__(self, width: int, vector: Tensor | None = None) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+        value = torch.zeros(width) if vector is None else torch.as_tensor(vector, dtype=torch.float32).detach().clone().reshape(-1)
+        if value.numel() != width:
+            raise ConfigError(f"the vector has {value.numel()} entries, not the location's width {width}")
+        if not torch.isfinite(value).all():
+            raise ConfigError("the vector holds a NaN or an infinity")
+        self.register_buffer("vector", value)
+
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "_Fixed":
+        """A zero vector (what a file's tensors then replace)."""
+        return cls(width)
+
+    @property
+    def k(self) -> int:
+        return self.width
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {self._saved_as: self.vector.detach()}
+
+    def _set(self, name: str, value: Tensor) -> None:
+        self.vector.copy_(value.reshape(-1))
+
+
+class Additive(_Fixed):
+    """Steering: the base's vector plus ``scale`` times a fixed ``vector`` (activation addition; Turner et al. 2023,
+    *Steering language models with activation engineering*, §2), ``out = b + scale · v``; the source plays no part.
+
+    Raises:
+        ConfigError (a ValueError): a vector of another size than ``width``, or not finite; a ``scale`` not finite.
+    """
+
+    kind = "additive"
+
+    def __init__(self, width: int, vector: Tensor | None = None, scale: float = 1.0) -> None:
+        super().__init__(width, vector)
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not torch.isfinite(torch.tensor(float(scale))):
+            raise ConfigError(f"scale = {scale!r}: give a finite number")
+        self.scale = float(scale)
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "Additive":
+        return cls(int(settings["width"]), scale=float(settings.get("scale", 1.0)))
+
+    def settings(self) -> dict:
+        return {**super().settings(), "scale": self.scale}
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        return base + self.scale * self.vector.to(base.dtype)
+
+
+class ZeroAblation(Intervention):
+    """Zero ablation: the vector set to 0, whatever the base and source (Olsson et al. 2022 use it to knock out heads;
+    it moves a model off its activations' range, which mean ablation avoids)."""
+
+    kind = "zero"
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = _check_width(width)
+
+    @classmethod
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "ZeroAblation":
+        return cls(width)
+
+    @property
+    def k(self) -> int:
+        return self.width
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        return torch.zeros_like(base)
+
+
+class MeanAblation(_Fixed):
+    """Mean ablation: the vector set to its mean over a reference set (``vector``, e.g. :meth:`of` the reference's
+    vectors at the location), whatever the base and source (Wang et al. 2022, *Interpretability in the wild*, §3).
+
+    Raises:
+        ConfigError (a ValueError): a mean of another size than ``width``, or not finite.
+    """
+
+    kind = "mean"
+
+    @classmethod
+    def of(cls, vectors: Float[Tensor, "n width"]) -> "MeanAblation":
+        """The mean of ``vectors`` (float ``[n, width]``, n ≥ 1) over its rows.
+
+        Raises:
+            ConfigError (a ValueError): no rows, or not a matrix.
+        """
+        if vectors.dim() != 2 or vectors.shape[0] < 1:
+            raise ConfigError(f"the reference vectors must be [n, width] with n >= 1, got shape {tuple(vectors.shape)}")
+        return cls(vectors.shape[1], vectors.float().mean(0))
+
+    def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
+        return self.vector.to(base.dtype).expand_as(base)
 
 
 def kinds(*, trainable: bool | None = None, sized: bool | None = None) -> tuple[str, ...]:

@@ -256,3 +256,25 @@ def test_the_command_never_replaces_a_file_another_command_wrote(tiny_classifier
     result = CliRunner().invoke(main, ["screen", "--model", str(tiny_classifier_dir), "--out", str(tmp_path / "new"), "--locations", LOCATIONS,
                                        "--confirm", "9", "--variable", "polarity", "--max-per-split", "4", *data])  # fmt: skip
     assert result.exit_code == 2 and "--variable" in result.stderr, result.stderr
+
+
+def test_a_sweep_agreement_that_is_only_the_contrast_between_groups_shows_it():
+    """Four groups of locations (two roles × residual stream and heads) whose IIA differs by group while the ranks
+    within each group are unrelated: the whole-set Spearman is high, each group's own is not, and resampling whole
+    groups gives a wider interval than resampling locations as if they were independent draws."""
+    from interp.analysis.attribution import location_group, sweep_agreement
+
+    rng = np.random.default_rng(0)
+    estimated, exact = {}, {}
+    for offset, (role, kind) in enumerate([("w_p", "resid"), ("w_h", "resid"), ("w_p", "head"), ("w_h", "head")]):
+        for layer in range(8):
+            name = f"blocks.{layer}.hook_resid_post@{role}" if kind == "resid" else f"blocks.{layer}.attn.hook_z.h1@{role}"
+            estimated[name], exact[name] = offset + 0.1 * rng.random(), offset + 0.1 * rng.random()
+    assert location_group("blocks.3.attn.hook_z.h1@w_h") == "w_h/head" and location_group("blocks.0.hook_mlp_out@w_p") == "w_p/mlp_out"
+    grouped = sweep_agreement(estimated, exact)
+    loose = sweep_agreement(estimated, exact, grouped=False)
+    assert float(grouped["spearman"]) == float(loose["spearman"]) > 0.8
+    assert set(grouped["within_groups"]) == {"w_p/resid", "w_h/resid", "w_p/head", "w_h/head"} and abs(grouped["within_mean"]) < 0.5
+    assert "groups" in grouped["spearman"].method and "groups" not in loose["spearman"].method
+    width = lambda e: e.high - e.low  # noqa: E731
+    assert width(grouped["spearman"]) > 2 * width(loose["spearman"]), (grouped["spearman"], loose["spearman"])

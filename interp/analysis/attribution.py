@@ -91,10 +91,12 @@ def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
     return {"effect": full, "graddrop": dropped, "robustness": robustness, "cancels": bool(robustness < CANCELS_BELOW)}
 
 
-def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_boot: int = 1000, seed: int = 0) -> Estimate:
+def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_boot: int = 1000, seed: int = 0,
+                      groups: Sequence[str] | None = None) -> Estimate:  # fmt: skip
     """Spearman's rank correlation (scipy) of the estimated and the exact IIA over the confirmed locations, with its 95%
-    percentile bootstrap interval over those locations (a resample whose ranks are all tied is dropped); NaN where
-    fewer than 3 locations or no spread."""
+    percentile bootstrap interval over those locations, or, with ``groups`` (each location's group: its role and site
+    kind, :func:`location_group`), over whole groups, since locations of one group behave alike and are not independent
+    draws (a resample whose ranks are all tied is dropped); NaN where fewer than 3 locations or no spread."""
     from scipy.stats import spearmanr
 
     from interp.analysis.bootstrap import percentile_interval
@@ -102,17 +104,34 @@ def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_b
     x, y = np.asarray(estimated, dtype=float), np.asarray(exact, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), "too few confirmed locations, or no spread, for a rank correlation")
-    draws = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        draws = list(rng.integers(0, len(x), size=(n_boot, len(x))))
+        unit = f"the {len(x)} locations"
+    else:
+        members = [np.flatnonzero(np.asarray(groups) == g) for g in dict.fromkeys(groups)]
+        draws = [np.concatenate([members[k] for k in rng.integers(0, len(members), size=len(members))]) for _ in range(n_boot)]
+        unit = f"the {len(members)} groups of locations (role and site kind), whole, over {len(x)} locations"
     with np.errstate(invalid="ignore", divide="ignore"):
-        replicates = [spearmanr(x[d], y[d]).statistic if np.ptp(x[d]) and np.ptp(y[d]) else np.nan for d in draws]
+        replicates = [spearmanr(x[d], y[d]).statistic if len(d) > 2 and np.ptp(x[d]) and np.ptp(y[d]) else np.nan for d in draws]
     low, high = percentile_interval(np.asarray(replicates, dtype=float))
-    return Estimate(float(spearmanr(x, y).statistic), low, high,
-                    f"95% percentile bootstrap over the {len(x)} confirmed locations, {n_boot} replicates, seed {seed}")
+    return Estimate(float(spearmanr(x, y).statistic), low, high, f"95% percentile bootstrap over {unit}, {n_boot} replicates, seed {seed}")
+
+
+def location_group(location: str) -> str:
+    """A location's group for the agreement's resampling: its roles and its site kind (``resid``, ``attn_out``,
+    ``mlp_out``, ``resid_mid``, ``head``), e.g. ``w_h/head``; the layer is left out, so a group runs over the layers."""
+    from interp.hooks.locations import Location
+
+    loc = Location.parse(location)
+    kind = "head" if loc.head >= 0 else (loc.component.removeprefix("hook_") or "resid")
+    return f"{'+'.join(loc.roles)}/{kind}"
 
 
 def agreement(rows: list[dict], top: Sequence[str], drawn: Sequence[str]) -> dict:
     """How far the screen agrees with the exact interchange, from the rows of the confirmed locations (``location``,
-    ``estimated_iia``, ``exact_iia``): ``spearman`` over the top and the drawn ones together (:func:`spearman_interval`),
+    ``estimated_iia``, ``exact_iia``): ``spearman`` over the top and the drawn ones together (:func:`spearman_interval`;
+    its interval resamples whole groups of locations, role and site kind, where they fall in at least 3),
     and the ``miss_rate``: the share of the locations drawn at random from those the screen did not rank in its top
     whose exact IIA beats the lowest exact IIA among the top (its Wilson interval over the drawn locations: an estimate
     of the share of unconfirmed locations the screen misses).
@@ -125,38 +144,68 @@ def agreement(rows: list[dict], top: Sequence[str], drawn: Sequence[str]) -> dic
     if missing:
         raise ConfigError(f"confirmed location {missing[0]} has no exact IIA")
     confirmed = [r for r in rows if r["location"] in {*top, *drawn}]
-    spearman = spearman_interval([r["estimated_iia"] for r in confirmed], [r["exact_iia"] for r in confirmed])
+    groups = [location_group(r["location"]) for r in confirmed] if _parses([r["location"] for r in confirmed]) else None
+    spearman = spearman_interval([r["estimated_iia"] for r in confirmed], [r["exact_iia"] for r in confirmed],
+                                 groups=groups if groups is not None and len(set(groups)) >= 3 else None)
     bar = min(exact[loc] for loc in top) if top else float("nan")
     missed = sum(exact[loc] > bar for loc in drawn)
     miss = wilson(missed, len(drawn)) if drawn else Estimate(float("nan"), float("nan"), float("nan"), "no location drawn")
     return {"spearman": spearman, "miss_rate": miss, "missed": missed, "drawn": len(drawn), "top": len(top), "bar": bar}
 
 
-def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top: int = 10, within: int = 20, seed: int = 0) -> dict:
+def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top: int = 10, within: int = 20, seed: int = 0,
+                    grouped: bool = True) -> dict:  # fmt: skip
     """How far a screen agrees with a full exact sweep of the same locations (location -> IIA, each).
 
-    ``spearman``: over every location both give (:func:`spearman_interval`, its interval a bootstrap over the
-    locations); ``recall``: the share of the exact sweep's ``top`` locations among the screen's ``within`` best
-    (ties at the cut broken by location name), with its Wilson interval over those ``top``; beside it what a random
-    ranking gives: ``recall_chance`` (``within / locations``, its expected share) and ``recall_p``, the chance that a random
-    ranking finds at least as many (hypergeometric), so a recall that any ranking reaches says so (10 of 10 within 20
-    of 21 locations: p = 11/21 = 0.52).
+    ``spearman``: over every location both give (:func:`spearman_interval`), its interval a bootstrap over whole groups
+    of locations (their role and site kind, :func:`location_group`) where there are at least 3 groups and ``grouped``,
+    else over locations; ``within_groups``: each group's own Spearman (NaN where under 3 locations or no spread) and the
+    ``within_mean`` of those defined, weighted by their locations, so that a correlation that is only the contrast
+    between roles or kinds shows as a high ``spearman`` beside a low ``within_mean``; ``recall``: the share of the exact
+    sweep's ``top`` locations among the screen's ``within`` best (ties at the cut broken by location name), with its
+    Wilson interval over those ``top``; beside it what a random ranking gives: ``recall_chance`` (``within /
+    locations``, its expected share) and ``recall_p``, the chance that a random ranking finds at least as many
+    (hypergeometric), so a recall that any ranking reaches says so (10 of 10 within 20 of 21 locations: p = 11/21 = 0.52).
 
     Raises:
         ConfigError: fewer than ``top`` locations in common, or ``within`` below ``top``.
     """
+    from scipy.stats import spearmanr
+
     shared = sorted(set(estimated) & set(exact))
     if len(shared) < top or within < top:
         raise ConfigError(f"a sweep agreement needs at least top={top} locations in common (got {len(shared)}) and within >= top (got {within})")
-    spearman = spearman_interval([estimated[k] for k in shared], [exact[k] for k in shared], seed=seed)
+    groups = [location_group(k) for k in shared] if grouped and _parses(shared) else None
+    if groups is not None and len(set(groups)) < 3:
+        groups = None
+    spearman = spearman_interval([estimated[k] for k in shared], [exact[k] for k in shared], seed=seed, groups=groups)
+    within_groups: dict[str, tuple[float, int]] = {}
+    for group in dict.fromkeys(groups or []):
+        keys = [k for k, g in zip(shared, groups) if g == group]
+        x, y = [estimated[k] for k in keys], [exact[k] for k in keys]
+        defined = len(keys) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0
+        within_groups[group] = (float(spearmanr(x, y).statistic) if defined else float("nan"), len(keys))
+    weighted = [(rho, n) for rho, n in within_groups.values() if np.isfinite(rho)]
+    within_mean = float(sum(r * n for r, n in weighted) / sum(n for _, n in weighted)) if weighted else float("nan")
     best_exact = sorted(shared, key=lambda k: (-exact[k], k))[:top]
     best_screen = set(sorted(shared, key=lambda k: (-estimated[k], k))[:within])
     found = sum(k in best_screen for k in best_exact)
     from scipy.stats import hypergeom
 
     chance_p = float(hypergeom.sf(found - 1, len(shared), top, within))  # P(X >= found): X of the top drawn among `within` at random
-    return {"spearman": spearman, "recall": wilson(found, top), "found": found, "top": top, "within": within, "locations": len(shared),
-            "recall_chance": within / len(shared), "recall_p": chance_p}  # fmt: skip
+    return {"spearman": spearman, "within_groups": within_groups, "within_mean": within_mean, "recall": wilson(found, top), "found": found,
+            "top": top, "within": within, "locations": len(shared), "recall_chance": within / len(shared), "recall_p": chance_p}  # fmt: skip
 
 
-__all__ = ["CANCELS_BELOW", "agreement", "estimated_logits", "graddrop_robustness", "site_estimate", "spearman_interval", "sweep_agreement"]
+def _parses(locations: Sequence[str]) -> bool:
+    """Whether every name is a location interp reads (a sweep of other keys is resampled by location)."""
+    try:
+        for loc in locations:
+            location_group(loc)
+    except (ValueError, KeyError):
+        return False
+    return True
+
+
+__all__ = ["CANCELS_BELOW", "agreement", "estimated_logits", "graddrop_robustness", "location_group", "site_estimate", "spearman_interval",
+           "sweep_agreement"]

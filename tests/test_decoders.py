@@ -374,3 +374,40 @@ def test_few_shot_and_chat_prompts_are_seeded_recorded_and_leave_their_demonstra
         assert result.exit_code == 2 and says in result.output, result.output
     with pytest.raises(ConfigError, match="no word for the task's label 'neutral'"):
         make_prompt(task, label_words={"entailment": " yes", "contradiction": " no"})
+
+
+def test_out_of_memory_in_a_decoder_pass_halves_it_and_drops_no_pair(task, monli_dir, monkeypatch):
+    """A decoder's suffix pass (each base's prefix reused, and without) that runs out of memory is run again with half
+    as many rows, the logits those of an uninterrupted run; one row that does not fit is raised, not dropped."""
+    import interp.engine.decoder as decoder_engine
+    from interp.backends import HFRunner
+
+    tok = _tok("llama", monli_dir)
+    lab = interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), task)
+    examples = task.examples(("nmonli_test",), n=12, seed=0)
+    loc = lab.location("blocks.0.hook_resid_post@w_h")
+    encoded, sources = lab.encode(examples), lab.source_vectors(examples, loc)
+    for reuse in (True, False):
+        runner = HFRunner(lab.model.module, lab.model.tokenizer.pad_token_id, prefix_reuse=reuse)
+        expected = runner.interchange_logits(encoded, sources, loc, batch_size=64)
+        name = "run_suffix_cached" if reuse else "run_suffix"
+        real, sizes = getattr(decoder_engine, name), []
+
+        def small_memory(model, hidden, *args, real=real, sizes=sizes):
+            sizes.append(len(hidden))
+            if len(hidden) > 5:
+                raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+            return real(model, hidden, *args)
+
+        monkeypatch.setattr(decoder_engine, name, small_memory)
+        got = runner.interchange_logits(encoded, sources, loc, batch_size=64)
+        monkeypatch.setattr(decoder_engine, name, real)
+        assert torch.allclose(got, expected, atol=1e-6, rtol=0) and not got.isnan().any(), reuse
+        assert max(sizes) > 5 and max(s for s in sizes if s <= 5) == 4, (reuse, sizes)  # halved until passes of 4 fit
+
+    def no_memory(*args):
+        raise torch.OutOfMemoryError("always")
+
+    monkeypatch.setattr(decoder_engine, "run_suffix_cached", no_memory)
+    with pytest.raises(torch.OutOfMemoryError):
+        HFRunner(lab.model.module, lab.model.tokenizer.pad_token_id).interchange_logits(encoded[:1], sources[:1], loc, batch_size=4)

@@ -334,3 +334,4 @@ def test_the_engine_imports_without_the_libraries_a_gpu_machine_may_lack():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+

@@ -56,6 +56,7 @@ from interp.engine.compiled import CompiledSuffix, CompileStats
 from interp.engine.components import BlockRest, gather
 from interp.engine.decoder import decoder_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
+from interp.engine.rows import in_passes
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, model_inputs
@@ -223,14 +224,14 @@ def _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows,
         ids, types = _inputs(bases, group, device)
         where = torch.tensor([tokens[i] for i in group])
         size = batch_size or auto_batch_size(model, ids.shape[1])
-        for start in range(0, len(group) * n_sources, size):
-            rows = torch.arange(start, min(start + size, len(group) * n_sources))
+
+        def run(rows: Tensor, size: int) -> None:
             b, s = rows // n_sources, rows % n_sources
             with hooked(model, {_AT: where[b]}, write={site: sources[s.to(device)].reshape(len(rows), -1)}):
                 logits = model(**model_inputs(model, ids[b.to(device)], types[b.to(device)])).logits
             out[torch.tensor(group)[b], s] = logits.float().cpu()
-            if on_rows is not None:
-                on_rows(len(rows))
+
+        in_passes(len(group) * n_sources, size, run, on_rows=on_rows)  # rows on the CPU: they index out
     return out
 
 
@@ -260,7 +261,7 @@ def interchange_logits(
             tokens only (:mod:`interp.engine.components`), then the suffix as
             from the block's output.
         batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
-            A pass that runs out of memory is retried with half as many rows.
+            A pass that runs out of memory is retried with half as many rows, in every mode (:mod:`interp.engine.rows`).
         on_rows: called with the number of pairs after each suffix pass (progress).
         prefix_reuse: in a decoder, run each base's positions before the intervened ones once and reuse their keys and
             values for every source (:mod:`interp.engine.decoder`); ``False``: every position per pair.
@@ -326,41 +327,26 @@ def interchange_logits(
         if fast is not None:  # each base's share of the first suffix block's attention, once
             with step("interp.base_shares"):
                 shares = [base_attention(qkv, tuple(p), first.heads, first.scaling) for qkv, p in zip(fast.project(prefix), where.tolist())]
-        total = len(group) * n_sources
-        done = 0
-        while done < total:
-            rows = torch.arange(done, min(done + size, total), device=device)
+        def run(rows: Tensor, size: int) -> None:
             b, s = rows // n_sources, rows % n_sources
             at = (torch.arange(len(rows), device=device)[:, None], where[b])
-            try:
-                with step("interp.rows"):
-                    vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
-                    hidden = prefix.index_select(0, b)
-                    hidden[at] = vectors
-                context = None
-                if fast is not None:
-                    with step("interp.first_block_attention"):
-                        pair_qkv = source_qkv[s] if rest is None else fast.project(vectors)
-                        context = _first_block_context(shares, pair_qkv, n_sources, done, torch.empty_like(hidden))
-                suffix = compiled if compiled is not None and len(rows) == size else fast  # a bucket's shorter last batch: eager
-                with step("interp.suffix_compiled" if compiled is not None and suffix is compiled else "interp.suffix"):
-                    logits = run_suffix(model, hidden, index, ids[b], types[b], suffix, context)
-            except torch.OutOfMemoryError:
-                if size == 1:
-                    raise
-                hidden = context = vectors = None
-                if fast is not None:
-                    fast.clear()
-                size //= 2  # the same rows again, in smaller passes
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
-                continue
+            with step("interp.rows"):
+                vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
+                hidden = prefix.index_select(0, b)
+                hidden[at] = vectors
+            context = None
+            if fast is not None:
+                with step("interp.first_block_attention"):
+                    pair_qkv = source_qkv[s] if rest is None else fast.project(vectors)
+                    context = _first_block_context(shares, pair_qkv, n_sources, int(rows[0]), torch.empty_like(hidden))
+            suffix = compiled if compiled is not None and len(rows) == size else fast  # a bucket's shorter last batch: eager
+            with step("interp.suffix_compiled" if compiled is not None and suffix is compiled else "interp.suffix"):
+                logits = run_suffix(model, hidden, index, ids[b], types[b], suffix, context)
             found[rows_of[b], s] = logits.float()
             if compile and suffix is not compiled:
                 stats.eager_pairs += len(rows)
-            done += len(rows)
-            if on_rows is not None:
-                on_rows(len(rows))
+
+        in_passes(len(group) * n_sources, size, run, device=device, on_rows=on_rows, on_out_of_memory=fast.clear if fast is not None else None)
     if found is not out:
         with step("interp.copy_back"):
             out.copy_(found)

@@ -12,7 +12,9 @@ So for each base the positions ``< p`` run once through the whole model with a c
 each source only the positions ``≥ p`` run through the blocks after the location (:meth:`~interp.hooks.architecture.
 Architecture.from_block`: the earlier blocks pass their input through, each later block keeps its index and cache
 slot), their queries attending to the cached prefix. The readout is the last position's (:mod:`interp.models.decoders`).
-Without ``reuse`` every position of the suffix runs per pair, as the encoder engine runs it. Bases are grouped by
+Without ``reuse`` every position of the suffix runs per pair, as the encoder engine runs it. The rows run in passes of
+at most ``batch_size`` (:func:`~interp.engine.rows.in_passes`: a pass that runs out of memory is halved, no pair dropped).
+Bases are grouped by
 token length and earliest intervened position, so no row is padded; the tests hold both ways equal to one hooked
 forward pass per pair (:mod:`interp.engine.naive`) within float rounding.
 """
@@ -27,6 +29,7 @@ import torch
 from torch import Tensor
 
 from interp.engine.components import BlockRest, gather
+from interp.engine.rows import in_passes
 from interp.engine.slicing import run_prefix, run_suffix
 from interp.hooks.architecture import architecture, model_inputs
 from interp.hooks.encoding import Encoded
@@ -88,9 +91,8 @@ def decoder_logits(model, bases: Sequence[Encoded], sources: Tensor, location: L
         else:
             prefix, parts = rest.prefix(ids, torch.zeros_like(ids), where)
         cache = prefix_cache(model, ids[:, :start]) if start > 0 else None
-        total, done = len(group) * n_sources, 0
-        while done < total:
-            rows = torch.arange(done, min(done + batch_size, total), device=device)
+
+        def run(rows: Tensor, size: int) -> None:
             b, s = rows // n_sources, rows % n_sources
             vectors = sources[s] if rest is None else rest(gather(parts, b), sources[s])  # [rows, tokens, d_model]
             hidden = prefix.index_select(0, b)
@@ -100,7 +102,6 @@ def decoder_logits(model, bases: Sequence[Encoded], sources: Tensor, location: L
             else:
                 logits = run_suffix_cached(model, hidden[:, start:], index, ids[b][:, start:], rows_cache(cache, b))
             out[torch.tensor(group)[b.cpu()], s.cpu()] = logits.float().cpu()
-            done += len(rows)
-            if on_rows is not None:
-                on_rows(len(rows))
+
+        in_passes(len(group) * n_sources, batch_size, run, device=device, on_rows=on_rows)
     return out

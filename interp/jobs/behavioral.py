@@ -96,7 +96,8 @@ class BehavioralResult:
             for t in self.stage.trainings
         }
         checks = {c.name: c.to_json(self.accuracy[c.training][c.split]) for c in self.stage.checks}
-        return {"config": flat(self.config), **trainings, **({"checks": checks} if checks else {}), **self.stage.paper,
+        config = {k: v for k, v in flat(self.config).items() if not (k == "train_blocks" and v is None)}  # every weight: as before the setting
+        return {"config": config, **trainings, **({"checks": checks} if checks else {}), **self.stage.paper,
                 "seconds": self.seconds}  # fmt: skip
 
 

@@ -336,17 +336,9 @@ class IntervenableModel:
             return interchange_set(every, bases, sources, [self.location(loc, variables) for loc in location], **options)
         return interchange(every, bases, sources, self.location(location, variables), **options)
 
-    def ablate(self, examples: Sequence, location: str | Location, *, kind: str = "zero", reference: Sequence | None = None,
-               naive: bool = False) -> Float[Tensor, "n labels"]:  # fmt: skip
-        """The logits of every example with its vector at ``location`` zeroed or set to its mean over ``reference``,
-        float32 ``[n, n_model_labels]`` (:func:`interp.api.ablation.ablate`)."""
-        return ablation.ablate(self, examples, location, kind=kind, reference=reference, naive=naive)
-
-    def steer(self, examples: Sequence, location: str | Location, vector: Tensor, *, scale: float = 1.0,
-              naive: bool = False) -> Float[Tensor, "n labels"]:  # fmt: skip
-        """The logits of every example with ``scale · vector`` added at ``location``, float32 ``[n, n_model_labels]``
-        (:func:`interp.api.ablation.steer`)."""
-        return ablation.steer(self, examples, location, vector, scale=scale, naive=naive)
+    #: ``lab.ablate(examples, location, kind="zero" | "mean", reference=None)`` and ``lab.steer(examples, location, vector,
+    #: scale=1.0)``: logits float32 ``[n, n_model_labels]`` (:mod:`interp.api.ablation`).
+    ablate, steer = ablation.ablate, ablation.steer
 
     def screen(self, bases: Sequence, sources: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
                qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip

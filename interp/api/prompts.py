@@ -25,7 +25,7 @@ from typing import Mapping
 
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
-from interp.hooks.templates import DEFAULT_TEMPLATE, SLOTS, Template
+from interp.hooks.templates import DEFAULT_TEMPLATE, SLOTS, Template, parse_label_words
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Prompt:
         return {**asdict(self), "demonstrations": list(self.demonstrations)}
 
 
-def make_prompt(task, *, label_words: Mapping[str, str], template: str | None = None, shots: int = 0, seed: int = 0,
+def make_prompt(task, *, label_words: Mapping[str, str] | str, template: str | None = None, shots: int = 0, seed: int = 0,
                 tokenizer=None, chat: bool = False) -> Prompt:  # fmt: skip
     """The prompt for ``task``'s pairs: ``template`` (default :data:`~interp.hooks.templates.DEFAULT_TEMPLATE`) after
     ``shots`` seeded demonstrations from the task's training splits, each answered by its label's word; with ``chat``,
@@ -59,7 +59,7 @@ def make_prompt(task, *, label_words: Mapping[str, str], template: str | None = 
     """
     check_int(shots, "shots", least=0)
     check_int(seed, "seed", least=0)
-    words = dict(label_words)
+    words = parse_label_words(label_words)
     missing = [label for label in task.labels if label not in words]
     if missing:
         raise ConfigError(f"{named('label_words', repr(words))}: no word for the task's label {missing[0]!r}; a prompt asks for one word per label")
@@ -71,7 +71,7 @@ def make_prompt(task, *, label_words: Mapping[str, str], template: str | None = 
         solved = "".join(_solved(query, e, words[e.label]) + "\n\n" for e in shown)
         return Prompt(solved + query.text, words, shots, seed, False, tuple(e.id for e in shown))
     if tokenizer is None or not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{named('chat', True)}: the model's tokenizer has no chat template; read it without --chat")
+        raise ConfigError(f"{named('chat', True)}: the model's tokenizer has no chat template; read it with chat=False")
     messages = []
     for e in shown:
         messages += [{"role": "user", "content": _solved(query, e, None)}, {"role": "assistant", "content": words[e.label].strip()}]
@@ -89,3 +89,19 @@ def _solved(query: Template, example, word: str | None) -> str:
     """A demonstration: the pair rendered by the query's template, followed by its answer's word where given."""
     text, _, _ = query.render(str(example.premise), str(example.hypothesis))
     return text + (word or "")
+
+
+def model_tokenizer(spec: str):
+    """The tokenizer of the checkpoint ``spec`` names (a packaged decoder's converted folder too), without its weights:
+    what a chat prompt is made with before the model loads.
+
+    Raises:
+        ModelError: as :func:`interp.models.loading.resolve_model`.
+    """
+    from transformers import AutoTokenizer
+
+    from interp.models.loading import resolve_model
+    from interp.models.quiet import quiet_transformers
+
+    with quiet_transformers():
+        return AutoTokenizer.from_pretrained(resolve_model(spec).location)

@@ -18,10 +18,9 @@ from interp.analysis.chance import accuracy_lines
 from interp.api.evaluation import score_checkpoint
 from interp.api.loading import Classifier, resolve_tasks, task_for_file
 from interp.api.objects import Task, TaskGroup
-from interp.api.prompts import Prompt, make_prompt
+from interp.api.prompts import Prompt, make_prompt, model_tokenizer
 from interp.core.errors import ConfigError, named
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.hooks.templates import parse_label_words
 
 
 @dataclass(frozen=True)
@@ -119,23 +118,13 @@ def _prompt(config: EvaluateConfig, tasks: dict[str, Task]) -> Prompt | None:
         return None
     asked = f"{named('shots', config.shots)}" if config.shots else named("chat", True)
     if config.label_words is None:
-        raise ConfigError(f"{asked}: a prompt asks a causal LM for a word per label; give label_words= (--label-words)")
+        raise ConfigError(f"{asked}: a prompt asks a causal LM for a word per label; give label_words=")
     if len(tasks) != 1:
         raise ConfigError(f"{asked}: give one task, not a group")
     (task,) = tasks.values()
     tokenizer = None
     if config.chat:
-        tokenizer = config.model.tokenizer if isinstance(config.model, Classifier) else _tokenizer(config.model)
-    return make_prompt(task, label_words=parse_label_words(config.label_words), template=config.template, shots=config.shots,
+        tokenizer = config.model.tokenizer if isinstance(config.model, Classifier) else model_tokenizer(config.model)
+    return make_prompt(task, label_words=config.label_words, template=config.template, shots=config.shots,
                        seed=config.shot_seed, tokenizer=tokenizer, chat=config.chat)  # fmt: skip
 
-
-def _tokenizer(spec: str):
-    """The tokenizer of the checkpoint ``spec`` names (a packaged decoder's converted folder), without its weights."""
-    from transformers import AutoTokenizer
-
-    from interp.models.loading import resolve_model
-    from interp.models.quiet import quiet_transformers
-
-    with quiet_transformers():
-        return AutoTokenizer.from_pretrained(resolve_model(spec).location)

@@ -220,6 +220,10 @@ def _call(lab, examples, name: str):
         return [lab.interchange(examples, examples, SITE).logits, lab.interchange(few, examples, COMPONENT).logits,
                 lab.interchange(few, few, SITE, naive=True).logits, lab.interchange(examples, few, SITE, intervention=rotated).logits,
                 lab.interchange(few, few, [SITE, COMPONENT]).summary_frame()["iia"].to_numpy()]  # fmt: skip
+    if name == "ablate":
+        return [lab.ablate(few, SITE), lab.ablate(few, SITE, kind="mean", reference=examples)]
+    if name == "steer":
+        return lab.steer(few, SITE, torch.linspace(-1, 1, lab.width(few, SITE)), scale=2.0)
     if name in ("split_accuracies", "evaluate"):
         frame = lab.evaluate(examples)
         return frame[["examples", "accuracy", "accuracy_low", "accuracy_high"]].to_numpy(dtype=float)
@@ -235,7 +239,8 @@ def _call(lab, examples, name: str):
 
 
 PUBLIC = ("bind", "encode", "location", "locations", "predict", "vectors", "source_vectors", "width", "run_with_cache", "gradients",
-          "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das", "screen")
+          "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das", "screen", "ablate",
+          "steer")
 
 
 def test_the_parametrization_covers_every_public_call():

@@ -175,5 +175,5 @@ def test_head_sweep_command(tiny_classifier_dir, monli_dir, tmp_path):
 def test_trained_interventions_refuse_a_component_site(model, encoded):
     from interp.engine.pair_suffix import PairSuffix
 
-    with pytest.raises(ConfigError, match="component site; trained interventions"):
+    with pytest.raises(ConfigError, match="component site; an intervention other than the interchange"):
         PairSuffix(model, encoded[:4], Location.parse("blocks.0.hook_mlp_out@w_h"))

@@ -3,14 +3,15 @@
 Usage::
 
     lab = interp.IntervenableModel("runs/demo/model", "monli")
-    logits = lab.ablate(examples, "blocks.3.attn.hook_z.h2@w_h", kind="mean", reference=other_examples)   # [n, labels]
+    logits = lab.ablate(examples, "blocks.3.hook_resid_post@w_h", kind="mean", reference=other_examples)  # [n, labels]
     logits = lab.steer(examples, "blocks.2.hook_resid_post@w_h", vector, scale=4.0)                      # [n, labels]
 
 Zero ablation sets the vector to 0 (Olsson et al. 2022 knock out heads so), mean ablation to its mean over a reference
 set (Wang et al. 2022, §3: it keeps the model on its activations' range), and steering adds ``scale`` times a vector
 (activation addition; Turner et al. 2023, §2). Each is a module of :mod:`interp.engine.interventions` (``zero``,
 ``mean``, ``additive``), run by the engine as any intervention is (:meth:`IntervenableModel.interchange` takes them
-too): a base's vector is changed, the source is not read, so each example is run once.
+too): a base's vector is changed, the source is not read, so each example is run once. Like DAS they take
+residual-stream locations (a component site is refused by name).
 """
 
 from __future__ import annotations

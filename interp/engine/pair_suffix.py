@@ -134,8 +134,8 @@ class PairSuffix:
     def __init__(self, model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> None:
         if not location.is_residual:
             raise ConfigError(
-                f"location {location} is a component site; trained interventions (DAS, IIT) take residual-stream "
-                "locations (blocks.<l>.hook_resid_post or blocks.0.hook_resid_pre)"
+                f"location {location} is a component site; an intervention other than the interchange (DAS, IIT, steering, "
+                "ablation) takes residual-stream locations (blocks.<l>.hook_resid_post or blocks.0.hook_resid_pre)"
             )
         if model.training:
             raise ConfigError("model is in training mode: call model.eval() (dropout would make the outputs random)")

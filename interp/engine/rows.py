@@ -1,5 +1,5 @@
-"""The loop over a length bucket's (base, source) rows, written once: passes of at most ``size`` rows, a pass that runs
-out of device memory retried with half as many, so no row is ever dropped.
+"""The loop over a length bucket's base and source rows, written once: passes of a few rows each, a pass that runs out
+of device memory retried with half as many, so no row is ever dropped.
 
 Usage::
 
@@ -22,8 +22,10 @@ from torch import Tensor
 
 def in_passes(total: int, size: int, run: Callable[[Tensor, int], None], *, device: torch.device | str = "cpu",
               on_rows: Callable[[int], None] | None = None, on_out_of_memory: Callable[[], None] | None = None) -> None:  # fmt: skip
-    """Call ``run(rows, size)`` on consecutive passes of rows ``0 .. total - 1`` (int64 ``[k]`` on ``device``, at most
-    ``size`` each: the pass size in force, which a mode may read, e.g. to run only full passes compiled).
+    """Run every row in consecutive passes, none dropped.
+
+    ``run(rows, size)`` is called on each pass: rows ``0 .. total - 1`` in order, int64 ``[k]`` on ``device``, at most
+    ``size`` each (the pass size in force, which a mode may read, e.g. to run only full passes compiled).
 
     A pass that raises :class:`torch.OutOfMemoryError` is run again with half as many rows (``on_out_of_memory()``
     first, to drop what the mode holds; the CUDA cache is emptied); ``on_rows(k)`` after each pass that finished.

@@ -144,22 +144,26 @@ class Intervention(nn.Module):
         raise NotImplementedError
 
 
-class Interchange(Intervention):
-    """The vanilla interchange: the source's whole vector (Geiger, Richardson & Potts 2020, §6.2)."""
-
-    kind = "interchange"
+class _Whole(Intervention):
+    """An intervention on the whole vector, ``width`` wide, with nothing to set: its size ``k`` is the width."""
 
     def __init__(self, width: int) -> None:
         super().__init__()
         self.width = _check_width(width)
 
     @classmethod
-    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "Interchange":
+    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "_Whole":
         return cls(width)
 
     @property
     def k(self) -> int:
         return self.width
+
+
+class Interchange(_Whole):
+    """The vanilla interchange: the source's whole vector (Geiger, Richardson & Potts 2020, §6.2)."""
+
+    kind = "interchange"
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         return source.expand_as(base)
@@ -431,23 +435,11 @@ class Additive(_Fixed):
         return base + self.scale * self.vector.to(base.dtype)
 
 
-class ZeroAblation(Intervention):
+class ZeroAblation(_Whole):
     """Zero ablation: the vector set to 0, whatever the base and source (Olsson et al. 2022 use it to knock out heads;
     it moves a model off its activations' range, which mean ablation avoids)."""
 
     kind = "zero"
-
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.width = _check_width(width)
-
-    @classmethod
-    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "ZeroAblation":
-        return cls(width)
-
-    @property
-    def k(self) -> int:
-        return self.width
 
     def forward(self, base: Float[Tensor, "*batch width"], source: Float[Tensor, "*batch width"]) -> Float[Tensor, "*batch width"]:
         return torch.zeros_like(base)

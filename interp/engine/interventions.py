@@ -376,30 +376,20 @@ class BoundlessSubspace(Intervention):
         return (m * rs + (1 - m) * rb) @ r.T
 
 
-class _Fixed(Intervention):
+class _Fixed(_Whole):
     """A fixed vector of ``width`` (a buffer, saved as :attr:`_saved_as`) that the base's vector is set to or moved by;
-    the source plays no part. Nothing to learn."""
+    the source plays no part. Nothing to learn; made with a zero vector (``create``), which a file's tensors replace."""
 
     _saved_as = "vector"
 
     def __init__(self, width: int, vector: Tensor | None = None) -> None:
-        super().__init__()
-        self.width = _check_width(width)
+        super().__init__(width)
         value = torch.zeros(width) if vector is None else torch.as_tensor(vector, dtype=torch.float32).detach().clone().reshape(-1)
         if value.numel() != width:
             raise ConfigError(f"the vector has {value.numel()} entries, not the location's width {width}")
         if not torch.isfinite(value).all():
             raise ConfigError("the vector holds a NaN or an infinity")
         self.register_buffer("vector", value)
-
-    @classmethod
-    def create(cls, width: int, k: int | None = None, seed: int | None = 0) -> "_Fixed":
-        """A zero vector (what a file's tensors then replace)."""
-        return cls(width)
-
-    @property
-    def k(self) -> int:
-        return self.width
 
     def tensors(self) -> dict[str, Tensor]:
         return {self._saved_as: self.vector.detach()}

@@ -32,8 +32,7 @@ ABLATIONS = ("zero", "mean")
 def apply(lab, examples: Sequence, location, intervention: Intervention, *, naive: bool = False) -> Float[Tensor, "n labels"]:
     """The logits of every example with ``intervention`` written at ``location``, float32 ``[n, n_model_labels]`` on CPU
     (a source-free intervention: each example is a base, run once, against one source these kinds never read)."""
-    with renamed(examples="examples"):
-        examples = lab.task.check_examples(examples)
+    examples = lab.task.check_examples(examples)
     if not examples:
         raise ConfigError(f"{named('examples')} is empty; give at least one example")
     found = lab.interchange(examples, examples[:1], location, variables=(), intervention=intervention, naive=naive)

@@ -63,6 +63,9 @@ _EXPORTS = {
     "InterchangeSet": "interp.api.results",
     "load_interventions": "interp.api.results",
     "DasResult": "interp.api.das_result",
+    "EffectResult": "interp.api.effects",
+    "ablation_effect": "interp.api.effects",
+    "steering_effect": "interp.api.effects",
     # figures with their uncertainty
     "Estimate": "interp.core.estimates",
     "ExampleBootstrap": "interp.analysis.bootstrap",

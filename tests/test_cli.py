@@ -116,7 +116,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, mo
 
     out = tmp_path / "demo"
     args = ("demo", "--model", str(tiny_encoder_dir), "--epochs", "1", "--batch-size", "64", "--warmup-ratio", "0.2", "--probe-seeds", "1",
-            "--out", str(out))  # fmt: skip
+            "--das-pairs", "200", "--screen-examples", "6", "--out", str(out))  # fmt: skip
     reads, resolve = [], loading.resolve_model  # every load or hash of a checkpoint resolves it first
 
     def counted(spec):
@@ -130,8 +130,8 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, mo
     assert sorted(caller for path, caller in reads if path == out / "model") == ["load_classifier", "model_sha256"]
     assert sorted(p.name for p in out.iterdir()) == [
         "activations.h5", "activations.h5.manifest.json", "behavioral.manifest.json", "challenge_model", "clique.png",
-        "cliques.json", "cliques.manifest.json", "graph.graphml", "interventions.h5", "interventions.h5.manifest.json",
-        "metrics.json", "model", "probe.manifest.json", "probes.csv", "probes.json", "probes.png", "report",
+        "cliques.json", "cliques.manifest.json", "das", "graph.graphml", "interventions.h5", "interventions.h5.manifest.json",
+        "metrics.json", "model", "probe.manifest.json", "probes.csv", "probes.json", "probes.png", "report", "screen",
     ]  # fmt: skip
     assert (out / "report" / "index.html").stat().st_size > 1_000_000 and "report/index.html" in result.stdout
     with open(out / "probes.csv") as handle:
@@ -156,7 +156,17 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, mo
     assert "block model" in result.stdout and "within and across values of lexrel" in result.stdout
     for variable in ("lexrel", "negated", "output"):
         assert re.search(rf"^{variable} +{re.escape(location)} +all +90000 +\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\]", result.stdout, re.M), variable
-    assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, cliques \d+ s", result.stdout)
+    assert re.search(r"Wall time by stage: fine-tuning and Table 1 \d+ s, activation cache \d+ s, probes \d+ s, interventions \d+ s, "
+                     r"cliques \d+ s, DAS \d+ s, screen \d+ s, report \d+ s", result.stdout)  # fmt: skip
+    # DAS for lexrel at the cliques' location (k = min(64, 32 // 4) on the tiny model's width 32), 200 training and 100
+    # held-out pairs, with its verdict; the screen of 6 + 6 examples at every site, 5 + 5 confirmed.
+    with open(out / "das" / "das.csv") as handle:
+        das = list(csv.DictReader(handle))
+    assert [(r["variable"], r["location"], r["size"]) for r in das] == [("lexrel", location, "8")]
+    assert re.search(rf"^lexrel +{re.escape(location)} +8 +1  +\d\.\d{{3}} \[", result.stdout, re.M)
+    screen = json.loads((out / "screen" / "screen.json").read_text())
+    assert screen["variable"] == "lexrel" and screen["examples"] == 12 and screen["confirm"] == 5
+    assert "agreement with the exact interchange over the 10 confirmed locations" in result.stdout
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["config"]["warmup_ratio"] == 0.2  # the flag reaches both fine-tunings
     assert all(json.loads((out / d / "training.json").read_text())["config"]["warmup_ratio"] == 0.2 for d in ("model", "challenge_model"))
@@ -169,7 +179,7 @@ def test_demo_pipeline_on_a_tiny_model(monli_dir, tiny_encoder_dir, tmp_path, mo
     again = run(*args, "--data-dir", str(monli_dir))
     assert again.stdout.count("already trained with these settings") == 2
     assert again.stdout.count("already cached with these settings") == 1
-    assert again.stdout.count("these interventions are already done") == 1
+    assert again.stdout.count("these interventions are already done") == 2  # the demo's, and the screen's exact ones
     assert again.stdout.count("already swept with these settings") == 1
     def table(text: str) -> str:
         return re.sub(r"search \d+ ms", "", text[text.index("Table 1") : text.index("Wall time by stage")])

@@ -3,6 +3,7 @@ intervenes exactly (a naive loop of hooked passes against the engine, with each 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -226,8 +227,11 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     data = ["--data-dir", monli_dir]
     out = tmp_path / "demo"
     result = _run("demo", "--model", folders["base"], "--epochs", "2", "--lr", "1e-3", "--max-train", "400", "--batch-size", "32",
-                  "--probe-seeds", "1", "--per-split", "40", "--train-blocks", "1", "--out", out, *data, "--quiet")  # fmt: skip
+                  "--probe-seeds", "1", "--per-split", "40", "--train-blocks", "1", "--das-pairs", "32", "--screen-examples", "3", "--out", out, *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.output
+    # DAS at the cliques' location and the screen of every site, on the decoder too
+    assert re.search(r"^lexrel +blocks\.\d\.hook_resid_post@\w+ +\d+ +1  +\d\.\d{3} \[", result.stdout, re.M)
+    assert (out / "das" / "das.csv").is_file() and json.loads((out / "screen" / "screen.json").read_text())["examples"] == 6
     assert "Table 1" in result.stdout and re.search(r"lexrel +blocks\.\d\.hook_resid_post@\w+ +all +6400 +\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", result.stdout)
     for folder in ("model", "challenge_model"):  # both fine-tunings trained the top block and the head alone
         assert json.loads((out / folder / "training.json").read_text())["config"]["train_blocks"] == 1

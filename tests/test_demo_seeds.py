@@ -34,7 +34,7 @@ def test_demo_seeds_runs_each_seed_and_aggregates_every_figure(tiny_encoder_dir,
 
     out = tmp_path / "demo"
     common = ("demo", "--task", f"{TOY}:make_task", "--model", tiny_encoder_dir, "--epochs", "2", "--examples", "16",
-              "--probe-seeds", "1", "--out", out)  # fmt: skip
+              "--probe-seeds", "1", "--no-das", "--no-screen", "--out", out)  # fmt: skip
     r = _run(*common, "--seeds", "0,1", "--quiet")
     assert r.exit_code == 0, r.output
     assert "fine-tuning seed varied over 0, 1" in r.stdout and "mean [95% t interval over seeds]" in r.stdout

@@ -248,7 +248,7 @@ _HOOKED: list = []
 def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
     """Issue #15 item 3: `interp demo --task mqnli` fine-tunes, caches, probes, intervenes at every aligned location, finds cliques."""
     r = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
-             "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--quiet")  # fmt: skip
+             "--examples", "16", "--probe-seeds", "1", "--no-das", "--no-screen", "--out", tmp_path / "demo", "--quiet")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "| subj_np | " in r.output and "Cliques (Appendix A.3) at blocks." in r.output
     for name in ("model/model.safetensors", "metrics.json", "activations.h5", "probes.csv", "interventions.h5", "cliques.json"):
@@ -258,7 +258,8 @@ def test_demo_runs_on_another_task(mqnli_file, tiny_encoder_dir, tmp_path):
     checkpoint = tmp_path / "demo" / "model"
     with _opened(checkpoint) as opened:
         again = _run("demo", "--task", "mqnli", "--data-file", mqnli_file, "--model", tiny_encoder_dir, "--epochs", "1",
-                     "--examples", "16", "--probe-seeds", "1", "--out", tmp_path / "demo", "--location", "blocks.1.hook_resid_post@cls")  # fmt: skip
+                     "--examples", "16", "--probe-seeds", "1", "--no-das", "--no-screen", "--out", tmp_path / "demo", "--location",
+                     "blocks.1.hook_resid_post@cls")  # fmt: skip
     assert again.exit_code == 0, again.output
     with _opened(checkpoint) as once:  # the null: what one load and one hash of the checkpoint read
         from interp.api.loading import load_model

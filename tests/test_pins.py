@@ -224,7 +224,7 @@ def _demo(encoder: Path, tmp: Path, monli: Path, arrays: dict, scalars: dict) ->
 
     out = tmp / "demo"
     args = ["demo", "--model", encoder, "--epochs", "1", "--max-train", "64", "--batch-size", "32", "--probe-seeds", "1", "--out", out,
-            "--data-dir", monli, "--quiet"]  # fmt: skip
+            "--no-das", "--no-screen", "--data-dir", monli, "--quiet"]  # fmt: skip
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     metrics = (out / "metrics.json").read_text().replace(json.dumps(str(monli))[1:-1], "<monli>")  # the data folder is the machine's

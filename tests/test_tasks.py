@@ -234,7 +234,7 @@ def test_a_users_task_with_its_own_behavioral_stage_runs_the_demo(tiny_encoder_d
     )
     out = tmp_path / "demo"
     result = run("demo", "--task", f"{spec}:make_task", "--model", tiny_encoder_dir, "--epochs", "1", "--examples", "12",
-                 "--probe-seeds", "1", "--out", out, "--quiet")  # fmt: skip
+                 "--probe-seeds", "1", "--no-das", "--no-screen", "--out", out, "--quiet")  # fmt: skip
     assert result.exit_code == 0, result.output
     metrics = json.loads((out / "metrics.json").read_text())
     for directory, name in (("short_model", "short"), ("model", "full")):

@@ -20,11 +20,11 @@ neither torch nor transformers: a command imports its job when it runs.
 Commands by module: :mod:`~interp.cli.models` (train, evaluate, inoculate,
 inoculation-figure, convert-checkpoint), :mod:`~interp.cli.analyses` (cache,
 probe, intervene, das, location-sweep, head-sweep, cliques),
-:mod:`~interp.cli.demo` (demo, report) and :mod:`~interp.cli.generators`
-(fragments, mqnli, monotonicity, monli-generate).
+:mod:`~interp.cli.steering` (ablate, steer), :mod:`~interp.cli.demo` (demo, report) and
+:mod:`~interp.cli.generators` (fragments, mqnli, monotonicity, monli-generate).
 """
 
 from interp.cli.base import main
-from interp.cli import analyses, demo, generators, models  # noqa: F401  (each adds its commands to main)
+from interp.cli import analyses, demo, generators, models, steering  # noqa: F401  (each adds its commands to main)
 
 __all__ = ["main"]

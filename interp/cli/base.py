@@ -23,6 +23,7 @@ FLAGS: dict[str | tuple[str, str], str] = {
     "formats": "--format",
     "per_size": "--models",
     "n_pairs": "--train-pairs",  # IntervenableModel.train_das's count, which `interp das` runs
+    "reference": "--reference-splits",  # ablate's and steer's reference set
 }
 
 
@@ -75,4 +76,6 @@ class _Group(click.Group):
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="interp")
 def main() -> None:
-    """Probes, interchange interventions and causal models for encoder NLI models (BERT, RoBERTa, XLM-R, ELECTRA, DistilBERT, DeBERTa-v2, ModernBERT)."""
+    """Probes, interchange interventions, DAS and causal models for NLI models: encoders (BERT, RoBERTa, XLM-R, ELECTRA,
+    DistilBERT, DeBERTa-v2, ModernBERT) and decoders (GPT-2, Llama, Qwen, Mistral, Gemma: a classifier read at the last token,
+    or a causal LM through label words; smollm2-135m and gemma3-270m from the package registry)."""

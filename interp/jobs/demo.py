@@ -23,7 +23,18 @@ MoNLI's reproduces Geiger, Richardson & Potts (2020):
    cliques with chance baselines (``cliques.json``, ``graph.graphml``,
    ``clique.png``), for the plan's variable, or where IIA stands furthest
    above both nulls (:func:`best_alignment`).
-6. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
+6. **DAS** (Geiger, Wu, Potts, Icard & Goodman 2024, §3; :mod:`interp.jobs.das`):
+   a rotated subspace of ``k = min(64, width // 4)`` trained for the cliques'
+   variable at the cliques' location, beside vanilla interchange, the best
+   localist block and both nulls, with its verdict (``das/``; ``das=False``
+   leaves it out, ``das_pairs`` sets its training pairs, half as many held out).
+7. **Screen** (:mod:`interp.jobs.screen`): attribution patching of the same
+   variable at every site (residual stream, attention and MLP outputs, every
+   head) at every role, its top 5 and 5 drawn others confirmed by the exact
+   interchange, and its agreement with them (``screen/``; ``screen=False``
+   leaves it out; ``screen_examples`` bases, also the sources: per split where
+   the plan samples per split).
+8. **Report**: ``report/index.html``, one page of all of it (:mod:`interp.analysis.report`).
 
 Every stage reuses what an earlier run already finished, so an interrupted
 demo, started again, continues where it stopped.
@@ -55,6 +66,10 @@ from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
 from interp.jobs.cache import CacheConfig, build_cache
 from interp.jobs.cliques import CliqueConfig, format_cliques, run_cliques
+from interp.jobs.das import DasConfig, run_das
+from interp.jobs.screen import ScreenConfig, format_screen, run_screen
+from interp.analysis.das_figure import format_das
+from interp.api.screen import ScreenResult
 from interp.jobs.intervene import InterventionConfig, run_interventions
 from interp.jobs.probe_sweep import LABEL_TARGETS, ProbeSweepConfig, run_probe_sweep
 from interp.api.loading import model_layers
@@ -71,10 +86,15 @@ class DemoConfig:
     examples: int = 60  # m, for a plan without per_split: m × m interchange interventions per location
     sample_seed: int = 0  # which examples the interventions use (fixed across fine-tuning seeds: `behavioral.seed` varies only the training)
     per_split: int | None = None  # for a plan that samples per split (MoNLI: 150): this many of each split instead (a decoder's smaller budget)
+    das: bool = True  # stage 6: DAS at the cliques' variable and location
+    das_pairs: int = 2000  # its balanced training pairs; half as many held out
+    screen: bool = True  # stage 7: the screen of every site, confirmed
+    screen_examples: int = 10  # the screen's examples (bases and sources): per split where the plan samples per split
 
     def validate(self) -> DemoConfig:
         for name, value, least in (("probe_seeds", self.probe_seeds, 1), ("examples", self.examples, 2), ("folds", self.folds, 2),
-                                   ("per_split", 2 if self.per_split is None else self.per_split, 2)):
+                                   ("per_split", 2 if self.per_split is None else self.per_split, 2), ("das_pairs", self.das_pairs, 4),
+                                   ("screen_examples", self.screen_examples, 2)):  # fmt: skip
             if value < least:
                 raise ConfigError(f"`{name}=` must be at least {least}, got {value}")
         return self
@@ -91,6 +111,8 @@ class DemoResult:
     clique_variable: str
     clique_location: str
     cliques: dict
+    das: list[dict]  # das.csv's rows (empty: the stage left out)
+    screen: ScreenResult | None  # None: the stage left out
     seconds: float
     stage_seconds: dict[str, float]  # wall seconds per stage, in order
 
@@ -145,7 +167,7 @@ def _probe_targets(cache_path: Path, folds: int) -> tuple[tuple[str, ...], list[
 
 
 def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
-    """Run the six stages into ``config.behavioral.out``.
+    """Run the eight stages into ``config.behavioral.out``.
 
     Raises:
         ConfigError: bad settings, a task without a causal model or one that misses a gold label of the studied
@@ -201,11 +223,12 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     else:
         location, reason = "aligned", "every variable at its aligned roles, every layer"
     say(f"interchange interventions at {location} ({reason})")
+    studied_sample = SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else config.examples,
+                                max_per_split=plan.per_split and (config.per_split or plan.per_split), seed=config.sample_seed)
     path = run_interventions(
         InterventionConfig(
             model=model, out=str(out / "interventions.h5"), locations=location, variables=plan.variables or task.variables,
-            data=data, sample=SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else config.examples,
-                                         max_per_split=plan.per_split and (config.per_split or plan.per_split), seed=config.sample_seed),
+            data=data, sample=studied_sample,
             cache=str(cache), run=run, overwrite=True,  # the demo's own file: redone when the location or a setting changed
         ),
         progress=progress,
@@ -220,11 +243,38 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     say(f"cliques of {variable}")
     cliques = run_cliques(CliqueConfig(interventions=str(path), out=str(out), model=model, variable=variable, location=where))
     lap("cliques")
+    das_rows = []
+    if config.das:
+        site = cliques["location"]
+        k = das_size(model, site, task)
+        say(f"DAS of {variable} at {site} (k = {k}, {config.das_pairs} training pairs)")
+        das_rows = run_das(DasConfig(model=model, out=str(out / "das"), locations=site, variables=(variable,), subspaces=(str(k),),
+                                     data=data, sample=studied_sample, run=run, train_pairs=config.das_pairs,
+                                     test_pairs=max(2, config.das_pairs // 2), overwrite=True),  # the demo's own folder
+                           progress=progress)  # fmt: skip
+        lap("DAS")
+    screened = None
+    if config.screen:
+        n = config.screen_examples
+        sample = SampleSpec(plan.splits or default_set, max_examples=None if plan.per_split else n,
+                            max_per_split=n if plan.per_split else None, seed=config.sample_seed)  # fmt: skip
+        say(f"screen of {variable} at every site ({n} examples{' per split' if plan.per_split else ''})")
+        screened = run_screen(ScreenConfig(model=model, out=str(out / "screen"), variable=variable, data=data, sample=sample, run=run),
+                              progress=progress)  # fmt: skip
+        lap("screen")
     page, _ = write_report(ReportConfig(run_dir=str(out)))
     say(f"report: {page}")
     lap("report")
-    return DemoResult(behavioral, rows, skipped, location, reason, summaries, variable, cliques["location"], cliques,
-                      time.perf_counter() - started, stages)  # fmt: skip
+    return DemoResult(behavioral, rows, skipped, location, reason, summaries, variable, cliques["location"], cliques, das_rows,
+                      screened, time.perf_counter() - started, stages)  # fmt: skip
+
+
+def das_size(model, location: str, task) -> int:
+    """The demo's DAS subspace size at ``location``: ``min(64, width // 4)``, at least 1 (``width``: the
+    location's floats, tokens × d_model or × d_head)."""
+    config = model.module.config
+    loc = parse_locations(location, config.num_hidden_layers, task.roles, task.default_roles(task.variables))[0]
+    return max(1, min(64, len(loc.roles) * loc.token_width(config) // 4))
 
 
 def format_demo(result: DemoResult) -> str:
@@ -248,6 +298,9 @@ def format_demo(result: DemoResult) -> str:
             probes,
             interventions,
             format_cliques(result.cliques),
+            *([f"DAS (Geiger et al. 2024, §3), held-out IIA:\n{format_das(result.das)}"] if result.das else []),
+            *([f"Screen (attribution patching at every site, confirmed by the exact interchange):\n{format_screen(result.screen)}"]
+              if result.screen is not None else []),
             "Wall time by stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_seconds.items()),
         ]
     )

@@ -29,16 +29,19 @@ from interp.core.errors import ConfigError
 @click.option("--probe-seeds", type=int, default=3, show_default=True, help="How many seeds the probe sweep averages over, in every run (not the fine-tuning's).")
 @click.option("--location", default=None, help="The intervention location [default: the task's plan: MoNLI's is read off the probe table, another task's is every variable's aligned roles].")
 @o.data()
-@click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own).")
-@click.option("--per-split", type=int, default=None, help="For a task whose plan samples per split (MoNLI: 150 PMoNLI and 150 NMoNLI-test examples): this many of each instead, all pairs among them.")
-@click.option("--das/--no-das", default=True, show_default=True, help="Train DAS for the cliques' variable at their location (OUT/das/).")
-@click.option("--das-pairs", type=int, default=2000, show_default=True, help="DAS's balanced training pairs; half as many held out.")
-@click.option("--screen/--no-screen", default=True, show_default=True,
-              help="Screen that variable at every site and role, the top 5 and 5 drawn others confirmed exactly (OUT/screen/).")
-@click.option("--screen-examples", type=int, default=10, show_default=True,
-              help="The screen's examples, bases and sources alike (per split for a task whose plan samples per split).")
+@o.settings(
+    "study",
+    click.option("--examples", type=int, default=60, show_default=True, help="m, the seeded sample of m × m interventions per location (a task whose plan samples per split, as MoNLI's, takes its own)."),
+    click.option("--per-split", type=int, default=None, help="For a task whose plan samples per split (MoNLI: 150 PMoNLI and 150 NMoNLI-test examples): this many of each instead, all pairs among them."),
+    click.option("--das/--no-das", default=True, show_default=True, help="Train DAS for the cliques' variable at their location (OUT/das/)."),
+    click.option("--das-pairs", type=int, default=2000, show_default=True, help="DAS's balanced training pairs; half as many held out."),
+    click.option("--screen/--no-screen", default=True, show_default=True,
+                 help="Screen that variable at every site and role, the top 5 and 5 drawn others confirmed exactly (OUT/screen/)."),
+    click.option("--screen-examples", type=int, default=10, show_default=True,
+                 help="The screen's examples, bases and sources alike (per split for a task whose plan samples per split)."),
+)
 @o.run(False, quiet_help="No progress bars.")
-def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples, per_split, das, das_pairs, screen, screen_examples, run, progress):
+def demo(out, model, reading, fit, seeds, probe_seeds, location, data, study, run, progress):
     """The main job: a task's behavioral stage (MoNLI: Table 1), activation cache, probes, interventions, cliques, DAS, the screen and the report."""
     from interp.api.specs import SampleSpec
     from interp.jobs.behavioral import BehavioralConfig
@@ -46,8 +49,7 @@ def demo(out, model, reading, fit, seeds, probe_seeds, location, data, examples,
 
     sample = SampleSpec(max_examples=fit.pop("max_examples"), seed=fit["seed"])  # each training's subset, drawn with the fine-tuning seed
     behavioral = BehavioralConfig(out=out, model=model, **reading, data=data, sample=sample, run=run, **fit)
-    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, examples=examples, per_split=per_split, das=das,
-                        das_pairs=das_pairs, screen=screen, screen_examples=screen_examples)  # fmt: skip
+    config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, **study)  # study: examples, per_split, das, das_pairs, screen, screen_examples
     if seeds is not None:
         from interp.jobs.demo_seeds import format_demo_seeds, run_demo_seeds
 

@@ -144,6 +144,35 @@ def test_a_split_at_chance_is_named_and_a_good_or_tiny_one_is_told_apart():
     assert messages[1].startswith("model 'm' is at chance on chance: accuracy 0.500") and "majority label's share 0.500" in messages[1]
 
 
+def test_a_warning_on_a_sample_gives_the_whole_split_where_the_model_kept_it(tmp_path):
+    """A sample at chance is warned of with the model's own whole-split accuracy beside it (its ``training.json``), read
+    from the folder as given or beside the file; a record that is absent or spoiled adds nothing."""
+    from interp.analysis.chance import chance_messages, split_accuracies, whole_split_accuracies
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "training.json").write_text(json.dumps({"metrics": {"chance": {"accuracy": 0.53, "correct": 106, "n": 200}}}))
+    rows = split_accuracies(["chance"] * 50, np.array([0, 1] * 25), np.zeros(50, dtype=int))
+    whole = whole_split_accuracies(str(model), tmp_path)
+    assert whole == whole_split_accuracies("elsewhere/model", tmp_path)  # a run folder moved with its model
+    (message,) = chance_messages(rows, "model 'm'", whole)
+    assert "(on the whole split, 200 examples: accuracy 0.530 [0.461, 0.598], from " in message and message.startswith("model 'm' is at chance")
+    (model / "training.json").write_text("{not json")
+    assert whole_split_accuracies(str(model), tmp_path) == {} == whole_split_accuracies(str(tmp_path / "absent"), tmp_path / "x")
+    assert "whole split" not in chance_messages(rows, "model 'm'", {})[0]
+
+
+def test_the_screen_agreement_in_one_sentence_says_when_it_is_not_shown():
+    """Spearman's interval reaching 0 reads "not shown to agree"; no rank correlation reads "not judged"."""
+    from interp.analysis.attribution import agreement_verdict
+    from interp.core.estimates import Estimate
+
+    wide = agreement_verdict({"spearman": Estimate(0.4, -0.2, 0.9), "missed": 2, "drawn": 5, "top": 5})
+    assert wide.startswith("The screen's order is not shown to agree") and "its 95% interval reaches 0" in wide and "2 of the 5" in wide
+    nan = float("nan")
+    assert "is not judged" in agreement_verdict({"spearman": Estimate(nan, nan, nan), "missed": 0, "drawn": 0, "top": 3})
+
+
 def test_the_printed_accuracy_gives_its_null_and_marks_a_split_not_above_it(monli_dir, tiny_classifier_dir):
     """`interp evaluate` / `interp train` print each split's majority label share beside the accuracy, and say where
     the accuracy's Wilson interval does not lie above it; a split well above it is not marked."""

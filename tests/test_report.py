@@ -297,18 +297,28 @@ def test_the_page_states_its_findings_in_words_with_no_raw_json(demo_page):
         assert len(rows) == len(chosen) and all(r["verdict"] in text for r in chosen)
         traces = driver.execute_script("return document.getElementById('iia-plot-0').data.map(t => [t.name, t.error_y && t.error_y.array.length])")
         assert traces == [["IIA (causal pairs)", len(chosen)], ["stays the base (null)", len(chosen)], ["copies the source (null)", len(chosen)]]
+        # Each null with its interval in the verdict table, and what the intervals resample in visible text under it.
+        for row, r in zip(rows, sorted(chosen, key=lambda r: (r["role"], r["layer"]))):
+            cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+            assert cells[2] == f"{r['stays']:.3f} [{r['stays_low']:.3f}, {r['stays_high']:.3f}]", cells
+            assert cells[3] == f"{r['copies']:.3f} [{r['copies_low']:.3f}, {r['copies_high']:.3f}]", cells
+        assert re.search(r"\[95%\]: 95% percentile bootstrap over \d+ word pairs", text), text[-2000:]
+        # The probe heatmap opens on selectivity (accuracy alone reads high where the words give the label away).
+        first = data["probes"][0]["records"][0]
+        cell = [r for r in data["probes"][0]["records"] if r["target"] == first["target"] and r["probe"] == first["probe"]]
         probe = driver.execute_script("return document.getElementById('probe-plot-0').data[0].text")
-        cells = [c for row in probe for c in row if c]
-        marked = [r for r in data["probes"][0]["records"] if r["target"] == data["probes"][0]["records"][0]["target"]
-                  and r["probe"] == data["probes"][0]["records"][0]["probe"] and r["task_acc_low"] > r["chance"]]  # fmt: skip
-        assert sum(c.endswith("*") for c in cells) == len(marked)
+        selective = [r for r in cell if r["selectivity_type_low"] > 0]
+        assert sum(c.endswith("*") for row in probe for c in row if c) == len(selective)
+        seeds = f"{int(first['seeds'])} probe seed{'' if first['seeds'] == 1 else 's'}"
+        assert f"bootstrap over {int(first['n_examples'])} examples, {seeds}" in driver.find_element(By.ID, "probes-0").text
         from selenium.webdriver.support.ui import Select
 
-        Select(driver.find_elements(By.CSS_SELECTOR, "#probes-0 select")[2]).select_by_visible_text("selectivity (type control)")
+        menu = Select(driver.find_elements(By.CSS_SELECTOR, "#probes-0 select")[2])
+        assert menu.first_selected_option.text == "selectivity (type control)"
+        menu.select_by_visible_text("accuracy")
         probe = driver.execute_script("return document.getElementById('probe-plot-0').data[0].text")
-        selective = [r for r in data["probes"][0]["records"] if r["target"] == data["probes"][0]["records"][0]["target"]
-                     and r["probe"] == data["probes"][0]["records"][0]["probe"] and r["selectivity_type_low"] > 0]  # fmt: skip
-        assert sum(c.endswith("*") for row in probe for c in row if c) == len(selective)
+        marked = [r for r in cell if r["task_acc_low"] > r["chance"]]
+        assert sum(c.endswith("*") for row in probe for c in row if c) == len(marked)
         ARTIFACTS.mkdir(exist_ok=True)
         driver.save_screenshot(str(ARTIFACTS / "report_findings.png"))
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
@@ -383,5 +393,26 @@ def test_the_page_works_in_a_real_browser(page):
         driver.save_screenshot(str(ARTIFACTS / "report.png"))
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == []
+    finally:
+        driver.quit()
+
+
+def test_the_at_chance_warning_gives_the_whole_split_beside_the_sample(page, tiny_run):
+    """A warning about the interventions file's sample gives the model's own accuracy on the whole split where its
+    folder keeps it (``training.json``, from ``train --eval-splits``), and is shown on the page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    kept = json.loads((tiny_run / "model" / "training.json").read_text())["metrics"]
+    warnings = [w for w in page_data(page)["warnings"] if w.startswith("interventions.h5:")]
+    assert warnings, "the tiny model is at chance on the intervention sample: the test needs a warning to read"
+    for w in warnings:
+        split = re.search(r" on (\w+): accuracy", w).group(1)
+        assert (f"(on the whole split, {kept[split]['n']} examples: accuracy" in w) == (split in kept), w
+    driver = _chromium()
+    try:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, "warnings"))
+        assert all(w in driver.find_element(By.ID, "warnings").text for w in warnings)
     finally:
         driver.quit()

@@ -189,6 +189,10 @@ def test_the_command_resumes_its_confirmation_to_the_rows_the_library_gives(tiny
     written = json.loads((out / "screen.json").read_text())
     assert written["locations"] == 5 and written["confirm"] == 1 and "spearman" in written["agreement"]
     assert written["qk_fix"] and written["graddrop"] and "QK fix" in result.output and "GradDrop" in result.output
+    # The agreement in one sentence, in the printout and the file: shown to agree only where Spearman's interval is above 0.
+    spearman_low = float(written["agreement"]["spearman"].split("[")[1].split(",")[0]) if "[" in written["agreement"]["spearman"] else float("nan")
+    opening = "The screen's order agrees" if spearman_low > 0 else "The screen's order is not"
+    assert written["verdict"].startswith(opening) and written["verdict"] in result.output, written["verdict"]
     for k in ("-1", "6"):  # below 0; more than the 5 locations
         bad = CliRunner().invoke(main, [*args[:-1], "--confirm", k])
         assert bad.exit_code == 2 and "--confirm" in bad.output and np.isfinite(written["examples"]), bad.output
@@ -223,6 +227,7 @@ def _the_report_draws_the_screen(out):
         WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#screen-plot-0 .heatmaplayer"))
         cells = driver.execute_script("return document.getElementById('screen-plot-0').data[0].text")
         assert sum(c.endswith("*") for row in cells for c in row if c) == 2
+        assert section["verdict"] and section["verdict"] in driver.find_element(By.ID, "screen-0").text
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
     finally:
         driver.quit()

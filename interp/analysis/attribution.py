@@ -153,6 +153,30 @@ def agreement(rows: list[dict], top: Sequence[str], drawn: Sequence[str]) -> dic
     return {"spearman": spearman, "miss_rate": miss, "missed": missed, "drawn": len(drawn), "top": len(top), "bar": bar}
 
 
+def agreement_verdict(found: dict) -> str:
+    """:func:`agreement`'s result in one sentence: whether the screen's order is shown to agree with the exact
+    interchange's over the confirmed locations (Spearman's 95% interval above 0) and how many of the locations drawn at
+    random beat the lowest exact IIA of its top.
+
+    >>> from interp.core.estimates import Estimate
+    >>> agreement_verdict({"spearman": Estimate(0.97, 0.75, 1.0), "missed": 0, "drawn": 5, "top": 5})
+    "The screen's order agrees with the exact interchange's over the 10 confirmed locations (Spearman 0.970 [0.750, 1.000]: its 95% interval lies above 0); 0 of the 5 locations drawn at random beat the lowest exact IIA of its top 5."
+    """
+    spearman, drawn, top = found["spearman"], int(found["drawn"]), int(found["top"])
+    confirmed = top + drawn
+    if not np.isfinite(float(spearman)):
+        said = f"The screen's order is not judged over the {confirmed} confirmed locations: too few, or no spread, for a rank correlation"
+    elif spearman.low > 0:
+        said = (f"The screen's order agrees with the exact interchange's over the {confirmed} confirmed locations "
+                f"(Spearman {spearman!r}: its 95% interval lies above 0)")
+    else:
+        said = (f"The screen's order is not shown to agree with the exact interchange's over the {confirmed} confirmed locations "
+                f"(Spearman {spearman!r}: its 95% interval reaches 0)")
+    if drawn:
+        said += f"; {found['missed']} of the {drawn} locations drawn at random beat the lowest exact IIA of its top {top}"
+    return said + "."
+
+
 def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top: int = 10, within: int = 20, seed: int = 0,
                     grouped: bool = True) -> dict:  # fmt: skip
     """How far a screen agrees with a full exact sweep of the same locations (location -> IIA, each).
@@ -207,5 +231,5 @@ def _parses(locations: Sequence[str]) -> bool:
     return True
 
 
-__all__ = ["CANCELS_BELOW", "agreement", "estimated_logits", "graddrop_robustness", "location_group", "site_estimate", "spearman_interval",
+__all__ = ["CANCELS_BELOW", "agreement", "agreement_verdict", "estimated_logits", "graddrop_robustness", "location_group", "site_estimate", "spearman_interval",
            "sweep_agreement"]

@@ -50,11 +50,14 @@ def at_chance(accuracy: Estimate, majority: float) -> bool:
     return bool(accuracy.low <= float(majority))
 
 
-def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
+def chance_messages(rows: list[dict], model: str = "the model", whole: Mapping[str, tuple[Estimate, int, str]] | None = None) -> list[str]:
     """One warning per split at chance in :func:`split_accuracies`' ``rows``, naming the split and both figures.
 
     Where the accuracy itself is above the majority share but its interval is not (a handful of examples), the
-    warning says the split is too small to tell, rather than that the model is at chance there.
+    warning says the split is too small to tell, rather than that the model is at chance there. ``whole``: split ->
+    (accuracy with its Wilson interval, examples, where it was read) on the whole split, where the model's own
+    evaluation is known (:func:`whole_split_accuracies`); the warning then gives it beside the sample's figure, where the
+    two differ in their examples.
     """
     messages = []
     for r in rows:
@@ -62,6 +65,9 @@ def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
             continue
         figures = (f"accuracy {r['accuracy']!r} ({r['examples']} examples, 95% Wilson interval) does not stand above the majority "
                    f"label's share {r['majority']!r}")  # fmt: skip
+        if whole and r["split"] in whole and whole[r["split"]][1] != r["examples"]:
+            accuracy, n, source = whole[r["split"]]
+            figures += f" (on the whole split, {n} examples: accuracy {accuracy!r}, from {source})"
         if float(r["accuracy"]) > float(r["majority"]):
             messages.append(f"{model} is not shown above chance on {r['split']}: {figures}; too few examples to tell")
         else:
@@ -71,7 +77,8 @@ def chance_messages(rows: list[dict], model: str = "the model") -> list[str]:
 
 def file_chance_messages(path) -> list[str]:
     """:func:`chance_messages` for the model of a finished interventions file, from its per-example columns (split,
-    gold label, the model's own label), each prefixed with the file's name."""
+    gold label, the model's own label), each prefixed with the file's name; with the whole split's accuracy where the
+    model's folder keeps its evaluation (:func:`whole_split_accuracies`)."""
     from pathlib import Path
 
     from interp.files.interventions import open_interventions
@@ -79,7 +86,27 @@ def file_chance_messages(path) -> list[str]:
     with open_interventions(path) as file:
         rows = split_accuracies([str(x) for x in file.column("split")], file.column("label"), file.column("base_pred"))
         model = str(file.meta.get("model", "the model"))
-    return [f"{Path(path).name}: {m}" for m in chance_messages(rows, f"model {model!r}")]
+    whole = whole_split_accuracies(model, Path(path).parent)
+    return [f"{Path(path).name}: {m}" for m in chance_messages(rows, f"model {model!r}", whole)]
+
+
+def whole_split_accuracies(model: str, near) -> dict[str, tuple[Estimate, int, str]]:
+    """Each split's accuracy on the whole split as the model's own training record keeps it (``training.json``'s
+    ``metrics``, written by ``interp train`` and the demo for their evaluation splits): split -> (accuracy with its
+    Wilson interval, examples, the record's path). The model folder is ``model`` as given, else the folder of that name
+    in ``near`` (a run folder moved with its model); ``{}`` where neither holds a readable record."""
+    import json
+    from pathlib import Path
+
+    for folder in (Path(model), Path(near) / Path(model).name):
+        record = folder / "training.json"
+        try:
+            metrics = json.loads(record.read_text(encoding="utf-8")).get("metrics", {})
+            return {split: (wilson(int(m["correct"]), int(m["n"])), int(m["n"]), str(record)) for split, m in metrics.items()
+                    if isinstance(m, dict) and "correct" in m and "n" in m}  # fmt: skip
+        except (OSError, ValueError, AttributeError, TypeError, KeyError):
+            continue
+    return {}
 
 
 
@@ -106,4 +133,4 @@ def accuracy_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-__all__ = ["accuracy_lines", "at_chance", "chance_messages", "file_chance_messages", "split_accuracies"]
+__all__ = ["accuracy_lines", "at_chance", "chance_messages", "file_chance_messages", "split_accuracies", "whole_split_accuracies"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
-from interp.analysis.attribution import CANCELS_BELOW
+from interp.analysis.attribution import CANCELS_BELOW, agreement_verdict
 from interp.analysis.iia import summarize_all
 from interp.api.screen import ScreenResult, confirm_rows, confirmed_locations, screen_locations
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
@@ -81,7 +81,8 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
                                                         "locations": len(found.rows), "confirm": config.confirm, "seed": config.seed,
                                                         "qk_fix": config.qk_fix, "graddrop": config.graddrop,
                                                         "cancels": sum(bool(r["cancels"]) for r in found.rows),
-                                                        "interval": found.interval, "agreement": agreement})  # fmt: skip
+                                                        "interval": found.interval, "agreement": agreement,
+                                                        **({"verdict": agreement_verdict(found.agreement)} if found.agreement else {})})  # fmt: skip
     return found
 
 
@@ -125,4 +126,5 @@ def format_screen(found: ScreenResult, top: int = 15) -> str:
         lines.append(f"agreement with the exact interchange over the {a['top'] + a['drawn']} confirmed locations: Spearman {a['spearman']!r} "
                      f"({a['spearman'].method}); miss rate {a['miss_rate']!r}: {a['missed']} of {a['drawn']} locations drawn from the rest "
                      f"beat the lowest exact IIA among the top {a['top']} ({a['bar']:.3f})")  # fmt: skip
+        lines.append(agreement_verdict(a))
     return "\n".join(lines)

@@ -261,7 +261,7 @@ def iia_from_interventions(path: Path) -> list[dict]:
             "iia": s["iia_causal"], "iia_low": s["iia_causal_low"], "iia_high": s["iia_causal_high"],
             **{f"{short}{end}": s[f"{null}_causal{end}"] for short, null in (("stays", "stays_base"), ("copies", "copies_source"), ("gap", "gap"))
                for end in ("", "_low", "_high")},
-            "verdict": iia_verdict(s["gap_causal_low"], s["stays_base_causal"], s["copies_source_causal"]), "over": s["over"],
+            "verdict": iia_verdict(s["gap_causal_low"], s["stays_base_causal"], s["copies_source_causal"]), "over": s["interval"],
             "detail": f"95% interval {s['iia_causal_low']:.3f} to {s['iia_causal_high']:.3f} (bootstrap over {s.get('over', 'examples')}); "
             f"{s['causal_pairs']} causal pairs; stays base {s['stays_base_causal']:.3f}, copies source {s['copies_source_causal']:.3f}; "
             f"IIA − larger null {s['gap_causal']:+.3f} [{s['gap_causal_low']:+.3f}, {s['gap_causal_high']:+.3f}] (above both nulls where "
@@ -285,7 +285,7 @@ def iia_from_das(path: Path) -> list[dict]:
                 method == "das" and row.get("verdict")) else {}  # a summary of an older run has no verdict
             records.append({
                 "variable": row["variable"], "method": name, "location": row["location"], "role": role, "layer": layer, **judged,
-                "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]),
+                "iia": float(row[f"{method}_iia"]), "iia_low": float(row[f"{method}_low"]), "iia_high": float(row[f"{method}_high"]), "over": over,
                 "detail": f"[{float(row[f'{method}_low']):.3f}, {float(row[f'{method}_high']):.3f}]: {over}; {row['seeds']} seeds; chance {float(row['chance']):.3f}"
                 + (f"; {point_interval('held-out examples or seeds')}" if is_point(float(row[f"{method}_low"]), float(row[f"{method}_high"])) else ""),
             })  # fmt: skip
@@ -308,7 +308,7 @@ def screen_section(path: Path) -> dict:
                         "cancels": row.get("cancels") == "True"})  # fmt: skip
     summary = _read_json(path.with_name("screen.json")) if path.with_name("screen.json").is_file() else {}
     return {"source": str(path), "records": records, "interval": summary.get("interval", ""), "agreement": summary.get("agreement", {}),
-            "variable": summary.get("variable", "")}  # fmt: skip
+            "verdict": summary.get("verdict", ""), "variable": summary.get("variable", "")}  # fmt: skip
 
 
 def _read_graph(directory: Path, files: dict):

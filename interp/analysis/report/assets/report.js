@@ -122,14 +122,18 @@
   data.probes.forEach((p, i) => {
     const s = section("probes-" + i, data.probes.length > 1 ? "Probes: " + p.source.split("/").slice(-2).join("/") : "Probes");
     s.append(el("p", { class: "note" }, "from " + p.source + "; selectivity = probe accuracy − control-task accuracy (Hewitt & Liang 2019)"));
-    const metrics = { "accuracy": "task_acc", "selectivity (type control)": "selectivity_type", "selectivity (shuffle control)": "selectivity_shuffle" };
+    // Selectivity first: a probe's accuracy alone reads high wherever the words themselves give the label away.
+    const metrics = p.records.some((r) => r.selectivity_type_mean !== undefined && r.selectivity_type_mean !== null)
+      ? { "selectivity (type control)": "selectivity_type", "selectivity (shuffle control)": "selectivity_shuffle", "accuracy": "task_acc" }
+      : { "accuracy": "task_acc", "selectivity (type control)": "selectivity_type", "selectivity (shuffle control)": "selectivity_shuffle" };
     const controls = el("div", { class: "controls" });
     const div = el("div", { id: "probe-plot-" + i });
     const [l1, target] = select("target", unique(p.records.map((r) => r.target)), draw);
     const [l2, kind] = select("probe", unique(p.records.map((r) => r.probe)), draw);
     const [l3, metric] = select("value", Object.keys(metrics), draw);
     controls.append(l1, l2, l3);
-    s.append(controls, div);
+    const unit = el("p", { class: "note interval-unit" });
+    s.append(controls, div, unit);
     function draw() {
       const key = metrics[metric.value];
       const rows = p.records.filter((r) => r.target === target.value && r.probe === kind.value);
@@ -139,6 +143,9 @@
       const null_ = (r) => (key === "task_acc" ? (r.chance === undefined ? "" : `; chance ${fmt(r.chance)}`) : "; null 0");
       // * where the figure's 95% interval lies above its null (chance for accuracy, 0 for selectivity)
       const above = (r) => r[key + "_low"] !== undefined && r[key + "_low"] > (key === "task_acc" ? (r.chance === undefined ? Infinity : r.chance) : 0);
+      const overs = unique(rows.filter((r) => r[key + "_low"] !== undefined).map((r) => `${r.n_examples} examples, ${r.seeds} probe seed${r.seeds === 1 ? "" : "s"}`));
+      unit.textContent = overs.length ? `[95%] on hover and * : bootstrap over ${overs.join("; ")}; ± the std over probe seeds`
+        : "no interval kept by this sweep: the cells show the mean over probe seeds";
       heatmap(div, rows, (r) => r[key + "_mean"],
         (r) => `${metric.value} ${fmt(r[key + "_mean"])}${interval(r)}${null_(r)}<br>± ${fmt(r[key + "_std"])} (std over probe seeds)${over(r)}<br>${r.location}`,
         `${kind.value} probe for ${target.value}: ${metric.value} (* its 95% interval lies above ${key === "task_acc" ? "chance" : "0"})`,
@@ -154,6 +161,7 @@
     s.append(el("p", { class: "note" }, `from ${sc.source}; estimated IIA on causal pairs by attribution patching (${sc.interval}; sampling only, ` +
       "not the linear approximation's error); * confirmed by the exact interchange (the top K and K drawn at random)" +
       (a.spearman ? `; agreement over the confirmed sites: Spearman ${a.spearman}, miss rate ${a.miss_rate}` : "")));
+    if (sc.verdict) s.append(el("p", { class: "verdict" }, sc.verdict));
     const div = el("div", { id: "screen-plot-" + i });
     s.append(div);
     heatmap(div, sc.records, (r) => r.estimated_iia,
@@ -194,10 +202,12 @@
       Plotly.react(div, traces, { height: 380, margin: { l: 60, r: 20, t: 40, b: 140 }, title: { text: `${method.value} interchange of ${variable.value}: IIA beside its nulls (95% intervals)` },
         yaxis: { title: { text: "share of causal pairs" }, range: [0, 1] }, xaxis: { tickangle: -35, automargin: true } }, PLOT_CONFIG);
       const gap = (r) => (r.gap === undefined ? "–" : `${fmt(r.gap)} [${fmt(r.gap_low)}, ${fmt(r.gap_high)}]`);
-      const nul = (r, key) => (r[key] === undefined ? "–" : fmt(r[key]));
-      verdicts.replaceChildren(table(["location", "IIA [95%]", "stays the base", "copies the source", "IIA − larger null [95%]", "verdict"],
+      const nul = (r, key) => (r[key] === undefined ? "–" : fmt(r[key]) + (r[key + "_low"] === undefined ? "" : ` [${fmt(r[key + "_low"])}, ${fmt(r[key + "_high"])}]`));
+      const units = unique(rows.map((r) => r.over).filter((o) => o));
+      verdicts.replaceChildren(table(["location", "IIA [95%]", "stays the base [95%]", "copies the source [95%]", "IIA − larger null [95%]", "verdict"],
         rows.map((r) => [r.location, `${fmt(r.iia)} [${fmt(r.iia_low)}, ${fmt(r.iia_high)}]`, nul(r, "stays"), nul(r, "copies"), gap(r),
-          el("td", { class: "verdict" }, r.verdict || "no verdict: this summary keeps no nulls")])));
+          el("td", { class: "verdict" }, r.verdict || "no verdict: this summary keeps no nulls")])),
+        el("p", { class: "note interval-unit" }, "[95%]: " + (units.length ? units.join("; ") : "the interval of each figure's own file")));
     }
     draw();
   });

@@ -278,3 +278,19 @@ def test_an_interval_over_few_groups_says_it_under_covers():
     enough = ExampleBootstrap(40, 40, square=True, n_boot=50, base_groups=np.arange(40) % FEW_GROUPS, unit="word pairs")
     assert enough.over == "30 word pairs" and "few groups" not in enough.method
     assert "few groups" not in ExampleBootstrap(12, 12, square=True, n_boot=50).method
+
+
+def test_a_one_column_grid_is_resampled_over_its_examples_alone():
+    """Scores of the examples alone (an ablation, a steering: one dummy source) say one axis, count only the bases'
+    groups, and note few groups only where the bases have few; a two-axis grid still names both."""
+    from interp.analysis.bootstrap import FEW_GROUPS_NOTE, ExampleBootstrap
+
+    def one(groups):
+        return ExampleBootstrap(len(groups), 1, square=False, base_groups=np.asarray(groups), source_groups=np.zeros(1), unit="word pairs")
+
+    many, few = one(np.arange(80) // 2), one(np.arange(20) // 2)
+    assert many.one_axis and many.over == "40 word pairs" and "one axis" in many.method and FEW_GROUPS_NOTE not in many.method
+    assert few.over == "10 word pairs" and few.method.endswith(FEW_GROUPS_NOTE)
+    two = ExampleBootstrap(80, 60, square=False, base_groups=np.arange(80) // 2, source_groups=np.arange(60) // 2, unit="word pairs")
+    assert not two.one_axis and two.over == "40 × 30 word pairs (bases × sources)" and "drawn independently" in two.method
+    assert ExampleBootstrap(5, 1, square=False).over == "5 examples"

@@ -162,28 +162,44 @@ class ExampleBootstrap:
         return self.base_groups is not None
 
     @property
+    def one_axis(self) -> bool:
+        """Whether the grid has one column (``n_sources`` 1, not square): scores of the examples alone, as an ablation or
+        a steering gives, resampled over the bases only (the single source's weight is always 1)."""
+        return not self.square and self.n_sources == 1
+
+    def _counts(self) -> tuple[int, int]:
+        """How many examples or groups each axis draws from: (bases, sources)."""
+        if not self.grouped:
+            return self.n_bases, self.n_sources
+        source = self.base_groups if self.square else self.source_groups
+        return len(set(np.asarray(self.base_groups).tolist())), len(set(np.asarray(source).tolist()))
+
+    @property
     def over(self) -> str:
         """What the intervals are over, with its count: ``"300 examples"``, ``"199 word pairs"`` (the bases' and the
         sources' counts where they differ)."""
-        if not self.grouped:
-            counts, unit = (self.n_bases, self.n_sources), "examples"
-        else:
-            source = self.base_groups if self.square else self.source_groups
-            counts, unit = (len(set(np.asarray(self.base_groups).tolist())), len(set(np.asarray(source).tolist()))), self.unit
-        return f"{counts[0]} {unit}" if self.square or counts[0] == counts[1] else f"{counts[0]} × {counts[1]} {unit} (bases × sources)"
+        counts, unit = self._counts(), self.unit if self.grouped else "examples"
+        if self.one_axis or self.square or counts[0] == counts[1]:
+            return f"{counts[0]} {unit}"
+        return f"{counts[0]} × {counts[1]} {unit} (bases × sources)"
 
     @property
     def few_groups(self) -> bool:
-        """Whether the replicates draw fewer than :data:`FEW_GROUPS` groups on an axis (the interval is then too narrow)."""
+        """Whether the replicates draw fewer than :data:`FEW_GROUPS` groups on an axis that is resampled (the interval is
+        then too narrow); a one-axis grid's single source is not resampled."""
         if not self.grouped:
             return False
-        source = self.base_groups if self.square else self.source_groups
-        return min(len(set(np.asarray(self.base_groups).tolist())), len(set(np.asarray(source).tolist()))) < FEW_GROUPS
+        counts = self._counts()
+        return (counts[0] if self.one_axis else min(counts)) < FEW_GROUPS
 
     @property
     def method(self) -> str:
-        """One line saying how the intervals were found."""
-        axes = "one draw for bases and sources" if self.square else "bases and sources drawn independently"
+        """One line saying how the intervals were found.
+
+        >>> ExampleBootstrap(40, 1, square=False, base_groups=np.arange(40) // 2, source_groups=np.zeros(1), unit="word pairs").method
+        '95% percentile bootstrap over 20 word pairs (the examples alone: one axis), 1000 replicates, seed 0; few groups: under 30 this 95% interval covers about 91-93% (simulated), read it as narrower than it is'
+        """
+        axes = "the examples alone: one axis" if self.one_axis else "one draw for bases and sources" if self.square else "bases and sources drawn independently"
         said = f"{self.confidence:.0%} percentile bootstrap over {self.over} ({axes}), {self.n_boot} replicates, seed {self.seed}"
         return said + (FEW_GROUPS_NOTE if self.few_groups else "")
 

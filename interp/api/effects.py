@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from interp.analysis.bootstrap import FEW_GROUPS, FEW_GROUPS_NOTE, ExampleBootstrap
+from interp.analysis.bootstrap import ExampleBootstrap
 from interp.api import ablation
 from interp.causal import run_forward
 from interp.causal.values import value_name
@@ -97,14 +97,6 @@ def _bootstrap(lab, examples: list, seed: int) -> ExampleBootstrap:
                             unit=lab.task.groups.unit if lab.task.groups is not None else "groups")  # fmt: skip
 
 
-def _method(boot: ExampleBootstrap) -> str:
-    """How the intervals over one axis of examples were found (the bootstrap's own line speaks of bases and sources)."""
-    groups = len(set(np.asarray(boot.base_groups).tolist())) if boot.grouped else boot.n_bases
-    unit = boot.unit if boot.grouped else "examples"
-    note = FEW_GROUPS_NOTE if boot.grouped and groups < FEW_GROUPS else ""
-    return f"{boot.confidence:.0%} percentile bootstrap over {groups} {unit}, {boot.n_boot} replicates, seed {boot.seed}{note}"
-
-
 def _share(boot: ExampleBootstrap, hits: np.ndarray, mask: np.ndarray) -> Estimate:
     return boot.estimate(hits[:, None], mask[:, None])
 
@@ -145,7 +137,7 @@ def ablation_effect(lab, examples: Sequence, location, *, kind: str = "zero", re
                      "ablated_accuracy": wilson(int(right_after[where].sum()), n), "change": change,
                      "changed": _share(boot, intact != ablated, where)})  # fmt: skip
     settings = {"model": lab.model.name, "kind": kind, "reference": "the ablated examples" if reference is None else f"{len(reference)} examples"}
-    return EffectResult("ablate", str(loc), rows, _method(boot), settings)
+    return EffectResult("ablate", str(loc), rows, boot.method, settings)
 
 
 def _spellings(value) -> list[str]:
@@ -228,7 +220,7 @@ def steering_effect(lab, examples: Sequence, reference: Sequence, location, vari
                          "before": _share(boot, own == target, eligible)})  # fmt: skip
     settings = {"model": lab.model.name, "variable": variable, "to": to, "norm": float(direction.norm()),
                 "reference": f"{len(reference)} examples of {', '.join(dict.fromkeys(e.split for e in reference))}", "seed": seed}  # fmt: skip
-    return EffectResult("steer", str(loc), rows, _method(boot), settings)
+    return EffectResult("steer", str(loc), rows, boot.method, settings)
 
 
 def format_effect(found: EffectResult) -> str:

@@ -205,6 +205,17 @@ def test_the_command_resumes_its_confirmation_to_the_rows_the_library_gives(tiny
     for column in ("estimated_iia", "estimated_iia_low", "robustness", "exact_iia", "exact_iia_high"):
         mine = [r.get(column, "") for r in rows]
         assert [float(x) if x != "" else "" for x in table[column]] == pytest.approx(mine, abs=6e-5, nan_ok=True), column  # 4 decimals kept
+    # Finished: the same screen again is read back (nothing estimated), printing what it printed; another seed runs anew.
+    import interp.api.intervenable as face
+
+    real_screen = face.IntervenableModel.screen
+    monkeypatch.setattr(face.IntervenableModel, "screen", lambda *a, **k: pytest.fail("a finished screen was estimated again"))
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and again.stdout == result.stdout, again.output
+    ran = []
+    monkeypatch.setattr(face.IntervenableModel, "screen", lambda *a, **k: ran.append(1) or real_screen(*a, **k))
+    other = CliRunner().invoke(main, [*args, "--seed", "1"])
+    assert other.exit_code == 0 and ran == [1], other.output
     _the_report_draws_the_screen(out)
 
 

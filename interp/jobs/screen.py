@@ -9,7 +9,9 @@ Usage::
 The exact interchange at the confirmed locations runs into ``out/screen.h5``, an interventions file
 (:func:`interp.jobs.intervene.run_interventions`): it shows progress, and an interrupted screen run again with the same
 settings recomputes the estimates (one pass: they come out the same) and resumes that file at its first unfinished unit.
-Then ``screen.csv`` (a row per location, best estimate first: :class:`~interp.api.screen.ScreenResult`'s rows) and
+A screen that finished is not run again: where ``screen.json`` records the same weights (SHA-256), examples (by id),
+variable, locations and settings, its rows are read back and returned (``reuse`` in ``screen.json``; a resumed demo
+relies on it). Then ``screen.csv`` (a row per location, best estimate first: :class:`~interp.api.screen.ScreenResult`'s rows) and
 ``screen.json`` (the settings, how the intervals were found, the agreement with the exact interchange, how many sites
 GradDrop flags) are written together (:class:`interp.core.outputs.OutputSet`).
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
 from interp.analysis.attribution import CANCELS_BELOW, agreement_verdict
@@ -27,6 +31,7 @@ from interp.api.screen import ScreenResult, confirm_rows, confirmed_locations, s
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named
+from interp.core.estimates import Estimate
 from interp.core.outputs import OutputSet, read_json, refuse_foreign, write_csv_atomic, write_json_atomic
 from interp.jobs.intervene import InterventionConfig, run_interventions
 
@@ -66,6 +71,12 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
     n = len(screen_locations(lab.locations, lab.task.roles, config.locations))
     if config.confirm > n:  # said before the screen runs
         raise ConfigError(f"{named('confirm', config.confirm)} asks for more locations than the {n} screened")
+    key = _reuse_key(config, lab, examples)
+    done = _finished(out, key)
+    if done is not None:
+        if progress:
+            tqdm.write(f"{out}: this screen is already done (same model, examples and settings), reusing it")
+        return done
     found = lab.screen(examples, examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix, graddrop=config.graddrop)
     if config.confirm:
         top, drawn = confirmed_locations(found.rows, config.confirm, config.seed)
@@ -82,8 +93,39 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
                                                         "qk_fix": config.qk_fix, "graddrop": config.graddrop,
                                                         "cancels": sum(bool(r["cancels"]) for r in found.rows),
                                                         "interval": found.interval, "agreement": agreement,
-                                                        **({"verdict": agreement_verdict(found.agreement)} if found.agreement else {})})  # fmt: skip
+                                                        **({"verdict": agreement_verdict(found.agreement)} if found.agreement else {}),
+                                                        "reuse": key, "estimates": _estimates(found.agreement),
+                                                        "rows": [{k: _plain(v) for k, v in r.items()} for r in found.rows]})  # fmt: skip
     return found
+
+
+def _reuse_key(config: ScreenConfig, lab: IntervenableModel, examples: list) -> dict:
+    """What makes a finished screen the same one: the model's weights by their SHA-256 (a checkpoint on disk or a model
+    held in memory alike), the examples by id, the variable, locations and settings."""
+    return {"model": lab.model.sha256, "task": lab.task.name, "examples": [e.id for e in examples], "variable": config.variable,
+            "locations": config.locations, "confirm": config.confirm, "seed": config.seed, "qk_fix": config.qk_fix,
+            "graddrop": config.graddrop, "precision": str(getattr(config.run, "precision", ""))}  # fmt: skip
+
+
+def _finished(out: Path, key: dict) -> ScreenResult | None:
+    """The screen ``out`` holds, where its ``screen.json`` records ``key`` and its rows; else ``None``."""
+    record = read_json(out / "screen.json") if (out / "screen.csv").is_file() else None
+    if not isinstance(record, dict) or record.get("reuse") != key or not isinstance(record.get("rows"), list):
+        return None
+    rows = [{k: float("nan") if v is None else v for k, v in r.items()} for r in record["rows"]]
+    agreement = {**record.get("agreement", {}), **{k: Estimate(*v) for k, v in record.get("estimates", {}).items()}}
+    return ScreenResult(record["variable"], rows, agreement if record.get("agreement") else {}, record.get("interval", ""), record.get("examples", 0))
+
+
+def _estimates(agreement: dict) -> dict:
+    """The agreement's :class:`~interp.core.estimates.Estimate` figures in full (value, low, high, method), to read back."""
+    return {k: [float(v), v.low, v.high, v.method] for k, v in agreement.items() if isinstance(v, Estimate)}
+
+
+def _plain(value):
+    """A row's value as JSON holds it: NaN as null, numpy scalars as Python's."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
 
 
 def _refuse_others(out: Path) -> None:

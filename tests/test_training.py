@@ -485,3 +485,27 @@ def test_train_blocks_trains_the_top_blocks_and_the_head_alone_and_gives_every_f
         replace(CONFIG, train_blocks=-1).validate()
     assert replace(CONFIG, train_blocks=2).fingerprint(["a"]) != CONFIG.fingerprint(["a"])
     assert replace(CONFIG, train_blocks=None).fingerprint(["a"]) == CONFIG.fingerprint(["a"])
+
+
+def test_the_fused_adamw_takes_the_loops_steps_within_float_rounding():
+    """Fine-tuning's AdamW runs torch's fused kernel on the CPU: after a few steps the weights equal the per-tensor
+    loop's within float rounding, and a parameter that is not a float tensor on a CPU or CUDA device gets the loop."""
+    import copy
+
+    from interp.models.training import adamw
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(50, 16), torch.nn.Flatten(), torch.nn.Linear(64, 3))
+    other, start = copy.deepcopy(model), copy.deepcopy(model)
+    fused, loop = adamw(model.parameters(), lr=1e-2, weight_decay=0.01), torch.optim.AdamW(other.parameters(), lr=1e-2, weight_decay=0.01)
+    assert fused.defaults["fused"] and not loop.defaults.get("fused")
+    ids = torch.randint(0, 50, (8, 4))
+    for net, optimizer in ((model, fused), (other, loop)):
+        for _ in range(5):
+            torch.nn.functional.cross_entropy(net(ids), torch.arange(8) % 3).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    moved = [(a - b).abs().max().item() for a, b in zip(model.parameters(), other.parameters())]
+    assert max(moved) < 1e-5, moved
+    assert min((p - q).abs().max().item() for p, q in zip(model.parameters(), start.parameters())) > 1e-3  # the steps moved every weight
+    assert not adamw([torch.nn.Parameter(torch.zeros(2, device="meta"))], lr=1e-3).defaults.get("fused")

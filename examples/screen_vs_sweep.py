@@ -5,6 +5,10 @@ sweep's top 10 the screen ranks in its top 20, overall and by kind of site.
     interp head-sweep --model M --roles cls,w_p,w_h --max-per-split 20 --out runs/heads
     python examples/screen_vs_sweep.py runs/screen/screen.csv runs/heads/heads.csv
 
+The MoNLI results page's table is this script's output on the two files committed beside it:
+
+    python examples/screen_vs_sweep.py docs/results/data/screen_page/screen.csv docs/results/data/screen_page/heads.csv
+
 Both commands draw the same seeded sample (20 PMoNLI and 20 NMoNLI-test examples, every one a base and a source) and
 cover the same locations: every residual, component and head location at each role. The IIA compared is on causal
 pairs. The Spearman intervals resample whole groups of locations (a role and a site kind, over the layers; over

@@ -64,3 +64,34 @@ def test_the_lint_finds_a_bare_claim_and_passes_one_with_its_interval():
     assert unsupported(steadier) == [steadier]  # a comparison with a p-value and no interval for the difference
     assert unsupported("The default is not shown to be steadier (Levene p = 0.96).") == []
     assert unsupported("The default has the higher mean (+2.25 [−0.43, +4.93] points).") == []
+
+
+def test_the_screen_table_of_the_monli_page_remakes_from_its_committed_files(capsys):
+    """The MoNLI page's screen-against-sweep table is what ``examples/screen_vs_sweep.py`` prints from the two CSVs
+    committed beside the page (``docs/results/data/screen_page/``): every Spearman with its interval, within-group
+    figure, recall and p."""
+    import importlib.util
+
+    data = RESULTS / "data" / "screen_page"
+    script = RESULTS.parents[1] / "examples" / "screen_vs_sweep.py"
+    spec = importlib.util.spec_from_file_location("screen_vs_sweep", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(str(data / "screen.csv"), str(data / "heads.csv"))
+    printed = {}
+    for line in capsys.readouterr().out.splitlines()[1:]:
+        found = re.match(r"(\w+) +(\d+) +([\d.]+ \[[\d.]+, [\d.]+\]) +([\d.]+) +(\d+) of 10 \([\d.]+ (\[[\d.]+, [\d.]+\])\) +(\S+)$", line)
+        if found:
+            printed[found.group(1)] = found.groups()[1:]
+    names = {"all": "all", "residual stream": "residual", "single heads": "heads", "attention and MLP outputs, `hook_resid_mid`": "components"}
+    text = (RESULTS / "monli.md").read_text(encoding="utf-8")
+    section = text[text.index("## Every site screened, against the full exact sweep") :]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0] in names:
+            rows[names[cells[0]]] = (cells[1], cells[2], cells[3], cells[4].split(" of ")[0], cells[4].split(" ", 3)[3], cells[5])
+    assert set(rows) == set(printed) == set(names.values()), (rows, printed)
+    for kind, (locations, spearman, within, found, recall, p) in rows.items():
+        assert (locations, spearman, within, found, recall) == printed[kind][:5], kind
+        assert float(p) == pytest.approx(float(printed[kind][5]), rel=1e-3), kind

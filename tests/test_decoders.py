@@ -242,6 +242,12 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     model = ["--model", out / "model"]
     result = _run("evaluate", *model, "--splits", "nmonli_test", *data, "--json")
     assert result.exit_code == 0 and "nmonli_test" in json.loads(result.stdout), result.output
+    # The decoder says how it read each pair: its template, line by line, and what answered.
+    printed = _run("evaluate", *model, "--splits", "nmonli_test", *data)
+    lines = printed.stdout.splitlines()
+    assert lines[0] == "template (the pair joined into one text; read by its classification head at the last token):", printed.output
+    assert "\n".join(line[4:] for line in lines if line.startswith("  | ")) == Template().text and "nmonli_test    accuracy" in printed.stdout
+    assert json.loads(result.stdout)["reading"] == "\n".join(lines[: 1 + Template().text.count("\n") + 1])
     result = _run("screen", *model, "--out", tmp_path / "screen", "--locations", "blocks.1.hook_resid_post@last,blocks.0.attn.hook_z.h1@w_h",
                   "--confirm", "1", "--max-per-split", "6", *data, "--quiet")  # every site estimated through the decoder's gradients  # fmt: skip
     assert result.exit_code == 0 and "miss rate" in result.stdout and "blocks.1.hook_resid_post@cls" in result.stdout, result.output
@@ -257,7 +263,9 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     assert result.exit_code == 0 and (tmp_path / "heads" / "heads.csv").is_file(), result.output
     words = ["--model", folders["lm"], "--label-words", "entailment= yes,neutral= no", "--template", "{premise}\\nQuestion: {hypothesis}? Answer:"]
     result = _run("evaluate", *words, "--splits", "nmonli_test", "--max-examples", "20", *data, "--json")
-    assert result.exit_code == 0 and set(json.loads(result.stdout)) == {"nmonli_test"}, result.output
+    assert result.exit_code == 0 and set(json.loads(result.stdout)) == {"nmonli_test", "reading"}, result.output
+    reading = json.loads(result.stdout)["reading"]
+    assert "label words {'entailment': ' yes', 'neutral': ' no'}" in reading and reading.endswith("  | Question: {hypothesis}? Answer:"), reading
     result = _run("intervene", *words, "--splits", "nmonli_test", "--max-examples", "12", "--locations", "blocks.2.hook_resid_post@last",
                   "--out", tmp_path / "iv.h5", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "iv.h5").is_file(), result.output

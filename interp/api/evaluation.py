@@ -16,7 +16,7 @@ shows them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -94,21 +94,55 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
         ConfigError: ``splits`` names a split the task lacks; a bad ``label_map=``.
         DataError, ConfigError: as ``task.load``.
     """
-    unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
-    if unknown:
-        raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
-    examples = task.examples(tuple(splits), n=max_examples, per_split=max_per_split, seed=seed)
-    if exclude:
-        left_out = set(exclude)
-        examples = [e for e in examples if e.id not in left_out]
-    examples = input_view(examples, _trained_input(spec) if input is None else input)
+    found, _ = score_tasks(spec, {task.name: task}, lambda _: splits, batch_size, progress, label_map=label_map, template=template,
+                           label_words=label_words, input=input, device=device, fold_labels=fold_labels, max_examples=max_examples,
+                           max_per_split=max_per_split, seed=seed, exclude=exclude)  # fmt: skip
+    return found[task.name]
+
+
+def score_tasks(spec: str | Classifier, tasks: Mapping[str, Task], splits_of: Callable[[Task], Sequence[str]], batch_size: int = 128,
+                progress: bool = False, *, label_map=None, template: str | None = None, label_words=None, input: str | None = None,
+                device: str = "auto", fold_labels: bool = False, max_examples: int | None = None, max_per_split: int | None = None,
+                seed: int = 0, exclude: Collection[str] = ()) -> tuple[dict[str, dict[str, dict]], Classifier]:  # fmt: skip
+    """:func:`score_checkpoint` on each of ``tasks`` (name -> task) at the splits ``splits_of(task)`` gives, the model
+    loaded once, after every task's examples are drawn (a split a task lacks or data that are not there are named
+    before the model loads).
+
+    Returns:
+        ``{task name: {split: {"accuracy", "correct", "n"}}}`` and the :class:`Classifier` scored (e.g. to say how a
+        decoder read the pairs).
+
+    Raises:
+        As :func:`score_checkpoint`.
+    """
+    drawn = {}
+    for name, task in tasks.items():
+        splits = tuple(splits_of(task))
+        unknown = [s for s in splits if s not in (*task.splits, *task.extra_splits)]
+        if unknown:
+            raise ConfigError(f"unknown split {unknown[0]!r}; choose from {', '.join((*task.splits, *task.extra_splits))}")
+        examples = task.examples(splits, n=max_examples, per_split=max_per_split, seed=seed)
+        if exclude:
+            left_out = set(exclude)
+            examples = [e for e in examples if e.id not in left_out]
+        drawn[name] = input_view(examples, _trained_input(spec) if input is None else input)
     where = pick_device(device)  # a GPU that is not there is named before the model loads
     if isinstance(spec, Classifier):
         model = spec if label_map is None else load_model(spec, label_map=label_map)
     else:
-        model = Classifier(*load_classifier(spec, require_head=True, label_map=label_map, template=template, label_words=label_words), spec)
+        model = scored_classifier(spec, label_map=label_map, template=template, label_words=label_words)
     model.module.to(where)
-    return score(model, task, examples, fold_labels=fold_labels, batch_size=batch_size, progress=progress)
+    return {name: score(model, tasks[name], drawn[name], fold_labels=fold_labels, batch_size=batch_size, progress=progress) for name in tasks}, model
+
+
+def scored_classifier(spec: str, *, label_map=None, template: str | None = None, label_words=None) -> Classifier:
+    """The classifier at ``spec`` as :func:`score_checkpoint` scores it: with its head (or a decoder's label words),
+    ``label_map``, ``template`` and ``label_words`` applied (:func:`interp.models.loading.load_classifier`).
+
+    Raises:
+        ModelError: the model cannot be loaded or has no head; ConfigError: a bad ``label_map=``, ``template=`` or ``label_words=``.
+    """
+    return Classifier(*load_classifier(spec, require_head=True, label_map=label_map, template=template, label_words=label_words), spec)
 
 
 def _trained_input(model: str | Classifier) -> str:
@@ -153,4 +187,4 @@ def evaluation_frame(binding: "Binding", examples: Sequence, own: np.ndarray) ->
     return pd.DataFrame(rows)
 
 
-__all__ = ["evaluation_frame", "labels_for", "score", "score_checkpoint", "split_accuracies"]
+__all__ = ["evaluation_frame", "labels_for", "score", "score_checkpoint", "score_tasks", "scored_classifier", "split_accuracies"]

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from interp.analysis.chance import accuracy_lines
-from interp.api.evaluation import score_checkpoint
+from interp.api.evaluation import score_tasks
 from interp.api.loading import Classifier, resolve_tasks, task_for_file
 from interp.api.objects import Task, TaskGroup
 from interp.api.prompts import Prompt, make_prompt, model_tokenizer
@@ -56,6 +56,7 @@ class Evaluation:
     metrics: dict[str, dict[str, dict]]
     group: TaskGroup | None
     prompt: Prompt | None = None
+    reading: str | None = None  # a decoder without a prompt: how it read each pair (its template, head or label words)
 
     def format(self, as_json: bool = False) -> str:
         """A line per split with its Wilson interval (one task), or a table of tasks × splits with the group's averages
@@ -70,7 +71,9 @@ class Evaluation:
                 return "\n".join([f"prompt ({'chat template, ' if self.prompt.chat else ''}{shown}), label words "
                                   f"{self.prompt.label_words}:", *(f"  | {line}" for line in self.prompt.template.split("\n")),
                                   *accuracy_lines(metrics)])  # fmt: skip
-            return json.dumps(metrics, indent=2) if as_json else "\n".join(accuracy_lines(metrics))
+            if as_json:
+                return json.dumps({**metrics, "reading": self.reading} if self.reading else metrics, indent=2)
+            return "\n".join([*(self.reading.split("\n") if self.reading else []), *accuracy_lines(metrics)])
         if as_json:
             return json.dumps(self.metrics, indent=2)
         splits = list(dict.fromkeys(s for metrics in self.metrics.values() for s in metrics))
@@ -99,13 +102,22 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
                                      data_file=data.data_file)  # fmt: skip
     prompt = _prompt(config, tasks)
     template, words = (config.template, config.label_words) if prompt is None else (prompt.template, prompt.label_words)
-    metrics = {name: score_checkpoint(config.model, task, sample.splits or task.eval_splits or task.splits, run.batch(128), progress=progress,
-                                   label_map=config.label_map, template=template, label_words=words, input=config.input,
-                                   device=run.device, fold_labels=config.fold_labels,
-                                   max_examples=sample.max_examples, max_per_split=sample.max_per_split, seed=sample.seed,
-                                   exclude=prompt.demonstrations if prompt else ())
-               for name, task in tasks.items()}  # fmt: skip
-    return Evaluation(metrics, group, prompt)
+    metrics, model = score_tasks(config.model, tasks, lambda task: sample.splits or task.eval_splits or task.splits, run.batch(128),
+                                 progress=progress, label_map=config.label_map, template=template, label_words=words, input=config.input,
+                                 device=run.device, fold_labels=config.fold_labels, max_examples=sample.max_examples,
+                                 max_per_split=sample.max_per_split, seed=sample.seed, exclude=prompt.demonstrations if prompt else ())  # fmt: skip
+    return Evaluation(metrics, group, prompt, None if prompt is not None else decoder_reading(model))
+
+
+def decoder_reading(model: Classifier) -> str | None:
+    """How a decoder reads a pair, in words: the template that joins it into one text (its lines marked ``|``) and
+    whether its classification head or label words answer; ``None`` for an encoder (two segments, its head)."""
+    template = model.template
+    if template is None:
+        return None
+    words = getattr(model.module, "label_words", None)
+    answer = f"label words {words}" if words else "its classification head at the last token"
+    return "\n".join([f"template (the pair joined into one text; read by {answer}):", *(f"  | {line}" for line in template.text.split("\n"))])
 
 
 def _prompt(config: EvaluateConfig, tasks: dict[str, Task]) -> Prompt | None:

@@ -95,3 +95,29 @@ def test_the_screen_table_of_the_monli_page_remakes_from_its_committed_files(cap
     for kind, (locations, spearman, within, found, recall, p) in rows.items():
         assert (locations, spearman, within, found, recall) == printed[kind][:5], kind
         assert float(p) == pytest.approx(float(printed[kind][5]), rel=1e-3), kind
+
+
+def test_the_ablation_and_steering_table_of_the_monli_page_is_its_committed_files():
+    """Each figure of the MoNLI page's ablation and steering table is the committed CSV's (``docs/results/data/effects/``),
+    in points or %, with its interval (within the rounding of the CSV's four decimals and the page's one)."""
+    import csv
+
+    def read(name):
+        with open(RESULTS / "data" / "effects" / name, newline="") as handle:
+            return list(csv.DictReader(handle))
+
+    def figures(cell):
+        return [float(x) for x in re.findall(r"[−-]?\d+\.\d", cell.replace("−", "-"))[:3]]
+
+    def expected(row, key):
+        return [100 * float(row[key + end]) for end in ("", "_low", "_high")]
+
+    text = (RESULTS / "monli.md").read_text(encoding="utf-8")
+    table = text[text.index("## Ablating and steering at the demo's sites") :].split("\n\n")[3]
+    for site, shown in (("blocks.0.hook_resid_post_w_h", "blocks.0.hook_resid_post@w_h"), ("blocks.5.hook_resid_post_cls", "blocks.5.hook_resid_post@cls")):
+        ablated = {r["split"]: r for r in read(f"ablate_{site}.csv")}
+        steered = {(r["direction"], float(r["scale"])): r for r in read(f"steer_{site}.csv")}
+        cells = [c.strip() for c in next(row for row in table.splitlines() if f"`{shown}`" in row).strip("|").split("|")]
+        for cell, row, key in ((cells[1], ablated["nmonli_test"], "change"), (cells[2], ablated["pmonli"], "change"),
+                               (cells[3], steered[("direction", 4.0)], "to_counterfactual"), (cells[4], steered[("random", 4.0)], "to_counterfactual")):
+            assert figures(cell) == pytest.approx(expected(row, key), abs=0.06), (shown, cell, key)

@@ -294,3 +294,21 @@ def test_a_sweep_agreement_that_is_only_the_contrast_between_groups_shows_it():
     assert "groups" in grouped["spearman"].method and "groups" not in loose["spearman"].method
     width = lambda e: e.high - e.low  # noqa: E731
     assert width(grouped["spearman"]) > 2 * width(loose["spearman"]), (grouped["spearman"], loose["spearman"])
+
+
+def test_the_screen_shows_its_progress_over_examples_and_locations(lab, capsys):
+    """``progress=True``: a bar over the gradient pass's examples and one over the locations' estimates; the counts
+    they are told add up to every example and every location; without it, nothing on stderr."""
+    from interp.api.screen import screen
+
+    examples = lab.task.examples(("nmonli_test",), per_split=6, seed=0)
+    rows, located = [], []
+    found = screen(lab.bind(examples), examples, examples, lab.locations(LOCATIONS), "lexrel", on_rows=rows.append,
+                   on_location=lambda: located.append(1))  # fmt: skip
+    assert sum(rows) == 6 and len(located) == 5 == len(found.rows)
+    capsys.readouterr()
+    lab.screen(examples, examples, LOCATIONS, variable="lexrel", progress=True)
+    err = capsys.readouterr().err
+    assert "screen: gradients" in err and " 0/6 " in err and "screen: estimates" in err and "/5 " in err, err[-500:]
+    lab.screen(examples, examples, LOCATIONS, variable="lexrel")
+    assert "screen:" not in capsys.readouterr().err

@@ -341,7 +341,7 @@ class IntervenableModel:
     ablate, steer = ablation.ablate, ablation.steer
 
     def screen(self, bases: Sequence, sources: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
-               qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
+               qk_fix: bool | None = None, graddrop: bool | None = None, progress: bool = False) -> ScreenResult:  # fmt: skip
         """Estimate ``variable``'s IIA at every location, for every base with every source, by attribution patching
         (one forward and one backward pass per example and label; Nanda 2023, Syed, Rager & Conmy 2023), rank, and with
         ``confirm`` K run the exact interchange at the top K and at K drawn at random from the rest, with their
@@ -350,7 +350,7 @@ class IntervenableModel:
         ``bases``, ``sources``: the task's examples (the same list twice for the square set). ``locations``: ``all``
         (every residual, component and head location at every role), ``heads``, ``components`` or a comma-separated
         list. ``qk_fix`` and ``graddrop``: AtP*'s refinements (Kramár et al. 2024, §3), the hf backend's (``None``: on
-        there, off on transformer-lens).
+        there, off on transformer-lens). ``progress``: bars for the gradient pass (examples) and the estimates (locations).
 
         Raises:
             ConfigError: naming ``bases=``, ``sources=``, ``variable=``, ``locations=``, ``confirm=``, ``qk_fix=`` or
@@ -363,7 +363,7 @@ class IntervenableModel:
         variable = self.task.check_variable(variable)
         found = screen_locations(self.locations, self.task.roles, locations)
         every = self.bind(list({e.id: e for e in [*bases, *sources]}.values()))
-        return screen(every, bases, sources, found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop)
+        return screen(every, bases, sources, found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop, progress=progress)
 
     # -- distributed alignment search ------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from interp.analysis.attribution import agreement, graddrop_robustness, site_estimate
 from interp.api.example_set import ExampleSet
@@ -100,12 +101,15 @@ def screen_locations(parse: Callable[[str], list[Location]], roles: Sequence[str
 
 
 def screen(every: ExampleSet, bases: Sequence, sources: Sequence, locations: Sequence[Location], variable: str, *, confirm: int = 0,
-           seed: int = 0, qk_fix: bool | None = None, graddrop: bool | None = None) -> ScreenResult:  # fmt: skip
+           seed: int = 0, qk_fix: bool | None = None, graddrop: bool | None = None, progress: bool = False,
+           on_rows: Callable[[int], None] | None = None, on_location: Callable[[], None] | None = None) -> ScreenResult:  # fmt: skip
     """Estimate the IIA of ``variable`` at every location for every base with every source (both among ``every``'s
     examples: the estimate is made over all of them and read at the bases' rows and the sources' columns), rank, and
     with ``confirm`` K > 0 run the exact interchange at the top K and at K drawn (``seed``) from the rest.
 
     ``qk_fix`` and ``graddrop`` (``None``: on where the runner has them, the hf backend; off on transformer-lens).
+    ``progress``: a bar over the gradient pass's examples and one over the locations' estimates (stderr); ``on_rows(k)``:
+    told after each batch of ``k`` examples of the gradient pass, ``on_location()`` after each location's estimate.
 
     Raises:
         ConfigError: naming ``confirm=`` below 0 or above the number of locations; a location an example lacks (as
@@ -122,22 +126,28 @@ def screen(every: ExampleSet, bases: Sequence, sources: Sequence, locations: Seq
     runner = every.binding.runner
     qk_fix = runner.atp_star if qk_fix is None else qk_fix
     graddrop = runner.atp_star if graddrop is None else graddrop
-    found = runner.gradients(every.encoded, list(locations), qk_fix=qk_fix, graddrop=graddrop)
-    own = every.logits()
-    rows, interval = [], ""
-    with warnings.catch_warnings():  # a split at chance is warned of once, not once per location
-        for i, loc in enumerate(locations):
-            if i == 1:
-                warnings.simplefilter("ignore", InterpWarning)
-            site = found[loc]
-            estimate = site_estimate(own, site, qk_fix)[base_rows][:, source_rows]
-            s = result_of_logits(every, bases, sources, loc, (variable,), estimate, None).summary(variable)
-            interval = s["interval"]
-            robust = graddrop_robustness(own, site)
-            rows.append({"location": str(loc), "estimated_iia": s["iia_causal"], "estimated_iia_low": s["iia_causal_low"],
-                         "estimated_iia_high": s["iia_causal_high"], "estimated_stays": s["stays_base_causal"],
-                         "estimated_copies": s["copies_source_causal"], "qk_fixed": qk_fix and site.qk_term is not None,
-                         "robustness": robust["robustness"], "cancels": robust["cancels"], "confirmed": ""})  # fmt: skip
+    with tqdm(total=len(every.encoded), desc="screen: gradients", unit="example", disable=not progress, leave=False) as bar:
+        found = runner.gradients(every.encoded, list(locations), qk_fix=qk_fix, graddrop=graddrop,
+                                 on_rows=lambda k: (bar.update(k), on_rows and on_rows(k)))  # fmt: skip
+    with tqdm(total=len(locations), desc="screen: estimates", unit="location", disable=not progress, leave=False) as bar:
+        own = every.logits()
+        rows, interval = [], ""
+        with warnings.catch_warnings():  # a split at chance is warned of once, not once per location
+            for i, loc in enumerate(locations):
+                if i == 1:
+                    warnings.simplefilter("ignore", InterpWarning)
+                site = found[loc]
+                estimate = site_estimate(own, site, qk_fix)[base_rows][:, source_rows]
+                s = result_of_logits(every, bases, sources, loc, (variable,), estimate, None).summary(variable)
+                interval = s["interval"]
+                robust = graddrop_robustness(own, site)
+                rows.append({"location": str(loc), "estimated_iia": s["iia_causal"], "estimated_iia_low": s["iia_causal_low"],
+                             "estimated_iia_high": s["iia_causal_high"], "estimated_stays": s["stays_base_causal"],
+                             "estimated_copies": s["copies_source_causal"], "qk_fixed": qk_fix and site.qk_term is not None,
+                             "robustness": robust["robustness"], "cancels": robust["cancels"], "confirmed": ""})  # fmt: skip
+                bar.update()
+                if on_location is not None:
+                    on_location()
     rows.sort(key=lambda r: -r["estimated_iia"])
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank

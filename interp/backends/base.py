@@ -99,10 +99,11 @@ class Runner(Protocol):
         ...
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
-                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
+                  graddrop: bool = False, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip
         """Each location's activations and the gradient of every label's logit with respect to them (one forward and
         one backward pass per label and batch, every location at once); with ``qk_fix`` and ``graddrop`` what AtP*'s
-        two refinements need (:func:`interp.engine.gradients.site_gradients`)."""
+        two refinements need (:func:`interp.engine.gradients.site_gradients`); ``on_rows(k)`` after each batch of ``k``
+        examples."""
         ...
 
     def precision(self, name: str) -> AbstractContextManager:

@@ -86,8 +86,8 @@ class HFRunner:
         return PairSuffix(self.model, encoded, location)
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
-                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
-        return site_gradients(self.model, encoded, locations, qk_fix=qk_fix, graddrop=graddrop)
+                  graddrop: bool = False, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip
+        return site_gradients(self.model, encoded, locations, qk_fix=qk_fix, graddrop=graddrop, on_rows=on_rows)
 
     def precision(self, name: str):
         return precision(self.model, name)

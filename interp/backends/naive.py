@@ -63,8 +63,8 @@ class NaiveRunner:
         return HookedPairs(hooked_rows(self.model, location), self.model, encoded, location, self.vectors(encoded, location), rows_per_pass=1)
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
-                  graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
-        return site_gradients(self.model, encoded, locations, batch_size=1, qk_fix=qk_fix, graddrop=graddrop)
+                  graddrop: bool = False, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip
+        return site_gradients(self.model, encoded, locations, batch_size=1, qk_fix=qk_fix, graddrop=graddrop, on_rows=on_rows)
 
     def precision(self, name: str):
         return precision(self.model, name)

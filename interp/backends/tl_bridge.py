@@ -285,7 +285,7 @@ class BridgeRunner:
         return HookedPairs(self._rows(location), self.bridge, encoded, location, self.vectors(encoded, location))
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False, graddrop: bool = False,
-                  batch_size: int = 64) -> dict[Location, SiteGradients]:  # fmt: skip
+                  batch_size: int = 64, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip
         """A zero tensor that requires a gradient added at each location's tokens of its bridge hook
         (:class:`~interp.engine.gradients.Probes`, as the Hugging Face runner adds them with PyTorch hooks); one backward
         pass per label.
@@ -305,6 +305,8 @@ class BridgeRunner:
                 hooks = [self._patch(loc, torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device),
                                      probes.at(loc)) for loc in locations]  # fmt: skip
                 fill(out, torch.tensor(chunk), probes.gradients(self._forward(*self._ids(encoded, chunk), hooks=hooks), locations))
+                if on_rows is not None:
+                    on_rows(len(chunk))
         return {loc: SiteGradients(*v) for loc, v in out.items()}
 
     @contextmanager

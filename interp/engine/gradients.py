@@ -118,14 +118,14 @@ def _zero_if_none(gradient: Tensor | None, like: Tensor) -> Tensor:
 
 
 def site_gradients(model, encoded: Sequence[Encoded], locations: Sequence[Location], batch_size: int = 64, *, qk_fix: bool = False,
-                   graddrop: bool = False) -> dict[Location, SiteGradients]:  # fmt: skip
+                   graddrop: bool = False, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip
     """Each location's activations, float32 ``[n, width]``, and the gradient of every label's logit with respect to
     them, float32 ``[n, labels, width]``, both on CPU (``width``: tokens × d_model, × d_head at one head's ``attn.hook_z``).
 
     ``qk_fix``: at each residual location that feeds a block's attention, the part of the gradient through that
     attention's probabilities and the exact change of those probabilities per pair (:mod:`interp.engine.atp_star`).
     ``graddrop``: for every layer at or after a location's block, its gradients with that layer's path dropped (of
-    each label's logit minus the first label's).
+    each label's logit minus the first label's). ``on_rows(k)``: told after each batch of ``k`` examples (a progress bar).
 
     Raises:
         ConfigError: an example lacks a role of a location, or token counts differ (:func:`location_tokens`); a
@@ -176,6 +176,8 @@ def site_gradients(model, encoded: Sequence[Encoded], locations: Sequence[Locati
                     for loc, gradients in probes.margin_gradients(logits, at).items():
                         out[loc].dropped[layer][rows] = gradients
                     dropping.layer = None
+                if on_rows is not None:
+                    on_rows(len(chunk))
     for loc, layer in qk.items():
         out[loc].qk_term = qk_terms(model, encoded, loc, out[loc].activations, hidden[layer], probabilities[layer], attention_grads[layer])
     return out

@@ -77,7 +77,8 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
         if progress:
             tqdm.write(f"{out}: this screen is already done (same model, examples and settings), reusing it")
         return done
-    found = lab.screen(examples, examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix, graddrop=config.graddrop)
+    found = lab.screen(examples, examples, config.locations, variable=config.variable, seed=config.seed, qk_fix=config.qk_fix,
+                       graddrop=config.graddrop, progress=progress)  # fmt: skip
     if config.confirm:
         top, drawn = confirmed_locations(found.rows, config.confirm, config.seed)
         exact = InterventionConfig(model=lab.model, out=str(out / "screen.h5"), locations=",".join([*top, *drawn]), variables=(found.variable,),

@@ -173,6 +173,7 @@ def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples,
     # the model's own predictions come once for the set, from the first location's pass that reads the sources' vectors
     assert predicted.call_count == 0 and passes.call_count == 1
     assert isinstance(found, interp.InterchangeSet) and found.locations == (LOCATION, other) and len(found) == 2
+    assert "a sweep of 2 locations, each interchanged on its own" in repr(found)  # not patched together, as pyvene's list is
     for location in (LOCATION, other):
         alone = lab.interchange(examples, examples, location, variables=("lexrel",))
         assert torch.equal(found[location].logits, alone.logits) and found[location].summary() == alone.summary()

@@ -304,7 +304,9 @@ class IntervenableModel:
         Args:
             bases, sources: the task's examples (the same list twice for the square set the graph and files need).
             location: where (one location; a bare site stands for ``variables``' roles); a list or tuple of locations
-                runs each and returns an :class:`~interp.api.results.InterchangeSet` (one table, one file).
+                is a sweep: each location interchanged on its own, one after another, never several together (pyvene
+                patches a list of representations together), returned as an
+                :class:`~interp.api.results.InterchangeSet` (one table, one file).
             variables: whose counterfactuals to compute (``None``: every variable of the task).
             naive: use the runner's one-pass-per-pair reference instead of its fast path.
 

@@ -298,7 +298,8 @@ def load_interventions(path: str | Path, location: str | None = None) -> Interch
 
 @dataclass(eq=False)
 class InterchangeSet:
-    """Interchange interventions of the same bases × sources at several locations: one :class:`InterchangeResult` per
+    """Interchange interventions of the same bases × sources at several locations, a sweep: each location interchanged
+    on its own (the rest of the model as in the base run), never several together; one :class:`InterchangeResult` per
     location, one table, one file.
 
     Usage::
@@ -352,7 +353,7 @@ class InterchangeSet:
         return save_results(path, list(self.results.values()), overwrite)
 
     def __repr__(self) -> str:
-        return f"InterchangeSet({len(self.results)} locations: {', '.join(self.results)})"
+        return f"InterchangeSet(a sweep of {len(self.results)} locations, each interchanged on its own: {', '.join(self.results)})"
 
 
 __all__ = ["InterchangeResult", "InterchangeSet", "load_interventions"]

@@ -76,6 +76,10 @@ _EXPORTS = {
     "DataSpec": "interp.api.specs",
     "SampleSpec": "interp.api.specs",
     "RunSpec": "interp.api.specs",
+    # examples of one's own: any sentences, their roles by word, span or token index
+    "Example": "interp.tasks.own",
+    "examples": "interp.tasks.own",
+    "read_examples": "interp.tasks.own",
     # tasks and causal models
     "Task": "interp.tasks.base",
     "Groups": "interp.tasks.base",

@@ -30,7 +30,9 @@ def setting(tiny_classifier_dir, monli_dir, mqnli_file):
 CASES = [
     ("an unknown device", lambda s: interp.IntervenableModel(s["dir"], s["lab"].task, device="tpu"), interp.ConfigError, "device='tpu': not a device"),
     ("a location that is a number", lambda s: s["lab"].interchange(s["ex"], s["ex"], 5), interp.ConfigError, "location= must be a location string"),
-    ("bases that are strings", lambda s: s["lab"].interchange(["a", "b"], s["ex"], LOCATION), interp.ConfigError, "bases=: example 0 .str. has no 'id'"),
+    # plain strings are examples of one's own (interp.examples), read at [CLS] only: a location at a word is refused
+    ("bases that are strings", lambda s: s["lab"].interchange(["a", "b"], s["ex"], LOCATION), interp.ConfigError, "example own:1 has no token role 'w_h'"),
+    ("bases that are numbers", lambda s: s["lab"].interchange([1, 2], s["ex"], LOCATION), interp.ConfigError, "bases=: example 0 .int. has no 'id'"),
     ("one string as bases", lambda s: s["lab"].interchange("ab", s["ex"], LOCATION), interp.ConfigError, "bases= must be a list"),
     ("no sources", lambda s: s["lab"].interchange(s["ex"], [], LOCATION), interp.ConfigError, "sources= is empty"),
     ("an intervention that is not one", lambda s: s["lab"].interchange(s["ex"], s["ex"], LOCATION, intervention="das"), interp.ConfigError, "intervention= must be an Intervention"),

@@ -24,7 +24,7 @@ from interp.analysis.chance import chance_messages
 from interp.analysis.chance import split_accuracies as accuracy_rows
 from interp.api.loading import IN_MEMORY, Classifier, load_model
 from interp.core.devices import pick_device
-from interp.core.errors import ConfigError, warn
+from interp.core.errors import ConfigError, named, warn
 from interp.hooks.encoding import input_view
 from interp.models.evaluation import check_fold, evaluate, trained_input
 from interp.models.labels import LabelReading
@@ -155,9 +155,11 @@ def _trained_input(model: str | Classifier) -> str:
 def split_accuracies(binding: "Binding", examples: Sequence, own: np.ndarray, *, warn_at_chance: bool = True) -> list[dict]:
     """The bound model's accuracy on each split among ``examples`` (its own task label ids ``own``, ``[n]``), with its
     Wilson interval, beside the majority label's share (:func:`interp.analysis.chance.split_accuracies`); with
-    ``warn_at_chance``, an :class:`~interp.core.errors.InterpWarning` for every split where it is not above chance."""
-    gold = np.array([binding.task.labels.index(e.label) for e in examples])
-    rows = accuracy_rows([getattr(e, "split", "examples") for e in examples], gold, own)
+    ``warn_at_chance``, an :class:`~interp.core.errors.InterpWarning` for every split where it is not above chance.
+    Examples of one's own without a label (:func:`interp.examples`) have no accuracy and are left out."""
+    kept = [i for i, e in enumerate(examples) if e.label is not None]
+    gold = np.array([binding.task.labels.index(examples[i].label) for i in kept], dtype=np.int64)
+    rows = accuracy_rows([getattr(examples[i], "split", "examples") for i in kept], gold, np.asarray(own)[kept])
     if warn_at_chance:
         for message in chance_messages(rows, f"model {binding.model.name!r}"):
             warn(message)
@@ -169,10 +171,17 @@ def evaluation_frame(binding: "Binding", examples: Sequence, own: np.ndarray) ->
     ``examples``, ``accuracy`` with ``accuracy_low`` and ``accuracy_high`` (0..1, the 95% Wilson interval),
     ``majority`` (the most common gold label's share, the null), ``at_chance`` (the interval does not lie above it),
     and per task label ``recall_<label>``: accuracy on the examples of that gold label (NaN where the split has none).
-    Warns at chance as :func:`split_accuracies` does."""
+    Warns at chance as :func:`split_accuracies` does.
+
+    Raises:
+        ConfigError: naming ``examples=``: an example of one's own without a gold label."""
     import pandas as pd
 
     labels = binding.task.labels
+    unlabelled = next((e for e in examples if e.label is None), None)
+    if unlabelled is not None:
+        raise ConfigError(f"{named('examples')}: example {unlabelled.id!r} has no gold label, so it has no accuracy; give labels=[...] "
+                          "(or the causal model's values=...) to interp.examples")  # fmt: skip
     gold = np.array([labels.index(e.label) for e in examples])
     splits = np.array([getattr(e, "split", "examples") for e in examples], dtype=object)
     rows = []

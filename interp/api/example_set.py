@@ -86,8 +86,9 @@ class ExampleSet(Sequence):
         return f"ExampleSet({len(self)} examples of {self.binding.task.name!r}, model {self.binding.model.name!r})"
 
     def has(self, examples: Sequence) -> bool:
-        """Whether every one of ``examples`` is in the set."""
-        return all(e.id in self._row for e in examples)
+        """Whether every one of ``examples`` is in the set: its id, and the example under that id equal to it (two
+        lists of one's own examples both number theirs ``own:1``, ...)."""
+        return all(e.id in self._row and self.examples[self._row[e.id]] == e for e in examples)
 
     def rows(self, examples: Sequence) -> list[int]:
         """Each example's row in the set.

@@ -79,10 +79,11 @@ def result_of_logits(every: ExampleSet, bases: Sequence, sources: Sequence, loca
     own = every.own_labels() if own_logits is None else binding.reading.predict(own_logits)
     split_accuracies(binding, list(every.examples), own)
     base_rows, source_rows = every.rows(bases), every.rows(sources)
+    causal_pred = counterfactuals(every, bases, sources, variables)  # first: it names an example of one's own without values
     return InterchangeResult(
         location=location, labels=labels, base_ids=tuple(e.id for e in bases), source_ids=tuple(e.id for e in sources), logits=logits,
         base_pred=own[base_rows], source_pred=own[source_rows], base_label=np.array([labels.index(e.label) for e in bases], dtype=np.int8),
-        causal_pred=counterfactuals(every, bases, sources, variables), values=variable_values(every, bases),
+        causal_pred=causal_pred, values=variable_values(every, bases),
         source_values=variable_values(every, sources), meta=file_meta(every, variables, [location], unit_size=len(bases)),
         read=binding.reading.read, examples=every.table().rows(base_rows), model=binding.model.identity(),
         source_groups=every.table().rows(source_rows).groups,

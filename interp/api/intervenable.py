@@ -236,12 +236,15 @@ class IntervenableModel:
         tokens = location_tokens(self.encode(examples), loc.roles, f"location {loc}")
         return len(tokens[0]) * loc.token_width(self.model.module.config)
 
-    def run_with_cache(self, examples: Sequence, locations: Sequence[Location]) -> dict[Location, Float[Tensor, "n flat"]]:
+    def run_with_cache(self, examples: Sequence, locations: str | Sequence[str | Location]) -> dict[Location, Float[Tensor, "n flat"]]:
         """One forward pass of ``examples`` as one padded batch, reading every location at once: each location's float32
         ``[n, tokens × width]`` on CPU (TransformerLens' ``run_with_cache``, at this task's token roles). The same
         vectors as :meth:`vectors`, which runs the model once per location; the model is not changed.
+
+        ``examples``: the task's, one's own (:func:`interp.examples`), or plain strings and ``(premise, hypothesis)``
+        pairs (read at ``cls``, the token the classifier reads); ``locations``: a comma-separated string or a list.
         """
-        return self.runner.read(self.encode(examples), list(locations))
+        return self.runner.read(self.encode(examples), self.locations(locations) if isinstance(locations, str) else [self.location(loc) for loc in locations])
 
     def gradients(self, examples: Sequence, locations: Sequence[str | Location]) -> dict[Location, SiteGradients]:
         """Each location's activations and the gradient of every label's logit with respect to them, float32

@@ -226,9 +226,15 @@ def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids,
     """One tokenized example with its roles aligned (:func:`encode_example`): ``offsets`` relative to each token's
     sentence, ``sequence_ids`` its sentence (0, 1, or ``None``)."""
     sentences = (example.premise, example.hypothesis)
-    given = getattr(example, "spans", None) or {}
+    given, indices = getattr(example, "spans", None) or {}, getattr(example, "tokens", None) or {}
     pieces = {}
     for role, word in example.words.items():
+        if role in indices:  # a token index into the whole input, negative from its end
+            index = indices[role] + (len(input_ids) if indices[role] < 0 else 0)
+            if not 0 <= index < len(input_ids):
+                raise DataError(f"{_where(example)}: {role} is token {indices[role]}, outside example {example.id}'s {len(input_ids)} tokens")
+            pieces[role] = (index,)
+            continue
         segment = role_segment(role)
         span = given.get(role)
         pieces[role] = (
@@ -250,6 +256,8 @@ def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids,
         raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
     if labels is None:  # an example that knows its own label id (a MoNLI Example)
         label_id = example.label_id
+    elif example.label is None:  # one of one's own, unlabelled (interp.tasks.own): read, never scored
+        label_id = -1
     elif example.label in labels:
         label_id = list(labels).index(example.label)
     else:

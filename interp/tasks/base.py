@@ -38,6 +38,7 @@ from interp.core.checks import check_int
 from interp.core.errors import ConfigError, DataError, InterpError, named
 from interp.core.subsets import seeded_subset
 from interp.models.labels import LabelReading, read_labels
+from interp.tasks.own import OWN_SPLIT, Example, as_examples
 from interp.tasks.stages import BehavioralStage, DemoPlan, fine_tuning
 
 
@@ -108,13 +109,14 @@ class Groups:
         return tuple(found)
 
 
-def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str]) -> str | None:
+def _example_problem(e: Any, i: int, labels: Sequence[str], roles: Sequence[str], unlabelled: bool = False) -> str | None:
     """What is wrong with ``e``, the ``i``-th example, as an example of a task with ``labels`` whose examples need
-    a word for each of ``roles``; ``None`` if nothing."""
-    lacking = [a for a in ("id", "premise", "hypothesis", "label") if not isinstance(getattr(e, a, None), str)]
+    a word for each of ``roles``; ``None`` if nothing. ``unlabelled``: a label of ``None`` is no problem (one's own)."""
+    lacking = [a for a in ("id", "premise", "hypothesis", "label") if not isinstance(getattr(e, a, None), str)
+               and not (unlabelled and a == "label" and getattr(e, a, None) is None)]  # fmt: skip
     if lacking:
         return f"example {i} ({type(e).__name__}) has no {lacking[0]!r} string; an example has id, premise, hypothesis, label, split and words"
-    if e.label not in labels:
+    if e.label not in labels and not (unlabelled and e.label is None):
         return f"example {e.id!r} has gold label {e.label!r}; the task's labels are {', '.join(labels)}"
     words = getattr(e, "words", None)
     missing = [r for r in roles if not isinstance(words, Mapping) or r not in words]
@@ -208,6 +210,11 @@ class Task:
             inferences, the polarity of the replaced position.
         groups: examples that are not independent draws (:class:`Groups`; MoNLI: its word pairs); every interval of
             IIA and DAS then resamples groups by default, and files keep each example's group. ``None``: examples.
+        own_values: the input values an example of one's own (:class:`interp.tasks.own.Example`) gives for the causal
+            model to apply to it (MoNLI: ``lexrel``, ``negated``); empty: the task reads none.
+        own: ``Example -> the task's example`` for one of one's own that gives :attr:`own_values` (its label the
+            causal model's; raises :class:`~interp.core.errors.ConfigError` naming the example where a value is bad
+            or a given label disagrees).
     """
 
     name: str
@@ -231,6 +238,8 @@ class Task:
     optional_roles: tuple[str, ...] = ()
     breakdown: Mapping[str, Callable[[Any], str]] = field(default_factory=dict)
     groups: Groups | None = None
+    own_values: tuple[str, ...] = ()
+    own: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -336,6 +345,13 @@ class Task:
         """
         if self.causal_model is None:
             raise ConfigError(f"task {self.name!r} has no causal model (behavioral only)")
+        plain = next((e for e in examples if isinstance(e, Example)), None)
+        if plain is not None:
+            how = (f"give values={{{', '.join(repr(v) + ': ...' for v in self.own_values)}}}" if self.own_values else
+                   f"task {self.name!r} reads no values of one's own")
+            raise ConfigError(f"example {plain.id!r} is one of your own without the input values the causal model of task {self.name!r} "
+                              f"needs: its counterfactual labels (IIA, DAS) are undefined; {how} (interp.examples(..., values=...)), or read the "
+                              "intervened logits alone (IntervenableModel.interchange_logits)")  # fmt: skip
         causal = self.causal_model(examples)
         if not isinstance(causal, CausalModel):
             raise ConfigError(f"task {self.name!r}: causal_model returned a {type(causal).__name__}, not a CausalModel")
@@ -410,15 +426,29 @@ class Task:
             raise ConfigError(f"{named('examples')} must be a list of task {self.name!r}'s examples (task.examples(...)), got {type(examples).__name__}")
         if not examples and not allow_empty:
             raise ConfigError(f"{named('examples')} is empty; give at least one example (task.examples(...))")
-        known = {*self.splits, *self.extra_splits}
-        required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles)
+        examples = [self._adopt(e) for e in as_examples(examples)]
+        known = {*self.splits, *self.extra_splits, OWN_SPLIT}
         for i, e in enumerate(examples):
-            problem = _example_problem(e, i, self.labels, required)
+            required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles) if not isinstance(e, Example) else ()
+            problem = _example_problem(e, i, self.labels, required, unlabelled=isinstance(e, Example))
             if problem is None and getattr(e, "split", None) not in known:
                 problem = f"example {e.id!r} is of split {getattr(e, 'split', None)!r}, which task {self.name!r} lacks ({', '.join(sorted(known))})"
             if problem:
                 raise ConfigError(f"{named('examples')}: {problem}; is it another task's?")
-        return list(examples)
+        return examples
+
+    def _adopt(self, e: Any) -> Any:
+        """An example of one's own that gives every one of :attr:`own_values` as the task's own example (:attr:`own`)."""
+        if not isinstance(e, Example) or self.own is None or not self.own_values:
+            return e
+        given = [v for v in self.own_values if v in e.values]
+        if not given:
+            return e
+        if len(given) < len(self.own_values):
+            raise ConfigError(f"{named('examples')}: example {e.id!r} gives {', '.join(given)} but not "
+                              f"{', '.join(v for v in self.own_values if v not in e.values)}; the causal model of task {self.name!r} needs "
+                              f"{', '.join(self.own_values)}")  # fmt: skip
+        return self.own(e)
 
     def file_attrs(self, variables: Sequence[str]) -> dict:
         """What a file made for this task records of it: its name, the alignment of ``variables``, and its own

@@ -19,13 +19,13 @@ files (``datasets/monli/SHA256SUMS`` in the repository lists the same sums).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from interp.core.checksums import dataset_dir, sha256_of
-from interp.core.errors import DataError
+from interp.core.errors import ConfigError, DataError, named
 from interp.core.jsonlines import json_record, read_lines
 from interp.core.subsets import hashed_split
 from interp.hooks.encoding import word_spans
@@ -96,7 +96,9 @@ class Example:
 
     ``id`` is ``<file stem>:<line number>`` (1-based), stable across runs; the
     sentence text is not a key (twelve pairs occur twice). ``depth`` is the
-    signed WordNet distance from the file; ``lexrel`` its sign.
+    signed WordNet distance from the file; ``lexrel`` its sign. An example of
+    one's own (:func:`from_own`) has ``split`` ``own``, ``depth`` ±1 and the
+    ``spans`` or ``tokens`` its roles were given by.
     """
 
     id: str
@@ -110,6 +112,8 @@ class Example:
     negated: bool
     split: str
     source: str
+    spans: Mapping[str, tuple[int, int]] | None = field(default=None, compare=False)
+    tokens: Mapping[str, int] | None = field(default=None, compare=False)
 
     @property
     def label_id(self) -> int:
@@ -313,3 +317,36 @@ def load_monli(
                 )
         examples.extend(read_split(path, name))
     return examples
+
+
+#: What an example of one's own gives for INFER to apply to it (:attr:`interp.tasks.base.Task.own_values`).
+OWN_VALUES: tuple[str, ...] = ("lexrel", "negated")
+
+_LEXRELS = {"forward": Lexrel.FORWARD, "⊏": Lexrel.FORWARD, "reverse": Lexrel.REVERSE, "⊐": Lexrel.REVERSE}
+
+
+def from_own(own: Any) -> Example:
+    """An example of one's own (:class:`interp.tasks.own.Example`, with ``w_p`` and ``w_h`` and :data:`OWN_VALUES`
+    given) as a MoNLI :class:`Example`: its label INFER's (entailment exactly where ⊏ and no negation, or ⊐ under
+    negation: Geiger, Richardson & Potts 2020, Figure 1), ``depth`` +1 for ⊏ and -1 for ⊐.
+
+    Raises:
+        ConfigError: naming ``examples=`` and the example: a role or value missing, ``lexrel`` not one of forward,
+            reverse, ⊏, ⊐, ``negated`` not a bool, or a given label that is not INFER's.
+    """
+    where = f"{named('examples')}: example {own.id!r}"
+    missing = [r for r in ("w_p", "w_h") if r not in own.words]
+    if missing:
+        raise ConfigError(f"{where} gives MoNLI's values but no word for {missing[0]} (roles={{'w_p': ..., 'w_h': ...}})")
+    lexrel, negated = _LEXRELS.get(str(own.values["lexrel"]).lower()), own.values["negated"]
+    if lexrel is None:
+        raise ConfigError(f"{where}: lexrel {own.values['lexrel']!r} is not one of {', '.join(_LEXRELS)}")
+    if not isinstance(negated, bool):
+        raise ConfigError(f"{where}: negated must be true or false, got {negated!r}")
+    label = "entailment" if (lexrel is Lexrel.FORWARD) != negated else "neutral"
+    if own.label is not None and own.label != label:
+        raise ConfigError(f"{where} is labelled {own.label!r}, but INFER gives {label!r} for lexrel {lexrel.symbol}"
+                          f"{' under negation' if negated else ' without negation'}")  # fmt: skip
+    return Example(id=own.id, premise=own.premise, hypothesis=own.hypothesis, label=label, w_p=own.words["w_p"], w_h=own.words["w_h"],
+                   depth=1 if lexrel is Lexrel.FORWARD else -1, lexrel=lexrel, negated=negated, split=own.split, source="your own examples",
+                   spans=dict(own.spans) or None, tokens=dict(own.tokens) or None)  # fmt: skip

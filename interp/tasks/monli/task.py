@@ -18,7 +18,7 @@ from __future__ import annotations
 from interp.tasks.base import NOT_ENTAILED, Groups, Task, WordPairs
 from interp.tasks.monli.align import ROLES
 from interp.tasks.monli.behavior import PLAN, TABLE_1
-from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, SPLITS, load_monli, read_generated
+from interp.tasks.monli.data import DERIVED_SPLITS, GENERATED_SPLITS, LABELS, OWN_VALUES, SPLITS, from_own, load_monli, read_generated
 from interp.tasks.monli.infer import infer_for, monli_inputs
 
 ALIGNMENT = {"lexrel": ("w_h",), "negated": ("cls",), "output": ("cls",)}
@@ -59,4 +59,6 @@ def monli_task(data_dir: str | None = None, verify_checksums: bool = True, data_
         behavioral=None if data_file else TABLE_1,  # the paper's Table 1 needs the released splits
         demo=None if data_file else PLAN,
         groups=WORD_PAIRS,
+        own_values=OWN_VALUES,
+        own=from_own,
     )

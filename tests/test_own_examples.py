@@ -1,0 +1,196 @@
+"""Examples of one's own (``interp.examples``): any sentences, roles by word, span or token index; read and patched as
+plain hooks on the model's own blocks read and patch them, on an encoder and a decoder; MoNLI's causal model applied
+where the values are given; a JSON-lines file of them; and the errors that name what is wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import interp
+from interp.tasks.own import Example, read_examples
+
+from decoders import decoder_model, tokenizer, tokenizer_kind
+
+pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
+
+PAIRS = [("the man does not own a dog", "the man does not own a mammal"), ("a woman holds a flower", "a woman holds a rose"),
+         ("a boy is eating a sandwich", "a boy is eating food")]  # fmt: skip
+ROLES = {"w_p": ["dog", "flower", (18, 26)], "w_h": ["mammal", (16, 20), "food"]}
+VALUES = [{"lexrel": "⊏", "negated": True}, {"lexrel": "⊐", "negated": False}, {"lexrel": "forward", "negated": False}]
+
+
+@pytest.fixture(scope="module")
+def task(monli_dir):
+    return interp.load_task("monli", data_dir=str(monli_dir))
+
+
+@pytest.fixture(scope="module")
+def wide_classifier_dir(tmp_path_factory, minilm_tokenizer):
+    """A random 2-layer BERT classifier with MoNLI's labels, initialized wide (0.2) so that a patch moves its logits."""
+    from conftest import _tiny_classifier
+
+    return _tiny_classifier(tmp_path_factory.mktemp("wide"), minilm_tokenizer, ("entailment", "neutral"), seed=4, initializer_range=0.2)
+
+
+def _blocks(module):
+    """The model's own list of blocks (encoder layers or decoder blocks), found by hand."""
+    inner = getattr(module, "inner", module)
+    base = inner.base_model
+    return base.encoder.layer if hasattr(base, "encoder") else getattr(base, "h", None) or base.layers
+
+
+def _by_hand(module, ids, types, block: int, position: int, vector=None):
+    """One plain forward pass with a hook on block ``block``'s output: it reads the hidden state at ``position`` and,
+    with ``vector``, writes it there first. Returns (the vector read, the logits)."""
+    seen = {}
+
+    def hook(_module, _inputs, output):
+        hidden = output[0] if isinstance(output, tuple) else output
+        if vector is not None:
+            hidden = hidden.clone()
+            hidden[0, position] = vector
+            output = (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+        seen["v"] = hidden[0, position].detach().clone()
+        return output
+
+    handle = _blocks(module)[block].register_forward_hook(hook)
+    try:
+        with torch.no_grad():
+            inputs = {"input_ids": torch.tensor([ids])}
+            if types is not None:
+                inputs["token_type_ids"] = torch.tensor([types])
+            logits = module(**inputs).logits[0]
+    finally:
+        handle.remove()
+    return seen["v"], logits
+
+
+def test_roles_by_word_span_and_token_index_become_the_examples_fields():
+    mine = interp.examples(PAIRS, ROLES, values=VALUES)
+    assert [e.id for e in mine] == ["own:1", "own:2", "own:3"] and all(e.split == "own" for e in mine)
+    assert mine[1].words == {"w_p": "flower", "w_h": "rose"} and mine[1].spans == {"w_h": (16, 20)}
+    assert mine[2].words["w_p"] == "sandwich" and mine[2].values == VALUES[2]
+    one = interp.examples(["a man sleeps"], {"w_h": -2}, labels=["neutral"], ids=["mine"])[0]
+    assert one == Example("a man sleeps", "", {"w_h": "<token -2>"}, {}, {"w_h": -2}, "neutral", {}, "mine")
+    assert interp.examples([{"premise": "a b", "hypothesis": "a c", "words": {"w_h": "c"}, "label": "neutral"}])[0].words == {"w_h": "c"}
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: interp.examples("a dog"), "pairs= must be a list"),
+    (lambda: interp.examples([3]), "pairs= item 0 is a int"),
+    (lambda: interp.examples(PAIRS, {"w_h": ["mammal"]}), r"roles\['w_h'\]=` must be a list of 3"),
+    (lambda: interp.examples(PAIRS[:1], {"w_h": "cat"}), "role w_h 'cat' does not occur as a whole word"),
+    (lambda: interp.examples([("a dog and a dog", "x")], {"w_p": "dog"}), r"occurs 2 times \(give its span"),
+    (lambda: interp.examples(PAIRS[:1], {"w_h": (5, 99)}), r"span \(5, 99\) is not inside"),
+    (lambda: interp.examples(PAIRS[:1], {"w_x": "man"}), "does not say its sentence"),
+    (lambda: interp.examples(PAIRS[:1], {"cls": 0}), "role 'cls' is the token the classifier reads"),
+    (lambda: interp.examples(PAIRS[:2], ids=["a", "a"]), "id 'a' is given to examples 0 and 1"),
+    (lambda: interp.examples(PAIRS[:1], labels=[3]), "label must be a string"),
+], ids=["not a list", "not a pair", "wrong length", "no such word", "word twice", "span outside", "role without sentence", "cls",
+        "same id", "label not a string"])  # fmt: skip
+def test_bad_examples_name_the_parameter_and_the_item(call, says):
+    with pytest.raises(interp.ConfigError, match=says):
+        call()
+
+
+def test_on_an_encoder_own_sentences_are_read_and_patched_as_plain_hooks_do(wide_classifier_dir, task, minilm_tokenizer):
+    """The vector at a word, a span and a token index, and an interchange of one sentence's vector into another's,
+    against a hook on the model's own block by hand (fp32, within 1e-5)."""
+    lab = interp.IntervenableModel(str(wide_classifier_dir), task)
+    mine = interp.examples(PAIRS, ROLES)
+    module = lab.model.module
+    for e in mine:
+        enc = minilm_tokenizer(e.premise, e.hypothesis, return_token_type_ids=True)
+        tokens = minilm_tokenizer.convert_ids_to_tokens(enc["input_ids"])
+        position = len(tokens) - 1 - tokens[::-1].index(e.words["w_h"])  # the hypothesis's word, found by hand
+        read, logits = _by_hand(module, enc["input_ids"], enc["token_type_ids"], 1, position)
+        assert torch.allclose(lab.vectors([e], "blocks.1.hook_resid_post@w_h")[0, 0], read, atol=1e-5)
+        assert torch.allclose(lab.predict([e])[0], logits, atol=1e-5)
+    patched = lab.interchange_logits(mine, mine, lab.location("blocks.0.hook_resid_post@w_h"))  # the first of two blocks
+    sources = lab.vectors(mine, "blocks.0.hook_resid_post@w_h")[:, 0]
+    for b, e in enumerate(mine):
+        enc = minilm_tokenizer(e.premise, e.hypothesis, return_token_type_ids=True)
+        position = lab.encode([e])[0].positions["w_h"]
+        for s in range(len(mine)):
+            _, by_hand = _by_hand(module, enc["input_ids"], enc["token_type_ids"], 0, position, sources[s])
+            assert torch.allclose(patched[b, s], by_hand, atol=1e-5)
+    assert (patched - patched[:, :1]).abs().amax() > 1e-2  # the null: some patch moves the logits
+    # any string, read at the token the classifier reads, with several locations in one pass
+    cache = lab.run_with_cache(["a man sleeps", ("a dog runs", "an animal runs")], "blocks.0.hook_resid_post@cls,blocks.1.hook_resid_post@cls")
+    for loc, got in cache.items():
+        assert torch.allclose(got, lab.vectors(["a man sleeps", ("a dog runs", "an animal runs")], loc)[:, 0], atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_on_a_decoder_own_sentences_are_read_and_patched_as_plain_hooks_do(family, task, monli_dir):
+    """On a decoder (after its template): a token index against a hook by hand, and a word role lands where the task's
+    own example with the same sentences puts it."""
+    tok = tokenizer(tokenizer_kind(family), str(monli_dir))
+    model = interp.load_model(decoder_model(family, tok), tok)
+    lab = interp.IntervenableModel(model, task)
+    real = task.examples(("nmonli_test",), n=2, seed=0)
+    mine = interp.examples([(e.premise, e.hypothesis) for e in real], {"w_p": [e.w_p for e in real], "w_h": [e.w_h for e in real]})
+    assert [enc.positions for enc in lab.encode(mine)] == [enc.positions for enc in lab.encode(real)]
+    at = interp.examples([(e.premise, e.hypothesis) for e in real], {"w_h": -3})
+    vectors = lab.vectors(at, "blocks.1.hook_resid_post@w_h")[:, 0]
+    patched = lab.interchange_logits(at, at, lab.location("blocks.1.hook_resid_post@w_h"))
+    for b, enc in enumerate(lab.encode(at)):
+        position = len(enc.input_ids) - 3
+        read, _ = _by_hand(model.module, list(enc.input_ids), None, 1, position)
+        assert torch.allclose(vectors[b], read, atol=1e-5)
+        for s in range(len(at)):
+            _, by_hand = _by_hand(model.module, list(enc.input_ids), None, 1, position, vectors[s])
+            assert torch.allclose(patched[b, s], by_hand.to(patched.dtype), atol=1e-5)
+    assert (patched - patched[:, :1]).abs().amax() > 1e-3  # the null: some patch moves the logits
+
+
+def test_monlis_causal_model_applies_where_the_values_are_given(tiny_classifier_dir, task):
+    """Values given: INFER labels the examples and counterfactuals follow; a released example rebuilt from its
+    sentences and values is the same example to the model. Without values, IIA is refused by name."""
+    lab = interp.IntervenableModel(str(tiny_classifier_dir), task)
+    mine = lab.bind(interp.examples(PAIRS, ROLES, values=VALUES)).examples
+    assert [e.label for e in mine] == ["neutral", "neutral", "entailment"]  # ⊏ under not; ⊐; ⊏
+    result = lab.interchange(mine, mine, "blocks.1.hook_resid_post@w_h", variables=("lexrel",))
+    # lexrel from the source, negation from the base: own:1 (not, ⊏) with own:2's ⊐ is entailed
+    assert result.causal_pred["lexrel"][0, 1] == task.labels.index("entailment") and result.summary("lexrel")["pairs"] == 9
+    real = task.examples(("nmonli_test",), n=3, seed=1)
+    rebuilt = interp.examples([(e.premise, e.hypothesis) for e in real], {"w_p": [e.w_p for e in real], "w_h": [e.w_h for e in real]},
+                              values=[{"lexrel": e.lexrel.value, "negated": e.negated} for e in real], labels=[e.label for e in real])  # fmt: skip
+    assert [e.label for e in lab.bind(rebuilt).examples] == [e.label for e in real]
+    assert torch.equal(lab.vectors(rebuilt, "blocks.1.hook_resid_post@w_h"), lab.vectors(real, "blocks.1.hook_resid_post@w_h"))
+    bare = interp.examples(PAIRS, ROLES)
+    with pytest.raises(interp.ConfigError, match=r"'own:1' is one of your own without the input values .* values=\{'lexrel'"):
+        lab.interchange(bare, bare, "blocks.1.hook_resid_post@w_h")
+    with pytest.raises(interp.ConfigError, match="has no gold label"):
+        lab.evaluate(bare)
+    for values, says in (([{"lexrel": "⊏"}], "gives lexrel but not negated"), ([{"lexrel": "up", "negated": True}], "lexrel 'up' is not one of"),
+                         ([{"lexrel": "⊏", "negated": "no"}], "negated must be true or false")):  # fmt: skip
+        with pytest.raises(interp.ConfigError, match=says):
+            lab.bind(interp.examples(PAIRS[:1], {"w_p": "dog", "w_h": "mammal"}, values=values))
+    with pytest.raises(interp.ConfigError, match="labelled 'entailment', but INFER gives 'neutral'"):
+        lab.bind(interp.examples(PAIRS[:1], {"w_p": "dog", "w_h": "mammal"}, values=VALUES[:1], labels=["entailment"]))
+
+
+def test_a_token_index_past_the_input_and_a_missing_role_are_named(tiny_classifier_dir, task):
+    lab = interp.IntervenableModel(str(tiny_classifier_dir), task)
+    with pytest.raises(interp.DataError, match="w_h is token 40, outside example own:1's 5 tokens"):
+        lab.vectors(interp.examples(["a man"], {"w_h": 40}), "blocks.1.hook_resid_post@w_h")
+    with pytest.raises(interp.ConfigError, match="example own:1 has no token role 'w_h'"):
+        lab.vectors(["a man"], "blocks.1.hook_resid_post@w_h")
+
+
+def test_a_json_lines_file_of_ones_own_reads_into_the_same_examples(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    lines = [{"premise": p, "hypothesis": h, "words": {"w_p": ROLES["w_p"][i]} if isinstance(ROLES["w_p"][i], str) else {},
+              "spans": {} if isinstance(ROLES["w_p"][i], str) else {"w_p": list(ROLES["w_p"][i])}, "values": VALUES[i]}
+             for i, (p, h) in enumerate(PAIRS)]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert read_examples(path) == interp.examples(PAIRS, {"w_p": ROLES["w_p"]}, values=VALUES)
+    for text, says in (('{"hypothesis": "x"}', "missing field 'premise'"), ('{"premise": "a b", "words": {"w_h": "z"}}', "role w_h 'z' does not occur"),
+                       ('{"premise": "a", "colour": 1}', "unknown field 'colour'")):  # fmt: skip
+        path.write_text('{"premise": "a"}\n' + text + "\n", encoding="utf-8")
+        with pytest.raises(interp.DataError, match=f"{path}:2: .*{says}"):
+            read_examples(path)

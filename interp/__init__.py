@@ -63,6 +63,7 @@ _EXPORTS = {
     "InterchangeSet": "interp.api.results",
     "load_interventions": "interp.api.results",
     "DasResult": "interp.api.das_result",
+    "JointResult": "interp.api.joint",
     "EffectResult": "interp.api.effects",
     "ablation_effect": "interp.api.effects",
     "steering_effect": "interp.api.effects",

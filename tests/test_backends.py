@@ -224,6 +224,12 @@ def _call(lab, examples, name: str):
         return [lab.ablate(few, SITE), lab.ablate(few, SITE, kind="mean", reference=examples)]
     if name == "steer":
         return lab.steer(few, SITE, torch.linspace(-1, 1, lab.width(few, SITE)), scale=2.0)
+    if name == "interchange_jointly":  # the sources' vectors read through the runner, the runs hooked on the model
+        res = lab.interchange_jointly(few, {"lexrel": examples, "negated": examples}, {"lexrel": SITE, "negated": COMPONENT}, per_base=2)
+        return [res.logits, torch.tensor(res.counterfactual)]
+    if name in ("path_patch", "path_patch_sweep"):
+        sweep = lab.path_patch_sweep(few[:3], few[:3], COMPONENT)[["direct", "direct_low", "total"]].to_numpy(dtype=float)
+        return [lab.path_patch(few, few, COMPONENT), torch.tensor(sweep)]
     if name in ("split_accuracies", "evaluate"):
         frame = lab.evaluate(examples)
         return frame[["examples", "accuracy", "accuracy_low", "accuracy_high"]].to_numpy(dtype=float)
@@ -240,7 +246,7 @@ def _call(lab, examples, name: str):
 
 PUBLIC = ("bind", "encode", "location", "locations", "predict", "vectors", "source_vectors", "width", "run_with_cache", "gradients",
           "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das", "screen", "ablate",
-          "steer")
+          "steer", "interchange_jointly", "path_patch", "path_patch_sweep")
 
 
 def test_the_parametrization_covers_every_public_call():

@@ -5,6 +5,7 @@ where the values are given; a JSON-lines file of them; and the errors that name 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -194,3 +195,32 @@ def test_a_json_lines_file_of_ones_own_reads_into_the_same_examples(tmp_path):
         path.write_text('{"premise": "a"}\n' + text + "\n", encoding="utf-8")
         with pytest.raises(interp.DataError, match=f"{path}:2: .*{says}"):
             read_examples(path)
+
+
+def test_a_file_of_ones_own_runs_through_the_commands_as_the_tasks_split_own(tiny_classifier_dir, monli_dir, tmp_path):
+    """``--data-file`` with a JSON-lines file of one's own: the task (MoNLI here) reads it as its one split, ``own``;
+    INFER labels the examples from their values; a bad line is one message naming the file and line, exit 2."""
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    path = tmp_path / "mine.jsonl"
+    lines = [{"premise": p, "hypothesis": h, "words": {"w_p": w_p, "w_h": w_h}, "values": v}
+             for (p, h), w_p, w_h, v in zip(PAIRS, ["dog", "flower", "sandwich"], ["mammal", "rose", "food"], VALUES)]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    common = ["--model", str(tiny_classifier_dir), "--data-file", str(path), "--data-dir", str(monli_dir)]
+    result = CliRunner().invoke(main, ["evaluate", *common], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^own +accuracy +[0-9.]+% +\([0-3]/3;", result.stdout, re.M), result.stdout  # the three, labelled by INFER
+    out = tmp_path / "iv.h5"
+    result = CliRunner().invoke(main, ["intervene", *common, "--locations", "blocks.0.hook_resid_post@w_h", "--out", str(out), "--quiet"],
+                                catch_exceptions=False)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import h5py
+
+    with h5py.File(out, "r") as f:
+        assert list(f["example_ids"].asstr()[:]) == ["own:1", "own:2", "own:3"]
+        assert f["lexrel/blocks.0.hook_resid_post@w_h"]["model_pred"].shape == (3, 3)
+    path.write_text(json.dumps(lines[0]) + "\n" + '{"premise": "a b", "words": {"w_h": "b"}}\n', encoding="utf-8")
+    bad = CliRunner().invoke(main, ["evaluate", *common])
+    assert bad.exit_code == 2 and f"{path}:2: role w_h 'b' does not occur" in bad.stderr, bad.output

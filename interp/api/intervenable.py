@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from jaxtyping import Float
 from torch import Tensor
 
-from interp.api import ablation, das
+from interp.api import ablation, das, joint, paths
 from interp.api.das_result import DasResult
 from interp.api.evaluation import evaluation_frame, split_accuracies
 from interp.api.example_set import Binding, ExampleSet
@@ -343,7 +343,13 @@ class IntervenableModel:
 
     #: ``lab.ablate(examples, location, kind="zero" | "mean", reference=None)`` and ``lab.steer(examples, location, vector,
     #: scale=1.0)``: logits float32 ``[n, n_model_labels]`` (:mod:`interp.api.ablation`).
-    ablate, steer = ablation.ablate, ablation.steer
+    #: ``lab.interchange_jointly(bases, {variable: sources}, alignment={variable: location}, per_base=16, seed=0)``: each
+    #: variable written from its own source in one run (:class:`~interp.api.joint.JointResult`, :mod:`interp.api.joint`).
+    #: ``lab.path_patch(bases, sources, sender)``: logits ``[bases, sources, labels]`` with the sender's change reaching the
+    #: readout through the residual stream alone; ``lab.path_patch_sweep(bases, sources, "heads@cls")``: direct beside
+    #: total effect per sender (:mod:`interp.api.paths`).
+    ablate, steer, interchange_jointly, path_patch, path_patch_sweep = (ablation.ablate, ablation.steer, joint.interchange_jointly,
+                                                                        paths.path_patch, paths.path_patch_sweep)  # fmt: skip
 
     def screen(self, bases: Sequence, sources: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
                qk_fix: bool | None = None, graddrop: bool | None = None, progress: bool = False) -> ScreenResult:  # fmt: skip

@@ -70,8 +70,11 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
 
 @main.command()
 @o.model()
-@o.output("HDF5 file to write.", click.Path(dir_okay=False), overwrite_help="Replace an --out that holds other interventions.")
-@click.option("--locations", required=True, help=_LOCATIONS_HELP)
+@o.output("HDF5 file to write (with --alignment: a JSON file).", click.Path(dir_okay=False), overwrite_help="Replace an --out that holds other interventions.")
+@click.option("--locations", default=None, help=_LOCATIONS_HELP + " Each location is interchanged on its own (a sweep); --alignment writes several together.")
+@click.option("--alignment", default=None, help="A joint intervention instead of --locations: VARIABLE=LOCATION,VARIABLE=LOCATION (e.g. "
+              "lexrel=blocks.1.hook_resid_post@w_h,negated=blocks.3.hook_resid_post@cls): in each run every variable's location is written "
+              "from its own source, --per-base source tuples drawn per base; reported beside each variable alone.")
 @o.data()
 @o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].")
 @click.option("--variable", default="lexrel", show_default=True, help="The task's causal variable(s) to compare with, comma-separated (monli: lexrel, negated, output).")
@@ -83,11 +86,24 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
     click.option("--unit-size", type=int, default=None,
                  help="Bases per unit of work (what an interruption can lose).  [default: 16 on a CPU, up to 512 on a GPU]"),
     click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16."),
+    click.option("--per-base", type=int, default=16, show_default=True, help="With --alignment: source tuples drawn per base (seeded by --seed)."),
 )
-def intervene(model, reading, output, locations, data, sample, variable, run, progress, engine):
-    """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes)."""
+def intervene(model, reading, output, locations, alignment, data, sample, variable, run, progress, engine):
+    """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes); with --alignment, several locations written together, each from its own source."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
+
+    per_base = engine.pop("per_base")
+    if (locations is None) == (alignment is None):
+        raise ConfigError("give --locations (each location on its own) or --alignment (several written together), not both or neither")
+    if alignment is not None:
+        from interp.jobs.joint import JointConfig, format_joint, parse_alignment, run_joint
+
+        config = JointConfig(model=o.classifier(model, reading), alignment=parse_alignment(alignment), data=data, sample=sample, run=run,
+                             per_base=per_base, **output)  # fmt: skip
+        click.echo(format_joint(*run_joint(config)))
+        click.echo(f"wrote {output['out']}")
+        return
 
     config = InterventionConfig(model=o.classifier(model, reading), locations=locations, variables=o.listed(variable, "--variable"), data=data,
                                 sample=sample, run=run, **output, **engine)  # fmt: skip

@@ -93,7 +93,7 @@ SKIP_CHECKSUMS = click.option("--skip-checksums", is_flag=True, help="Do not com
 TASK = click.option("--task", default="monli", show_default=True,
                     help="monli, mqnli, monotonicity-fragment, logic-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
 DATA_FILE = click.option("--data-file", type=click.Path(dir_okay=False), default=None,
-                         help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment or logic-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file.")  # fmt: skip
+                         help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment or logic-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file. Or, for any task, your own examples: one JSON object a line (premise, hypothesis, words, label, values), read as the task's one split, own.")  # fmt: skip
 
 
 def data(task: bool = True):

@@ -24,12 +24,13 @@ from interp.hooks.locations import Location
 AT = "at"
 
 
-def naive_forward(model, example: Encoded, pad_token_id: int = 0, **hooks) -> tuple[Tensor, dict]:
+def naive_forward(model, example: Encoded, pad_token_id: int = 0, extra_positions: dict | None = None, **hooks) -> tuple[Tensor, dict]:
     """One batch-1 forward pass of ``example`` under :func:`~interp.hooks.hooked` (``read=``, ``write=``): its logits,
-    float32 ``[labels]`` on CPU, and the trace of what was read."""
+    float32 ``[labels]`` on CPU, and the trace of what was read. ``extra_positions``: further roles' token indices
+    (``{role: int64 [1, tokens]}``, e.g. every token)."""
     device = next(model.parameters()).device
     batch = collate([example], pad_token_id)
-    with hooked(model, batch["positions"], **hooks) as trace:
+    with hooked(model, {**batch["positions"], **(extra_positions or {})}, **hooks) as trace:
         logits = model(**batch_inputs(model, batch, device)).logits
     return logits[0].float().cpu(), trace
 

@@ -150,7 +150,8 @@ def _checked_load(
             raise DataError(f"task {name!r}: its load returned {type(examples).__name__}, not a list of examples")
         seen: set[tuple[str, str]] = set()
         for i, e in enumerate(examples):
-            problem = _example_problem(e, i, labels, roles)
+            own = isinstance(e, Example)  # one's own: a label and every role optional (what needs them says so)
+            problem = _example_problem(e, i, labels, () if own else roles, unlabelled=own)
             if problem:
                 raise DataError(f"task {name!r}: {problem}")
             key = (getattr(e, "split", ""), e.id)  # splits may overlap (a lexical test inside a test): unique within one
@@ -426,7 +427,7 @@ class Task:
             raise ConfigError(f"{named('examples')} must be a list of task {self.name!r}'s examples (task.examples(...)), got {type(examples).__name__}")
         if not examples and not allow_empty:
             raise ConfigError(f"{named('examples')} is empty; give at least one example (task.examples(...))")
-        examples = [self._adopt(e) for e in as_examples(examples)]
+        examples = [self.adopt(e) for e in as_examples(examples)]
         known = {*self.splits, *self.extra_splits, OWN_SPLIT}
         for i, e in enumerate(examples):
             required = tuple(r for r in self.roles if r != "cls" and r not in self.optional_roles) if not isinstance(e, Example) else ()
@@ -437,8 +438,13 @@ class Task:
                 raise ConfigError(f"{named('examples')}: {problem}; is it another task's?")
         return examples
 
-    def _adopt(self, e: Any) -> Any:
-        """An example of one's own that gives every one of :attr:`own_values` as the task's own example (:attr:`own`)."""
+    def adopt(self, e: Any) -> Any:
+        """``e`` as the task reads it: an example of one's own (:class:`interp.tasks.own.Example`) that gives
+        :attr:`own_values` becomes the task's own example (:attr:`own`); anything else is returned as it is.
+
+        Raises:
+            ConfigError: naming ``examples=`` and the example: some of :attr:`own_values` given, not all; or as :attr:`own`.
+        """
         if not isinstance(e, Example) or self.own is None or not self.own_values:
             return e
         given = [v for v in self.own_values if v in e.values]

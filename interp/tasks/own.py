@@ -216,3 +216,41 @@ def _example(record: dict, i: int, where: str) -> Example:
         else:
             raise ConfigError(f"{where}: role {role} must be given by a word, a (start, end) span or a token index, got {spec!r}")
     return Example(premise, hypothesis, words, spans, tokens, label, dict(values), ident)
+
+
+def is_own_file(path: str | os.PathLike) -> bool:
+    """Whether ``path``'s first line is an example of one's own: a JSON object with ``premise`` and no field beyond
+    :data:`FIELDS` (a generated dataset's records carry fields of their own)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.loads(handle.readline())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(record, dict) and "premise" in record and set(record) <= set(FIELDS)
+
+
+def own_task(task, path: str | os.PathLike):
+    """``task`` reading a JSON-lines file of one's own (:func:`read_examples`) as its one split, ``own``: its labels,
+    roles, variables and causal model kept (applied where an example gives :attr:`Task.own_values
+    <interp.tasks.base.Task.own_values>`), its released splits, trainings and demo plan left out; intervals over
+    the task's groups where every example has what they need, else over examples."""
+    from dataclasses import replace
+
+    def load(splits):
+        return [task.adopt(e) for e in read_examples(path)] if OWN_SPLIT in splits else []
+
+    groups = task.groups
+    if groups is not None:
+        safe = groups.key
+
+        def key(e):
+            try:
+                return safe(e)
+            except Exception:  # noqa: BLE001 - an example without the roles the task's groups read is its own group
+                return e.id
+
+        groups = type(groups)(groups.unit, key)  # the task's Groups, its key made total
+    return replace(task, splits=(OWN_SPLIT,), load=load, default_splits=(OWN_SPLIT,), train_splits=(), extra_splits=(), behavioral=None,
+                   demo=None, eval_splits=(), stable_ids=False, groups=groups)  # fmt: skip

@@ -98,8 +98,9 @@ def task_for_file(spec: str, data_file: str | None) -> str:
     (``interp train --data-file runs/mqnli.jsonl``, as before tasks existed), else ``spec``."""
     if spec == "monli" and data_file:
         from interp.tasks.monli.data import is_monli_file
+        from interp.tasks.own import is_own_file
 
-        return spec if is_monli_file(data_file) else "mqnli"
+        return spec if is_monli_file(data_file) or is_own_file(data_file) else "mqnli"
     return spec
 
 
@@ -112,12 +113,17 @@ def resolve_task(
         spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
-        data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads.
+        data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads;
+            or, for any task, a JSON-lines file of one's own examples (:func:`interp.tasks.own.read_examples`), its one split ``own``.
 
     Raises:
         ConfigError: naming ``task=`` (the parameter of :func:`interp.api.loading.load_task` and :class:`~interp.api.specs.DataSpec` that holds ``spec``): an unknown name, ``mqnli`` or ``monotonicity-fragment`` without ``data_file`` (or another task with one), a file or module that does not import,
             no such function, or a function that fails or returns no ``Task``.
     """
+    from interp.tasks.own import is_own_file, own_task
+
+    if data_file and is_own_file(data_file):  # a file of one's own examples, read by the task it names
+        return own_task(resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums), data_file)
     if data_file and spec == "monli":
         from interp.tasks.monli.data import is_monli_file
 

@@ -1,0 +1,174 @@
+"""Joint interchange interventions (``lab.interchange_jointly``): two sites written in one run, each from its own source,
+against forward hooks written by hand on an encoder and a decoder; one variable alone is the single-site interchange;
+the counterfactual is INFER's with each variable from its own source; the draw is seeded and recorded."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import interp
+
+from decoders import decoder_model, tokenizer, tokenizer_kind
+
+pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
+
+ALIGNMENT = {"lexrel": "blocks.0.hook_resid_post@w_h", "negated": "blocks.1.hook_resid_post@cls"}
+
+
+@pytest.fixture(scope="module")
+def task(monli_dir):
+    return interp.load_task("monli", data_dir=str(monli_dir))
+
+
+@pytest.fixture(scope="module")
+def examples(task):
+    return task.examples(("pmonli", "nmonli_test"), per_split=4, seed=3)
+
+
+@pytest.fixture(scope="module")
+def encoder_lab(tmp_path_factory, minilm_tokenizer, task):
+    from conftest import _tiny_classifier
+
+    folder = _tiny_classifier(tmp_path_factory.mktemp("wide3"), minilm_tokenizer, ("entailment", "neutral"), seed=5, initializer_range=0.2)
+    return interp.IntervenableModel(str(folder), task)
+
+
+def _blocks(module):
+    inner = getattr(module, "inner", module)
+    base = inner.base_model
+    return base.encoder.layer if hasattr(base, "encoder") else getattr(base, "h", None) or base.layers
+
+
+def _by_hand(module, ids, types, writes):
+    """One plain forward pass with a hook on each written block's output replacing the hidden state at a position:
+    ``writes`` is ``[(block, position, vector)]``. The logits."""
+
+    def hook_for(position, vector):
+        def hook(_module, _inputs, output):
+            hidden = (output[0] if isinstance(output, tuple) else output).clone()
+            hidden[0, position] = vector
+            return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+        return hook
+
+    handles = [_blocks(module)[block].register_forward_hook(hook_for(position, vector)) for block, position, vector in writes]
+    try:
+        with torch.no_grad():
+            inputs = {"input_ids": torch.tensor([ids])}
+            if types is not None:
+                inputs["token_type_ids"] = torch.tensor([types])
+            return module(**inputs).logits[0]
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _check_against_hooks(lab, examples, alignment, per_base):
+    res = lab.interchange_jointly(examples, {v: examples for v in alignment}, alignment, per_base=per_base, seed=1)
+    by_id = {e.id: e for e in examples}
+    encoded = {e.id: enc for e, enc in zip(examples, lab.encode(examples))}
+    vectors = {v: dict(zip([e.id for e in examples], lab.vectors(examples, loc)[:, 0])) for v, loc in alignment.items()}
+    for r, base in enumerate(res.base_ids):
+        enc = encoded[base]
+        writes = []
+        for v, loc in alignment.items():
+            location = lab.location(loc)
+            role = location.roles[0]
+            writes.append((location.hidden_index - 1, enc.positions[role], vectors[v][res.source_ids[v][r]]))
+        types = list(enc.token_type_ids) if lab.model.template is None else None
+        by_hand = _by_hand(lab.model.module, list(enc.input_ids), types, writes)
+        assert torch.allclose(res.logits[r], by_hand.to(res.logits.dtype), atol=1e-5), (r, base)
+    assert by_id and (res.logits - lab.predict([by_id[b] for b in res.base_ids])).abs().amax() > 1e-3  # the null: writes move logits
+    return res
+
+
+def test_two_sites_each_from_its_own_source_equal_hooks_by_hand_on_an_encoder(encoder_lab, examples):
+    res = _check_against_hooks(encoder_lab, examples, ALIGNMENT, per_base=3)
+    assert len(res.base_ids) == 3 * len(examples) and res.per_base == 3
+    naive = encoder_lab.interchange_jointly(examples, {v: examples for v in ALIGNMENT}, ALIGNMENT, per_base=3, seed=1, naive=True)
+    assert naive.source_ids == res.source_ids and torch.allclose(naive.logits, res.logits, atol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_two_sites_each_from_its_own_source_equal_hooks_by_hand_on_a_decoder(family, task, examples, monli_dir):
+    tok = tokenizer(tokenizer_kind(family), str(monli_dir))
+    lab = interp.IntervenableModel(interp.load_model(decoder_model(family, tok), tok), task)
+    _check_against_hooks(lab, examples, {"lexrel": "blocks.0.hook_resid_post@w_h", "negated": "blocks.1.hook_resid_post@w_p"}, per_base=2)
+
+
+def test_one_variable_alone_is_the_single_site_interchange(encoder_lab, examples):
+    res = encoder_lab.interchange_jointly(examples, {"lexrel": examples}, {"lexrel": ALIGNMENT["lexrel"]}, per_base=4, seed=2)
+    grid = encoder_lab.interchange(examples, examples, ALIGNMENT["lexrel"], variables=("lexrel",))
+    row = {e.id: i for i, e in enumerate(examples)}
+    for r, (b, s) in enumerate(zip(res.base_ids, res.source_ids["lexrel"])):
+        assert torch.allclose(res.logits[r], grid.logits[row[b], row[s]], atol=1e-5)
+        assert res.counterfactual[r] == grid.causal_pred["lexrel"][row[b], row[s]]
+
+
+def test_the_counterfactual_takes_each_variable_from_its_own_source(encoder_lab, examples):
+    """INFER: entailment exactly where lexrel is ⊏ and there is no negation, or ⊐ under negation (Figure 1)."""
+    res = encoder_lab.interchange_jointly(examples, {v: examples for v in ALIGNMENT}, ALIGNMENT, per_base=6, seed=4)
+    by_id = {e.id: e for e in examples}
+    for r in range(len(res.base_ids)):
+        forward = by_id[res.source_ids["lexrel"][r]].lexrel.value == "forward"
+        negated = by_id[res.source_ids["negated"][r]].negated
+        assert res.labels[res.counterfactual[r]] == ("entailment" if forward != negated else "neutral")
+    assert len({(a, b) for a, b in zip(res.source_ids["lexrel"], res.source_ids["negated"])}) > len(examples)  # tuples, not a diagonal
+    again = encoder_lab.interchange_jointly(examples, {v: examples for v in ALIGNMENT}, ALIGNMENT, per_base=6, seed=4)
+    assert again.source_ids == res.source_ids  # seeded
+
+
+def test_the_result_states_its_nulls_and_saves_every_source(encoder_lab, examples, tmp_path):
+    res = encoder_lab.interchange_jointly(examples, {v: examples for v in ALIGNMENT}, ALIGNMENT, per_base=5)
+    s = res.summary()
+    assert s["rows"] == 40 and {"iia", "stays_base", "copies_lexrel", "copies_negated", "iia_causal"} <= set(s)
+    assert s["iia"].low <= float(s["iia"]) <= s["iia"].high and "word pairs" in s["interval"]
+    assert float(s["iia"]) == pytest.approx(float(np.mean(res.model_pred == res.counterfactual)))
+    assert "IIA" in repr(res) and "stays the base" in repr(res) and "copies negated" in repr(res)
+    path = res.save(tmp_path / "joint.json")
+    record = json.loads(path.read_text())
+    assert record["alignment"] == ALIGNMENT and len(record["rows"]) == 40
+    assert [row["source_negated"] for row in record["rows"]] == res.source_ids["negated"]
+    with pytest.raises(interp.OutputError, match="exists"):
+        res.save(path)
+
+
+@pytest.mark.parametrize("sources, alignment, options, says", [
+    ({"lexrel": None}, {"negated": "blocks.0.hook_resid_post@cls"}, {}, "must map the same variables"),
+    ({"colour": None}, {"colour": "blocks.0.hook_resid_post@cls"}, {}, "no such variable"),
+    ({"lexrel": None, "negated": None}, {"lexrel": "blocks.0.hook_resid_post@w_h", "negated": "blocks.0.hook_resid_post@w_h"}, {}, "one location for two"),
+    ({"lexrel": None}, {"lexrel": "blocks.0.hook_resid_post@w_h"}, {"per_base": 0}, "per_base=0"),
+], ids=["other variables", "unknown variable", "one location twice", "no tuples"])  # fmt: skip
+def test_a_bad_joint_intervention_names_the_parameter(encoder_lab, examples, sources, alignment, options, says):
+    with pytest.raises(interp.ConfigError, match=says):
+        encoder_lab.interchange_jointly(examples, {v: examples for v in sources}, alignment, **options)
+
+
+def test_the_command_runs_a_joint_intervention_beside_each_variable_alone(tiny_classifier_dir, monli_dir, tmp_path):
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    out = tmp_path / "joint.json"
+    args = ["intervene", "--model", str(tiny_classifier_dir), "--alignment", ",".join(f"{v}={loc}" for v, loc in ALIGNMENT.items()),
+            "--splits", "pmonli,nmonli_test", "--max-per-split", "6", "--per-base", "4", "--seed", "3", "--data-dir", str(monli_dir), "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("joint interchange (lexrel at blocks.0.hook_resid_post@w_h, negated at blocks.1.hook_resid_post@cls): 48 runs, 4 source")
+    assert any(line.startswith("lexrel alone at blocks.0.hook_resid_post@w_h: IIA ") for line in lines)
+    assert any(line.startswith("negated alone at blocks.1.hook_resid_post@cls: IIA ") for line in lines)
+    assert any("stays the base" in line and "copies the negated source" in line for line in lines) and "[95%]: " in result.stdout
+    record = json.loads(out.read_text())
+    assert record["per_base"] == 4 and record["seed"] == 3 and set(record["alone"]) == {"lexrel", "negated"} and len(record["rows"]) == 48
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 2 and "exists; pass --overwrite" in again.stderr  # nothing overwritten unless told
+    for extra, says in ((["--locations", "blocks.0.hook_resid_post@w_h"], "not both or neither"),):
+        bad = CliRunner().invoke(main, [*args[:-2], "--out", str(tmp_path / "x.json"), *extra])
+        assert bad.exit_code == 2 and says in bad.stderr, bad.output
+    bad = CliRunner().invoke(main, [*args[:4], "lexrel", *args[5:-2], "--out", str(tmp_path / "y.json")])
+    assert bad.exit_code == 2 and "is not VARIABLE=LOCATION" in bad.stderr and not (tmp_path / "y.json").exists()

@@ -170,6 +170,13 @@ def _tiny_classifier(path: Path, tokenizer, labels, seed: int, **config) -> Path
 
 
 @pytest.fixture(scope="session")
+def wide_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
+    """A random 2-block, 2-head BERT classifier with MoNLI's labels initialized wide (0.2), so that its outputs move
+    with every site a test writes."""
+    return _tiny_classifier(tmp_path_factory.mktemp("wide_classifier"), minilm_tokenizer, ("entailment", "neutral"), seed=4, initializer_range=0.2)
+
+
+@pytest.fixture(scope="session")
 def tiny_classifier_dir(tmp_path_factory, minilm_tokenizer) -> Path:
     """A random 2-layer BertForSequenceClassification with MoNLI's labels."""
     return _tiny_classifier(tmp_path_factory.mktemp("tiny_classifier"), minilm_tokenizer, ("entailment", "neutral"), seed=1)

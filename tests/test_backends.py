@@ -26,22 +26,6 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-@pytest.fixture(scope="module")
-def wide_classifier_dir(tmp_path_factory, minilm_tokenizer):
-    """A random 2-block, 2-head BERT classifier initialized wide (0.2), so its outputs move with every site; saved with the tokenizer."""
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(4)
-    labels = {0: "entailment", 1: "neutral"}
-    config = BertConfig(vocab_size=minilm_tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=128, num_labels=2, initializer_range=0.2,
-                        id2label=labels, label2id={v: k for k, v in labels.items()})  # fmt: skip
-    path = tmp_path_factory.mktemp("wide_classifier")
-    BertForSequenceClassification(config).save_pretrained(path, safe_serialization=True)
-    minilm_tokenizer.save_pretrained(path)
-    return path
-
-
 def _every_site(model) -> list[Location]:
     layers, heads = model.config.num_hidden_layers, model.config.num_attention_heads
     return all_locations(layers, ["cls", "w_h"]) + component_locations(layers, ["cls", "w_h"], n_heads=heads) + component_locations(layers, ["w_h"])

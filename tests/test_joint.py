@@ -13,6 +13,7 @@ import torch
 import interp
 
 from decoders import decoder_model, tokenizer, tokenizer_kind
+from hand_hooks import by_hand
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
 
@@ -30,41 +31,8 @@ def examples(task):
 
 
 @pytest.fixture(scope="module")
-def encoder_lab(tmp_path_factory, minilm_tokenizer, task):
-    from conftest import _tiny_classifier
-
-    folder = _tiny_classifier(tmp_path_factory.mktemp("wide3"), minilm_tokenizer, ("entailment", "neutral"), seed=5, initializer_range=0.2)
-    return interp.IntervenableModel(str(folder), task)
-
-
-def _blocks(module):
-    inner = getattr(module, "inner", module)
-    base = inner.base_model
-    return base.encoder.layer if hasattr(base, "encoder") else getattr(base, "h", None) or base.layers
-
-
-def _by_hand(module, ids, types, writes):
-    """One plain forward pass with a hook on each written block's output replacing the hidden state at a position:
-    ``writes`` is ``[(block, position, vector)]``. The logits."""
-
-    def hook_for(position, vector):
-        def hook(_module, _inputs, output):
-            hidden = (output[0] if isinstance(output, tuple) else output).clone()
-            hidden[0, position] = vector
-            return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
-
-        return hook
-
-    handles = [_blocks(module)[block].register_forward_hook(hook_for(position, vector)) for block, position, vector in writes]
-    try:
-        with torch.no_grad():
-            inputs = {"input_ids": torch.tensor([ids])}
-            if types is not None:
-                inputs["token_type_ids"] = torch.tensor([types])
-            return module(**inputs).logits[0]
-    finally:
-        for handle in handles:
-            handle.remove()
+def encoder_lab(wide_classifier_dir, task):
+    return interp.IntervenableModel(str(wide_classifier_dir), task)
 
 
 def _check_against_hooks(lab, examples, alignment, per_base):
@@ -80,8 +48,8 @@ def _check_against_hooks(lab, examples, alignment, per_base):
             role = location.roles[0]
             writes.append((location.hidden_index - 1, enc.positions[role], vectors[v][res.source_ids[v][r]]))
         types = list(enc.token_type_ids) if lab.model.template is None else None
-        by_hand = _by_hand(lab.model.module, list(enc.input_ids), types, writes)
-        assert torch.allclose(res.logits[r], by_hand.to(res.logits.dtype), atol=1e-5), (r, base)
+        _, logits = by_hand(lab.model.module, enc.input_ids, types, writes=writes)
+        assert torch.allclose(res.logits[r], logits.to(res.logits.dtype), atol=1e-5), (r, base)
     assert by_id and (res.logits - lab.predict([by_id[b] for b in res.base_ids])).abs().amax() > 1e-3  # the null: writes move logits
     return res
 

@@ -14,6 +14,7 @@ import interp
 from interp.tasks.own import Example, read_examples
 
 from decoders import decoder_model, tokenizer, tokenizer_kind
+from hand_hooks import by_hand
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
 
@@ -26,47 +27,6 @@ VALUES = [{"lexrel": "⊏", "negated": True}, {"lexrel": "⊐", "negated": False
 @pytest.fixture(scope="module")
 def task(monli_dir):
     return interp.load_task("monli", data_dir=str(monli_dir))
-
-
-@pytest.fixture(scope="module")
-def wide_classifier_dir(tmp_path_factory, minilm_tokenizer):
-    """A random 2-layer BERT classifier with MoNLI's labels, initialized wide (0.2) so that a patch moves its logits."""
-    from conftest import _tiny_classifier
-
-    return _tiny_classifier(tmp_path_factory.mktemp("wide"), minilm_tokenizer, ("entailment", "neutral"), seed=4, initializer_range=0.2)
-
-
-def _blocks(module):
-    """The model's own list of blocks (encoder layers or decoder blocks), found by hand."""
-    inner = getattr(module, "inner", module)
-    base = inner.base_model
-    return base.encoder.layer if hasattr(base, "encoder") else getattr(base, "h", None) or base.layers
-
-
-def _by_hand(module, ids, types, block: int, position: int, vector=None):
-    """One plain forward pass with a hook on block ``block``'s output: it reads the hidden state at ``position`` and,
-    with ``vector``, writes it there first. Returns (the vector read, the logits)."""
-    seen = {}
-
-    def hook(_module, _inputs, output):
-        hidden = output[0] if isinstance(output, tuple) else output
-        if vector is not None:
-            hidden = hidden.clone()
-            hidden[0, position] = vector
-            output = (hidden, *output[1:]) if isinstance(output, tuple) else hidden
-        seen["v"] = hidden[0, position].detach().clone()
-        return output
-
-    handle = _blocks(module)[block].register_forward_hook(hook)
-    try:
-        with torch.no_grad():
-            inputs = {"input_ids": torch.tensor([ids])}
-            if types is not None:
-                inputs["token_type_ids"] = torch.tensor([types])
-            logits = module(**inputs).logits[0]
-    finally:
-        handle.remove()
-    return seen["v"], logits
 
 
 def test_roles_by_word_span_and_token_index_become_the_examples_fields():
@@ -107,7 +67,7 @@ def test_on_an_encoder_own_sentences_are_read_and_patched_as_plain_hooks_do(wide
         enc = minilm_tokenizer(e.premise, e.hypothesis, return_token_type_ids=True)
         tokens = minilm_tokenizer.convert_ids_to_tokens(enc["input_ids"])
         position = len(tokens) - 1 - tokens[::-1].index(e.words["w_h"])  # the hypothesis's word, found by hand
-        read, logits = _by_hand(module, enc["input_ids"], enc["token_type_ids"], 1, position)
+        read, logits = by_hand(module, enc["input_ids"], enc["token_type_ids"], read=(1, position))
         assert torch.allclose(lab.vectors([e], "blocks.1.hook_resid_post@w_h")[0, 0], read, atol=1e-5)
         assert torch.allclose(lab.predict([e])[0], logits, atol=1e-5)
     patched = lab.interchange_logits(mine, mine, lab.location("blocks.0.hook_resid_post@w_h"))  # the first of two blocks
@@ -116,8 +76,8 @@ def test_on_an_encoder_own_sentences_are_read_and_patched_as_plain_hooks_do(wide
         enc = minilm_tokenizer(e.premise, e.hypothesis, return_token_type_ids=True)
         position = lab.encode([e])[0].positions["w_h"]
         for s in range(len(mine)):
-            _, by_hand = _by_hand(module, enc["input_ids"], enc["token_type_ids"], 0, position, sources[s])
-            assert torch.allclose(patched[b, s], by_hand, atol=1e-5)
+            _, logits = by_hand(module, enc["input_ids"], enc["token_type_ids"], writes=[(0, position, sources[s])])
+            assert torch.allclose(patched[b, s], logits, atol=1e-5)
     assert (patched - patched[:, :1]).abs().amax() > 1e-2  # the null: some patch moves the logits
     # any string, read at the token the classifier reads, with several locations in one pass
     cache = lab.run_with_cache(["a man sleeps", ("a dog runs", "an animal runs")], "blocks.0.hook_resid_post@cls,blocks.1.hook_resid_post@cls")
@@ -140,11 +100,11 @@ def test_on_a_decoder_own_sentences_are_read_and_patched_as_plain_hooks_do(famil
     patched = lab.interchange_logits(at, at, lab.location("blocks.1.hook_resid_post@w_h"))
     for b, enc in enumerate(lab.encode(at)):
         position = len(enc.input_ids) - 3
-        read, _ = _by_hand(model.module, list(enc.input_ids), None, 1, position)
+        read, _ = by_hand(model.module, enc.input_ids, read=(1, position))
         assert torch.allclose(vectors[b], read, atol=1e-5)
         for s in range(len(at)):
-            _, by_hand = _by_hand(model.module, list(enc.input_ids), None, 1, position, vectors[s])
-            assert torch.allclose(patched[b, s], by_hand.to(patched.dtype), atol=1e-5)
+            _, logits = by_hand(model.module, enc.input_ids, writes=[(1, position, vectors[s])])
+            assert torch.allclose(patched[b, s], logits.to(patched.dtype), atol=1e-5)
     assert (patched - patched[:, :1]).abs().amax() > 1e-3  # the null: some patch moves the logits
 
 

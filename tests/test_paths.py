@@ -28,11 +28,8 @@ def examples(task):
 
 
 @pytest.fixture(scope="module")
-def encoder_lab(tmp_path_factory, minilm_tokenizer, task):
-    from conftest import _tiny_classifier
-
-    folder = _tiny_classifier(tmp_path_factory.mktemp("wide_paths"), minilm_tokenizer, ("entailment", "neutral"), seed=6, initializer_range=0.2)
-    return interp.IntervenableModel(str(folder), task)
+def encoder_lab(wide_classifier_dir, task):
+    return interp.IntervenableModel(str(wide_classifier_dir), task)
 
 
 def _check(lab, examples):

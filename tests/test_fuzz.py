@@ -283,7 +283,8 @@ def _stand_in(config, *args, **kwargs):
     raise Reached
 
 
-CALLS = {"das": ["interp.jobs.das.run_das", "interp.jobs.das.score_saved"], "intervene": ["interp.jobs.intervene.run_interventions"],
+CALLS = {"das": ["interp.jobs.das.run_das", "interp.jobs.das.score_saved"],
+         "intervene": ["interp.jobs.intervene.run_interventions", "interp.jobs.joint.run_joint"], "path-sweep": ["interp.jobs.paths.run_path_sweep"],
          "cache": ["interp.jobs.cache.build_cache"], "probe": ["interp.jobs.probe_sweep.run_probe_sweep"],
          "location-sweep": ["interp.jobs.location_sweep.run_location_sweep"], "head-sweep": ["interp.jobs.head_sweep.run_head_sweep"],
          "train": ["interp.jobs.train.train", "interp.jobs.iit.train_iit"], "demo": ["interp.jobs.demo.run_demo"],
@@ -300,7 +301,7 @@ def test_any_flags_give_exit_2_and_one_line_or_settings_that_validate(command, t
     out = tmp_path_factory.mktemp("cli") / "out"
     good = {"--model": tiny_classifier_dir, "--out": out, "--data-dir": monli_dir, "--cache": out / "missing.h5", "--locations": LOCATION,
             "--original": "monli:pmonli", "--challenge": "monli:nmonli_train"}  # fmt: skip
-    given_always = ("--model", "--out", "--data-dir")
+    given_always = ("--model", "--out", "--data-dir", *(("--locations",) if command == "intervene" else ()))  # or --alignment, never both
     base = [str(a) for p in main.commands[command].params if p.opts[0] in good and (p.required or p.opts[0] in given_always)
             for a in (p.opts[0], good[p.opts[0]])]  # fmt: skip
 

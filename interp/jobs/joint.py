@@ -52,18 +52,18 @@ def parse_alignment(text: str) -> dict[str, str]:
     """``"lexrel=LOC,negated=LOC"`` as ``{"lexrel": "LOC", "negated": "LOC"}``.
 
     Raises:
-        ConfigError: naming ``--alignment``: an item without ``=``, or a variable named twice.
+        ConfigError: naming ``alignment=`` (``--alignment``): an item without ``=``, or a variable named twice.
     """
     found: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         variable, sep, location = item.partition("=")
         if not sep or not variable.strip() or not location.strip():
-            raise ConfigError(f"--alignment {text!r}: {item!r} is not VARIABLE=LOCATION (e.g. lexrel=blocks.1.hook_resid_post@w_h)")
+            raise ConfigError(f"{named('alignment', repr(text))}: {item!r} is not VARIABLE=LOCATION (e.g. lexrel=blocks.1.hook_resid_post@w_h)")
         if variable.strip() in found:
-            raise ConfigError(f"--alignment {text!r}: variable {variable.strip()!r} is named twice")
+            raise ConfigError(f"{named('alignment', repr(text))}: variable {variable.strip()!r} is named twice")
         found[variable.strip()] = location.strip()
     if not found:
-        raise ConfigError("--alignment names no variable; give VARIABLE=LOCATION,VARIABLE=LOCATION")
+        raise ConfigError(f"{named('alignment')} names no variable; give VARIABLE=LOCATION,VARIABLE=LOCATION")
     return found
 
 
@@ -76,7 +76,7 @@ def run_joint(config: JointConfig) -> tuple[JointResult, dict[str, JointResult]]
     """
     if config.out is not None:  # before the model loads
         if Path(config.out).exists() and not config.overwrite:
-            raise OutputError(f"{named('out', config.out)} exists; pass --overwrite (overwrite=True) to replace it")
+            raise OutputError(f"{named('out', config.out)} exists; pass {named('overwrite', True)} to replace it")
         require_writable(Path(config.out))
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)

@@ -49,7 +49,7 @@ def run_path_sweep(config: PathSweepConfig):
     target = None if config.out is None else Path(config.out) / "paths.csv"
     if target is not None:
         if target.exists() and not config.overwrite:
-            raise OutputError(f"{named('out', config.out)} holds paths.csv; pass --overwrite (overwrite=True) to replace it")
+            raise OutputError(f"{named('out', config.out)} holds paths.csv; pass {named('overwrite', True)} to replace it")
         require_writable(target)
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)

@@ -88,3 +88,15 @@ def test_the_command_writes_each_senders_direct_and_total_effect(tiny_classifier
     assert again.exit_code == 2 and "holds paths.csv; pass --overwrite" in again.stderr
     bad = CliRunner().invoke(main, [*args[:4], "blocks.0.hook_resid_post@w_h", *args[5:-2], "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "a residual-stream location" in bad.stderr and not (tmp_path / "b").exists()
+
+
+def test_the_printout_ranks_by_direct_effect_then_by_total():
+    import pandas as pd
+
+    from interp.jobs.paths import format_path_sweep
+
+    rows = [("a", 0.0, 0.0), ("b", 0.0, 0.3), ("c", 0.2, 0.1), ("d", 0.0, 0.1)]
+    frame = pd.DataFrame([{"sender": s, "direct": d, "direct_low": d, "direct_high": d, "total": t, "total_low": t, "total_high": t,
+                           "pairs": 9, "interval": "over 3 word pairs"} for s, d, t in rows])  # fmt: skip
+    shown = [line.split()[0] for line in format_path_sweep(frame, top=3).splitlines()[1:4]]
+    assert shown == ["c", "b", "d"]

@@ -63,13 +63,14 @@ def run_path_sweep(config: PathSweepConfig):
 
 
 def format_path_sweep(frame, top: int = 10) -> str:
-    """The ``top`` senders by direct effect: each its direct effect (sender → readout alone) and total effect (every
-    path), as the share of pairs whose label moves, each with its 95% interval; then what the intervals resample."""
-    rows = frame.sort_values("direct", ascending=False).head(top)
+    """The ``top`` senders by direct effect, then by total (a sender at a token the classifier does not read has no
+    direct path): each its direct effect (sender → readout alone) and total effect (every path), as the share of pairs
+    whose label moves, each with its 95% interval; then what the intervals resample."""
+    rows = frame.sort_values(["direct", "total"], ascending=False, kind="stable").head(top)
     width = max(len(s) for s in rows.sender) if len(rows) else 6
     lines = [f"{'sender':<{width}}  direct (to the readout alone)  total (every path)   [labels moved off the base's own, of {int(frame.pairs.iloc[0])} pairs]"]
     for r in rows.itertuples():
         lines.append(f"{r.sender:<{width}}  {r.direct:.3f} [{r.direct_low:.3f}, {r.direct_high:.3f}]         "
                      f"{r.total:.3f} [{r.total_low:.3f}, {r.total_high:.3f}]")  # fmt: skip
-    lines.append(f"(the {len(rows)} of {len(frame)} senders with the largest direct effect) [95%]: {frame.interval.iloc[0]}")
+    lines.append(f"(the {len(rows)} of {len(frame)} senders with the largest direct effect, then total) [95%]: {frame.interval.iloc[0]}")
     return "\n".join(lines)

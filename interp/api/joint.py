@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -71,14 +72,16 @@ class JointResult:
     per_base: int
     meta: dict = field(default_factory=dict)
 
+    @cached_property
     def _bootstrap(self) -> tuple[ExampleBootstrap, np.ndarray]:
+        """The bases' bootstrap (one per result: every figure of it shares the replicates) and each row's base."""
         keys, index = np.unique(np.asarray(self.base_ids), return_inverse=True)
         group_of = dict(zip(self.base_ids, self.groups))
         boot = ExampleBootstrap(len(keys), 1, square=False, base_groups=[group_of[k] for k in keys], source_groups=["all"], unit=self.unit)
         return boot, index
 
     def _estimate(self, hits: np.ndarray, rows: np.ndarray) -> Estimate:
-        boot, index = self._bootstrap()
+        boot, index = self._bootstrap
         hits = np.asarray(hits, dtype=bool)[rows]
         value = float(hits.mean()) if len(hits) else float("nan")
         return boot.interval(value, boot.pair_share(index[rows], np.zeros(len(hits), dtype=np.int64), hits))
@@ -119,8 +122,9 @@ class JointResult:
                      agrees=self.model_pred == self.counterfactual, causal=self.causal)  # fmt: skip
         return pd.DataFrame(frame)
 
-    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the result as JSON (alignment, draw, every row's base and sources, the labels and the summary).
+    def save(self, path: str | Path, *, overwrite: bool = False, alone: Mapping[str, "JointResult"] | None = None) -> Path:
+        """Write the result as JSON (alignment, draw, every row's base and sources, the labels and the summary; with
+        ``alone``, each variable's own run's summary under ``"alone"``), staged and moved into place.
 
         Raises:
             OutputError: the file exists (unless ``overwrite``), or cannot be written.
@@ -128,9 +132,10 @@ class JointResult:
         path = Path(path)
         if path.exists() and not overwrite:
             raise OutputError(f"{path} exists; pass overwrite=True to replace it")
-        summary = {k: ([float(v), v.low, v.high] if isinstance(v, Estimate) else v) for k, v in self.summary().items()}
         record = {"format": "interp.joint/1", "alignment": self.alignment, "seed": self.seed, "per_base": self.per_base, "labels": list(self.labels),
-                  "meta": self.meta, "summary": summary, "rows": self.to_frame().to_dict(orient="records")}  # fmt: skip
+                  "meta": self.meta, "summary": _plain(self.summary()), "rows": self.to_frame().to_dict(orient="records")}  # fmt: skip
+        if alone:
+            record["alone"] = {v: _plain(r.summary()) for v, r in alone.items()}
         staged = path.with_name(path.name + ".partial")
         try:
             staged.write_text(json.dumps(record, indent=1, default=lambda x: x.item() if hasattr(x, "item") else str(x)), encoding="utf-8")
@@ -146,6 +151,11 @@ class JointResult:
         copies = ", ".join(f"copies {v} {s[f'copies_{v}']!r}" for v in self.alignment)
         return (f"JointResult({sites}: {s['rows']} runs ({self.per_base} source tuples a base), IIA {s['iia']!r}; stays the base "
                 f"{s['stays_base']!r}, {copies}; {s['interval']})")
+
+
+def _plain(summary: dict) -> dict:
+    """A summary as JSON holds it: each estimate as ``[value, low, high]``."""
+    return {k: ([float(v), v.low, v.high] if isinstance(v, Estimate) else v) for k, v in summary.items()}
 
 
 def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], alignment: Mapping[str, object], *, per_base: int = 16,

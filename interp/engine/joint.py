@@ -16,14 +16,15 @@ reference: one hooked batch-1 pass per row.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Callable, Mapping, Sequence
 
 import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from interp.engine.batched import length_groups
 from interp.engine.naive import naive_forward
+from interp.engine.rows import in_passes
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.context import hooked
 from interp.hooks.encoding import Encoded, collate
@@ -35,23 +36,21 @@ def joint_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows
                  pad_token_id: int = 0, batch_size: int = 64, on_rows: Callable[[int], None] | None = None) -> Float[Tensor, "rows labels"]:  # fmt: skip
     """The logits of every row, float32 ``[rows, n_model_labels]`` on CPU: base ``encoded[base_rows[r]]`` with each
     location's vector replaced by ``writes[location][r]`` (``[rows, tokens × width]``), in one pass per batch of rows
-    of one input length (at most ``batch_size``). ``on_rows(k)`` is told after each batch."""
+    of one input length (at most ``batch_size``, halved where a pass runs out of memory: the engine's row loop,
+    :func:`interp.engine.rows.in_passes`). ``on_rows(k)`` is told after each pass."""
     device = next(model.parameters()).device
-    by_length: dict[int, list[int]] = defaultdict(list)
-    for r, b in enumerate(base_rows.tolist()):
-        by_length[len(encoded[b].input_ids)].append(r)
     out = torch.empty(len(base_rows), model.config.num_labels)
-    for length in sorted(by_length):
-        rows = by_length[length]
-        for start in range(0, len(rows), batch_size):
-            chunk = rows[start:start + batch_size]
+    for group in length_groups([encoded[b] for b in base_rows.tolist()]):
+        index = torch.tensor(group)
+
+        def run(rows: Tensor, _size: int) -> None:
+            chunk = index[rows.cpu()]
             batch = collate([encoded[int(base_rows[r])] for r in chunk], pad_token_id)
-            index = torch.tensor(chunk)
-            write = {loc: vectors[index].to(device) for loc, vectors in writes.items()}
+            write = {loc: vectors[chunk].to(device) for loc, vectors in writes.items()}
             with hooked(model, batch["positions"], write=write):
-                out[index] = model(**batch_inputs(model, batch, device)).logits.float().cpu()
-            if on_rows is not None:
-                on_rows(len(chunk))
+                out[chunk] = model(**batch_inputs(model, batch, device)).logits.float().cpu()
+
+        in_passes(len(group), batch_size, run, device=device, on_rows=on_rows)
     return out
 
 

@@ -17,7 +17,6 @@ from it. With nothing downstream (an MLP output in the last block) it is the pla
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
 import torch
@@ -25,7 +24,9 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.core.errors import ConfigError
+from interp.engine.batched import length_groups
 from interp.engine.naive import naive_forward
+from interp.engine.rows import in_passes
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.context import hooked
 from interp.hooks.encoding import Encoded, collate
@@ -62,7 +63,8 @@ def path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tensor, "s
                       pad_token_id: int = 0, batch_size: int = 64) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
     """Logits float32 ``[len(bases), n_sources, n_model_labels]`` on CPU: each base with the vector at ``sender``
     replaced by each source's (``sources``, ``[n_sources, tokens × width]``) and every :func:`held` component at its
-    base value. One reading pass per group of bases of one length, then one pass per base and batch of sources.
+    base value. One reading pass per group of bases of one length, then passes of a base against batches of sources
+    (:func:`interp.engine.rows.in_passes`).
 
     Raises:
         ConfigError: as :func:`held`.
@@ -70,21 +72,22 @@ def path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tensor, "s
     frozen = held(sender, n_layers)
     device = next(model.parameters()).device
     out = torch.empty(len(bases), len(sources), model.config.num_labels)
-    by_length: dict[int, list[int]] = defaultdict(list)
-    for i, base in enumerate(bases):
-        by_length[len(base.input_ids)].append(i)
-    for length, rows in by_length.items():
+    for rows in length_groups(bases):
+        length = len(bases[rows[0]].input_ids)
         batch = collate([bases[i] for i in rows], pad_token_id)
         with hooked(model, _positions(batch, length, len(rows)), read=frozen) as trace:
             model(**batch_inputs(model, batch, device))
         for k, i in enumerate(rows):
-            for start in range(0, len(sources), batch_size):
-                chunk = sources[start:start + batch_size].to(device)
+
+            def run(chunk: Tensor, _size: int, k: int = k, i: int = i) -> None:
+                chunk = chunk.cpu()
                 repeated = collate([bases[i]] * len(chunk), pad_token_id)
                 write = {loc: trace[loc][k:k + 1].expand(len(chunk), -1) for loc in frozen}
-                write[sender] = chunk
+                write[sender] = sources[chunk].to(device)
                 with hooked(model, _positions(repeated, length, len(chunk)), write=write):
-                    out[i, start:start + len(chunk)] = model(**batch_inputs(model, repeated, device)).logits.float().cpu()
+                    out[i, chunk] = model(**batch_inputs(model, repeated, device)).logits.float().cpu()
+
+            in_passes(len(sources), batch_size, run, device=device)  # the engine's row loop: a pass out of memory is halved
     return out
 
 

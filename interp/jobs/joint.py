@@ -17,7 +17,6 @@ run's base and sources, the summary, and each alone's summary.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -27,7 +26,6 @@ from interp.api.joint import JointResult
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.errors import ConfigError, OutputError, named
-from interp.core.estimates import Estimate
 from interp.core.outputs import require_writable
 
 __all__ = ["JointConfig", "parse_alignment", "run_joint", "format_joint"]
@@ -85,10 +83,7 @@ def run_joint(config: JointConfig) -> tuple[JointResult, dict[str, JointResult]]
     alone = {v: lab.interchange_jointly(examples, {v: examples}, {v: loc}, **settings) for v, loc in config.alignment.items()} \
         if len(config.alignment) > 1 else {}  # fmt: skip
     if config.out is not None:
-        path = joint.save(config.out, overwrite=config.overwrite)
-        record = json.loads(path.read_text(encoding="utf-8"))
-        record["alone"] = {v: {k: ([float(x), x.low, x.high] if isinstance(x, Estimate) else x) for k, x in r.summary().items()} for v, r in alone.items()}
-        path.write_text(json.dumps(record, indent=1), encoding="utf-8")
+        joint.save(config.out, overwrite=config.overwrite, alone=alone)
     return joint, alone
 
 

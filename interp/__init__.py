@@ -64,6 +64,7 @@ _EXPORTS = {
     "load_interventions": "interp.api.results",
     "DasResult": "interp.api.das_result",
     "JointResult": "interp.api.joint",
+    "JointDasResult": "interp.api.joint_das",
     "EffectResult": "interp.api.effects",
     "ablation_effect": "interp.api.effects",
     "steering_effect": "interp.api.effects",

@@ -211,6 +211,9 @@ def _call(lab, examples, name: str):
     if name == "interchange_jointly":  # the sources' vectors read through the runner, the runs hooked on the model
         res = lab.interchange_jointly(few, {"lexrel": examples, "negated": examples}, {"lexrel": SITE, "negated": COMPONENT}, per_base=2)
         return [res.logits, torch.tensor(res.counterfactual)]
+    if name == "train_das_jointly":  # the vectors read through the runner, training and scoring hooked on the model
+        found = lab.train_das_jointly(examples, {"lexrel": SITE, "negated": COMPONENT}, k=4, per_base=2, epochs=1, batch_size=8, test_share=0.5)
+        return [torch.tensor(found.losses), found.trained.logits, found.vanilla.logits]
     if name in ("path_patch", "path_patch_sweep"):
         sweep = lab.path_patch_sweep(few[:3], few[:3], COMPONENT)[["direct", "direct_low", "total"]].to_numpy(dtype=float)
         return [lab.path_patch(few, few, COMPONENT), torch.tensor(sweep)]
@@ -230,7 +233,7 @@ def _call(lab, examples, name: str):
 
 PUBLIC = ("bind", "encode", "location", "locations", "predict", "vectors", "source_vectors", "width", "run_with_cache", "gradients",
           "precision", "interchange_logits", "interchange", "split_accuracies", "evaluate", "train_das", "score_das", "screen", "ablate",
-          "steer", "interchange_jointly", "path_patch", "path_patch_sweep")
+          "steer", "interchange_jointly", "train_das_jointly", "path_patch", "path_patch_sweep")
 
 
 def test_the_parametrization_covers_every_public_call():

@@ -58,6 +58,13 @@ def test_each_family_loads_from_a_folder_and_reads_its_last_token(family, task, 
         for role in ("w_p", "w_h"):
             piece, word = model.tokenizer.convert_ids_to_tokens(enc.input_ids[enc.positions[role]]).lstrip("Ġ▁").lower(), e.words[role].lower()
             assert piece and (word.startswith(piece) or piece.startswith(word)), (role, piece, word)  # "building." is one piece
+    # The token it reads is named `last`, however it is written and in every list the lab makes; `cls` reaches it too.
+    assert enc.positions["last"] == enc.positions["cls"]
+    assert {str(lab.location(f"blocks.1.hook_resid_post@{r}")) for r in ("last", "cls")} == {"blocks.1.hook_resid_post@last"}
+    assert {loc.roles for loc in lab.locations("all")} == {("last",), ("w_p",), ("w_h",)}
+    assert str(lab.locations("blocks.1.hook_resid_post", ["negated"])[0]) == "blocks.1.hook_resid_post@last"  # negated's aligned role
+    last, cls = (lab.run_with_cache(examples, f"blocks.1.hook_resid_post@{r}") for r in ("last", "cls"))
+    assert torch.equal(next(iter(last.values())), next(iter(cls.values())))
     again = interp.load_model(model.save(tmp_path / "saved"))  # the Path Classifier.save returns
     assert again.template == model.template and torch.allclose(interp.IntervenableModel(again, task).predict(examples), lab.predict(examples))
 
@@ -250,7 +257,7 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     assert json.loads(result.stdout)["reading"] == "\n".join(lines[: 1 + Template().text.count("\n") + 1])
     result = _run("screen", *model, "--out", tmp_path / "screen", "--locations", "blocks.1.hook_resid_post@last,blocks.0.attn.hook_z.h1@w_h",
                   "--confirm", "1", "--max-per-split", "6", *data, "--quiet")  # every site estimated through the decoder's gradients  # fmt: skip
-    assert result.exit_code == 0 and "miss rate" in result.stdout and "blocks.1.hook_resid_post@cls" in result.stdout, result.output
+    assert result.exit_code == 0 and "miss rate" in result.stdout and "blocks.1.hook_resid_post@last" in result.stdout, result.output
     result = _run("das", *model, "--out", tmp_path / "das", "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "8", "--splits",
                   "pmonli,nmonli_test", "--max-per-split", "20", "--train-pairs", "32", "--test-pairs", "16", "--epochs", "1", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "das" / "das.csv").is_file(), result.output

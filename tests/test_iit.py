@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,6 +80,30 @@ def test_hooks_write_through_a_function_and_read_with_gradients(tiny_classifier_
     assert model.bert.embeddings.word_embeddings.weight.grad is not None  # through the source's run too
 
 
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory, tiny_classifier_dir):
+    """``train(lr, extra)``: the tiny model trained on the toy task (20 epochs at ``lr``, with the options ``extra``), made
+    once per setting in this module (the plain training is shared by the tests below); the task's spec beside it."""
+    folder = tmp_path_factory.mktemp("toy")
+    (folder / "same_kind.py").write_text(textwrap.dedent(TASK))
+    spec = f"{folder / 'same_kind.py'}:make_task"
+    made: dict = {}
+
+    def train(lr: str, extra: tuple = ()) -> Path:
+        key = (lr, tuple(extra))
+        if key not in made:
+            out = folder / f"model{len(made)}"
+            common = ["train", "--model", tiny_classifier_dir, "--task", spec, "--splits", "train", "--eval-splits", "test",
+                      "--epochs", "20", "--lr", lr, "--batch-size", "16", "--quiet"]  # fmt: skip
+            result = CliRunner().invoke(main, [*map(str, common), "--out", str(out), *extra], catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+            made[key] = out
+        return made[key]
+
+    train.spec = spec
+    return train
+
+
 def _iia(model_dir, task, location: str, tokenizer, subspace: int | None) -> dict:
     """IIA of `a` on balanced held-out pairs (the test split): the whole vector, or the seeded subspace IIT trained; and the test accuracy."""
     model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
@@ -98,25 +123,17 @@ def _iia(model_dir, task, location: str, tokenizer, subspace: int | None) -> dic
 
 @pytest.mark.slow(seconds=20)
 @pytest.mark.parametrize("subspace, lr", [(None, "1e-3"), (8, "3e-3")])
-def test_iit_plants_the_variable_at_the_location_plain_training_does_not(tmp_path, tiny_classifier_dir, minilm_tokenizer, subspace, lr):
+def test_iit_plants_the_variable_at_the_location_plain_training_does_not(tmp_path, toy, minilm_tokenizer, subspace, lr):
     """`a` is asked to live at [CLS] after block 0, where nothing puts it by itself: after IIT its held-out IIA there
     (the whole vector, or the subspace IIT trained) is high; after plain training with the same settings it is not."""
-    source = tmp_path / "same_kind.py"
-    source.write_text(textwrap.dedent(TASK))
-    spec = f"{source}:make_task"
-    common = ["train", "--model", tiny_classifier_dir, "--task", spec, "--splits", "train", "--eval-splits", "test",
-              "--epochs", "20", "--lr", lr, "--batch-size", "16", "--quiet"]  # fmt: skip
+    spec = toy.spec
     location = "blocks.0.hook_resid_post@cls"
     iit = ["--iit", f"a@{location}"] + (["--iit-subspace", str(subspace)] if subspace else [])
-    scores = {}
-    for name, extra in (("plain", []), ("iit", iit)):
-        result = CliRunner().invoke(main, [*map(str, common), "--out", str(tmp_path / name), *extra], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        scores[name] = _iia(tmp_path / name, resolve_task(spec), location, minilm_tokenizer, subspace)
+    scores = {name: _iia(toy(lr, extra), resolve_task(spec), location, minilm_tokenizer, subspace) for name, extra in (("plain", ()), ("iit", tuple(iit)))}
     assert scores["plain"]["accuracy"] >= 0.9 and scores["iit"]["accuracy"] >= 0.9, scores  # both learned the task
     assert scores["iit"]["iia"] >= 0.95 and scores["plain"]["iia"] <= 0.75, scores
     if subspace is None:  # a planted alignment: DAS there clears its untrained baseline, so `interp das` warns of nothing
-        das = CliRunner().invoke(main, ["das", "--model", str(tmp_path / "iit"), "--task", spec, "--splits", "train,test", "--variable", "a",
+        das = CliRunner().invoke(main, ["das", "--model", str(toy(lr, tuple(iit))), "--task", spec, "--splits", "train,test", "--variable", "a",
                                         "--locations", location, "--subspace", "8", "--train-pairs", "400", "--test-pairs", "200",
                                         "--epochs", "3", "--lr", "1e-2", "--out", str(tmp_path / "das"), "--quiet"])  # fmt: skip
         assert das.exit_code == 0, das.output
@@ -135,3 +152,25 @@ def test_iit_bad_input_is_one_line_and_exit_2(tmp_path, tiny_classifier_dir, mon
         result = CliRunner().invoke(main, [*common, *extra])
         assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1, (message, result.output)
         assert not (tmp_path / "m").exists() and not (tmp_path / "m.partial").exists()
+
+
+@pytest.mark.slow(seconds=20)
+def test_joint_iit_plants_both_variables_each_from_its_own_source(tmp_path, toy, tiny_classifier_dir):
+    """``--iit a@LOC_A,b@LOC_B``: each training run writes both locations, each from its own source, against the causal
+    model's output with both values from their sources. After it, the joint interchange at those locations
+    (``lab.interchange_jointly``, held out) follows the causal model; after plain training with the same settings it
+    does not."""
+    import interp
+
+    alignment = {"a": "blocks.0.hook_resid_post@cls", "b": "blocks.0.hook_resid_post@noun_h"}
+    scores = {}
+    for name, extra in (("plain", ()), ("iit", ("--iit", ",".join(f"{v}@{loc}" for v, loc in alignment.items())))):
+        lab = interp.IntervenableModel(str(toy("1e-3", extra)), resolve_task(toy.spec))
+        test = lab.task.examples(("test",))
+        res = lab.interchange_jointly(test, {"a": test, "b": test}, alignment, per_base=8, seed=0)
+        scores[name] = (float(res.summary()["iia_causal"]), float(lab.evaluate(test).accuracy.iloc[0]))
+    assert scores["plain"][1] >= 0.9 and scores["iit"][1] >= 0.9, scores  # both learned the task
+    assert scores["iit"][0] >= 0.95 and scores["plain"][0] <= 0.75, scores
+    bad = CliRunner().invoke(main, ["train", "--model", str(tiny_classifier_dir), "--task", toy.spec, "--out", str(tmp_path / "bad"),
+                                    "--iit", "a@blocks.0.hook_resid_post@cls,a@blocks.1.hook_resid_post@cls"])  # fmt: skip
+    assert bad.exit_code == 2 and "variable a is named twice" in bad.stderr and not (tmp_path / "bad").exists()

@@ -22,14 +22,13 @@ result's. Hooks are removed in ``finally`` and the model's weights are never cha
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Callable, Sequence
 
 from jaxtyping import Float
 from torch import Tensor
 
-from interp.api import ablation, das, joint, paths
+from interp.api import ablation, das, joint, joint_das, paths
 from interp.api.das_result import DasResult
 from interp.api.evaluation import evaluation_frame, split_accuracies
 from interp.api.example_set import Binding, ExampleSet
@@ -46,6 +45,7 @@ from interp.core.errors import ConfigError, named, renamed
 from interp.files.interventions import check_variable_names
 from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
 from interp.hooks.locations import parse_locations
+from interp.hooks.templates import reading_aliases, reading_roles
 from interp.models.labels import LabelReading
 from interp.tasks import Task
 
@@ -170,14 +170,13 @@ class IntervenableModel:
 
     def locations(self, locations: str, variables: Sequence[str] = ()) -> list[Location]:
         """Every location ``locations`` names: comma-separated, ``all``, ``aligned``; a bare site stands for ``variables``' aligned roles.
-        On a decoder the role ``cls`` (the token the classifier reads: the last) may be written ``last``.
+        On a decoder the token the classifier reads is ``last`` (``all`` and the aligned roles name it so); ``cls`` reaches it too.
 
         Raises:
             ConfigError: malformed, out of range for the model, or a role the task lacks.
         """
-        if self.model.template is not None and isinstance(locations, str):  # a decoder's cls is its last token: `last` names it too
-            locations = re.sub(r"(?<=[@+])last\b", "cls", locations)
-        return parse_locations(locations, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads)
+        roles = [reading_roles(r, self.model.template is not None) for r in (self.task.roles, *self.task.default_roles(variables))]
+        return parse_locations(locations, self.model.n_layers, roles[0], roles[1:], self.model.n_heads, reading_aliases(self.model.template is not None))
 
     def location(self, location: str | Location, variables: Sequence[str] = ()) -> Location:
         """One :class:`~interp.hooks.locations.Location`; a bare site (no ``@ROLE``) stands for ``variables``' aligned roles.
@@ -344,12 +343,14 @@ class IntervenableModel:
     #: ``lab.ablate(examples, location, kind="zero" | "mean", reference=None)`` and ``lab.steer(examples, location, vector,
     #: scale=1.0)``: logits float32 ``[n, n_model_labels]`` (:mod:`interp.api.ablation`).
     #: ``lab.interchange_jointly(bases, {variable: sources}, alignment={variable: location}, per_base=16, seed=0)``: each
-    #: variable written from its own source in one run (:class:`~interp.api.joint.JointResult`, :mod:`interp.api.joint`).
-    #: ``lab.path_patch(bases, sources, sender)``: logits ``[bases, sources, labels]`` with the sender's change reaching the
-    #: readout through the residual stream alone; ``lab.path_patch_sweep(bases, sources, "heads@cls")``: direct beside
-    #: total effect per sender (:mod:`interp.api.paths`).
-    ablate, steer, interchange_jointly, path_patch, path_patch_sweep = (ablation.ablate, ablation.steer, joint.interchange_jointly,
-                                                                        paths.path_patch, paths.path_patch_sweep)  # fmt: skip
+    #: variable written from its own source in one run (:class:`~interp.api.joint.JointResult`, :mod:`interp.api.joint`);
+    #: ``lab.train_das_jointly(examples, alignment, k=16)``: a DAS subspace per variable, trained together on such runs
+    #: (:class:`~interp.api.joint_das.JointDasResult`, :mod:`interp.api.joint_das`).
+    #: ``lab.path_patch(bases, sources, sender, receiver=None)``: logits ``[bases, sources, labels]`` with the sender's
+    #: change reaching the readout (or a later head's query, key or value input) through the residual stream alone;
+    #: ``lab.path_patch_sweep(bases, sources, "heads@cls")``: direct beside total effect per sender (:mod:`interp.api.paths`).
+    ablate, steer, interchange_jointly, train_das_jointly, path_patch, path_patch_sweep = (
+        ablation.ablate, ablation.steer, joint.interchange_jointly, joint_das.train_das_jointly, paths.path_patch, paths.path_patch_sweep)  # fmt: skip
 
     def screen(self, bases: Sequence, sources: Sequence, locations: str = "all", *, variable: str, confirm: int = 0, seed: int = 0,
                qk_fix: bool | None = None, graddrop: bool | None = None, progress: bool = False) -> ScreenResult:  # fmt: skip
@@ -372,7 +373,7 @@ class IntervenableModel:
         with renamed(examples="sources"):
             sources = self.task.check_examples(sources)
         variable = self.task.check_variable(variable)
-        found = screen_locations(self.locations, self.task.roles, locations)
+        found = screen_locations(self.locations, reading_roles(self.task.roles, self.model.template is not None), locations)
         every = self.bind(list({e.id: e for e in [*bases, *sources]}.values()))
         return screen(every, bases, sources, found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop, progress=progress)
 

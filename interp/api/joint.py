@@ -180,17 +180,14 @@ def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], a
     if isinstance(per_base, bool) or not isinstance(per_base, int) or per_base < 1:
         raise ConfigError(f"{named('per_base', repr(per_base))} must be a whole number of source tuples of at least 1")
     task = lab.task
-    with renamed(variable="alignment"):
-        variables = [task.check_variable(v) for v in alignment]
+    locations = joint_alignment(lab, alignment)
+    variables = list(locations)
     with renamed(examples="bases"):
         bases = task.check_examples(bases)
     pools = {}
     for v in variables:
         with renamed(examples=f"sources[{v!r}]"):
             pools[v] = task.check_examples(sources[v])
-    locations = {v: lab.location(alignment[v], (v,)) for v in variables}
-    if len(set(locations.values())) < len(locations):
-        raise ConfigError(f"{named('alignment')} names one location for two variables; a joint intervention writes each at its own")
     every = lab.bind(list({e.id: e for e in [*bases, *(e for pool in pools.values() for e in pool)]}.values()))
     rng = np.random.default_rng(seed)
     base_rows = np.repeat(np.asarray(every.rows(bases)), per_base)
@@ -199,11 +196,45 @@ def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], a
     model, pad = lab.model.module, lab.model.tokenizer.pad_token_id or 0
     run = naive_joint_logits if naive else joint_logits
     logits = run(model, every.encoded, torch.from_numpy(base_rows), writes, pad)
-    own, reading = every.own_labels(), every.binding.reading
-    causal, examples = every.causal_model(), every.examples
-    counterfactual = np.array([task.labels.index(run_interchange(causal, task.inputs(examples[b]), {v: task.inputs(examples[drawn[v][r]])
-                                                                                                      for v in variables})[causal.output])
-                               for r, b in enumerate(base_rows)], dtype=np.int64)  # fmt: skip
+    return joint_result(lab, every, locations, base_rows, drawn, logits, seed=seed, per_base=per_base)
+
+
+def joint_alignment(lab, alignment: Mapping[str, object]) -> dict:
+    """``alignment`` (variable -> location string or :class:`~interp.hooks.locations.Location`) as the task's variables
+    and the model's locations, in the given order.
+
+    Raises:
+        ConfigError: naming ``alignment=``: not a mapping, empty, a variable the task lacks, a location as
+            :meth:`IntervenableModel.location` refuses it, one location for two variables.
+    """
+    if not isinstance(alignment, Mapping) or not alignment:
+        raise ConfigError(f"{named('alignment')} must map each variable to its location, e.g. {{'lexrel': LOC, 'negated': LOC}}")
+    with renamed(variable="alignment"):
+        variables = [lab.task.check_variable(v) for v in alignment]
+    locations = {v: lab.location(alignment[v], (v,)) for v in variables}
+    if len(set(locations.values())) < len(locations):
+        raise ConfigError(f"{named('alignment')} names one location for two variables; a joint intervention writes each at its own")
+    return locations
+
+
+def counterfactuals(lab, every, base_rows: np.ndarray, drawn: Mapping[str, np.ndarray]) -> np.ndarray:
+    """int64 ``[rows]``: the causal model's output (a task label id) for base ``base_rows[r]`` (rows of the example set
+    ``every``) with each variable's value from its source ``drawn[variable][r]`` (Geiger et al. 2021, §3)."""
+    task, causal, examples = lab.task, every.causal_model(), every.examples
+    return np.array([task.labels.index(run_interchange(causal, task.inputs(examples[b]), {v: task.inputs(examples[rows[r]])
+                                                                                            for v, rows in drawn.items()})[causal.output])
+                     for r, b in enumerate(base_rows)], dtype=np.int64)  # fmt: skip
+
+
+def joint_result(lab, every, locations: Mapping[str, object], base_rows: np.ndarray, drawn: Mapping[str, np.ndarray], logits: Tensor, *,
+                 seed: int, per_base: int) -> JointResult:  # fmt: skip
+    """The :class:`JointResult` of runs already made on the example set ``every``: row r is base ``base_rows[r]`` with
+    each variable's location (``locations``) written from its source ``drawn[variable][r]`` (rows of ``every``), which
+    gave ``logits`` (``[rows, n_model_labels]``); the causal model's counterfactual with each variable from its source."""
+    task = lab.task
+    variables = list(locations)
+    own, reading, examples = every.own_labels(), every.binding.reading, every.examples
+    counterfactual = counterfactuals(lab, every, base_rows, drawn)
     table = every.table()
     groups = [str(g) for g in table.groups] if table.groups is not None else list(every.ids)
     return JointResult(

@@ -32,9 +32,9 @@ from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
 # What a job reads of a checkpoint spec before (or instead of) loading it: its config or its weights file alone
 # (:mod:`interp.models.loading`), named here so that jobs stand on ``api``.
-from interp.models.loading import INITS, model_identity, model_layers, model_width  # noqa: E402
+from interp.models.loading import INITS, model_identity, model_is_decoder, model_layers, model_width  # noqa: E402
 
-__all__ = ["INITS", "Classifier", "ModelIdentity", "checkpoint_labels", "classifier_for", "load_model", "load_task", "model_identity", "model_layers",
+__all__ = ["INITS", "Classifier", "ModelIdentity", "checkpoint_labels", "classifier_for", "load_model", "load_task", "model_identity", "model_is_decoder", "model_layers",
            "model_sha256", "model_width", "resolve_task", "resolve_tasks", "task_for_file"]
 
 

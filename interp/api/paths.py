@@ -1,4 +1,5 @@
-"""Path patching from a sender site to the readout, on a bound model (:mod:`interp.engine.paths` runs it).
+"""Path patching from a sender site to the readout or to a later head's input, on a bound model
+(:mod:`interp.engine.paths` runs it).
 
 Usage::
 
@@ -6,10 +7,17 @@ Usage::
     direct = lab.path_patch(bases, sources, "blocks.4.attn.hook_z.h7@w_h")            # [bases, sources, labels]
     total = lab.interchange_logits(bases, sources, lab.location("blocks.4.attn.hook_z.h7@w_h"))
     frame = lab.path_patch_sweep(bases, sources, "heads@w_h")                          # every head: direct beside total
+    via = lab.path_patch(bases, sources, "blocks.3.attn.hook_z.h2@w_h", receiver="blocks.5.attn.hook_v.h0@w_h")
+    frame = lab.path_patch_sweep(bases, sources, "heads@w_h", receiver="blocks.5.attn.hook_q@w_h")
 
 The direct effect (through the residual stream to the readout alone, every later component held at its base value)
 beside the total effect (the plain interchange at the sender: every path) says how much of a head's or an MLP's effect
 on the output passes through later heads and MLPs (Wang et al. 2022, §3.1, path patching; Goldowsky-Dill et al. 2023).
+With a ``receiver`` (a later head's query, key or value input, ``blocks.L.attn.hook_q.hH@ROLE``; ``hook_k``,
+``hook_v``; without ``.hH`` every head's), the path is sender → that input → the output: how much of the sender's effect
+that one head reads through its query, key or value. Give the receiver at the sender's tokens: with the components
+between them held, the residual stream differs from the base's only there, so elsewhere the receiver's input is the
+base's and its effect is 0.
 """
 
 from __future__ import annotations
@@ -21,22 +29,47 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.analysis.bootstrap import ExampleBootstrap
-from interp.core.errors import ConfigError, renamed
+from interp.core.errors import ConfigError, named, renamed
 from interp.engine.paths import naive_path_patch_logits, path_patch_logits
+from interp.hooks.locations import Location, parse_locations
+from interp.hooks.templates import reading_aliases, reading_roles
 
 
-def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, naive: bool = False) -> Float[Tensor, "bases sources labels"]:
-    """Logits float32 ``[len(bases), len(sources), n_model_labels]`` on CPU: each base with the vector at ``sender`` (a
-    head's ``attn.hook_z``, ``hook_attn_out`` or ``hook_mlp_out`` at a role) replaced by each source's, every
-    component downstream of it held at its base value (:func:`interp.engine.paths.path_patch_logits`). ``naive``: two
-    batch-1 passes per pair (the reference).
+def receiver_location(lab, receiver: str | Location | None) -> Location | None:
+    """``receiver`` (a head's query, key or value input at a role of the task, as :meth:`IntervenableModel.location`
+    reads a location) as one :class:`~interp.hooks.locations.Location`; ``None`` (the readout) as ``None``.
 
     Raises:
-        ConfigError: naming ``sender=``: a residual-stream location, or as :meth:`IntervenableModel.location`; examples
-            that are not the task's.
+        ConfigError: naming ``receiver=``: malformed, out of range, a role the task lacks, several locations.
+    """
+    if receiver is None or isinstance(receiver, Location):
+        return receiver
+    decoder = lab.model.template is not None
+    try:
+        found = parse_locations(str(receiver), lab.model.n_layers, reading_roles(lab.task.roles, decoder), (), lab.model.n_heads,
+                                reading_aliases(decoder), inputs=True)  # fmt: skip
+    except ConfigError as exc:
+        raise ConfigError(f"{named('receiver', repr(receiver))}: {exc}") from None
+    if len(found) != 1:
+        raise ConfigError(f"{named('receiver', repr(receiver))} names {len(found)} locations; give one (e.g. blocks.3.attn.hook_q.h1@cls)")
+    return found[0]
+
+
+def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, receiver=None, naive: bool = False) -> Float[Tensor, "bases sources labels"]:
+    """Logits float32 ``[len(bases), len(sources), n_model_labels]`` on CPU: each base with the vector at ``sender`` (a
+    head's ``attn.hook_z``, ``hook_attn_out`` or ``hook_mlp_out`` at a role) replaced by each source's, every
+    component downstream of it held at its base value (:func:`interp.engine.paths.path_patch_logits`); with a
+    ``receiver`` (a later head's query, key or value input: :func:`receiver_location`), only that input is patched
+    with what the sender made of it. ``naive``: batch-1 passes per pair (the reference).
+
+    Raises:
+        ConfigError: naming ``sender=``: a residual-stream location, or as :meth:`IntervenableModel.location`; naming
+            ``receiver=``: as :func:`receiver_location`, or in a block not after the sender's; examples that are not
+            the task's.
     """
     with renamed(location="sender"):
         loc = lab.location(sender)
+    target = receiver_location(lab, receiver)
     with renamed(examples="bases"):
         bases = lab.task.check_examples(bases)
     with renamed(examples="sources"):
@@ -45,25 +78,31 @@ def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, naive: bool =
     vectors = every.vectors(loc)[every.rows(sources)].cpu()
     encoded = [every.encoded[r] for r in every.rows(bases)]
     run = naive_path_patch_logits if naive else path_patch_logits
-    return run(lab.model.module, encoded, vectors, loc, lab.model.n_layers, lab.model.tokenizer.pad_token_id or 0)
+    return run(lab.model.module, encoded, vectors, loc, lab.model.n_layers, lab.model.tokenizer.pad_token_id or 0, receiver=target)
 
 
-def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "heads@cls", *, seed: int = 0):
+def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "heads@cls", *, receiver=None, seed: int = 0):
     """Every sender ``senders`` names (``heads@ROLE``: every head; ``components@ROLE``; or a comma-separated list): its
-    direct effect on the label (sender → readout, :func:`path_patch`) beside its total effect (the plain interchange
-    at the sender), each the share of (base, source) pairs whose label moves off the base's own, with its 95% interval
-    (bootstrap over the bases' and the sources' groups, one draw for both where the two lists are one).
+    direct effect on the label (sender → readout, or sender → ``receiver`` → output: :func:`path_patch`) beside its
+    total effect (the plain interchange at the sender), each the share of (base, source) pairs whose label moves off
+    the base's own, with its 95% interval (bootstrap over the bases' and the sources' groups, one draw for both where
+    the two lists are one). With a ``receiver``, only the senders in blocks before the receiver's are swept.
 
     Returns:
         A ``pandas.DataFrame``, one row per sender: ``sender``, ``direct``, ``direct_low``, ``direct_high``, ``total``,
-        ``total_low``, ``total_high``, ``pairs``, ``interval``.
+        ``total_low``, ``total_high``, ``pairs``, ``interval``, ``receiver`` (``readout`` or the receiver's location).
 
     Raises:
-        ConfigError: as :func:`path_patch`; a sender list with a residual-stream location.
+        ConfigError: as :func:`path_patch`; a sender list with a residual-stream location; no sender before the receiver.
     """
     import pandas as pd
 
+    target = receiver_location(lab, receiver)
     locations = lab.locations(senders)
+    if target is not None:
+        locations = [loc for loc in locations if loc.layer < target.layer]
+        if not locations:
+            raise ConfigError(f"{named('senders', repr(senders))} names no sender in a block before the receiver {target}")
     residual = [loc for loc in locations if not loc.component]
     if residual:
         raise ConfigError(f"`senders={senders!r}` names {residual[0]}, a residual-stream location; senders are components (heads@ROLE, components@ROLE)")
@@ -81,8 +120,8 @@ def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "he
     rows = []
     for loc in locations:
         direct, total = (every.binding.reading.predict(logits.reshape(-1, logits.shape[-1])).reshape(len(bases), -1)
-                         for logits in (path_patch(lab, bases, sources, loc), lab.interchange_logits(bases, sources, loc)))
+                         for logits in (path_patch(lab, bases, sources, loc, receiver=target), lab.interchange_logits(bases, sources, loc)))
         d, t = boot.estimate(direct != base_own[:, None], mask), boot.estimate(total != base_own[:, None], mask)
         rows.append({"sender": str(loc), "direct": float(d), "direct_low": d.low, "direct_high": d.high, "total": float(t),
-                     "total_low": t.low, "total_high": t.high, "pairs": int(mask.sum()), "interval": d.method})  # fmt: skip
+                     "total_low": t.low, "total_high": t.high, "pairs": int(mask.sum()), "interval": d.method, "receiver": str(target or "readout")})  # fmt: skip
     return pd.DataFrame(rows)

@@ -22,7 +22,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Callable, Sequence
 
-from interp.api.iit import iit_loss, parse_iit
+from interp.api.iit import iit_loss, parse_iit_alignment
 from interp.api.evaluation import labels_for, score
 from interp.api.loading import IN_MEMORY, Classifier, load_model, load_task
 from interp.api.node_loss import NodeLoss, node_variables
@@ -30,6 +30,7 @@ from interp.core.errors import ConfigError, named
 from interp.hooks import n_layers
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
 from interp.hooks.templates import parse_label_words
+from interp.models.decoders import template_of
 from interp.models.labels import parse_label_map
 from interp.models.loading import load_classifier
 from interp.models.settings import BATCHINGS, EMBEDDED, FineTuneSettings
@@ -53,7 +54,8 @@ def fine_tune(model, task, examples: Sequence, *, tokenizer=None, progress: bool
             read by name (a three-label head trained on two-label data keeps all three).
         examples: the training examples (``task.examples(...)``).
         progress: a progress bar per epoch and a line after each (``fine_tune`` is otherwise silent: minutes on a CPU).
-        iit: ``VARIABLE@LOCATION``: interchange intervention training (Geiger, Lu, Icard & Potts 2022, §3), the loss of
+        iit: ``VARIABLE@LOCATION``, or several comma-separated (a joint alignment: each variable written from its own
+            source in one run): interchange intervention training (Geiger, Lu, Icard & Potts 2022, §3), the loss of
             :func:`interp.api.iit.iit_loss` added to the task's, weighted by ``iit_weight``; with ``iit_subspace = k``
             only a fixed seeded k-dimensional subspace of the location is trained to carry the variable. The same
             loss as ``interp train --iit``.
@@ -122,8 +124,8 @@ def objective(task: Task, *, iit: str | None = None, iit_weight: float = 1.0, ii
             raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
 
         def iit_builder(module, tokenizer, examples: Sequence):
-            variable, location = parse_iit(iit, task, n_layers(module))
-            return iit_loss(module, tokenizer, task, examples, variable, location, weight=iit_weight, subspace=iit_subspace, seed=seed)
+            alignment = parse_iit_alignment(iit, task, n_layers(module), decoder=template_of(module) is not None)
+            return iit_loss(module, tokenizer, task, examples, alignment, weight=iit_weight, subspace=iit_subspace, seed=seed)
 
         return iit_builder
     if node_loss is not None:

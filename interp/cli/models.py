@@ -42,7 +42,7 @@ from interp.cli.base import main
 )
 @o.settings(
     "iit",
-    click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h); adds the cross-entropy of the intervened output against the causal model's counterfactual."),
+    click.option("--iit", default=None, help="Interchange intervention training: VARIABLE@LOCATION (e.g. lexrel@blocks.2.hook_resid_post@w_h), or several comma-separated, each variable at its own location and from its own source in one run (a joint alignment); adds the cross-entropy of the intervened output against the causal model's counterfactual."),
     click.option("--iit-weight", type=float, default=1.0, show_default=True, help="Weight of the IIT loss."),
     click.option("--iit-subspace", type=int, default=None, help="Train only a k-dimensional rotated subspace of the location to carry the variable (a fixed seeded rotation)."),
 )

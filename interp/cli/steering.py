@@ -61,16 +61,18 @@ def steer(model, reading, location, variable, to, scales, reference_splits, out,
 @main.command("path-sweep")
 @o.model()
 @click.option("--senders", default="heads@cls", show_default=True, help="Components to send from: heads@ROLE (every head), components@ROLE, or comma-separated component locations (blocks.2.attn.hook_z.h3@w_h, blocks.2.hook_mlp_out@cls).")
+@click.option("--receiver", default=None, help="A later head's query, key or value input to patch through (blocks.5.attn.hook_q.h2@w_h; hook_k, hook_v; "
+              "without .hH every head's), at the senders' tokens [default: the readout].")
 @o.output("A folder for paths.csv [default: nothing written].", click.Path(file_okay=False), required=False, overwrite_help="Replace the folder's paths.csv.")
 @o.data()
 @o.sample("Comma-separated splits of the task [default: the task's own set; monli: nmonli_test].", seed_help="Seed of the subsets and of the bootstrap.")
 @o.run(None, "Pairs per forward pass.", quiet_help="(no progress bar is shown)")
-def path_sweep(model, reading, senders, output, data, sample, run, progress):
-    """Path patching to the readout: each sender's direct effect on the label (through the residual stream alone, every later head and MLP held at the base run) beside its total effect, each with its interval."""
+def path_sweep(model, reading, senders, receiver, output, data, sample, run, progress):
+    """Path patching to the readout (or through one later head's query, key or value input): each sender's direct effect on the label (through the residual stream alone, every head and MLP between held at the base run) beside its total effect, each with its interval."""
     from interp.jobs.paths import PathSweepConfig, format_path_sweep, run_path_sweep
 
-    frame = run_path_sweep(PathSweepConfig(model=o.classifier(model, reading), senders=senders, data=data, sample=sample, run=run,
-                                           seed=sample.seed, **output))  # fmt: skip
+    frame = run_path_sweep(PathSweepConfig(model=o.classifier(model, reading), senders=senders, receiver=receiver, data=data, sample=sample,
+                                           run=run, seed=sample.seed, **output))  # fmt: skip
     click.echo(format_path_sweep(frame))
     if output["out"] is not None:
         click.echo(f"wrote {output['out']}/paths.csv")

@@ -61,3 +61,27 @@ def naive_joint_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor,
     rows = [naive_forward(model, encoded[int(b)], pad_token_id, write={loc: vectors[r:r + 1] for loc, vectors in writes.items()})[0]
             for r, b in enumerate(base_rows.tolist())]  # fmt: skip
     return torch.stack(rows) if rows else torch.empty(0, model.config.num_labels)
+
+
+def joint_batches(encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], batch_size: int, generator: torch.Generator) -> list[Tensor]:
+    """The rows in shuffled batches of at most ``batch_size``, each of one input length (so a pass holds no padding):
+    what training over joint runs steps through, seeded by ``generator``."""
+    batches = []
+    for group in length_groups([encoded[b] for b in base_rows.tolist()]):
+        order = torch.tensor(group)[torch.randperm(len(group), generator=generator)]
+        batches += list(order.split(batch_size))
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+
+def intervened_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], sources: Mapping[Location, Float[Tensor, "rows width"]],
+                      interventions: Mapping[Location, Callable[[Tensor, Tensor], Tensor]], pad_token_id: int = 0) -> Float[Tensor, "rows labels"]:  # fmt: skip
+    """The logits of one pass over ``base_rows`` (all of one input length), float ``[rows, n_model_labels]`` on the
+    model's device, with autograd: at each location the base's vector ``b`` replaced by ``interventions[location](b,
+    s)``, ``s`` that row's source vector there (``sources[location]``, read beforehand). What joint DAS trains and
+    scores (:mod:`interp.api.joint_das`); with :class:`~interp.engine.interventions.Interchange` at every location it
+    is :func:`joint_logits`."""
+    device = next(model.parameters()).device
+    batch = collate([encoded[int(b)] for b in base_rows], pad_token_id)
+    write = {loc: (lambda old, loc=loc: interventions[loc](old, sources[loc].to(device, old.dtype))) for loc in sources}
+    with hooked(model, batch["positions"], write=write):
+        return model(**batch_inputs(model, batch, device)).logits

@@ -1,9 +1,13 @@
-"""Path patching to the readout: a sender site's effect on the model's output through the residual stream alone.
+"""Path patching: a sender site's effect on the readout, or on a later head's query, key or value input, through the
+residual stream alone.
 
 Usage::
 
     from interp.engine.paths import path_patch_logits
-    logits = path_patch_logits(model, bases, source_vectors, Location.parse("blocks.1.attn.hook_z.h2@w_h"), pad_token_id)
+    sender = Location.parse("blocks.1.attn.hook_z.h2@w_h")
+    logits = path_patch_logits(model, bases, source_vectors, sender, n_layers, pad_token_id)
+    logits = path_patch_logits(model, bases, source_vectors, sender, n_layers, pad_token_id,
+                               receiver=Location.parse("blocks.3.attn.hook_k.h0@w_h"))   # sender -> head 0's key -> out
 
 Path patching (Wang et al. 2022, §3.1; Goldowsky-Dill et al. 2023, §2) asks what a sender (a head, an attention or MLP
 output) changes through one path only. Here the path is sender → readout: each base is run once and every component
@@ -12,7 +16,13 @@ own block's MLP when the sender is in its attention); then the base is run again
 location replaced by the source's and every one of those components held at its base value, so that the change reaches
 the readout only through the residual stream (and the norms on it), not through any later head or MLP recomputing
 from it. With nothing downstream (an MLP output in the last block) it is the plain interchange at the sender.
-:func:`naive_path_patch_logits` is the reference: the same two passes, batch 1, one pair at a time.
+
+With a ``receiver`` (a later head's query, key or value input, ``attn.hook_q``/``_k``/``_v``, at some tokens), the
+path is sender → receiver: the components between them (the sender's own block's MLP, and every block's attention and
+MLP outputs after the sender's and before the receiver's) are held at their base values, the receiver's input is read
+off that run, and a third run of the base writes only the receiver's input so, everything else computed afresh: the
+effect on the output of what the sender changes in that one head's query, key or value (Wang et al. 2022, §3.1).
+:func:`naive_path_patch_logits` is the reference: the same passes, batch 1, one pair at a time.
 """
 
 from __future__ import annotations
@@ -27,29 +37,38 @@ from interp.core.errors import ConfigError
 from interp.engine.batched import length_groups
 from interp.engine.naive import naive_forward
 from interp.engine.rows import in_passes
-from interp.hooks.architecture import batch_inputs
+from interp.hooks.architecture import architecture, batch_inputs
 from interp.hooks.context import hooked
 from interp.hooks.encoding import Encoded, collate
-from interp.hooks.locations import Location
+from interp.hooks.locations import INPUTS, Location
 
 #: The sender kinds: a component inside a block (a head's ``attn.hook_z``, ``hook_attn_out``, ``hook_mlp_out``).
 SENDERS = ("attn.hook_z", "hook_attn_out", "hook_mlp_out")
 ALL = "all"  # the role of every token
 
 
-def held(sender: Location, n_layers: int) -> list[Location]:
-    """The components held at their base value for ``sender`` → readout, at every token: the sender's block's MLP output
-    when the sender is in its attention, and every later block's attention and MLP outputs.
+def held(sender: Location, n_layers: int, receiver: Location | None = None) -> list[Location]:
+    """The components held at their base value for ``sender`` → readout (or → ``receiver``), at every token: the
+    sender's block's MLP output when the sender is in its attention, and every later block's attention and MLP outputs
+    (before the receiver's block).
 
     Raises:
-        ConfigError: naming ``sender=``: not a component site (the residual stream is the path itself).
+        ConfigError: naming ``sender=``: not a component site (the residual stream is the path itself); naming
+            ``receiver=``: not a head's query, key or value input, or not in a block after the sender's.
     """
     if sender.component not in SENDERS:
         raise ConfigError(f"`sender={sender}`: path patching sends from a component (a head's attn.hook_z, hook_attn_out or hook_mlp_out), "
                           "not the residual stream, which is the path")  # fmt: skip
     block = sender.hidden_index - 1
+    if receiver is not None and receiver.component not in INPUTS:
+        raise ConfigError(f"`receiver={receiver}`: a receiver is a head's query, key or value input ({', '.join(INPUTS)}, "
+                          "e.g. blocks.3.attn.hook_q.h1@cls), or none for the readout")  # fmt: skip
+    if receiver is not None and receiver.layer <= block:
+        raise ConfigError(f"`receiver={receiver}` comes before its sender {sender} (block {receiver.layer} ≤ {block}): "
+                          "a receiver reads the residual stream after the sender's block")  # fmt: skip
+    stop = n_layers if receiver is None else receiver.layer
     out = [Location(block + 1, (ALL,), "hook_mlp_out")] if sender.component != "hook_mlp_out" else []
-    for later in range(block + 1, n_layers):
+    for later in range(block + 1, stop):
         out += [Location(later + 1, (ALL,), "hook_attn_out"), Location(later + 1, (ALL,), "hook_mlp_out")]
     return out
 
@@ -60,43 +79,55 @@ def _positions(batch: dict, length: int, rows: int) -> dict:
 
 @torch.no_grad()
 def path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int,
-                      pad_token_id: int = 0, batch_size: int = 64) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+                      pad_token_id: int = 0, batch_size: int = 64, receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
     """Logits float32 ``[len(bases), n_sources, n_model_labels]`` on CPU: each base with the vector at ``sender``
     replaced by each source's (``sources``, ``[n_sources, tokens × width]``) and every :func:`held` component at its
-    base value. One reading pass per group of bases of one length, then passes of a base against batches of sources
-    (:func:`interp.engine.rows.in_passes`).
+    base value; with a ``receiver``, the base run again with only the receiver's input (read off that run) written.
+    One reading pass per group of bases of one length, then passes of up to ``batch_size`` of that group's (base,
+    source) pairs (:func:`interp.engine.rows.in_passes`), each from the sender's block (the receiver's) on, fed the
+    base's own input to it.
 
     Raises:
         ConfigError: as :func:`held`.
     """
-    frozen = held(sender, n_layers)
+    frozen = held(sender, n_layers, receiver)
     device = next(model.parameters()).device
+    arch = architecture(model)
+    starts = {"sender": Location(sender.layer, (ALL,))} | ({"receiver": Location(receiver.layer, (ALL,))} if receiver else {})
     out = torch.empty(len(bases), len(sources), model.config.num_labels)
     for rows in length_groups(bases):
         length = len(bases[rows[0]].input_ids)
         batch = collate([bases[i] for i in rows], pad_token_id)
-        with hooked(model, _positions(batch, length, len(rows)), read=frozen) as trace:
+        with hooked(model, _positions(batch, length, len(rows)), read=[*frozen, *starts.values()]) as trace:
             model(**batch_inputs(model, batch, device))
-        for k, i in enumerate(rows):
+        pairs = torch.cartesian_prod(torch.arange(len(rows)), torch.arange(len(sources))).reshape(-1, 2)  # (base in group, source)
 
-            def run(chunk: Tensor, _size: int, k: int = k, i: int = i) -> None:
-                chunk = chunk.cpu()
-                repeated = collate([bases[i]] * len(chunk), pad_token_id)
-                write = {loc: trace[loc][k:k + 1].expand(len(chunk), -1) for loc in frozen}
-                write[sender] = sources[chunk].to(device)
-                with hooked(model, _positions(repeated, length, len(chunk)), write=write):
-                    out[i, chunk] = model(**batch_inputs(model, repeated, device)).logits.float().cpu()
+        def run(chunk: Tensor, _size: int, rows: list[int] = rows, pairs: Tensor = pairs, trace: dict = trace) -> None:
+            ks, js = pairs[chunk.cpu()].unbind(1)
+            at = {name: trace[loc][ks.to(trace[loc].device)].view(len(ks), length, -1) for name, loc in starts.items()}
+            repeated = collate([bases[rows[k]] for k in ks.tolist()], pad_token_id)
+            write = {loc: trace[loc][ks.to(trace[loc].device)] for loc in frozen}
+            write[sender] = sources[js].to(device)
+            positions, inputs = _positions(repeated, length, len(ks)), batch_inputs(model, repeated, device)
+            # each pass starts at the first block it changes, from the base's own input to it (the blocks before are the base's)
+            with hooked(model, positions, write=write, read=[receiver] if receiver else []) as path, arch.from_block(model, sender.layer, at["sender"]):
+                logits = model(**inputs).logits
+            if receiver is not None:
+                with hooked(model, positions, write={receiver: path[receiver]}), arch.from_block(model, receiver.layer, at["receiver"]):
+                    logits = model(**inputs).logits
+            out[torch.tensor(rows)[ks], js] = logits.float().cpu()
 
-            in_passes(len(sources), batch_size, run, device=device)  # the engine's row loop: a pass out of memory is halved
+        in_passes(len(pairs), batch_size, run, device=device)  # the engine's row loop: a pass out of memory is halved
     return out
 
 
 @torch.no_grad()
 def naive_path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int,
-                            pad_token_id: int = 0) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+                            pad_token_id: int = 0, receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
     """:func:`path_patch_logits` by two batch-1 passes per pair: read the held components on the base, then run the base
-    with the sender written and those components written back."""
-    frozen = held(sender, n_layers)
+    with the sender written and those components written back; with a ``receiver``, read its input on that run and
+    run the base a third time with only that written."""
+    frozen = held(sender, n_layers, receiver)
     out = torch.empty(len(bases), len(sources), model.config.num_labels)
     for i, base in enumerate(bases):
         every = {ALL: torch.arange(len(base.input_ids))[None]}
@@ -104,5 +135,7 @@ def naive_path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tens
             _, trace = naive_forward(model, base, pad_token_id, read=frozen, extra_positions=every)
             write = {loc: trace[loc] for loc in frozen}
             write[sender] = vector[None]
-            out[i, j], _ = naive_forward(model, base, pad_token_id, write=write, extra_positions=every)
+            out[i, j], path = naive_forward(model, base, pad_token_id, write=write, read=[receiver] if receiver else [], extra_positions=every)
+            if receiver is not None:
+                out[i, j], _ = naive_forward(model, base, pad_token_id, write={receiver: path[receiver]})
     return out

@@ -107,6 +107,8 @@ class Architecture:
         final_norm: a decoder's final norm inside its base model (``norm``, ``ln_f``).
         z_to_attn_out: ``(block, z) -> hook_attn_out``: the attention's contribution from its heads' context, where it
             is more than the ``attn.hook_z`` module (Gemma's post-attention norm); ``None``: that module.
+        fused_qkv: the query, key and value inputs (``attn.hook_q``, ``_k``, ``_v``) are one module's output, in that
+            order, each d_model wide (GPT-2's ``c_attn``, ModernBERT's ``Wqkv``).
     """
 
     name: str
@@ -120,6 +122,7 @@ class Architecture:
     decoder: bool = False
     final_norm: str = ""
     z_to_attn_out: Callable[[torch.nn.Module, Tensor], Tensor] | None = field(default=None, repr=False)
+    fused_qkv: bool = False
 
     def block_list(self, model) -> torch.nn.ModuleList:
         """The model's blocks, in order."""
@@ -272,7 +275,13 @@ def _post_ln(norm_1: str, ffn: Callable, norm_2: str):
     return finish, finish_mlp
 
 
+def _inputs(q: str, k: str | None = None, v: str | None = None) -> dict[str, tuple[str, bool]]:
+    """A head's query, key and value inputs: each its projection's output (one fused module where only ``q`` is named)."""
+    return {"attn.hook_q": (q, False), "attn.hook_k": (k or q, False), "attn.hook_v": (v or q, False)}
+
+
 _BERT_COMPONENTS = {
+    **_inputs("attention.self.query", "attention.self.key", "attention.self.value"),
     "attn.hook_z": ("attention.output.dense", True),
     "hook_attn_out": ("attention.output.dense", False),
     "hook_resid_mid": ("attention.output.LayerNorm", True),
@@ -283,12 +292,15 @@ _distil_finish = _post_ln("sa_layer_norm", lambda block, a: block.ffn(a), "outpu
 
 ARCHITECTURES: tuple[Architecture, ...] = (
     Architecture("BERT-like", ("bert", "roberta", "xlm-roberta", "electra"), "encoder.layer", _BERT_COMPONENTS, *_bert_finish),
-    Architecture("DeBERTa-v2", ("deberta-v2",), "encoder.layer", _BERT_COMPONENTS, *_bert_finish, empty_block=_PassThrough),
+    Architecture("DeBERTa-v2", ("deberta-v2",), "encoder.layer",
+                 {**_BERT_COMPONENTS, **_inputs("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")},
+                 *_bert_finish, empty_block=_PassThrough),  # fmt: skip
     Architecture(
         "DistilBERT",
         ("distilbert",),
         "transformer.layer",
-        {"attn.hook_z": ("attention.out_lin", True), "hook_attn_out": ("attention.out_lin", False),
+        {**_inputs("attention.q_lin", "attention.k_lin", "attention.v_lin"),
+         "attn.hook_z": ("attention.out_lin", True), "hook_attn_out": ("attention.out_lin", False),
          "hook_resid_mid": ("sa_layer_norm", True), "hook_mlp_out": ("ffn.lin2", False)},
         *_distil_finish,
     ),  # fmt: skip
@@ -296,10 +308,11 @@ ARCHITECTURES: tuple[Architecture, ...] = (
         "ModernBERT",
         ("modernbert",),
         "layers",
-        {"attn.hook_z": ("attn.Wo", True), "hook_attn_out": ("attn.Wo", False), "hook_resid_mid": ("mlp_norm", True), "hook_mlp_out": ("mlp.Wo", False)},
+        {**_inputs("attn.Wqkv"), "attn.hook_z": ("attn.Wo", True), "hook_attn_out": ("attn.Wo", False), "hook_resid_mid": ("mlp_norm", True),
+         "hook_mlp_out": ("mlp.Wo", False)},
         lambda block, resid_mid: resid_mid + block.mlp(block.mlp_norm(resid_mid)),
         lambda block, resid_mid, mlp_out: resid_mid + mlp_out,
-        carried=frozenset({"hook_resid_mid"}),
+        carried=frozenset({"hook_resid_mid"}), fused_qkv=True,
     ),
 )
 
@@ -314,12 +327,14 @@ def _pre_norm(norm: str, mlp: str = "mlp", post: str = ""):
 
 
 _LLAMA_COMPONENTS = {
+    **_inputs("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
     "attn.hook_z": ("self_attn.o_proj", True),
     "hook_attn_out": ("self_attn.o_proj", False),
     "hook_resid_mid": ("post_attention_layernorm", True),
     "hook_mlp_out": ("mlp", False),
 }
 _GEMMA_COMPONENTS = {
+    **_inputs("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
     "attn.hook_z": ("self_attn.o_proj", True),
     "hook_attn_out": ("post_attention_layernorm", False),
     "hook_resid_mid": ("pre_feedforward_layernorm", True),
@@ -330,8 +345,9 @@ _CARRIED = frozenset({"hook_resid_mid"})
 DECODERS: tuple[Architecture, ...] = (
     Architecture(
         "GPT-2", ("gpt2",), "h",
-        {"attn.hook_z": ("attn.c_proj", True), "hook_attn_out": ("attn.c_proj", False), "hook_resid_mid": ("ln_2", True), "hook_mlp_out": ("mlp", False)},
-        *_pre_norm("ln_2"), carried=_CARRIED, decoder=True, final_norm="ln_f",
+        {**_inputs("attn.c_attn"), "attn.hook_z": ("attn.c_proj", True), "hook_attn_out": ("attn.c_proj", False), "hook_resid_mid": ("ln_2", True),
+         "hook_mlp_out": ("mlp", False)},
+        *_pre_norm("ln_2"), carried=_CARRIED, decoder=True, final_norm="ln_f", fused_qkv=True,
     ),
     Architecture("Llama-like", ("llama", "qwen2", "qwen3", "mistral"), "layers", _LLAMA_COMPONENTS, *_pre_norm("post_attention_layernorm"),
                  carried=_CARRIED, decoder=True, final_norm="norm"),

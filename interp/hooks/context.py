@@ -36,7 +36,7 @@ from torch import Tensor
 
 from interp.core.errors import ConfigError
 from interp.hooks.architecture import architecture
-from interp.hooks.locations import Location, head_dim
+from interp.hooks.locations import INPUTS, K, V, Location, head_dim, kv_heads
 
 
 def site_modules(model) -> list[torch.nn.Module]:
@@ -82,7 +82,7 @@ def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
         raise ConfigError(f"location {location} is out of range for a model with {len(sites) - 1} blocks")
     if location.is_residual:
         return sites[location.hidden_index]
-    heads = model.config.num_attention_heads
+    heads = kv_heads(model.config) if location.component in (K, V) else model.config.num_attention_heads
     if location.head >= heads:
         raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
     path, is_input = arch.components[location.component]
@@ -97,11 +97,17 @@ def site_module(model, location: Location) -> tuple[torch.nn.Module, bool]:
 
 
 def feature_slice(model, location: Location) -> slice:
-    """The columns of the hooked tensor's last dimension that ``location`` reads: one head's for ``attn.hook_z.h{H}``, else all."""
+    """The columns of the hooked tensor's last dimension that ``location`` reads: one head's for ``attn.hook_z.h{H}``
+    (or a head's query, key or value input), the query's, key's or value's third of a fused projection, else all."""
+    start = 0
+    if location.component in INPUTS and architecture(model).fused_qkv:
+        start = INPUTS.index(location.component) * model.config.hidden_size
+        if location.head < 0:
+            return slice(start, start + model.config.hidden_size)
     if location.head < 0:
         return slice(None)
     d_head = head_dim(model.config)
-    return slice(location.head * d_head, (location.head + 1) * d_head)
+    return slice(start + location.head * d_head, start + (location.head + 1) * d_head)
 
 
 @contextmanager

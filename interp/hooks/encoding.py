@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 import torch
 
 from interp.core.errors import ConfigError, DataError, named
-from interp.hooks.templates import Template, tokenize_pairs
+from interp.hooks.templates import LAST, Template, tokenize_pairs
 
 #: How a word split into several WordPiece tokens is read: its first piece, its last, or all of them.
 WORDPIECE_RULES: tuple[str, ...] = ("first", "last", "all")
@@ -153,6 +153,12 @@ def _where(example) -> str:
     return f"{source}:{example.id.rsplit(':', 1)[1]}" if source and ":" in example.id else f"example {example.id}"
 
 
+def reading_positions(length: int, template: Template | None) -> dict[str, int]:
+    """Where the classifier reads an input of ``length`` tokens: ``cls`` (token 0, [CLS]) for an encoder; a decoder
+    (a ``template``) reads its last token, which is both ``cls`` and :data:`~interp.hooks.templates.LAST`."""
+    return {"cls": 0} if template is None else {"cls": length - 1, LAST: length - 1}
+
+
 def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None, template: Template | None = None) -> Encoded:
     """Tokenize one example as (premise, hypothesis), or for a decoder joined by ``template``, and align its roles.
 
@@ -266,7 +272,7 @@ def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids,
         example_id=example.id,
         input_ids=tuple(input_ids),
         token_type_ids=tuple(token_type_ids),
-        positions={"cls": 0 if template is None else len(input_ids) - 1, **{role: p[pick] for role, p in pieces.items()}},
+        positions={**reading_positions(len(input_ids), template), **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
         label_id=label_id,
         wordpiece=wordpiece,
@@ -340,7 +346,7 @@ def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | 
         example_id=example.id,
         input_ids=tuple(enc["input_ids"]),
         token_type_ids=tuple(enc["token_type_ids"]),
-        positions={"cls": 0 if template is None else len(enc["input_ids"]) - 1},
+        positions=reading_positions(len(enc["input_ids"]), template),
         pieces={},
         label_id=example.label_id if labels is None else labels[example.label] if isinstance(labels, Mapping) else list(labels).index(example.label),
     )

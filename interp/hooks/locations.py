@@ -42,7 +42,16 @@ site                                  vector (per token)                        
                                       the second LayerNorm
 ``blocks.{l}.hook_resid_post``        the block's output (Hugging Face's layer output)   ``blocks.{l}.hook_out``
 ``blocks.0.hook_resid_pre``           the embedding output                               ``blocks.0.hook_in``
+``blocks.{l}.attn.hook_q`` (``_k``,   a head's query (key, value) input: the projection  ``blocks.{l}.attn.hook_q``
+``_v``; ``.h{H}`` one head)           of the block's input, before any rotary embedding
+                                      or query/key norm; a key or value head of a
+                                      grouped-query model is one of its key/value heads
 ====================================  =================================================  ==============================
+
+The query, key and value inputs (:data:`INPUTS`) are receivers of path
+patching (:mod:`interp.engine.paths`) only: a write there changes what other
+tokens attend to, so no interchange, screen or sweep takes them
+(:func:`parse_locations` refuses them).
 
 Where names differ from TransformerLens: ``hook_resid_post`` here is the
 Hugging Face layer output, which the bridge calls ``hook_out`` (with
@@ -63,7 +72,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from interp.core.errors import ConfigError, named
 
@@ -74,8 +83,11 @@ ATTN_OUT = "hook_attn_out"
 RESID_MID = "hook_resid_mid"
 MLP_OUT = "hook_mlp_out"
 COMPONENTS = (Z, ATTN_OUT, RESID_MID, MLP_OUT)
+Q, K, V = "attn.hook_q", "attn.hook_k", "attn.hook_v"
+#: A head's query, key and value inputs: receivers of path patching, not interchange sites.
+INPUTS = (Q, K, V)
 _ROLE = r"[A-Za-z_][\w.]*"
-_HOOK = r"hook_resid_pre|hook_resid_post|hook_out|hook_attn_out|hook_resid_mid|hook_mlp_out|attn\.hook_z(?:\.h\d+)?"
+_HOOK = r"hook_resid_pre|hook_resid_post|hook_out|hook_attn_out|hook_resid_mid|hook_mlp_out|attn\.hook_[zqkv](?:\.h\d+)?"
 _PATTERN = re.compile(rf"blocks\.(\d+)\.({_HOOK})@({_ROLE}(?:\+{_ROLE})*)")
 
 
@@ -112,12 +124,12 @@ class Location:
             raise ConfigError(f"location at {'+'.join(roles)} names a token role twice")
         if self.hidden_index < 0:
             raise ConfigError(f"hidden-state index {self.hidden_index} is negative")
-        if self.component and self.component not in COMPONENTS:
-            raise ConfigError(f"unknown component {self.component!r}; components are {', '.join(COMPONENTS)}")
+        if self.component and self.component not in (*COMPONENTS, *INPUTS):
+            raise ConfigError(f"unknown component {self.component!r}; components are {', '.join((*COMPONENTS, *INPUTS))}")
         if self.component and self.hidden_index == 0:
             raise ConfigError(f"component {self.component} belongs to a block: hidden_index must be at least 1")
-        if self.head != -1 and (self.component != Z or self.head < 0):
-            raise ConfigError(f"head {self.head}: a head index is for {Z} only, and at least 0")
+        if self.head != -1 and (self.component not in (Z, *INPUTS) or self.head < 0):
+            raise ConfigError(f"head {self.head}: a head index is for {Z} and a head's inputs ({', '.join(INPUTS)}) only, and at least 0")
 
     @property
     def role(self) -> str:
@@ -161,8 +173,10 @@ class Location:
         ``d_head`` for all heads' (d_model in an encoder; a decoder's heads need not add up to it), else ``d_model``."""
         if self.head >= 0:
             return head_dim(config)
-        if self.component == Z:
+        if self.component in (Z, Q):
             return config.num_attention_heads * head_dim(config)
+        if self.component in (K, V):
+            return kv_heads(config) * head_dim(config)
         return config.hidden_size
 
     def __str__(self) -> str:
@@ -203,8 +217,8 @@ class Location:
         if hook in (RESID_POST, "hook_out"):
             return cls(layer + 1, roles)
         head = -1
-        if hook.startswith(Z + ".h"):
-            hook, head = Z, int(hook[len(Z) + 2 :])
+        if hook.startswith("attn.hook_") and len(hook) > len(Z):  # attn.hook_z.h3, attn.hook_q.h0, ...
+            hook, head = hook[: len(Z)], int(hook[len(Z) + 2 :])
             if n_heads is not None and head >= n_heads:
                 raise ConfigError(f"location {text!r}: head {head} is out of range for a model with {n_heads} heads (0..{n_heads - 1})")
         return cls(layer + 1, roles, hook, head)
@@ -235,6 +249,11 @@ def component_locations(n_layers: int, roles: Sequence[str | Sequence[str]], kin
     return found
 
 
+def kv_heads(config) -> int:
+    """Key/value heads per block: the config's ``num_key_value_heads`` (grouped-query attention), else every query head."""
+    return int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads)
+
+
 def head_dim(config) -> int:
     """The width of one attention head's context (``attn.hook_z``): the config's ``head_dim`` where it names one
     (Gemma, Qwen3), else d_model over the query heads."""
@@ -243,7 +262,7 @@ def head_dim(config) -> int:
 
 def parse_locations(
     texts: str | list[str], n_layers: int, roles: Sequence[str], default_roles: Sequence[str | Sequence[str]] = (),
-    n_heads: int | None = None,
+    n_heads: int | None = None, aliases: Mapping[str, str] | None = None, inputs: bool = False,
 ) -> list[Location]:
     """Parse a comma-separated string (or list) of locations.
 
@@ -256,7 +275,11 @@ def parse_locations(
     without ``@ROLE`` (a bare site such as ``blocks.2.hook_resid_post``)
     stands for that site at each of ``default_roles``: the role sets the
     intervened variables are aligned to by default (a set of several roles,
-    e.g. MQNLI's ``subj_np``, is one location at all of them).
+    e.g. MQNLI's ``subj_np``, is one location at all of them). A role that
+    ``aliases`` maps is renamed to its value (a decoder's ``cls`` is
+    ``last``, :func:`~interp.hooks.templates.reading_aliases`). A head's
+    query, key or value input (:data:`INPUTS`) is refused unless ``inputs``
+    (path patching's receivers).
 
     Raises:
         ConfigError: naming ``locations=``: nothing given, a malformed item, a
@@ -290,6 +313,12 @@ def parse_locations(
         if not sets:
             raise ConfigError(f"{named('locations', repr(item))} names no token role; write {item}@ROLE")
         found += [Location.parse(f"{item}@{'+'.join(s)}", n_layers, n_heads) for s in sets]
+    if aliases:
+        found = [Location(loc.hidden_index, tuple(aliases.get(r, r) for r in loc.roles), loc.component, loc.head) for loc in found]
+    receivers = [loc for loc in found if loc.component in INPUTS]
+    if receivers and not inputs:
+        raise ConfigError(f"location {receivers[0]} is a head's query, key or value input: a receiver of path patching only; "
+                          "a write there changes what every other token attends to, so it is no interchange site")  # fmt: skip
     unknown = [(loc, r) for loc in found for r in loc.roles if r not in roles]
     if unknown:
         loc, role = unknown[0]

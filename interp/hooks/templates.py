@@ -28,6 +28,24 @@ from interp.core.errors import ConfigError, named
 SLOTS = ("{premise}", "{hypothesis}")
 #: How a pair is joined where neither the checkpoint nor the caller names a template.
 DEFAULT_TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nAnswer:"
+#: The role of a decoder's last token, the one its classifier reads (what an encoder calls ``cls``, its [CLS]).
+LAST = "last"
+
+
+def reading_roles(roles: Sequence[str], decoder: bool) -> tuple[str, ...]:
+    """A task's ``roles`` as a model names them: an encoder's unchanged; a ``decoder``'s with ``cls`` written
+    :data:`LAST` (the token it reads). Both names reach the same token on a decoder.
+
+    >>> reading_roles(("cls", "w_p", "w_h"), decoder=False), reading_roles(("cls", "w_h"), decoder=True)
+    (('cls', 'w_p', 'w_h'), ('last', 'w_h'))
+    """
+    return tuple(reading_aliases(decoder).get(r, r) for r in roles)
+
+
+def reading_aliases(decoder: bool) -> dict[str, str]:
+    """The roles a model names otherwise than its task (``{"cls": "last"}`` on a ``decoder``; none on an encoder): what
+    :func:`~interp.hooks.locations.parse_locations` renames, so a decoder's read token is ``last`` however it was written."""
+    return {"cls": LAST} if decoder else {}
 
 
 @dataclass(frozen=True)

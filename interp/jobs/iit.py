@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interp.api.iit import parse_iit
-from interp.api.loading import model_layers, model_width
+from interp.api.iit import parse_iit_alignment
+from interp.api.loading import model_is_decoder, model_layers, model_width
 from interp.api.training import objective
 from interp.core.errors import ConfigError, named
 from interp.jobs.train import TrainConfig, TrainResult, older_out, train
@@ -42,8 +42,8 @@ def train_iit(config: TrainConfig, out: str | Path | None = None, *, progress: b
     task = config.resolved_task()
     if task.causal_model is None:
         raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
-    _, location = parse_iit(config.iit, task, model_layers(config.model))  # before any work: errors leave nothing behind
-    width = len(location.roles) * model_width(config.model)
+    alignment = parse_iit_alignment(config.iit, task, model_layers(config.model), decoder=model_is_decoder(config.model))  # before any work
+    width = min(len(location.roles) for location in alignment.values()) * model_width(config.model)
     if config.iit_subspace is not None and config.iit_subspace > width:
         raise ConfigError(f"{named('iit_subspace', config.iit_subspace)}: at most the location's width {width}")
     extra = objective(task, iit=config.iit, iit_weight=config.iit_weight, iit_subspace=config.iit_subspace, seed=config.seed)

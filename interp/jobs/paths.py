@@ -7,7 +7,9 @@ Usage::
     print(format_path_sweep(frame))
 
 Every example drawn is a base and a source (every pair). What each figure is: :mod:`interp.api.paths`. ``out`` (a
-folder) gets ``paths.csv``; nothing is written without it, and an existing ``paths.csv`` only with ``overwrite``.
+folder) gets ``paths.csv`` and ``paths.json`` (the settings: model, senders, receiver, examples, seed, the interval)
+together, with ``path-sweep.manifest.json`` (:class:`~interp.core.outputs.OutputSet`), so ``interp report`` shows the
+sweep; nothing is written without it, and an existing ``paths.csv`` only with ``overwrite``.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.core.errors import OutputError, named
-from interp.core.outputs import require_writable
+from interp.core.outputs import OutputSet, require_writable, write_json_atomic
 
 __all__ = ["PathSweepConfig", "run_path_sweep", "format_path_sweep"]
 
 
 @dataclass(frozen=True)
 class PathSweepConfig:
-    """Which model and senders (``heads@ROLE``, ``components@ROLE`` or a list); the examples (``sample``, every pair of
-    them); ``seed``: the bootstrap's; ``out``: a folder for ``paths.csv`` (``overwrite`` to replace one)."""
+    """Which model and senders (``heads@ROLE``, ``components@ROLE`` or a list); ``receiver``: a later head's query, key
+    or value input to patch through (``None``: the readout); the examples (``sample``, every pair of them); ``seed``:
+    the bootstrap's; ``out``: a folder for ``paths.csv`` (``overwrite`` to replace one)."""
 
     model: str | Classifier
     senders: str = "heads@cls"
+    receiver: str | None = None
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec(max_examples=20)
     run: RunSpec = RunSpec()
@@ -53,12 +57,14 @@ def run_path_sweep(config: PathSweepConfig):
         require_writable(target)
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    frame = lab.path_patch_sweep(examples, examples, config.senders, seed=config.seed)
+    frame = lab.path_patch_sweep(examples, examples, config.senders, receiver=config.receiver, seed=config.seed)
     if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staged = target.with_name("paths.csv.partial")
-        frame.to_csv(staged, index=False)
-        staged.replace(target)
+        with OutputSet(target.parent, "path-sweep") as outputs:
+            frame.to_csv(outputs.path("paths.csv"), index=False)
+            write_json_atomic(outputs.path("paths.json"), {"model": lab.model.name, "task": lab.task.name, "senders": config.senders,
+                                                           "receiver": config.receiver or "readout", "examples": len(examples),
+                                                           "pairs": int(frame.pairs.iloc[0]), "seed": config.seed,
+                                                           "interval": str(frame.interval.iloc[0])})  # fmt: skip
     return frame
 
 
@@ -68,7 +74,9 @@ def format_path_sweep(frame, top: int = 10) -> str:
     whose label moves, each with its 95% interval; then what the intervals resample."""
     rows = frame.sort_values(["direct", "total"], ascending=False, kind="stable").head(top)
     width = max(len(s) for s in rows.sender) if len(rows) else 6
-    lines = [f"{'sender':<{width}}  direct (to the readout alone)  total (every path)   [labels moved off the base's own, of {int(frame.pairs.iloc[0])} pairs]"]
+    receiver = frame.receiver.iloc[0] if "receiver" in frame and len(frame) else "readout"
+    path = "to the readout alone" if receiver == "readout" else f"through {receiver}"
+    lines = [f"{'sender':<{width}}  direct ({path})  total (every path)   [labels moved off the base's own, of {int(frame.pairs.iloc[0])} pairs]"]
     for r in rows.itertuples():
         lines.append(f"{r.sender:<{width}}  {r.direct:.3f} [{r.direct_low:.3f}, {r.direct_high:.3f}]         "
                      f"{r.total:.3f} [{r.total_low:.3f}, {r.total_high:.3f}]")  # fmt: skip

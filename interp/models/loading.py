@@ -374,6 +374,15 @@ def model_width(spec: str) -> int:
     return int(_load_config(resolve_model(spec)).hidden_size)
 
 
+def model_is_decoder(spec: str) -> bool:
+    """Whether a model is a decoder (read at its last token, the role ``last``), from its config alone.
+
+    Raises:
+        ModelError: as :func:`resolve_model`, or an unreadable config.
+    """
+    return _load_config(resolve_model(spec)).model_type in DECODER_TYPES
+
+
 def model_layers(spec: str) -> int:
     """The number of transformer blocks of a model, from its config alone (no weights are read).
 

@@ -31,6 +31,10 @@ Sections (each a list, one entry per source, empty when absent):
   IIA with its 95% interval and nulls (vanilla interchange from an
   interventions file, §6.2, the interval a bootstrap over examples; DAS, the best coordinate block and vanilla
   from ``interp das``, Geiger et al. 2023);
+* ``paths``: each ``interp path-sweep``: every sender's direct effect
+  (to the readout alone, or through one receiver) beside its total effect,
+  each the share of pairs whose label moves with its 95% interval, as
+  site × layer cells (Wang et al. 2022, §3.1);
 * ``graphs``: the intervention graph of a ``cliques`` run with a force
   layout (networkx's Kamada-Kawai, :func:`layout`), each node's example
   (id, premise, hypothesis, words, gold, prediction, clique) and each
@@ -311,6 +315,22 @@ def screen_section(path: Path) -> dict:
             "verdict": summary.get("verdict", ""), "variable": summary.get("variable", "")}  # fmt: skip
 
 
+def paths_section(path: Path) -> dict:
+    """``interp path-sweep``'s ``paths.csv`` as site × layer cells (a site: a head or a component at its roles): the direct
+    and total effects with their intervals; ``paths.json``'s settings (receiver, pairs, what the interval resamples)."""
+    rows, records = _read_csv(path), []
+    for row in rows:
+        loc = Location.parse(row["sender"])
+        site = f"{loc.component}.h{loc.head}" if loc.head >= 0 else loc.component
+        role, layer = _place(row["sender"])
+        records.append({"sender": row["sender"], "role": f"{site}@{role}", "layer": layer,
+                        **{k: float(row[k]) for k in ("direct", "direct_low", "direct_high", "total", "total_low", "total_high")}})  # fmt: skip
+    settings = _read_json(path.with_name("paths.json")) if path.with_name("paths.json").is_file() else {}
+    first = rows[0] if rows else {}
+    return {"source": str(path), "records": records, "receiver": settings.get("receiver", first.get("receiver", "readout")),
+            "pairs": settings.get("pairs", first.get("pairs")), "interval": settings.get("interval", first.get("interval", ""))}
+
+
 def _read_graph(directory: Path, files: dict):
     """The intervention graph a ``cliques`` run wrote, in the first format it has (node-link JSON, GraphML, GEXF)."""
     import networkx as nx
@@ -403,6 +423,7 @@ def graph_section(directory: Path, files: dict, seed: int = 0) -> dict | None:
 #: command wrote it.
 FILE_KINDS = {"interp.interventions": "interventions", "interp.activations": "activations", "metrics.json": "behavioral",
               "probes.csv": "probes", "das_summary.csv": "das", "selected.json": "inoculation", "cliques.json": "cliques", "screen.csv": "screen",
+              "paths.csv": "paths",
               **{name: "seeds" for name in SEED_TABLES}}  # fmt: skip
 
 #: Each kind's settings shown on the page: the file they are recorded in (beside it) and what of it is shown.
@@ -456,7 +477,7 @@ def collect_run(run_dir: str | Path) -> dict:
     if not run.is_dir():
         raise ConfigError(f"RUN_DIR {run}: not a folder")
     data: dict = {"run_dir": str(run), "warnings": [], "seeds": [], "behavioral": [], "inoculation": [], "probes": [], "iia": [],
-                  "graphs": [], "manifests": [], "settings": [], "screens": []}  # fmt: skip
+                  "graphs": [], "manifests": [], "settings": [], "screens": [], "paths": []}  # fmt: skip
     for manifest in find_manifests(run):
         record = _read_json(manifest)
         command, files, directory = record.get("command"), record.get("files"), manifest.parent
@@ -507,6 +528,8 @@ def _collect_manifest(data: dict, run: Path, directory: Path, command: str, file
             data["iia"].append({"source": str(path), "records": iia_from_das(path)})
         elif kind == "screen":
             data["screens"].append(screen_section(path))
+        elif kind == "paths":
+            data["paths"].append(paths_section(path))
         elif kind == "inoculation":
             data["inoculation"].append({"source": str(path), **_read_json(path)})
         elif kind == "cliques":

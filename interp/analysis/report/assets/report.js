@@ -172,6 +172,31 @@
       "estimated IIA (* confirmed exactly)", [0, 1], (r) => r.confirmed !== "");
   });
 
+  // Path patching (interp path-sweep): each sender's direct effect (to the readout alone, or through one receiver)
+  // beside its total effect, site × layer, with a table of the senders that move the most labels.
+  (data.paths || []).forEach((ps, i) => {
+    const through = ps.receiver === "readout" ? "to the readout alone" : "through " + ps.receiver;
+    const s = section("paths-" + i, "Path patching: every sender " + through);
+    s.append(el("p", { class: "note" }, `from ${ps.source}; share of the ${ps.pairs || ""} (base, source) pairs whose label moves off the base's own: ` +
+      `direct (the sender's change ${through}, every head and MLP between held at the base run) and total (the plain interchange at the sender: every path)`));
+    const controls = el("div", { class: "controls" });
+    const [l1, which] = select("effect", ["direct", "total"], draw);
+    controls.append(l1);
+    const div = el("div", { id: "paths-plot-" + i });
+    const top = el("div", { id: "paths-table-" + i });
+    s.append(controls, div, top);
+    const cell = (r, key) => `${fmt(r[key])} [${fmt(r[key + "_low"])}, ${fmt(r[key + "_high"])}]`;
+    function draw() {
+      const key = which.value;
+      heatmap(div, ps.records, (r) => r[key], (r) => `direct ${cell(r, "direct")}<br>total ${cell(r, "total")}<br>${r.sender}`,
+        `${key} effect: share of pairs whose label moves (* its 95% interval lies above 0)`, [0, 1], (r) => r[key + "_low"] > 0);
+    }
+    draw();
+    const ranked = [...ps.records].sort((a, b) => b.direct - a.direct || b.total - a.total).slice(0, 10);
+    top.replaceChildren(table(["sender", "direct (" + through + ") [95%]", "total (every path) [95%]"], ranked.map((r) => [r.sender, cell(r, "direct"), cell(r, "total")])),
+      el("p", { class: "note interval-unit" }, "[95%]: " + ps.interval));
+  });
+
   // Interchange interventions: IIA per variable and method, role × layer.
   data.iia.forEach((source, i) => {
     const s = section("iia-" + i, "IIA: " + source.source.split("/").slice(-2).join("/"));

@@ -258,6 +258,7 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     result = _run("screen", *model, "--out", tmp_path / "screen", "--locations", "blocks.1.hook_resid_post@last,blocks.0.attn.hook_z.h1@w_h",
                   "--confirm", "1", "--max-per-split", "6", *data, "--quiet")  # every site estimated through the decoder's gradients  # fmt: skip
     assert result.exit_code == 0 and "miss rate" in result.stdout and "blocks.1.hook_resid_post@last" in result.stdout, result.output
+    assert json.loads((tmp_path / "screen" / "screen.json").read_text())["template"] == Template().text  # every file says how it read
     result = _run("das", *model, "--out", tmp_path / "das", "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "8", "--splits",
                   "pmonli,nmonli_test", "--max-per-split", "20", "--train-pairs", "32", "--test-pairs", "16", "--epochs", "1", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "das" / "das.csv").is_file(), result.output
@@ -276,6 +277,11 @@ def test_the_commands_run_on_a_decoder(folders, monli_dir, tmp_path):
     result = _run("intervene", *words, "--splits", "nmonli_test", "--max-examples", "12", "--locations", "blocks.2.hook_resid_post@last",
                   "--out", tmp_path / "iv.h5", *data, "--quiet")  # fmt: skip
     assert result.exit_code == 0 and (tmp_path / "iv.h5").is_file(), result.output
+    import h5py
+
+    with h5py.File(tmp_path / "iv.h5", "r") as handle:
+        assert handle.attrs["template"] == "{premise}\nQuestion: {hypothesis}? Answer:"
+        assert json.loads(handle.attrs["label_words"]) == {"entailment": " yes", "neutral": " no"}
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ def file_meta(examples: ExampleSet, variables: Sequence[str], locations: Sequenc
         "locations": [str(loc) for loc in locations], "unit_size": unit_size, "precision": precision,
         **({"backend": binding.runner.name} if binding.runner.name != "hf" else {}),
         **({} if reading.identity else {"model_labels": list(reading.model_labels), "model_read": list(reading.read)}),
+        **{k: (v if isinstance(v, str) else json.dumps(v)) for k, v in binding.model.reading_record.items()},
     }  # fmt: skip
 
 

@@ -243,5 +243,5 @@ def joint_result(lab, every, locations: Mapping[str, object], base_rows: np.ndar
         base_pred=own[base_rows], source_pred={v: own[rows] for v, rows in drawn.items()}, counterfactual=counterfactual,
         base_label=np.array([task.labels.index(examples[b].label) for b in base_rows], dtype=np.int64),
         groups=[groups[b] for b in base_rows], unit=table.group_unit if table.groups is not None else "examples",
-        labels=tuple(task.labels), seed=seed, per_base=per_base, meta={"model": lab.model.name, "task": task.name},
+        labels=tuple(task.labels), seed=seed, per_base=per_base, meta={"model": lab.model.name, "task": task.name, **lab.model.reading_record},
     )  # fmt: skip

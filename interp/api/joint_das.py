@@ -198,5 +198,5 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
         alignment={v: str(locations[v]) for v in variables}, k={v: interventions[v].k for v in variables}, kind=kind,
         interventions={v: i.cpu().eval() for v, i in interventions.items()}, trained=trained, untrained=untrained, vanilla=score(False),
         losses=losses, train_runs=len(train_bases), seed=seed, per_base=per_base, test_share=test_share,
-        meta={"model": lab.model.name, "task": lab.task.name},
+        meta={"model": lab.model.name, "task": lab.task.name, **lab.model.reading_record},
     )  # fmt: skip

@@ -105,6 +105,15 @@ class Classifier:
         return template_of(self.module)
 
     @property
+    def reading_record(self) -> dict:
+        """What every file of a decoder records of how it read each pair: ``template`` (its text) and, for a causal LM
+        read through label words, ``label_words``; ``{}`` for an encoder (two segments, its head at [CLS])."""
+        if self.template is None:
+            return {}
+        words = getattr(self.module, "label_words", None)
+        return {"template": self.template.text, **({"label_words": dict(words)} if words else {})}
+
+    @property
     def n_layers(self) -> int:
         """Transformer blocks."""
         return n_layers(self.module)

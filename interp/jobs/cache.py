@@ -22,6 +22,8 @@ first unfinished batch, and ``<out>`` is never half-written.
 
 from __future__ import annotations
 
+import json
+
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -98,6 +100,7 @@ def build_cache(config: CacheConfig, *, progress: bool = True) -> Path:
         "labels": list(task.labels),
         "model": lab.model.name,
         "model_sha256": lab.model.sha256,
+        **{k: (v if isinstance(v, str) else json.dumps(v)) for k, v in lab.model.reading_record.items()},  # a decoder's template
         "wordpiece": lab.wordpiece,
         "locations": [str(loc) for loc in locations],
         "n_layers": n_layers,

@@ -220,7 +220,7 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     require_free_space(out / "das.csv", sum(4 * widths[loc] ** 2 + (16 << 10) for loc, *_ in todo) + (1 << 20))
 
     settings = {seed: FitSettings(epochs=config.epochs, lr=config.lr, batch_size=config.batch_size, seed=seed) for seed in config.seeds}
-    meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha}
+    meta_common = {"task": task.name, "model": lab.model.name, "model_sha256": sha, **lab.model.reading_record}
     bound = lab.bind(examples)  # every unit reuses its pairs, own predictions and each location's prefix
     drawn = {(seed, variable): das.pairs(bound, variable, seed=seed, test_share=config.test_share, n_pairs=config.train_pairs,
                                          test_pairs=config.test_pairs)[0]

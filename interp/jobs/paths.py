@@ -64,7 +64,7 @@ def run_path_sweep(config: PathSweepConfig):
             write_json_atomic(outputs.path("paths.json"), {"model": lab.model.name, "task": lab.task.name, "senders": config.senders,
                                                            "receiver": config.receiver or "readout", "examples": len(examples),
                                                            "pairs": int(frame.pairs.iloc[0]), "seed": config.seed,
-                                                           "interval": str(frame.interval.iloc[0])})  # fmt: skip
+                                                           "interval": str(frame.interval.iloc[0]), **lab.model.reading_record})  # fmt: skip
     return frame
 
 

@@ -89,7 +89,7 @@ def run_screen(config: ScreenConfig, *, progress: bool = True) -> ScreenResult:
     agreement = {name: (repr(value) if hasattr(value, "low") else value) for name, value in found.agreement.items()}
     with OutputSet(out, "screen") as outputs:
         write_csv_atomic(found.rows, outputs.path("screen.csv"))
-        write_json_atomic(outputs.path("screen.json"), {"model": lab.model.name, "variable": found.variable, "examples": found.examples,
+        write_json_atomic(outputs.path("screen.json"), {"model": lab.model.name, **lab.model.reading_record, "variable": found.variable, "examples": found.examples,
                                                         "locations": len(found.rows), "confirm": config.confirm, "seed": config.seed,
                                                         "qk_fix": config.qk_fix, "graddrop": config.graddrop,
                                                         "cancels": sum(bool(r["cancels"]) for r in found.rows),

@@ -33,6 +33,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from tqdm.auto import tqdm
+from torch.nn.utils import parametrize
 
 from interp.analysis.das import FitSettings
 from interp.api.joint import JointResult, counterfactuals, joint_alignment, joint_result
@@ -109,7 +111,7 @@ def _task_logits(logits: torch.Tensor, read: Sequence[int], n_labels: int) -> to
 
 def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], *, k: int | Mapping[str, int] = 16, kind: str = "rotated",
                       per_base: int = 16, epochs: int = 2, lr: float = 1e-3, batch_size: int = 64, seed: int = 0,
-                      test_share: float = 0.2) -> JointDasResult:  # fmt: skip
+                      test_share: float = 0.2, progress: bool = False) -> JointDasResult:  # fmt: skip
     """Train one ``kind`` intervention of size ``k`` per variable of ``alignment`` (variable -> location), together, on
     joint interchange runs among ``examples``' training part, and score it on runs among the held-out part beside its
     untrained self and the whole vectors (module docstring; Geiger et al. 2024, §3).
@@ -120,7 +122,8 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
         k: the subspace's size (coordinates), one for every variable or a mapping variable -> size.
         per_base: source tuples drawn for each base, in training and held out. ``epochs``, ``lr``, ``batch_size``: Adam
             over shuffled batches of runs of one input length; ``seed``: the split, the draws, the initial
-            interventions and the order. ``test_share``: the held-out share of the examples.
+            interventions and the order. ``test_share``: the held-out share of the examples. ``progress``: a bar over
+            the training steps (stderr).
 
     Raises:
         ConfigError: naming the parameter: an alignment as :func:`~interp.api.joint.joint_alignment` refuses it;
@@ -170,7 +173,7 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
         else:
             logits = torch.empty(len(bases), model.config.num_labels)
             chosen = {locations[v]: interventions[v].to(device).eval() for v in variables}
-            with torch.no_grad():
+            with torch.no_grad(), parametrize.cached():  # each rotation's matrix made once for every batch
                 for rows in joint_batches(every.encoded, bases, batch_size, torch.Generator().manual_seed(seed)):
                     logits[rows] = intervened_logits(model, every.encoded, bases[rows], writes(test_sources, rows), chosen, pad).float().cpu()
         return joint_result(lab, every, locations, test_bases, test_sources, logits, seed=seed, per_base=per_base)
@@ -182,10 +185,12 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
     targets = torch.from_numpy(counterfactuals(lab, every, train_bases, train_sources))
     bases, losses = torch.from_numpy(train_bases), []
     chosen = {locations[v]: interventions[v].to(device).train() for v in variables}
-    with frozen_weights(model):
+    steps = settings.epochs * len(joint_batches(every.encoded, bases, settings.batch_size, torch.Generator().manual_seed(0)))
+    with frozen_weights(model), tqdm(total=steps, desc="joint DAS", unit="step", disable=not progress) as bar:
         for _ in range(settings.epochs):
             total = 0.0
             for rows in joint_batches(every.encoded, bases, settings.batch_size, generator):
+                bar.update(1)
                 logits = intervened_logits(model, every.encoded, bases[rows], writes(train_sources, rows), chosen, pad)
                 loss = F.cross_entropy(_task_logits(logits.float(), read, n_labels), targets[rows].to(logits.device))
                 optimizer.zero_grad(set_to_none=True)

@@ -283,7 +283,7 @@ def _stand_in(config, *args, **kwargs):
     raise Reached
 
 
-CALLS = {"das": ["interp.jobs.das.run_das", "interp.jobs.das.score_saved"],
+CALLS = {"das": ["interp.jobs.das.run_das", "interp.jobs.das.score_saved", "interp.jobs.joint_das.run_joint_das"],
          "intervene": ["interp.jobs.intervene.run_interventions", "interp.jobs.joint.run_joint"], "path-sweep": ["interp.jobs.paths.run_path_sweep"],
          "cache": ["interp.jobs.cache.build_cache"], "probe": ["interp.jobs.probe_sweep.run_probe_sweep"],
          "location-sweep": ["interp.jobs.location_sweep.run_location_sweep"], "head-sweep": ["interp.jobs.head_sweep.run_head_sweep"],

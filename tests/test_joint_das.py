@@ -127,3 +127,34 @@ def test_bad_settings_are_refused_by_name(encoder_lab, examples, case, kwargs, m
     kwargs = {"alignment": ALIGNMENT, "k": 2, "per_base": 1, "epochs": 1, **kwargs}
     with pytest.raises(interp.ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
         encoder_lab.train_das_jointly(examples, **kwargs)
+
+
+def test_the_command_trains_a_joint_alignment_and_writes_each_subspace(tiny_classifier_dir, monli_dir, tmp_path):
+    """`interp das --alignment`: the printout (each method's IIA beside its nulls with intervals, the verdict), then
+    joint_das.json and a loadable subspace per variable; the same folder again is refused without --overwrite, and a
+    malformed alignment writes nothing."""
+    import json
+
+    from click.testing import CliRunner
+
+    from interp.cli import main
+    from interp.files.subspaces import load_trained_intervention
+
+    args = ["das", "--model", str(tiny_classifier_dir), "--alignment", ",".join(f"{v}={loc}" for v, loc in ALIGNMENT.items()), "--subspace", "2",
+            "--per-base", "2", "--epochs", "1", "--splits", "pmonli,nmonli_test", "--max-per-split", "6", "--test-share", "0.5",
+            "--data-dir", str(monli_dir), "--out", str(tmp_path / "j"), "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("method") and [line.split()[0] for line in lines[2:5]] == ["trained", "untrained", "vanilla"]
+    assert "learned" in lines[5] and lines[6].startswith("[95%]: ")
+    record = json.loads((tmp_path / "j" / "joint_das.json").read_text())
+    assert record["alignment"] == ALIGNMENT and record["k"] == {"lexrel": 2, "negated": 2} and record["train_runs"] == 12
+    assert [r["method"] for r in record["summary"]] == ["trained", "untrained", "vanilla"] and (tmp_path / "j" / "das-joint.manifest.json").is_file()
+    for variable in ALIGNMENT:
+        loaded, sidecar = load_trained_intervention(tmp_path / "j" / "interventions" / f"{variable}.safetensors")
+        assert loaded.k == 2 and sidecar["location"] == ALIGNMENT[variable] and sidecar["joint_alignment"] == ALIGNMENT
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 2 and "holds joint_das.json; pass --overwrite" in again.stderr
+    bad = CliRunner().invoke(main, [*args[:4], "lexrel", *args[5:-2], str(tmp_path / "b"), "--quiet"])
+    assert bad.exit_code == 2 and "is not VARIABLE=LOCATION" in bad.stderr and not (tmp_path / "b").exists()

@@ -142,14 +142,32 @@ def intervene(model, reading, output, locations, alignment, data, sample, variab
 )
 @o.run(64, "Pairs per training step.", wordpiece="first or last")
 @click.option("--load", "load_path", default=None, type=click.Path(dir_okay=False), help="Score this saved intervention (its .safetensors or .json) on the held-out pairs of these settings instead of training; its variable and location come from the file.")
-def das(model, reading, output, locations, data, alignment, sample, training, run, progress, load_path):
-    """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable)."""
+@o.settings(
+    "joint",
+    click.option("--alignment", "joint_alignment", default=None, help="A joint alignment, VARIABLE=LOCATION,VARIABLE=LOCATION: one subspace per variable (the first --subspace and --kind, the first seed), trained together on runs that write each from its own source; --variable and --locations are not read. Writes joint_das.json and interventions/."),
+    click.option("--per-base", type=int, default=16, show_default=True, help="With --alignment: source tuples drawn per base, in training and held out."),
+)
+def das(model, reading, output, locations, data, alignment, sample, training, run, progress, load_path, joint):
+    """Distributed alignment search: train a rotated subspace per location and variable (model frozen), score it on held-out pairs beside vanilla interchange and the best localist block (resumable); with --alignment, one subspace per variable trained together."""
     from interp.analysis.das_figure import format_das
     from interp.jobs.das import DasConfig, run_das, score_saved
 
     out = output["out"]
     if out is None and load_path is None:
         raise ConfigError("--out is required (a directory for the results), unless --load scores a saved intervention")
+    if joint["joint_alignment"] is not None:
+        from interp.jobs.joint import parse_alignment
+        from interp.jobs.joint_das import JointDasConfig, format_joint_das, run_joint_das
+
+        if load_path is not None:
+            raise ConfigError("--alignment trains a joint alignment; --load scores one saved intervention: give one of them")
+        config = JointDasConfig(model=o.classifier(model, reading), out=out, overwrite=output["overwrite"], alignment=parse_alignment(joint["joint_alignment"]), data=data,
+                                sample=sample, run=run, k=o.ints(alignment["subspace"], "--subspace")[0], kind=o.listed(alignment["kind"], "--kind")[0],
+                                per_base=joint["per_base"], epochs=training["epochs"], lr=training["lr"], batch_size=run.batch_size or 64,
+                                seed=o.ints(training["seeds"], "--seeds")[0], test_share=training["test_share"])  # fmt: skip
+        click.echo(format_joint_das(run_joint_das(config, progress=progress)))
+        click.echo(f"wrote {out}/joint_das.json, {out}/interventions/")
+        return
     config = DasConfig(
         model=o.classifier(model, reading), out=out or "", overwrite=output["overwrite"], locations=locations, data=data, sample=sample, run=run,
         variables=o.listed(alignment["variable"], "--variable"), subspaces=o.listed(alignment["subspace"], "--subspace"), kinds=o.listed(alignment["kind"], "--kind"),

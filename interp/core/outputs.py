@@ -304,7 +304,8 @@ class OutputSet:
         ensure_writable_dir(self.directory)
         refuse_foreign(self.directory, self.names)
         try:
-            for name in self.names:
+            for name in self.names:  # a name may hold a subfolder (interventions/x.safetensors)
+                (self.directory / name).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(self.staging / name, self.directory / name)
         except OSError as exc:
             raise OutputError(f"{named('out', self.directory)}: cannot move the outputs into place ({exc.strerror or exc})") from None

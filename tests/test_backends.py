@@ -253,6 +253,20 @@ def both(wide_classifier_dir, monli_dir):
     return labs, task.examples(("pmonli", "nmonli_test"), per_split=12, seed=5)
 
 
+def test_every_runner_has_the_protocols_attributes(both):
+    """What a job reads of a runner is on every runner, its reference included: ``name``, ``atp_star`` and
+    ``compile_stats`` (what compiling did: the hf runner's record, ``None`` for runners that never compile)."""
+    from interp.backends.base import Runner
+    from interp.engine.compiled import CompileStats
+
+    labs, _ = both
+    runners = [runner for lab in labs.values() for runner in (lab.runner, lab.runner.reference())]
+    for runner in runners:
+        assert all(hasattr(runner, name) for name in Runner.__annotations__), (runner.name, Runner.__annotations__)
+    stats = {runner.name: runner.compile_stats for runner in runners}
+    assert isinstance(stats["hf"], CompileStats) and {k for k, v in stats.items() if v is None} == set(stats) - {"hf"}
+
+
 def _flat(found) -> list:
     if isinstance(found, (list, tuple)):
         return [x for item in found for x in _flat(item)]

@@ -40,7 +40,7 @@ from interp.analysis.das import FitSettings
 from interp.api.joint import JointResult, counterfactuals, joint_alignment, joint_result
 from interp.causal.pairs import split_examples
 from interp.core.checks import check_int
-from interp.core.errors import ConfigError, named, renamed
+from interp.core.errors import ConfigError, named
 from interp.engine.interventions import Intervention, kinds, make_intervention
 from interp.engine.joint import intervened_logits, joint_batches, joint_logits
 from interp.models.freezing import frozen_weights
@@ -141,8 +141,7 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
         raise ConfigError(f"{named('k', repr(k))} must give one size for every variable, or a size for each of {', '.join(variables)}")
     check_int(per_base, "per_base", least=1)
     settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
-    with renamed(examples="examples"):
-        examples = lab.task.check_examples(examples)
+    examples = lab.task.check_examples(examples)
     every = lab.bind(examples)
     train, test = split_examples(len(every.examples), test_share, seed)
     rng = np.random.default_rng(seed)

@@ -21,6 +21,7 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError, named
+from interp.engine.compiled import CompileStats
 from interp.engine.gradients import SiteGradients
 from interp.engine.interventions import Intervention
 from interp.hooks.encoding import Encoded
@@ -70,6 +71,9 @@ class Runner(Protocol):
     name: str
     #: Whether :meth:`gradients` takes AtP*'s ``qk_fix`` and ``graddrop`` (the screen's default where it does).
     atp_star: bool
+    #: What compiling did over the runner's calls (:class:`~interp.engine.compiled.CompileStats`: shapes, their first
+    #: calls' seconds, pairs compiled and run eagerly); ``None`` for a runner that never compiles.
+    compile_stats: CompileStats | None
 
     def predict(self, encoded: Sequence[Encoded]) -> Float[Tensor, "n labels"]:
         """The classifier's logits on each example, no intervention: float32 ``[n, labels]`` on CPU."""

@@ -31,6 +31,7 @@ class NaiveRunner:
 
     name = "hf-reference"
     atp_star = True
+    compile_stats = None  # it never compiles
 
     def __init__(self, model, pad_token_id: int = 0) -> None:
         self.model, self.pad_token_id = model, pad_token_id

@@ -144,6 +144,7 @@ class BridgeRunner:
 
     name = "transformer-lens"
     atp_star = False
+    compile_stats = None  # it never compiles
 
     def __init__(self, model, tokenizer) -> None:
         if tokenizer is None:

@@ -213,7 +213,7 @@ def run_interventions(config: InterventionConfig, *, progress: bool = True) -> P
         team.barrier()
         with lab.precision(config.precision):
             ran = sum(_run_location(config, shards, i, lab, examples, rows, loc, team, progress and team.leader) for i, loc in enumerate(locations))
-            compiled = getattr(lab.runner, "compile_stats", None)
+            compiled = lab.runner.compile_stats
         if progress and team.leader and compiled is not None and (compiled.shapes or compiled.note):
             tqdm.write(f"compiled suffix: {len(compiled.shapes)} shapes, their first calls {compiled.first_call_seconds:.1f} s (compiling included); "
                        f"{compiled.compiled_pairs:,} pairs compiled, {compiled.eager_pairs:,} eagerly" + (f"; {compiled.note}" if compiled.note else ""))  # fmt: skip

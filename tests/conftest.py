@@ -120,6 +120,22 @@ def record(**changes) -> str:
     return json.dumps({k: v for k, v in base.items() if v is not None})
 
 
+@pytest.fixture(scope="module")
+def task(monli_dir):
+    """MoNLI read from the data directory (a test module that needs another task defines its own ``task``)."""
+    import interp
+
+    return interp.load_task("monli", data_dir=str(monli_dir))
+
+
+@pytest.fixture(scope="module")
+def encoder_lab(wide_classifier_dir, task):
+    """The wide random BERT classifier bound to ``task`` (the workbench's tests against hooks by hand)."""
+    import interp
+
+    return interp.IntervenableModel(str(wide_classifier_dir), task)
+
+
 @pytest.fixture(scope="session")
 def minilm_tokenizer():
     from transformers import AutoTokenizer

@@ -21,18 +21,8 @@ ALIGNMENT = {"lexrel": "blocks.0.hook_resid_post@w_h", "negated": "blocks.1.hook
 
 
 @pytest.fixture(scope="module")
-def task(monli_dir):
-    return interp.load_task("monli", data_dir=str(monli_dir))
-
-
-@pytest.fixture(scope="module")
 def examples(task):
     return task.examples(("pmonli", "nmonli_test"), per_split=8, seed=3)
-
-
-@pytest.fixture(scope="module")
-def encoder_lab(wide_classifier_dir, task):
-    return interp.IntervenableModel(str(wide_classifier_dir), task)
 
 
 def _by_hand(module, enc, writes, types: bool = True):

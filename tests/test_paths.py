@@ -20,18 +20,8 @@ SENDERS = ("blocks.0.attn.hook_z.h1@w_h", "blocks.0.hook_attn_out@w_p", "blocks.
 
 
 @pytest.fixture(scope="module")
-def task(monli_dir):
-    return interp.load_task("monli", data_dir=str(monli_dir))
-
-
-@pytest.fixture(scope="module")
 def examples(task):
     return task.examples(("pmonli", "nmonli_test"), per_split=2, seed=5)
-
-
-@pytest.fixture(scope="module")
-def encoder_lab(wide_classifier_dir, task):
-    return interp.IntervenableModel(str(wide_classifier_dir), task)
 
 
 def _check(lab, examples):

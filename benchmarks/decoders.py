@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="fp32", choices=("fp32", "bf16"))
     args = parser.parse_args()
     import interp
-    from interp.backends import HFRunner, NaiveRunner
+    from interp.backends import DecoderRunner, NaiveRunner
 
     task = interp.load_task("monli")
     examples = task.examples(("nmonli_test",), n=args.sources, seed=0)
@@ -133,7 +133,7 @@ def main() -> None:
         lengths = [len(e.input_ids) for e in encoded]
         print(f"\n{shape}: {sum(p.numel() for p in model.module.parameters()) / 1e6:.0f}M parameters, {min(lengths)} to {max(lengths)} "
               f"tokens, the intervened token at {min(t[0] for t in tokens)} to {max(t[0] for t in tokens)}")
-        vectors = HFRunner(model.module, pad).vectors(encoded, loc)
+        vectors = DecoderRunner(model.module, pad).vectors(encoded, loc)
         rates, found = {}, {}
         if args.naive_bases:
             started = time.perf_counter()
@@ -141,7 +141,7 @@ def main() -> None:
             rates["naive loop"] = naive.numel() / naive.shape[-1] / (time.perf_counter() - started)
         for name, reuse in (("engine, no reuse", False), ("engine, prefix reuse", True)):
             started = time.perf_counter()
-            found[name] = HFRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded[: args.bases], vectors, loc)
+            found[name] = DecoderRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded[: args.bases], vectors, loc)
             if args.device.startswith("cuda"):
                 torch.cuda.synchronize()
             rates[name] = args.bases * len(encoded) / (time.perf_counter() - started)

@@ -328,7 +328,7 @@ def decoder_arm(args, task, device) -> dict:
     spec = importlib.util.spec_from_file_location("decoder_benchmark", Path(__file__).resolve().parent / "decoders.py")
     decoders = importlib.util.module_from_spec(spec)  # benchmarks/decoders.py, by its path: the test suite has a decoders module of its own
     spec.loader.exec_module(decoders)
-    from interp.backends import HFRunner
+    from interp.backends import DecoderRunner
     from interp.api.intervenable import IntervenableModel
 
     shape = "tiny" if args.smoke else args.decoder_shape
@@ -341,11 +341,11 @@ def decoder_arm(args, task, device) -> dict:
     encoded = lab.encode(examples)
     bases = 1 if args.smoke else args.decoder_bases
     pad = model.tokenizer.pad_token_id
-    vectors = HFRunner(model.module, pad).vectors(encoded, loc)
+    vectors = DecoderRunner(model.module, pad).vectors(encoded, loc)
     reset_peak(device)
     rates, found = {}, {}
     for name, reuse in (("no reuse", False), ("prefix reuse", True)):
-        runner = HFRunner(model.module, pad, prefix_reuse=reuse)
+        runner = DecoderRunner(model.module, pad, prefix_reuse=reuse)
         runner.interchange_logits(encoded[:1], vectors[:8], loc)  # warm-up
         sync(device)
         began = time.perf_counter()

@@ -13,7 +13,7 @@ import torch
 
 import interp
 from interp.analysis.attribution import estimated_logits, graddrop_robustness, site_estimate
-from interp.backends import HFRunner
+from interp.backends import get_runner
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
 
@@ -54,9 +54,9 @@ def _encoded(n: int, length: int = 5, seed: int = 1) -> list[Encoded]:
 
 def _estimates(model, encoded, site: str, **switches):
     loc = Location.parse(site)
-    found = HFRunner(model).gradients(encoded, [loc], **switches)[loc]
-    own = HFRunner(model).predict(encoded)
-    exact = HFRunner(model).interchange_logits(encoded, found.activations, loc)
+    found = get_runner("hf", model).gradients(encoded, [loc], **switches)[loc]
+    own = get_runner("hf", model).predict(encoded)
+    exact = get_runner("hf", model).interchange_logits(encoded, found.activations, loc)
     return found, own, exact
 
 

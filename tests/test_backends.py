@@ -281,7 +281,7 @@ def test_every_public_call_agrees_across_runners(name, both):
     labs, examples = both
     hf, tl = (_flat(_call(labs[k], examples, name)) if name not in ("bind", "encode", "location", "locations")
               else _call(labs[k], examples, name) for k in ("hf", "transformer-lens"))  # fmt: skip
-    assert type(labs["transformer-lens"].runner).__name__ == "BridgeRunner" and type(labs["hf"].runner).__name__ == "HFRunner"
+    assert type(labs["transformer-lens"].runner).__name__ == "BridgeRunner" and type(labs["hf"].runner).__name__ == "EncoderRunner"
     if name in ("bind", "encode", "location", "locations"):
         assert hf == tl
         return

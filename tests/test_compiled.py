@@ -88,18 +88,36 @@ def test_compiling_is_off_on_a_cpu_by_default_and_refused_by_name_where_it_canno
     assert list(tmp_path.iterdir()) == []  # refused before any file
 
 
-def test_a_model_without_bert_layout_runs_eagerly_and_says_so(monli_dir, minilm_tokenizer):
-    """Asked to compile, a decoder's suffix runs through its own modules, as without compiling, and the stats say why."""
+def test_each_runner_has_its_kinds_knob_and_refuses_the_other_by_name(monli_dir, model_and_encoded):
+    """``compile`` is the encoder runner's, ``prefix_reuse`` the decoder runner's: asked of the other kind, one line
+    naming the parameter and the model; the encoder engine refuses a decoder, naming the decoder's function. Asked to
+    compile where no block runs after the location, the encoder runs eagerly and its stats say why, every pair counted."""
+    from interp.backends import DecoderRunner, EncoderRunner
+
     tok = tokenizer("sentencepiece", str(monli_dir))
     lab = interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), "monli", data_dir=str(monli_dir))
+    decoder = lab.model.module
+    encoder, encoded = model_and_encoded
+    assert type(get_runner("hf", decoder, tok)) is DecoderRunner and type(get_runner("hf", encoder)) is EncoderRunner
+    assert get_runner("hf", decoder, tok, prefix_reuse=False).prefix_reuse is False and get_runner("hf", decoder, tok).compile_stats is None
+    with pytest.raises(ConfigError, match=r"^compile=True compiles an encoder's suffix; the model \(llama\) is a decoder"):
+        get_runner("hf", decoder, tok, compile=True)
+    with pytest.raises(ConfigError, match=r"^prefix_reuse=False runs every position of a decoder's pairs; the model \(bert\) is an encoder"):
+        get_runner("hf", encoder, prefix_reuse=False)
+    with pytest.raises(ConfigError, match=r"DecoderRunner runs a decoder; the model \(bert\) is an encoder: use EncoderRunner"):
+        DecoderRunner(encoder)
+    with pytest.raises(ConfigError, match=r"EncoderRunner runs an encoder; the model \(llama\) is a decoder: use DecoderRunner"):
+        EncoderRunner(decoder)
     examples = lab.task.examples(("nmonli_test",))[:4]
     loc = lab.location("blocks.0.hook_resid_post@w_h")
+    with pytest.raises(ConfigError, match="is a decoder: its interchange runs through interp.engine.decoder.decoder_interchange_logits"):
+        interchange_logits(decoder, lab.encode(examples), lab.source_vectors(examples, loc), loc)
+    last = Location.parse("blocks.2.hook_resid_post@cls")
     stats = CompileStats()
-    encoded, sources = lab.encode(examples), lab.source_vectors(examples, loc)
-    asked = interchange_logits(lab.model.module, encoded, sources, loc, compile=True, stats=stats)
-    assert torch.equal(asked, interchange_logits(lab.model.module, encoded, sources, loc))
-    assert "runs eagerly: the compiled suffix is BERT-layout encoders' blocks" in stats.note and stats.compiled_pairs == 0
-    assert stats.eager_pairs == 16  # every one of the 4 × 4 pairs counted as run eagerly (was 0)
+    sources = source_vectors(encoder, encoded[:4], last)
+    asked = interchange_logits(encoder, encoded[:4], sources, last, compile=True, stats=stats)
+    assert torch.equal(asked, interchange_logits(encoder, encoded[:4], sources, last))
+    assert stats.note == f"{last}: no block runs after it, so nothing is compiled" and stats.compiled_pairs == 0
 
 
 def load_benchmark(name: str):

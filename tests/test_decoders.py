@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import interp
-from interp.backends import HFRunner, NaiveRunner
+from interp.backends import DecoderRunner, NaiveRunner
 from interp.hooks.templates import Template
 from interp.models.decoders import DecoderClassifier
 
@@ -84,7 +84,7 @@ def test_interchange_equals_the_naive_loop_with_and_without_prefix_reuse(family,
         pad = model.tokenizer.pad_token_id
         naive = NaiveRunner(model.module, pad).interchange_logits(encoded, vectors, loc)
         for reuse in (True, False):
-            fast = HFRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=7)
+            fast = DecoderRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=7)
             assert torch.allclose(fast, naive, atol=1e-5, rtol=0), (site, reuse, (fast - naive).abs().max())
         moved += bool((naive - naive[:, :1]).abs().max() > 1e-3)
     assert moved >= len(SITES) // 2  # the sites do move the readout: agreement could have failed
@@ -103,7 +103,7 @@ def test_the_readout_is_the_last_real_token_where_the_pad_token_ends_the_templat
     lab = interp.IntervenableModel(model, task)
     encoded = lab.encode(examples)
     assert all(e.input_ids[-1] == tok.eos_token_id for e in encoded)
-    padded = HFRunner(model.module, tok.pad_token_id).predict(encoded)
+    padded = DecoderRunner(model.module, tok.pad_token_id).predict(encoded)
     alone = NaiveRunner(model.module, tok.pad_token_id).predict(encoded)
     assert torch.allclose(padded, alone, atol=1e-5)
     from interp.hooks.encoding import collate
@@ -338,6 +338,19 @@ def test_no_prefix_reuse_from_the_command_line_gives_the_same_logits(folders, mo
         assert compared == 2 and names
 
 
+def test_each_kinds_flag_on_the_other_kind_is_one_line_and_exit_2(folders, tiny_classifier_dir, monli_dir, tmp_path):
+    """``--compile`` is an encoder's (the decoder runner never compiles), ``--no-prefix-reuse`` a decoder's (an encoder
+    has no prefix to reuse): each given to the other kind names its flag and the model's type, and writes nothing."""
+    common = ["--splits", "nmonli_test", "--max-examples", "4", "--locations", "blocks.0.hook_resid_post@w_h", "--data-dir", monli_dir, "--quiet"]
+    for model, flag, says in ((folders["clf"], "--compile", "--compile compiles an encoder's suffix; the model (llama) is a decoder"),
+                              (tiny_classifier_dir, "--no-prefix-reuse", "--no-prefix-reuse runs every position of a decoder's pairs; "
+                                                                         "the model (bert) is an encoder")):  # fmt: skip
+        out = tmp_path / flag.strip("-")
+        result = _run("intervene", "--model", model, flag, "--out", out / "iv.h5", *common)
+        assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1, result.output
+        assert not out.exists()
+
+
 def test_few_shot_and_chat_prompts_are_seeded_recorded_and_leave_their_demonstrations_out(folders, monli_dir, tmp_path):
     """A few-shot prompt is the template after k solved training pairs, each followed by its label's word, drawn by the
     seed (the same seed the same pairs, another seed others); scoring leaves those pairs out; evaluate --shots scores
@@ -405,7 +418,7 @@ def test_out_of_memory_in_a_decoder_pass_halves_it_and_drops_no_pair(task, monli
     """A decoder's suffix pass (each base's prefix reused, and without) that runs out of memory is run again with half
     as many rows, the logits those of an uninterrupted run; one row that does not fit is raised, not dropped."""
     import interp.engine.decoder as decoder_engine
-    from interp.backends import HFRunner
+    from interp.backends import DecoderRunner
 
     tok = _tok("llama", monli_dir)
     lab = interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), task)
@@ -413,7 +426,7 @@ def test_out_of_memory_in_a_decoder_pass_halves_it_and_drops_no_pair(task, monli
     loc = lab.location("blocks.0.hook_resid_post@w_h")
     encoded, sources = lab.encode(examples), lab.source_vectors(examples, loc)
     for reuse in (True, False):
-        runner = HFRunner(lab.model.module, lab.model.tokenizer.pad_token_id, prefix_reuse=reuse)
+        runner = DecoderRunner(lab.model.module, lab.model.tokenizer.pad_token_id, prefix_reuse=reuse)
         expected = runner.interchange_logits(encoded, sources, loc, batch_size=64)
         name = "run_suffix_cached" if reuse else "run_suffix"
         real, sizes = getattr(decoder_engine, name), []
@@ -435,4 +448,4 @@ def test_out_of_memory_in_a_decoder_pass_halves_it_and_drops_no_pair(task, monli
 
     monkeypatch.setattr(decoder_engine, "run_suffix_cached", no_memory)
     with pytest.raises(torch.OutOfMemoryError):
-        HFRunner(lab.model.module, lab.model.tokenizer.pad_token_id).interchange_logits(encoded[:1], sources[:1], loc, batch_size=4)
+        DecoderRunner(lab.model.module, lab.model.tokenizer.pad_token_id).interchange_logits(encoded[:1], sources[:1], loc, batch_size=4)

@@ -21,7 +21,7 @@ from conftest import made_once
 from gguf_files import installed, rewrite
 
 import interp
-from interp.backends.hf import HFRunner
+from interp.backends.hf import DecoderRunner
 from interp.backends.naive import NaiveRunner
 from interp.cli import main
 from interp.core.errors import ModelError
@@ -102,7 +102,7 @@ def _exact(folder: Path, task) -> None:
         naive = NaiveRunner(model.module, pad).interchange_logits(encoded, vectors, loc)
         scale = naive.abs().max()
         for reuse in (True, False):
-            fast = HFRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=5)
+            fast = DecoderRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=5)
             assert torch.equal(fast.argmax(-1), naive.argmax(-1)), (site, reuse)
             assert (fast - naive).abs().max() <= 1e-4 * scale, (site, reuse, (fast - naive).abs().max(), scale)
         moved += bool((naive - naive[:, :1]).abs().max() > 1e-4 * scale)

@@ -63,7 +63,7 @@ def test_gradients_equal_finite_differences(site, tiny_mqnli_classifier_dir, exa
         written = found.activations.double() + shift * direction
         if pairs is not None:  # a component site: the reference's hooked pass writes anywhere
             return pairs.written_logits(torch.arange(n), written)
-        return HFRunner(model).pairs(encoded, loc).written_logits(torch.arange(n), written)
+        return get_runner("hf", model).pairs(encoded, loc).written_logits(torch.arange(n), written)
 
     numeric = (logits(eps) - logits(-eps)) / (2 * eps)  # [n, labels]
     analytic = torch.einsum("nlw,nw->nl", found.gradients.double(), direction)
@@ -79,10 +79,10 @@ def test_gradients_of_several_sites_at_once_equal_each_alone(tiny_mqnli_classifi
     model, tokenizer = load_classifier(str(tiny_mqnli_classifier_dir))
     encoded = encode_examples(examples, tokenizer)
     locations = [Location.parse(s) for s in ("blocks.0.hook_resid_pre@w_h", "blocks.0.hook_resid_post@w_h", "blocks.1.attn.hook_z.h1@w_h")]
-    together = HFRunner(model).gradients(encoded, locations)
-    reference = HFRunner(model).reference().gradients(encoded, locations)
+    together = get_runner("hf", model).gradients(encoded, locations)
+    reference = get_runner("hf", model).reference().gradients(encoded, locations)
     for loc in locations:
-        alone = HFRunner(model).gradients(encoded, [loc])[loc]
+        alone = get_runner("hf", model).gradients(encoded, [loc])[loc]
         assert torch.allclose(together[loc].gradients, alone.gradients, atol=1e-6)
         assert torch.allclose(reference[loc].gradients, alone.gradients, atol=1e-5)
     assert all(p.grad is None for p in model.parameters())  # the weights got no gradient

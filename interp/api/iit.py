@@ -37,15 +37,15 @@ from interp.hooks import hooked
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import collate, encode_examples, location_tokens
 from interp.models.decoders import template_of
-from interp.hooks.locations import Location, parse_locations
-from interp.hooks.templates import reading_aliases, reading_roles
+from interp.hooks.inputs import parse_model_locations
+from interp.hooks.locations import Location
 from interp.models.loading import checkpoint_labels
 from interp.tasks import Task
 
 
 def parse_iit(spec: str, task: Task, n_blocks: int, *, decoder: bool = False) -> tuple[str, Location]:
     """``VARIABLE@LOCATION`` as the task's variable and a location (``SITE@r1+r2``, or a bare site at the variable's aligned roles;
-    a ``decoder``'s read token is ``last``, :func:`~interp.hooks.templates.reading_roles`).
+    a ``decoder``'s read token is ``last``, :func:`~interp.hooks.inputs.parse_model_locations`).
 
     Raises:
         ConfigError: naming ``iit=``: no ``@``, a variable the task lacks, a malformed location.
@@ -56,8 +56,7 @@ def parse_iit(spec: str, task: Task, n_blocks: int, *, decoder: bool = False) ->
     with renamed(variable="iit"):
         task.check_variable(variable)
     try:
-        found = parse_locations(location, n_blocks, reading_roles(task.roles, decoder), (reading_roles(task.alignment[variable], decoder),),
-                                aliases=reading_aliases(decoder))  # fmt: skip
+        found = parse_model_locations(location, n_blocks, task.roles, (task.alignment[variable],), decoder=decoder)
     except ConfigError as exc:
         raise ConfigError(f"{named('iit', repr(spec))}: {exc}") from None
     if len(found) != 1:

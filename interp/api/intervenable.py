@@ -44,8 +44,7 @@ from interp.core.checks import check_bool
 from interp.core.errors import ConfigError, named, renamed
 from interp.files.interventions import check_variable_names
 from interp.hooks.encoding import check_wordpiece_rule, encode_examples, location_tokens
-from interp.hooks.locations import parse_locations
-from interp.hooks.templates import reading_aliases, reading_roles
+from interp.hooks.inputs import parse_model_locations
 from interp.models.labels import LabelReading
 from interp.tasks import Task
 
@@ -73,17 +72,20 @@ class IntervenableModel:
             ``transformer-lens`` (a TransformerBridge over a copy, made on first use).
         complete: ``False`` accepts a model whose labels do not cover every one of the task's (enough to read vectors:
             :meth:`vectors`, :meth:`run_with_cache`; not to read predictions as the task's).
-        compile: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`: BERT-layout
-            encoders; CUDA graphs on a GPU); ``None``: on for CUDA in calls of at least 2^20 pairs, off on a CPU, where
-            compiling costs tens of seconds per location that only long runs recover. ``runner.compile_stats`` says what it did.
-        prefix_reuse: on a decoder, each base's positions before the intervened token run once for all its sources
-            (``None`` or ``True``, the default); ``False`` runs every position of every pair (the reference it equals).
+        compile: an encoder's: run the interchange's suffix through ``torch.compile`` (:mod:`interp.engine.compiled`:
+            BERT-layout encoders; CUDA graphs on a GPU); ``None``: on for CUDA in calls of at least 2^20 pairs, off on a
+            CPU, where compiling costs tens of seconds per location that only long runs recover. ``runner.compile_stats``
+            says what it did (:class:`~interp.backends.hf.EncoderRunner`).
+        prefix_reuse: a decoder's: each base's positions before the intervened token run once for all its sources
+            (``None`` or ``True``, the default); ``False`` runs every position of every pair (the reference it equals;
+            :class:`~interp.backends.hf.DecoderRunner`).
 
     Raises:
         ModelError: the model's labels cannot be read as the task's (by name, in any order, extra labels folded:
             :meth:`~interp.api.loading.Classifier.reading`), or the model lacks one of them.
         ConfigError: an unknown ``wordpiece`` rule, ``device`` or ``backend``; at first use, ``compile=True`` with the
-            transformer-lens backend or (at an interchange) on a device that cannot compile.
+            transformer-lens backend, on a decoder or (at an interchange) on a device that cannot compile, or
+            ``prefix_reuse=False`` on an encoder (:func:`~interp.backends.get_runner`).
     """
 
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
@@ -175,8 +177,8 @@ class IntervenableModel:
         Raises:
             ConfigError: malformed, out of range for the model, or a role the task lacks.
         """
-        roles = [reading_roles(r, self.model.template is not None) for r in (self.task.roles, *self.task.default_roles(variables))]
-        return parse_locations(locations, self.model.n_layers, roles[0], roles[1:], self.model.n_heads, reading_aliases(self.model.template is not None))
+        return parse_model_locations(locations, self.model.n_layers, self.task.roles, self.task.default_roles(variables), self.model.n_heads,
+                                     decoder=self.model.decoder)  # fmt: skip
 
     def location(self, location: str | Location, variables: Sequence[str] = ()) -> Location:
         """One :class:`~interp.hooks.locations.Location`; a bare site (no ``@ROLE``) stands for ``variables``' aligned roles.
@@ -373,7 +375,7 @@ class IntervenableModel:
         with renamed(examples="sources"):
             sources = self.task.check_examples(sources)
         variable = self.task.check_variable(variable)
-        found = screen_locations(self.locations, reading_roles(self.task.roles, self.model.template is not None), locations)
+        found = screen_locations(self.locations, self.model.input_format.roles(self.task.roles), locations)
         every = self.bind(list({e.id: e for e in [*bases, *sources]}.values()))
         return screen(every, bases, sources, found, variable, confirm=confirm, seed=seed, qk_fix=qk_fix, graddrop=graddrop, progress=progress)
 

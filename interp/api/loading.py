@@ -24,6 +24,7 @@ from interp.core.checks import check_int
 from interp.core.errors import ConfigError, ModelError, OutputError, named, renamed
 from interp.hooks import n_layers
 from interp.hooks.architecture import architecture
+from interp.hooks.inputs import InputFormat, input_format
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.decoders import DecoderClassifier, template_of
 from interp.models.checkpoint import check_finite
@@ -105,10 +106,21 @@ class Classifier:
         return template_of(self.module)
 
     @property
+    def input_format(self) -> InputFormat:
+        """How the model reads a pair (:mod:`interp.hooks.inputs`): its :attr:`template` (a decoder, read at its last
+        token) or :data:`~interp.hooks.inputs.SEGMENTS` (an encoder, two segments read at [CLS])."""
+        return input_format(self.template)
+
+    @property
+    def decoder(self) -> bool:
+        """Whether the model is a decoder: it reads a pair joined by :attr:`template` at its last token (``last``)."""
+        return self.input_format.decoder
+
+    @property
     def reading_record(self) -> dict:
         """What every file of a decoder records of how it read each pair: ``template`` (its text) and, for a causal LM
         read through label words, ``label_words``; ``{}`` for an encoder (two segments, its head at [CLS])."""
-        if self.template is None:
+        if not self.decoder:
             return {}
         words = getattr(self.module, "label_words", None)
         return {"template": self.template.text, **({"label_words": dict(words)} if words else {})}

@@ -10,6 +10,7 @@ from interp.engine.batched import PRECISIONS
 from interp.engine.interventions import Intervention
 from interp.engine.interventions import kinds as intervention_kinds
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location, all_locations, component_locations, parse_locations
+from interp.hooks.inputs import parse_model_locations
 from interp.hooks.templates import reading_aliases, reading_roles
 from interp.tasks import Task, TaskGroup
 from interp.tasks.base import WordPairs
@@ -17,4 +18,4 @@ from interp.tasks.stages import BehavioralStage
 
 __all__ = ["ATTN_OUT", "BehavioralStage", "Intervention", "Location", "MLP_OUT", "PRECISIONS", "PairRunner", "RESID_MID", "Runner",
            "SiteGradients", "Task", "TaskGroup", "WordPairs", "Z", "all_locations", "component_locations", "intervention_kinds", "parse_locations",
-           "reading_aliases", "reading_roles"]
+           "parse_model_locations", "reading_aliases", "reading_roles"]

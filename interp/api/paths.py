@@ -31,8 +31,8 @@ from torch import Tensor
 from interp.analysis.bootstrap import ExampleBootstrap
 from interp.core.errors import ConfigError, named, renamed
 from interp.engine.paths import naive_path_patch_logits, path_patch_logits
-from interp.hooks.locations import Location, parse_locations
-from interp.hooks.templates import reading_aliases, reading_roles
+from interp.hooks.inputs import parse_model_locations
+from interp.hooks.locations import Location
 
 
 def receiver_location(lab, receiver: str | Location | None) -> Location | None:
@@ -44,10 +44,9 @@ def receiver_location(lab, receiver: str | Location | None) -> Location | None:
     """
     if receiver is None or isinstance(receiver, Location):
         return receiver
-    decoder = lab.model.template is not None
     try:
-        found = parse_locations(str(receiver), lab.model.n_layers, reading_roles(lab.task.roles, decoder), (), lab.model.n_heads,
-                                reading_aliases(decoder), inputs=True)  # fmt: skip
+        found = parse_model_locations(str(receiver), lab.model.n_layers, lab.task.roles, (), lab.model.n_heads, decoder=lab.model.decoder,
+                                      inputs=True)  # fmt: skip
     except ConfigError as exc:
         raise ConfigError(f"{named('receiver', repr(receiver))}: {exc}") from None
     if len(found) != 1:

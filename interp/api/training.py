@@ -29,6 +29,7 @@ from interp.api.node_loss import NodeLoss, node_variables
 from interp.core.errors import ConfigError, named
 from interp.hooks import n_layers
 from interp.hooks.encoding import INPUTS, encode_pair, input_view
+from interp.hooks.inputs import input_format
 from interp.hooks.templates import parse_label_words
 from interp.models.decoders import template_of
 from interp.models.labels import parse_label_map
@@ -124,7 +125,7 @@ def objective(task: Task, *, iit: str | None = None, iit_weight: float = 1.0, ii
             raise ConfigError(f"`iit=`: task {task.name!r} has no causal model (behavioral only)")
 
         def iit_builder(module, tokenizer, examples: Sequence):
-            alignment = parse_iit_alignment(iit, task, n_layers(module), decoder=template_of(module) is not None)
+            alignment = parse_iit_alignment(iit, task, n_layers(module), decoder=input_format(template_of(module)).decoder)
             return iit_loss(module, tokenizer, task, examples, alignment, weight=iit_weight, subspace=iit_subspace, seed=seed)
 
         return iit_builder

@@ -1,9 +1,10 @@
-"""The runner protocol: every way ``interp`` runs a model, provided by one object per model family; the lookup by name.
+"""The runner protocol: every way ``interp`` runs a model, provided by one object per backend and model kind; the lookup by name.
 
 A runner (:func:`interp.backends.get_runner`) is what :class:`~interp.api.intervenable.IntervenableModel` asks whenever a model has to run: it never
 imports the engine or a hook itself. A new family is a new runner (and a row of :mod:`interp.hooks.architecture`),
-not an edit of the face. Two runners implement the whole protocol: :class:`~interp.backends.hf.HFRunner` (the
-Hugging Face model through :mod:`interp.engine`) and :class:`~interp.backends.tl_bridge.BridgeRunner` (the same
+not an edit of the face. The whole protocol is implemented by the Hugging Face model through :mod:`interp.engine`, one
+runner per kind (:class:`~interp.backends.hf.EncoderRunner`, which may compile, and
+:class:`~interp.backends.hf.DecoderRunner`, which reuses each base's prefix), and by :class:`~interp.backends.tl_bridge.BridgeRunner` (the same
 through a TransformerLens ``TransformerBridge``); each names its one-pass-per-pair reference
 (:meth:`Runner.reference`), which the tests hold its fast paths to.
 

@@ -2,12 +2,12 @@
 
 Usage::
 
-    reference = HFRunner(model).reference()                         # or NaiveRunner(model, pad_token_id)
+    reference = get_runner("hf", model, tokenizer).reference()     # or NaiveRunner(model, pad_token_id)
     reference.interchange_logits(bases, reference.vectors(sources, loc), loc)
 
 Nothing is shared between examples or pairs (:mod:`interp.engine.naive`): the interchange intervention as its
 definition reads (Geiger, Richardson & Potts 2020, §6.2). ``interchange(..., naive=True)`` runs on it, and the tests
-hold every fast path of :class:`~interp.backends.hf.HFRunner` to it.
+hold every fast path of :class:`~interp.backends.hf.EncoderRunner` and :class:`~interp.backends.hf.DecoderRunner` to it.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from interp.core.errors import ConfigError, InterpError, InterpWarning
 FLAGS: dict[str | tuple[str, str], str] = {
     ("verify_checksums", "False"): "--skip-checksums",
     ("compile", "False"): "--no-compile",
+    ("prefix_reuse", "False"): "--no-prefix-reuse",
     "variables": "--variable",
     "subspaces": "--subspace",
     "kinds": "--kind",

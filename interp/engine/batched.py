@@ -37,7 +37,7 @@ same computation as the naive unpadded pass, and the test suite checks
 labels and logits (within 1e-5) against the naive loop.
 
 On a GPU the number of rows per suffix pass is chosen from free memory
-(:func:`auto_batch_size`), and a pass that runs out of memory is retried
+(:func:`~interp.engine.rows.auto_batch_size`), and a pass that runs out of memory is retried
 with half the rows, down to one: no pair is ever dropped.
 """
 
@@ -54,9 +54,8 @@ from interp.core.devices import attention_without_cudnn
 from interp.core.errors import ConfigError
 from interp.engine.compiled import CompiledSuffix, CompileStats
 from interp.engine.components import BlockRest, gather
-from interp.engine.decoder import decoder_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
-from interp.engine.rows import in_passes
+from interp.engine.rows import CPU_BATCH_SIZE, GPU_MAX_ROWS, auto_batch_size, in_passes, interchange_grid  # noqa: F401 (also read from here)
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, model_inputs
@@ -64,10 +63,6 @@ from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
-CPU_BATCH_SIZE = 256
-#: The most rows one attention call takes on a GPU: the flash and memory-efficient kernels put the batch on a grid
-#: axis that CUDA caps at 2**16 - 1 (pytorch/pytorch#146704); a batch of 2**16 fails with "invalid argument".
-GPU_MAX_ROWS = (1 << 16) - 1
 _AT = "at"  # the one role of a location rebuilt on each row's intervened tokens
 #: A named host step in ``torch.profiler``'s tables (``benchmarks/gpu.py --profile``); nearly free when not profiling.
 step = torch.profiler.record_function
@@ -103,25 +98,6 @@ def precision(model, name: str) -> Iterator[None]:
         model.to(dtype)
         if saved is not None:
             model.load_state_dict(saved)
-
-
-def auto_batch_size(model, seq_len: int) -> int:
-    """Rows per suffix pass: :data:`CPU_BATCH_SIZE` on CPU; on a GPU, what half its free memory holds, at most :data:`GPU_MAX_ROWS`.
-
-    The per-row estimate is a block's activations under ``no_grad``: the
-    input, queries, keys, values, context and output (6 × d_model), the
-    feed-forward's hidden layer (d_ff) and the attention scores (heads × seq)
-    for each of ``seq_len`` tokens, twice over for temporaries.
-    """
-    parameter = next(model.parameters())
-    if parameter.device.type != "cuda":
-        return CPU_BATCH_SIZE
-    config = model.config
-    free, _ = torch.cuda.mem_get_info(parameter.device)
-    feed_forward = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * config.hidden_size
-    per_token = 6 * config.hidden_size + feed_forward + config.num_attention_heads * seq_len
-    per_row = 2 * seq_len * per_token * parameter.element_size()
-    return int(max(1, min(GPU_MAX_ROWS, free // 2 // per_row)))
 
 
 def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:
@@ -244,14 +220,14 @@ def interchange_logits(
     *,
     batch_size: int | None = None,
     on_rows: Callable[[int], None] | None = None,
-    prefix_reuse: bool = True,
     compile: bool = False,
     stats: CompileStats | None = None,
 ) -> Tensor:
-    """Logits of the interchange intervention for every (base, source) pair at ``location``.
+    """Logits of the interchange intervention in an encoder for every (base, source) pair at ``location``.
 
     Args:
-        model: an encoder classifier (:mod:`interp.hooks.architecture`) in eval mode.
+        model: an encoder classifier (:mod:`interp.hooks.architecture`) in eval mode. A decoder's interchange is
+            :func:`interp.engine.decoder.decoder_interchange_logits` (its runner, :class:`~interp.backends.hf.DecoderRunner`).
         bases: the encoded base inputs.
         sources: float ``[n_sources, tokens × width]``, the source vectors at ``location``
             (:func:`source_vectors`, or the activation cache); ``width`` is
@@ -260,11 +236,9 @@ def interchange_logits(
             At a component site the rest of its block runs per pair at those
             tokens only (:mod:`interp.engine.components`), then the suffix as
             from the block's output.
-        batch_size: rows (pairs) per suffix pass; ``None``: :func:`auto_batch_size`.
+        batch_size: rows (pairs) per suffix pass; ``None``: :func:`~interp.engine.rows.auto_batch_size`.
             A pass that runs out of memory is retried with half as many rows, in every mode (:mod:`interp.engine.rows`).
         on_rows: called with the number of pairs after each suffix pass (progress).
-        prefix_reuse: in a decoder, run each base's positions before the intervened ones once and reuse their keys and
-            values for every source (:mod:`interp.engine.decoder`); ``False``: every position per pair.
         compile: run each length bucket's full batches through the compiled suffix (:mod:`interp.engine.compiled`;
             BERT-layout encoders: other models run eagerly and ``stats.note`` says so). Check the device first with
             :func:`~interp.engine.compiled.use_compile`.
@@ -276,36 +250,28 @@ def interchange_logits(
         source j.
 
     Raises:
-        ConfigError: a base lacks one of the location's roles, its token
+        ConfigError: ``model`` is a decoder; a base lacks one of the location's roles, its token
             count there is not the sources', or the model lacks the site
-            (:func:`location_tokens`, :func:`~interp.hooks.site_module`).
+            (:func:`~interp.engine.rows.interchange_grid`, :func:`~interp.hooks.site_module`).
     """
-    device = next(model.parameters()).device
-    width = location.token_width(model.config)
-    tokens = location_tokens(bases, location.roles, f"location {location}")
-    n_tokens = len(tokens[0]) if tokens else 0
-    if sources.dim() != 2 or sources.shape[1] != n_tokens * width:
-        raise ConfigError(
-            f"location {location}: sources must be [n_sources, tokens × width = {n_tokens} × {width}], got {tuple(sources.shape)}"
-        )
-    sources = sources.to(device=device, dtype=next(model.parameters()).dtype).view(-1, n_tokens, width)
-    n_sources = sources.shape[0]
-    out = torch.empty(len(bases), n_sources, model.config.num_labels, dtype=torch.float32)
     arch = architecture(model)
+    if arch.decoder:
+        raise ConfigError(f"{type(model).__name__} is a decoder: its interchange runs through "
+                          "interp.engine.decoder.decoder_interchange_logits (the decoder runner), not the encoder engine")
+    device = next(model.parameters()).device
+    tokens, sources, out = interchange_grid(model, bases, sources, location)
+    n_sources = sources.shape[0]
     stats = CompileStats() if stats is None else stats
     index = location.hidden_index  # the suffix starts here: after the block of a component
     hooked_pairs = arch.mixes_tokens_after(model, location)
-    fast = None if hooked_pairs or arch.decoder else fast_suffix(model, index)
+    fast = None if hooked_pairs else fast_suffix(model, index)
     if compile and fast is None:
         stats.note = (f"{location}: no block runs after it, so nothing is compiled" if index >= len(arch.block_list(model)) else
                       f"{type(model).__name__} at {location} runs eagerly: the compiled suffix is BERT-layout encoders' blocks")  # fmt: skip
-    if compile and (hooked_pairs or arch.decoder):  # every pair of these runs eagerly: counted as such
+    if compile and hooked_pairs:  # every pair of these runs eagerly: counted as such
         stats.eager_pairs += len(bases) * n_sources
     if hooked_pairs:
         return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
-    if arch.decoder:
-        size = batch_size or auto_batch_size(model, max((len(e.input_ids) for e in bases), default=1))
-        return decoder_logits(model, bases, sources, location, tokens, batch_size=size, out=out, on_rows=on_rows, reuse=prefix_reuse)
     rest = None if location.is_residual else BlockRest(model, location)
     compiled = CompiledSuffix(model, index, index + len(fast.layers), stats) if compile and fast is not None else None
     # the logits stay on the device until the end: no copy back, and no wait for the device, per batch

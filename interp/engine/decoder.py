@@ -2,8 +2,8 @@
 
 Usage::
 
-    logits = decoder_logits(model, bases, sources, loc, tokens)                  # float32 [bases, sources, labels]
-    logits = decoder_logits(model, bases, sources, loc, tokens, reuse=False)     # every position of the suffix per pair
+    logits = decoder_interchange_logits(model, bases, sources, loc)               # float32 [bases, sources, labels]
+    logits = decoder_interchange_logits(model, bases, sources, loc, reuse=False)  # every position of the suffix per pair
 
 In a causal decoder a position sees only itself and the positions before it. An intervention at the tokens P of a
 base, earliest p, changes nothing at the positions before p: their keys and values in every block are the base's own.
@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from interp.engine.components import BlockRest, gather
-from interp.engine.rows import in_passes
+from interp.engine.rows import auto_batch_size, in_passes, interchange_grid
 from interp.engine.slicing import run_prefix, run_suffix
 from interp.hooks.architecture import architecture, model_inputs
 from interp.hooks.encoding import Encoded
@@ -105,3 +105,31 @@ def decoder_logits(model, bases: Sequence[Encoded], sources: Tensor, location: L
 
         in_passes(len(group) * n_sources, batch_size, run, device=device, on_rows=on_rows)
     return out
+
+
+def decoder_interchange_logits(model, bases: Sequence[Encoded], sources: Tensor, location: Location, *, batch_size: int | None = None,
+                               on_rows: Callable[[int], None] | None = None, reuse: bool = True) -> Tensor:  # fmt: skip
+    """Logits of the interchange intervention in a decoder for every (base, source) pair at ``location``: the decoder's
+    counterpart of :func:`interp.engine.batched.interchange_logits` (what :class:`~interp.backends.hf.DecoderRunner` runs).
+
+    Args:
+        model: a decoder classifier (:class:`~interp.models.decoders.DecoderClassifier` or a
+            ``...ForSequenceClassification`` decoder) in eval mode; it reads each input's last token.
+        bases: the encoded base inputs (joined by the model's template).
+        sources: float ``[n_sources, tokens × width]``, the source vectors at ``location``.
+        location: where the bases' vectors are replaced (a residual or component site).
+        batch_size: rows (pairs) per pass; ``None``: :func:`~interp.engine.rows.auto_batch_size` for the longest base.
+            A pass that runs out of memory is run again with half as many rows (:func:`~interp.engine.rows.in_passes`).
+        on_rows: called with the number of pairs after each pass (progress).
+        reuse: each base's positions before its earliest intervened one run once, their keys and values serving every
+            source (the module docstring); ``False``: every position of every pair.
+
+    Returns:
+        float32 ``[len(bases), n_sources, n_labels]``; ``[i, j]`` is base i with source j's vectors at ``location``.
+
+    Raises:
+        ConfigError: as :func:`~interp.engine.rows.interchange_grid`.
+    """
+    tokens, sources, out = interchange_grid(model, bases, sources, location)
+    size = batch_size or auto_batch_size(model, max((len(e.input_ids) for e in bases), default=1))
+    return decoder_logits(model, bases, sources, location, tokens, batch_size=size, out=out, on_rows=on_rows, reuse=reuse)

@@ -36,7 +36,8 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError
-from interp.engine.batched import _inputs, auto_batch_size, length_groups
+from interp.engine.batched import _inputs, length_groups
+from interp.engine.rows import auto_batch_size
 from interp.engine.interventions import Intervention
 from interp.engine.slicing import fast_suffix, first_token_block, run_prefix, run_suffix, run_suffix_masked
 from interp.hooks.architecture import architecture

@@ -21,16 +21,15 @@ MoNLI: its roles are in :mod:`interp.tasks.monli.align`.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import torch
 
-from interp.core.errors import ConfigError, DataError, named
-from interp.hooks.templates import LAST, Template, tokenize_pairs
+from interp.core.errors import ConfigError, DataError
+from interp.hooks.inputs import InputFormat, input_format
+from interp.hooks.templates import Template
 
 #: How a word split into several WordPiece tokens is read: its first piece, its last, or all of them.
 WORDPIECE_RULES: tuple[str, ...] = ("first", "last", "all")
@@ -155,8 +154,9 @@ def _where(example) -> str:
 
 def reading_positions(length: int, template: Template | None) -> dict[str, int]:
     """Where the classifier reads an input of ``length`` tokens: ``cls`` (token 0, [CLS]) for an encoder; a decoder
-    (a ``template``) reads its last token, which is both ``cls`` and :data:`~interp.hooks.templates.LAST`."""
-    return {"cls": 0} if template is None else {"cls": length - 1, LAST: length - 1}
+    (a ``template``) reads its last token, which is both ``cls`` and :data:`~interp.hooks.templates.LAST`
+    (:meth:`~interp.hooks.inputs.InputFormat.reading_positions`)."""
+    return input_format(template).reading_positions(length)
 
 
 def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None, template: Template | None = None) -> Encoded:
@@ -191,46 +191,16 @@ def encode_examples(examples: Sequence, tokenizer, wordpiece: str = "first", lab
     examples = list(examples)
     if not examples:
         return []
-    if template is not None:
-        pairs = tokenize_pairs(tokenizer, examples, template, truncation=False)
-        _check_context(tokenizer, examples, template, pairs)
-        return [_align(e, tokenizer, ids, [0] * len(ids), pairs.offsets[i], pairs.sequence_ids(i), wordpiece, labels, template)
-                for i, (e, ids) in enumerate(zip(examples, pairs.input_ids))]  # fmt: skip
-    batch = tokenizer(
-        [e.premise for e in examples],
-        [e.hypothesis for e in examples],
-        return_offsets_mapping=True,
-        return_token_type_ids=True,
-        truncation=True,
-    )
-    return [_align(e, tokenizer, batch["input_ids"][i], batch["token_type_ids"][i], batch["offset_mapping"][i], batch.sequence_ids(i),
-                   wordpiece, labels) for i, e in enumerate(examples)]  # fmt: skip
-
-
-def _check_context(tokenizer, examples: Sequence, template: Template, pairs) -> None:
-    """A decoder reads its last token: an input cut to the context would be read at a token inside the template or a
-    sentence, the rest never reaching the model. Every example joined by ``template`` must fit the context whole.
-
-    Raises:
-        ConfigError: naming ``template=``, the longest example, its length, the context and the template's own length.
-    """
-    context = getattr(tokenizer, "model_max_length", None)
-    if not isinstance(context, int) or context <= 0:
-        return
-    lengths = [len(ids) for ids in pairs.input_ids]
-    longest = max(range(len(lengths)), key=lengths.__getitem__)
-    if lengths[longest] <= context:
-        return
-    alone = len(tokenize_pairs(tokenizer, [SimpleNamespace(premise="", hypothesis="")], template, truncation=False).input_ids[0])
-    raise ConfigError(f"{named('template', repr(template.text[:40] + ('…' if len(template.text) > 40 else '')))}: joined by it, example "
-                      f"{getattr(examples[longest], 'id', longest)} is {lengths[longest]} tokens, past the model's context of {context} "
-                      f"(the template alone is {alone}); a decoder reads its last token, so nothing may be cut: shorten the template")  # fmt: skip
+    form = input_format(template)
+    pairs = form.tokenize(tokenizer, examples)
+    return [_align(e, tokenizer, pairs.input_ids[i], pairs.types(i), pairs.offsets[i], pairs.sequence_ids(i), wordpiece, labels, form)
+            for i, e in enumerate(examples)]  # fmt: skip
 
 
 def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids, wordpiece: str, labels: Sequence[str] | None,
-           template: Template | None = None) -> Encoded:  # fmt: skip
+           form: InputFormat) -> Encoded:  # fmt: skip
     """One tokenized example with its roles aligned (:func:`encode_example`): ``offsets`` relative to each token's
-    sentence, ``sequence_ids`` its sentence (0, 1, or ``None``)."""
+    sentence, ``sequence_ids`` its sentence (0, 1, or ``None``), ``form`` how the model reads it."""
     sentences = (example.premise, example.hypothesis)
     given, indices = getattr(example, "spans", None) or {}, getattr(example, "tokens", None) or {}
     pieces = {}
@@ -250,16 +220,14 @@ def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids,
         )
     for role, word in example.words.items():
         if not pieces[role]:  # only then is the input tokenized again, untruncated, to say whether truncation cut it off
-            again = tokenize_pairs(tokenizer, [example], template, truncation=False).input_ids[0] if template is not None else \
-                tokenizer(example.premise, example.hypothesis)["input_ids"]  # fmt: skip
+            again = form.untruncated_ids(tokenizer, example)
             truncated = len(input_ids) < len(again)
             raise DataError(
                 f"{_where(example)}: cannot align {role} {word!r} to any token of example {example.id}"
                 + (f" (the input was truncated to {len(input_ids)} tokens)" if truncated else "")
             )
     pick = 0 if wordpiece == "first" else -1
-    if template is None and (not input_ids or input_ids[0] != tokenizer.cls_token_id):
-        raise ConfigError(f"tokenizer {type(tokenizer).__name__} does not start the input with a [CLS] token")
+    form.check_start(tokenizer, input_ids)
     if labels is None:  # an example that knows its own label id (a MoNLI Example)
         label_id = example.label_id
     elif example.label is None:  # one of one's own, unlabelled (interp.tasks.own): read, never scored
@@ -272,7 +240,7 @@ def _align(example, tokenizer, input_ids, token_type_ids, offsets, sequence_ids,
         example_id=example.id,
         input_ids=tuple(input_ids),
         token_type_ids=tuple(token_type_ids),
-        positions={**reading_positions(len(input_ids), template), **{role: p[pick] for role, p in pieces.items()}},
+        positions={**form.reading_positions(len(input_ids)), **{role: p[pick] for role, p in pieces.items()}},
         pieces=pieces,
         label_id=label_id,
         wordpiece=wordpiece,
@@ -335,18 +303,14 @@ def encode_pair(example, tokenizer, labels: Sequence[str] | Mapping[str, int] | 
     """
     if labels is not None and example.label not in labels:
         raise DataError(f"{_where(example)}: label {example.label!r} is not one of {', '.join(labels)}")
-    if template is not None:
-        pairs = tokenize_pairs(tokenizer, [example], template, truncation=False)
-        _check_context(tokenizer, [example], template, pairs)
-        ids = pairs.input_ids[0]
-        enc = {"input_ids": ids, "token_type_ids": [0] * len(ids)}
-    else:
-        enc = tokenizer(example.premise, example.hypothesis, return_token_type_ids=True, truncation=True)
+    form = input_format(template)
+    pairs = form.tokenize(tokenizer, [example])
+    ids = pairs.input_ids[0]
     return Encoded(
         example_id=example.id,
-        input_ids=tuple(enc["input_ids"]),
-        token_type_ids=tuple(enc["token_type_ids"]),
-        positions=reading_positions(len(enc["input_ids"]), template),
+        input_ids=tuple(ids),
+        token_type_ids=tuple(pairs.types(0)),
+        positions=form.reading_positions(len(ids)),
         pieces={},
         label_id=example.label_id if labels is None else labels[example.label] if isinstance(labels, Mapping) else list(labels).index(example.label),
     )

@@ -19,8 +19,9 @@ whose characters it covers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import ClassVar, Sequence
 
 from interp.core.errors import ConfigError, named
 
@@ -81,6 +82,63 @@ class Template:
         spans = {first: (a, a + len(fill[first])), second: (b, b + len(fill[second]))}
         return head + fill[first] + middle + fill[second] + tail, spans[SLOTS[0]], spans[SLOTS[1]]
 
+    # -- the decoder's input format (:class:`interp.hooks.inputs.InputFormat`; an encoder's is :class:`~interp.hooks.inputs.Segments`)
+
+    #: A template is how a decoder reads a pair.
+    decoder: ClassVar[bool] = True
+    #: The role of the token the classifier reads: the last.
+    read_role: ClassVar[str] = LAST
+
+    def reading_positions(self, length: int) -> dict[str, int]:
+        """The read token of an input of ``length`` tokens: its last, named both :data:`LAST` and ``cls`` (the task's name)."""
+        return {"cls": length - 1, LAST: length - 1}
+
+    def tokenize(self, tokenizer, examples: Sequence) -> "TokenizedPairs":
+        """The examples joined by the template and tokenized whole (:func:`tokenize_pairs`, never truncated).
+
+        Raises:
+            ConfigError: naming ``template=``: joined by it, an example is longer than the model's context
+                (:meth:`check_context`); a tokenizer without character offsets.
+        """
+        pairs = tokenize_pairs(tokenizer, examples, self, truncation=False)
+        self.check_context(tokenizer, examples, pairs)
+        return pairs
+
+    def untruncated_ids(self, tokenizer, example) -> list[int]:
+        """The example's token ids in full (what an alignment error compares with)."""
+        return tokenize_pairs(tokenizer, [example], self, truncation=False).input_ids[0]
+
+    def check_start(self, tokenizer, input_ids: Sequence[int]) -> None:
+        """Nothing to check: a decoder's input starts with whatever its tokenizer puts first."""
+
+    def check_context(self, tokenizer, examples: Sequence, pairs: "TokenizedPairs") -> None:
+        """A decoder reads its last token: an input cut to the context would be read at a token inside the template or
+        a sentence, the rest never reaching the model. Every example joined by the template must fit the context whole.
+
+        Raises:
+            ConfigError: naming ``template=``, the longest example, its length, the context and the template's own length.
+        """
+        context = getattr(tokenizer, "model_max_length", None)
+        if not isinstance(context, int) or context <= 0:
+            return
+        lengths = [len(ids) for ids in pairs.input_ids]
+        longest = max(range(len(lengths)), key=lengths.__getitem__)
+        if lengths[longest] <= context:
+            return
+        alone = len(tokenize_pairs(tokenizer, [SimpleNamespace(premise="", hypothesis="")], self, truncation=False).input_ids[0])
+        raise ConfigError(f"{named('template', repr(self.text[:40] + ('…' if len(self.text) > 40 else '')))}: joined by it, example "
+                          f"{getattr(examples[longest], 'id', longest)} is {lengths[longest]} tokens, past the model's context of {context} "
+                          f"(the template alone is {alone}); a decoder reads its last token, so nothing may be cut: shorten the template")  # fmt: skip
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """The task's roles a decoder names otherwise (:func:`reading_aliases`): ``cls`` is ``last``."""
+        return reading_aliases(True)
+
+    def roles(self, roles: Sequence[str]) -> tuple[str, ...]:
+        """A task's ``roles`` as a decoder names them (:func:`reading_roles`)."""
+        return reading_roles(roles, True)
+
 
 @dataclass(frozen=True)
 class TokenizedPairs:
@@ -90,6 +148,12 @@ class TokenizedPairs:
     input_ids: list[list[int]]
     offsets: list[list[tuple[int, int]]]
     segments: list[list[int | None]]
+    #: Each token's segment id as the model takes it (an encoder's pair: 0 then 1); empty: 0 for every token.
+    token_type_ids: list[list[int]] = field(default_factory=list)
+
+    def types(self, i: int) -> list[int]:
+        """Example ``i``'s ``token_type_ids``: the tokenizer's where it gave them, else 0 for every token."""
+        return self.token_type_ids[i] if self.token_type_ids else [0] * len(self.input_ids[i])
 
     def sequence_ids(self, i: int) -> list[int | None]:
         """Example ``i``'s token -> 0 (premise), 1 (hypothesis) or ``None`` (the template, special tokens)."""

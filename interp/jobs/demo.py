@@ -60,7 +60,7 @@ from interp.analysis.report import ReportConfig, write_report
 from interp.core.devices import pick_device
 from interp.core.errors import ConfigError, named
 from interp.files.activations import open_cache
-from interp.api.objects import Location, parse_locations, reading_aliases, reading_roles
+from interp.api.objects import Location, parse_model_locations
 from interp.api.loading import load_model
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
 from interp.jobs.behavioral import BehavioralConfig, BehavioralResult, format_table, run_behavioral
@@ -194,8 +194,7 @@ def run_demo(config: DemoConfig, *, progress: bool = True) -> DemoResult:
     plan = task.demo_plan
     if config.location:
         decoder = model_is_decoder(b.model)  # its read token is `last`
-        parse_locations(config.location, model_layers(b.model), reading_roles(task.roles, decoder),
-                        [reading_roles(r, decoder) for r in task.default_roles(plan.variables or task.variables)], aliases=reading_aliases(decoder))  # fmt: skip
+        parse_model_locations(config.location, model_layers(b.model), task.roles, task.default_roles(plan.variables or task.variables), decoder=decoder)
     out = Path(b.out)
     data = DataSpec(task=task)  # resolved once; the stages below take the object
     default_set = task.default_splits or task.splits
@@ -275,9 +274,7 @@ def das_size(model, location: str, task) -> int:
     """The demo's DAS subspace size at ``location``: ``min(64, width // 4)``, at least 1 (``width``: the
     location's floats, tokens × d_model or × d_head)."""
     config = model.module.config
-    decoder = model.template is not None
-    loc = parse_locations(location, config.num_hidden_layers, reading_roles(task.roles, decoder),
-                          [reading_roles(r, decoder) for r in task.default_roles(task.variables)], aliases=reading_aliases(decoder))[0]  # fmt: skip
+    loc = parse_model_locations(location, config.num_hidden_layers, task.roles, task.default_roles(task.variables), decoder=model.decoder)[0]
     return max(1, min(64, len(loc.roles) * loc.token_width(config) // 4))
 
 

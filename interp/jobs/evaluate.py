@@ -112,9 +112,9 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
 def decoder_reading(model: Classifier) -> str | None:
     """How a decoder reads a pair, in words: the template that joins it into one text (its lines marked ``|``) and
     whether its classification head or label words answer; ``None`` for an encoder (two segments, its head)."""
-    template = model.template
-    if template is None:
+    if not model.decoder:
         return None
+    template = model.template
     words = getattr(model.module, "label_words", None)
     answer = f"label words {words}" if words else "its classification head at the last token"
     return "\n".join([f"template (the pair joined into one text; read by {answer}):", *(f"  | {line}" for line in template.text.split("\n"))])

@@ -35,6 +35,9 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 * **decoder** (when ``--arms`` names it): a Llama shape of about a billion parameters (``--decoder-shape``,
   ``benchmarks/decoders.py``) in bf16, the engine with and without each base's prefix reused, and pyvene where
   installed, on ``--decoder-bases`` × ``--decoder-sources`` NMoNLI-test pairs.
+* **smollm2** (when ``--arms`` names it; in ``--check``): SmolLM2-135M (its own weights where the package is
+  installed, else random weights at its shape from ``--smollm2 DIR``) fine-tuned both ways and every MoNLI pair at one
+  site in bf16, labels checked against the naive loop (``benchmarks/gpu_smollm2.py``).
 * **profile** (``--profile``, or when ``--arms`` names it): the all-pairs job on ``--profile-examples`` examples under
   ``torch.profiler`` (after one unprofiled run), for each precision and compile mode: its top kernels (or, on a CPU,
   operators) by self time, and its host steps (the engine's ``interp.*`` ranges and the unit writes) by total time.
@@ -46,17 +49,18 @@ included, and part of the wall).
 ``--check`` is the one device check a GPU lease allows: fine-tuning, all pairs at tf32 and bf16 eager and compiled,
 the device against the CPU on a sample (**cpu**: 16 bases × 256 sources in fp32, compiled on the device, eager on a
 CPU copy; also ``--arms cpu``), the engine against pyvene at MiniLM and BERT-base shapes with both at bf16 (BERT-base all pairs extrapolated from the
-rate, labelled so), and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
+rate, labelled so), the SmolLM2 arm and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
 so). It writes ``DIR/gpu.json`` and ``DIR/gpu.md`` (``--out``, default ``runs/gpu_check``): the rows for
 BENCHMARKS.md, each target (set for an H100) met or not.
 
 What to carry. ``--prepare DIR`` (on a machine with the package installed) writes the script's inputs into ``DIR``:
 ``DIR/minilm`` (the embedded model's config and tokenizer, its weights as float16 safetensors), ``DIR/monli`` (MoNLI,
-its checksums verified) and, with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``): about
-45 MiB in all. On the GPU machine, beside the repository::
+its checksums verified), with ``--wheels pyvene==0.1.8``, ``DIR/wheels`` (``pip download --no-deps``), and with
+``--with-smollm2``, ``DIR/smollm2`` (SmolLM2-135M's config and tokenizer, no weights: the SmolLM2 arm): about
+50 MiB in all. On the GPU machine, beside the repository::
 
     python -m pip install --no-deps --no-index DIR/wheels/*.whl   # optional: the pyvene arm (python -m: a bare pip may be absent)
-    python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm
+    python benchmarks/gpu.py --monli DIR/monli --minilm DIR/minilm --smollm2 DIR/smollm2
 
 A recipe is ``epochs,lr,batch,warmup[,batching[,weight_decay]][,name=value...]`` (``batching``: ``length`` or
 ``shuffle``; ``name=value``: any other fine-tuning setting, as ``max_grad_norm=1``), so ``--arms finetune --seeds
@@ -86,6 +90,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a bare 
 sys.path.append(str(Path(__file__).resolve().parent))  # and, last so that it shadows no package, the other benchmarks (pyvene's arm)
 
 import torch  # noqa: E402
+from gpu_smollm2 import smollm2_arm  # noqa: E402  (benchmarks/gpu_smollm2.py: SmolLM2-135M's arm)
 from gpu_table import table  # noqa: E402  (benchmarks/gpu_table.py: the rows for BENCHMARKS.md)
 
 from interp.models.settings import FineTuneSettings  # noqa: E402
@@ -322,12 +327,18 @@ def engine_arm(args, task, device, tokenizer) -> list[dict]:
     return rows
 
 
+def load_decoder_benchmark():
+    """``benchmarks/decoders.py``, loaded by its path: the test suite has a ``decoders`` module of its own."""
+    spec = importlib.util.spec_from_file_location("decoder_benchmark", Path(__file__).resolve().parent / "decoders.py")
+    decoders = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(decoders)
+    return decoders
+
+
 def decoder_arm(args, task, device) -> dict:
     """A decoder at bf16 on a GPU (fp32 on a CPU): ``benchmarks/decoders.py``'s arms, the engine with and without each
     base's prefix reused and pyvene where installed, on the same bases × NMoNLI-test sources; labels compared."""
-    spec = importlib.util.spec_from_file_location("decoder_benchmark", Path(__file__).resolve().parent / "decoders.py")
-    decoders = importlib.util.module_from_spec(spec)  # benchmarks/decoders.py, by its path: the test suite has a decoders module of its own
-    spec.loader.exec_module(decoders)
+    decoders = load_decoder_benchmark()
     from interp.backends import DecoderRunner
     from interp.api.intervenable import IntervenableModel
 
@@ -518,7 +529,7 @@ def cache_arm(args, model, device) -> dict:
 MODEL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 
 
-def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Path:
+def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = (), smollm2: bool = False) -> Path:
     """Write the benchmark's inputs for a machine with no network into ``folder`` (see the module's "What to carry").
 
     The weights are cast to float16 (half the 90 MB of float32); the fine-tuning arm casts them back to float32 after
@@ -557,17 +568,22 @@ def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = ()) -> Pat
         shutil.copyfile(Path(monli) / f"{split}.jsonl", partial / "monli" / f"{split}.jsonl")
     if wheels:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--dest", str(partial / "wheels"), *wheels], check=True)
+    if smollm2:  # SmolLM2's shape and tokenizer (its first load here converts the package's GGUF: minutes on a CPU)
+        from gpu_smollm2 import prepare as prepare_smollm2
+
+        print(prepare_smollm2(partial / "smollm2"), flush=True)
     partial.rename(folder)
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    also = f" --smollm2 {folder}/smollm2" if (folder / "smollm2").is_dir() else ""
     print(f"wrote {folder} ({size / 2**20:.1f} MiB): carry it beside the repository; run benchmarks/gpu.py --monli {folder}/monli "
-          f"--minilm {folder}/minilm")  # fmt: skip
+          f"--minilm {folder}/minilm{also}")  # fmt: skip
     return folder
 
 
 #: What ``--compile-modes`` names: the ``compile=`` each all-pairs run passes (auto: on for CUDA, off on a CPU).
 COMPILE_MODES = {"auto": None, "eager": False, "compiled": True}
 #: ``--check``: the arms, settings and time limit of the one device check (see the module's docstring).
-CHECK = {"arms": "finetune,allpairs,cpu,engine,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
+CHECK = {"arms": "finetune,allpairs,cpu,engine,smollm2,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
          "engine_precisions": "bf16", "pyvene_precision": "bf16", "repeats": 2, "deadline": 225.0}  # fmt: skip
 
 
@@ -598,14 +614,18 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--pyvene-precision", default="fp32", help="the precision pyvene and the engine are compared at (one of --engine-precisions)")
     parser.add_argument("--decoder-shape", default="llama-1b", help="the decoder arm's shape (benchmarks/decoders.py)")
     parser.add_argument("--decoder-bases", type=int, default=8)
+    parser.add_argument("--smollm2", default=None, help="the SmolLM2 arm's folder (--prepare's DIR/smollm2: its shape and tokenizer; with model.safetensors, its weights); default: the installed package")
+    parser.add_argument("--smollm2-train", type=int, default=1024, help="PMoNLI + NMoNLI-train examples each fine-tuning route of the SmolLM2 arm trains on (one epoch)")
+    parser.add_argument("--smollm2-location", default="blocks.25.hook_resid_post@w_h", help="where the SmolLM2 arm runs every MoNLI pair")
     parser.add_argument("--decoder-sources", type=int, default=512)
     parser.add_argument("--profile-examples", type=int, default=1024, help="examples (all their pairs) in each profiled job")
     parser.add_argument("--repeats", type=int, default=2, help="timed engine calls per precision in the engine arm (the fastest is reported)")
-    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; also profile, decoder, cpu")
+    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; also profile, decoder, smollm2, cpu")
     parser.add_argument("--deadline", type=float, default=None, help="seconds after which no further arm (or precision) starts; skipped ones are said so")
     parser.add_argument("--out", default=None, help="write DIR/gpu.json (and with --check DIR/gpu.md)")
     parser.add_argument("--prepare", default=None, metavar="DIR", help="write the inputs to carry to a GPU machine into DIR, and stop")
     parser.add_argument("--wheels", default="", help="with --prepare: comma-separated pip requirements to download (e.g. pyvene==0.1.8)")
+    parser.add_argument("--with-smollm2", action="store_true", help="with --prepare: SmolLM2-135M's config and tokenizer into DIR/smollm2 (the package installed)")
     args = parser.parse_args(argv)
     if args.check and args.profile:
         raise SystemExit("--check and --profile are two device calls: give one")
@@ -639,7 +659,7 @@ def main(argv=None) -> dict:
     if args.prepare:
         if args.monli is None:
             raise SystemExit("give --monli DIR (or set INTERP_MONLI_DIR)")
-        prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w))
+        prepare(args.prepare, args.monli, tuple(w for w in args.wheels.split(",") if w), smollm2=args.with_smollm2)
         return {}
     arms = set(args.arms.split(","))
     if args.monli is None:
@@ -684,7 +704,8 @@ def main(argv=None) -> dict:
         model.module.float()  # carried float16 weights, as the fine-tuning arm casts them
     for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("cpu", lambda: cpu_arm(args, task, model, device)),
                      ("engine", lambda: engine_arm(args, task, device, tokenizer)),
-                     ("decoder", lambda: decoder_arm(args, task, device)), ("das", lambda: das_arm(args, task, model, device)),
+                     ("smollm2", lambda: smollm2_arm(args, task, device)), ("decoder", lambda: decoder_arm(args, task, device)),
+                     ("das", lambda: das_arm(args, task, model, device)),
                      ("cache", lambda: cache_arm(args, model, device)), ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:
             if late(args, arm):

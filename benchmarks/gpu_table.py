@@ -20,7 +20,7 @@ def table(results: dict) -> str:
     ``--check``, each target met or not."""
     lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
              "| arm | figure |", "| --- | --- |"]  # fmt: skip
-    for arm in ("finetune", "allpairs", "cpu", "engine", "decoder", "das", "cache", "profile"):
+    for arm in ("finetune", "allpairs", "cpu", "engine", "decoder", "smollm2", "das", "cache", "profile"):
         if isinstance(results.get(arm), dict) and "error" in results[arm]:
             lines.append(f"| {arm} | failed: {results[arm]['error']} |")
     rows = {arm: results[arm] if isinstance(results.get(arm), list) else [] for arm in ("finetune", "allpairs", "engine")}
@@ -53,6 +53,15 @@ def table(results: dict) -> str:
             f"{d['reuse_pairs_per_s'] / d['pyvene_pairs_per_s']:.1f}x pyvene (labels agree on {100 * d['pyvene_labels_agree']:.1f}%)")
         lines.append(f"| decoder, {d['shape']} shape, {d['dtype']}, {d['pairs']:,} pairs | {d['reuse_pairs_per_s']:,.0f} pairs/s with each base's prefix "
                      f"reused, {d['no_reuse_pairs_per_s']:,.0f} without ({d['reuse_pairs_per_s'] / d['no_reuse_pairs_per_s']:.2f}x); {peer} |")  # fmt: skip
+    if isinstance(results.get("smollm2"), dict) and "error" not in results["smollm2"]:
+        s = results["smollm2"]
+        for route, r in s["finetune"].items():
+            accuracy = "" if "nmonli_test" not in r else f"; NMoNLI test {100 * r['nmonli_test']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+            lines.append(f"| fine-tune SmolLM2-135M ({s['weights']}), {route}, {s['dtype']}, one epoch | {r['examples_per_s']:,.1f} examples/s "
+                         f"on {r['examples']:,} examples{accuracy} |")  # fmt: skip
+        lines.append(f"| intervene SmolLM2-135M ({s['weights']}), all {s['pairs']:,} pairs at {s['location']}, {s['dtype']}, prefix reused | "
+                     f"{s['seconds']:.1f} s, {s['pairs_per_s']:,.0f} pairs/s; labels agree with the naive loop on {100 * s['naive_labels_agree']:.1f}% "
+                     f"of {s['naive_pairs'][0]} bases x {s['naive_pairs'][1]} sources |")  # fmt: skip
     if "das" in results and "error" not in results["das"]:
         das = results["das"]
         against = ("" if das.get("pyvene_pairs_per_s") is None else
@@ -72,7 +81,7 @@ def table(results: dict) -> str:
         lines.append(f"| profile, {r['precision']}, {r['compile']} | " + (r["error"] if "error" in r else f"{r['examples']} examples, {r['seconds']:.1f} s "
                      f"profiled; host steps: {steps or 'none recorded'} |"))  # fmt: skip
     peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in rows[key]]
-    peaks += [results[k].get("peak_gib") for k in ("das", "cache", "decoder") if isinstance(results.get(k), dict)]
+    peaks += [results[k].get("peak_gib") for k in ("das", "cache", "decoder", "smollm2") if isinstance(results.get(k), dict)]
     if any(p is not None for p in peaks):
         lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
     if results["env"].get("check"):

@@ -88,3 +88,27 @@ def rewrite(source: Path, out: Path, *, blocks: int | None = None, drop: str | N
         writer.write_tensor_data(data, tensor_endianess=reader.endianess)
     writer.close()
     return out
+
+
+#: Gemma 3's vocabulary cut to its first tokens in the suite (specials and bytes come first): its 262,144 cost each of a
+#: conversion's four reads of the file 20-30 s. SmolLM2's 49,152 BPE tokens and their merges stay whole.
+VOCAB = {"gemma3-270m": 16_384}
+
+
+def truncated_checkpoint(tmp_path_factory, name: str) -> Path:
+    """``name``'s GGUF cut to its first two blocks, and its conversion, made once per test run (shared by the xdist
+    workers): the converted folder. Fails the test, naming the set-up, where the packages are not installed."""
+    import pytest
+    from conftest import made_once
+
+    from interp.models.gguf import converted_checkpoint, packaged_gguf
+
+    if not installed(name):
+        pytest.fail(f"{name}'s packages are not installed: `make setup-decoders` (make test's set-up runs it)")
+
+    def make(folder: Path) -> None:
+        small = rewrite(packaged_gguf(name), folder / f"{name}-2blocks.gguf", blocks=2, vocab=VOCAB.get(name))
+        converted_checkpoint(small, root=folder / "cache")
+
+    folder = made_once(tmp_path_factory, f"gguf_{name}", make)
+    return next((folder / "cache" / "converted").iterdir())

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from conftest import made_once
-from gguf_files import installed, rewrite
+from gguf_files import rewrite, truncated_checkpoint
 
 import interp
 from interp.backends.hf import DecoderRunner
@@ -35,31 +34,9 @@ WORDS = {"entailment": " yes", "neutral": " no"}
 SITES = ("blocks.0.hook_resid_post@w_h", "blocks.1.attn.hook_z.h2@w_p", "blocks.0.hook_mlp_out@w_h", "blocks.1.hook_resid_post@last")
 
 
-def _require(name: str) -> None:
-    if not installed(name):
-        pytest.fail(f"{name}'s packages are not installed: `make setup-decoders` (make test's set-up runs it)")
-
-
-#: Gemma 3's vocabulary cut to its first tokens in the suite (specials and bytes come first): its 262,144 cost each of a
-#: conversion's four reads of the file 20-30 s. SmolLM2's 49,152 BPE tokens and their merges stay whole.
-VOCAB = {"gemma3-270m": 16_384}
-
-
-def _truncated(tmp_path_factory, name: str) -> Path:
-    """``name``'s GGUF cut to its first two blocks, and its conversion, made once per test run: the converted folder."""
-    _require(name)
-
-    def make(folder: Path) -> None:
-        small = rewrite(packaged_gguf(name), folder / f"{name}-2blocks.gguf", blocks=2, vocab=VOCAB.get(name))
-        converted_checkpoint(small, root=folder / "cache")
-
-    folder = made_once(tmp_path_factory, f"gguf_{name}", make)
-    return next((folder / "cache" / "converted").iterdir())
-
-
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory) -> Path:
-    return _truncated(tmp_path_factory, "smollm2-135m")
+    return truncated_checkpoint(tmp_path_factory, "smollm2-135m")
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +92,7 @@ def test_the_engine_equals_the_naive_loop_on_smollm2s_real_weights(smollm2, task
 
 @pytest.mark.slow(seconds=120)
 def test_the_engine_equals_the_naive_loop_on_gemma3s_real_weights(tmp_path_factory, task):
-    _exact(_truncated(tmp_path_factory, "gemma3-270m"), task)
+    _exact(truncated_checkpoint(tmp_path_factory, "gemma3-270m"), task)
 
 
 @pytest.fixture(scope="module")

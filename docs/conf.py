@@ -78,3 +78,26 @@ def _copy_notebooks() -> None:
 
 
 _copy_notebooks()
+
+#: How deep the sidebar's navigation tree goes: the pages of the index (1), the tutorials and the API's top module (2),
+#: the API's layers (3). furo renders the tree afresh on every page; the whole tree (the API's 189 module pages
+#: nested down to every module) cost a third of the build; each layer's page lists its modules.
+NAVIGATION_DEPTH = 3
+
+
+def _shallow_navigation(app, pagename, templatename, context, doctree) -> None:
+    """Before furo's own handler: its navigation tree (the one call with ``maxdepth=-1``) goes :data:`NAVIGATION_DEPTH` deep."""
+    toctree = context.get("toctree")
+    if toctree is None:
+        return
+
+    def shallow(**kwargs):
+        if kwargs.get("maxdepth") == -1:
+            kwargs["maxdepth"] = NAVIGATION_DEPTH
+        return toctree(**kwargs)
+
+    context["toctree"] = shallow
+
+
+def setup(app):
+    app.connect("html-page-context", _shallow_navigation, priority=400)  # furo's handler runs at the default, 500

@@ -175,6 +175,18 @@ class ForkServer:
             self.close()
             raise RuntimeError(f"fork server did not start (after {time.monotonic() - started:.0f} s): {line!r}")
 
+    def children(self) -> list[int]:
+        """The pids of the server's children now: the commands running (Linux: read from ``/proc``)."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the process ended while the folder was read
+                continue
+            if int(fields[1]) == self.process.pid:
+                found.append(int(stat.parent.name))
+        return found
+
     def close(self) -> None:
         self.process.kill()
         self.process.wait()

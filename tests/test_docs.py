@@ -41,6 +41,15 @@ def test_the_site_builds_clean_with_a_page_per_module(site):
     assert 'href="interp.jobs.behavioral.html' in demo and ":mod:`" not in demo
 
 
+def test_the_sidebar_goes_down_to_the_apis_layers_not_to_every_module(site):
+    """docs/conf.py caps furo's navigation tree (rendered on every page) at the API's layers; each layer's page lists its modules."""
+    page = (site / "reference" / "api" / "interp.analysis.das.html").read_text(encoding="utf-8")
+    assert 'class="toctree-l3 current current-page"><a class="reference internal" href="interp.analysis.html"' in page
+    assert "toctree-l4" not in page and 'href="interp.engine.html"' in page
+    layer = (site / "reference" / "api" / "interp.analysis.html").read_text(encoding="utf-8")
+    assert 'href="interp.analysis.das.html' in layer.split('<article', 1)[1]  # the module, from its layer's page
+
+
 def test_the_site_has_the_guides_results_tutorials_and_every_command(site):
     from interp.cli import main
 

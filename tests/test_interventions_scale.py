@@ -37,11 +37,6 @@ def intervene(tiny_classifier_dir, monli_dir, out: Path, *extra: str) -> list[st
     ]  # fmt: skip
 
 
-def cli(*args: str) -> list[str]:
-    """The command as a new process: what the kill and torchrun tests need."""
-    return [sys.executable, "-m", "interp.cli", *args]
-
-
 def forked(server, *args: str) -> list[str]:
     """The command through the suite's fork server (``tests/forkserver.py``): the same entry point, without a new
     interpreter's imports."""
@@ -80,11 +75,13 @@ def uninterrupted(tiny_classifier_dir, monli_dir, tmp_path_factory, fork_server)
     return out
 
 
-@pytest.mark.slow(seconds=50)
-def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path):
+@pytest.mark.slow(seconds=15)
+def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run(uninterrupted, tiny_classifier_dir, monli_dir, tmp_path, fork_server):
+    """Each run a fork of the suite's fork server (the command's own process, without a new interpreter's imports), killed
+    with SIGKILL: nothing of it runs on, no handler, no ``finally``."""
     out = tmp_path / "iv.h5"
     parts = tmp_path / "iv.h5.parts"
-    command = cli(*intervene(tiny_classifier_dir, monli_dir, out))
+    command = forked(fork_server, *intervene(tiny_classifier_dir, monli_dir, out))
     kills = 0
     for delay in (0.0, 0.3, 0.0, 0.7):  # kill right after a new unit lands, or a little later
         if out.exists():
@@ -99,8 +96,13 @@ def test_kill_9_at_any_moment_then_the_same_command_ends_as_an_uninterrupted_run
             time.sleep(0.02)
         if process.poll() is not None:
             break
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        running = fork_server.children()
+        if not running:  # the command ended between the two looks
+            process.wait()
+            break
+        for pid in running:
+            os.kill(pid, signal.SIGKILL)
+        assert process.wait() == 128 + signal.SIGKILL  # the client reports its command's death by the signal
         kills += 1
     assert kills >= 2, "the run finished before it could be killed twice"
     if not out.exists():  # a late kill can land after the file is in place, before the process dropped its unit files

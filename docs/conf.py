@@ -85,16 +85,41 @@ _copy_notebooks()
 NAVIGATION_DEPTH = 3
 
 
+def _navigation_key(app, pagename: str) -> tuple | None:
+    """What the shown tree of a page deeper than :data:`NAVIGATION_DEPTH` depends on: its folder (the links are relative)
+    and its ancestors down to that depth (the entries marked current); ``None`` for a page the tree itself shows."""
+    parents = getattr(app, "_interp_parents", None)
+    if parents is None:
+        parents = {child: parent for parent, children in app.env.toctree_includes.items() for child in children}
+        app._interp_parents = parents
+    chain, doc = [], pagename
+    while doc in parents and len(chain) <= len(parents):
+        doc = parents[doc]
+        chain.append(doc)
+    shown = [doc for doc in reversed(chain) if doc != app.config.root_doc]
+    if len(shown) < NAVIGATION_DEPTH:
+        return None
+    return pagename.rpartition("/")[0], tuple(shown[:NAVIGATION_DEPTH])
+
+
 def _shallow_navigation(app, pagename, templatename, context, doctree) -> None:
-    """Before furo's own handler: its navigation tree (the one call with ``maxdepth=-1``) goes :data:`NAVIGATION_DEPTH` deep."""
+    """Before furo's own handler: its navigation tree (the one call with ``maxdepth=-1``) goes :data:`NAVIGATION_DEPTH`
+    deep, rendered once for the pages below that depth that would show the same tree (the API's modules of one layer)."""
     toctree = context.get("toctree")
     if toctree is None:
         return
+    key = _navigation_key(app, pagename)
+    rendered = app.__dict__.setdefault("_interp_navigation", {})
 
     def shallow(**kwargs):
-        if kwargs.get("maxdepth") == -1:
-            kwargs["maxdepth"] = NAVIGATION_DEPTH
-        return toctree(**kwargs)
+        if kwargs.get("maxdepth") != -1:
+            return toctree(**kwargs)
+        kwargs["maxdepth"] = NAVIGATION_DEPTH
+        if key is None:
+            return toctree(**kwargs)
+        if key not in rendered:
+            rendered[key] = toctree(**kwargs)
+        return rendered[key]
 
     context["toctree"] = shallow
 

@@ -42,12 +42,22 @@ def test_the_site_builds_clean_with_a_page_per_module(site):
 
 
 def test_the_sidebar_goes_down_to_the_apis_layers_not_to_every_module(site):
-    """docs/conf.py caps furo's navigation tree (rendered on every page) at the API's layers; each layer's page lists its modules."""
-    page = (site / "reference" / "api" / "interp.analysis.das.html").read_text(encoding="utf-8")
-    assert 'class="toctree-l3 current current-page"><a class="reference internal" href="interp.analysis.html"' in page
-    assert "toctree-l4" not in page and 'href="interp.engine.html"' in page
+    """docs/conf.py caps furo's navigation tree (rendered on every page) at the API's layers, and renders it once for the
+    module pages that show the same tree: each module's sidebar marks its own layer current."""
+    import re
+
+    def sidebar(module: str) -> str:
+        page = (site / "reference" / "api" / f"{module}.html").read_text(encoding="utf-8")
+        return page[page.index('<div class="sidebar-tree">') : page.index("</div>", page.index('<div class="sidebar-tree">'))]
+
+    def current(module: str) -> list[str]:
+        return re.findall(r'class="toctree-l3 current current-page"><a class="reference internal" href="([^"]+)"', sidebar(module))
+
+    assert current("interp.analysis.das") == current("interp.analysis.cliques.search") == ["interp.analysis.html"]
+    assert current("interp.engine.rows") == ["interp.engine.html"] and current("interp.api.das") == ["interp.api.html"]
+    assert "toctree-l4" not in sidebar("interp.analysis.das") and 'href="interp.engine.html"' in sidebar("interp.analysis.das")
     layer = (site / "reference" / "api" / "interp.analysis.html").read_text(encoding="utf-8")
-    assert 'href="interp.analysis.das.html' in layer.split('<article', 1)[1]  # the module, from its layer's page
+    assert 'href="interp.analysis.das.html' in layer.split("<article", 1)[1]  # the module, from its layer's page
 
 
 def test_the_site_has_the_guides_results_tutorials_and_every_command(site):

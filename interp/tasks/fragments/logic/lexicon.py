@@ -17,8 +17,7 @@ Usage::
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import inflect
+from functools import cache
 
 PEOPLE: tuple[str, ...] = (
     "Aaron", "Arthur", "Barry", "Bruce", "Calvin", "Clifford", "Dale", "Dennis", "Derek", "Douglas", "Edgar", "Eugene",
@@ -67,9 +66,15 @@ def vocabulary(split: str) -> Vocabulary:
     return Vocabulary(PEOPLE[half::2], COUNTRIES[half::2], CITIES[half::2])
 
 
-_WORDS = inflect.engine()
+@cache
+def _inflect():
+    """inflect's engine, made on first use: importing inflect takes about 2 s (its type-checked functions), which a
+    process that only lists the tasks should not pay."""
+    import inflect
+
+    return inflect.engine()
 
 
 def number_word(n: int) -> str:
     """``26`` -> ``'twenty-six'``: a count as the fragments write it (inflect's ``number_to_words``)."""
-    return str(_WORDS.number_to_words(n))
+    return str(_inflect().number_to_words(n))

@@ -190,6 +190,32 @@ def test_das_recovers_a_planted_rotated_subspace_where_no_coordinate_block_does(
     assert torch.allclose(r @ r.T, torch.eye(32), atol=1e-5)  # orthogonal after training
 
 
+def test_the_trained_score_is_the_last_epochs_and_equals_scoring_the_trained_intervention_again(planted, monkeypatch):
+    """train_and_score reads the trained intervention's held-out score from the last epoch's history scoring (no step
+    follows it) instead of running the held-out pairs once more: the same dict as scoring the returned intervention anew."""
+    from interp.models.labels import read_labels
+
+    runner, own, ((tb, ts, tt), (hb, hs, ht)) = planted
+    train, test = (tb[:256], ts[:256], tt[:256]), (hb[:200], hs[:200], ht[:200])
+    reading = read_labels(("a", "b"), ("a", "b"))  # the identity: the planted model's ids are the labels
+    calls = []
+    counted = das_analysis.score_intervention
+
+    def counting(runner_, intervention, bases, *args, **kwargs):
+        calls.append(len(bases))
+        return counted(runner_, intervention, bases, *args, **kwargs)
+
+    monkeypatch.setattr(das_analysis, "score_intervention", counting)
+    rotated = RotatedSubspace(32, 2, seed=0)
+    found = das_analysis.train_and_score(runner, rotated, train, test, own, reading, FitSettings(epochs=3, lr=1e-2, batch_size=64, seed=0))
+    assert calls.count(200) == 1 + 3  # untrained, then after each epoch; not again after training
+    again = counted(runner, rotated, *test, own, reading.read)
+    assert found.trained.keys() == again.keys()
+    for key, value in again.items():
+        assert np.array_equal(found.trained[key], value) if key == "hits" else found.trained[key] == value, key
+    assert found.trained["iia"] == found.history[-1]["held_out_iia"] and found.trained["iia"] > found.untrained["iia"]  # it trained
+
+
 def test_the_best_block_is_the_one_with_the_best_iia_scored_one_at_a_time(planted, monkeypatch):
     """best_block scores several blocks per call (written_logits); its choice is the argmax of each block's IIA scored
     on its own through logits, whatever the rows per call, and it reports its progress."""

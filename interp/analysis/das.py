@@ -285,14 +285,17 @@ def train_and_score(
 
     on_train, untrained = scores()
     history = [{"epoch": 0, "loss": None, "train_iia": on_train["iia"], "held_out_iia": untrained["iia"]}]
+    last: list[dict] = []  # the held-out score after the last epoch: the trained intervention's, as training left it
 
     def on_epoch(epoch: int, loss: float) -> None:
         on_train, held_out = scores()
         history.append({"epoch": epoch, "loss": loss, "train_iia": on_train["iia"], "held_out_iia": held_out["iia"]})
+        last[:] = [held_out]
 
     targets = torch.from_numpy(reading.targets(train_t.numpy()))
     losses = fit_intervention(runner, intervention, train_b, train_s, targets, settings, on_step=on_step, on_epoch=on_epoch)
-    trained = score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read, groups=groups, unit=unit)
+    # no step follows the last epoch's scoring, so it is the trained score: the held-out pairs are not run again
+    trained = last[0] if last else score_intervention(runner, intervention, test_b, test_s, test_t, own_pred, read, groups=groups, unit=unit)
     return Trained(trained, untrained, difference(trained, untrained, test_b, test_s, groups=groups, unit=unit), history, losses)
 
 

@@ -162,6 +162,27 @@ def test_one_pass_gives_the_sources_vectors_and_the_models_own_logits(lab, examp
     assert np.array_equal(res.base_pred, predicted[:5]) and np.array_equal(res.source_pred, predicted)
 
 
+def test_a_probes_read_runs_the_blocks_up_to_the_location_and_the_logits_come_when_asked(lab, examples):
+    """``vectors`` (what a probe reads) runs no block after the location: the vectors are the prefix pass's exactly, and
+    the model's own logits are computed once, when a call asks for them; ``source_vectors`` (what an interchange reads,
+    the null) runs the whole model and keeps its logits."""
+    from interp.engine.batched import source_vectors
+
+    fresh = interp.IntervenableModel(lab.model, lab.task)  # nothing bound yet
+    whole = patch("interp.backends.hf.vectors_and_logits", wraps=batched.vectors_and_logits)
+    with patch("interp.backends.hf.HFRunner.predict", autospec=True, side_effect=HFRunner.predict) as predicted, whole as passes:
+        read = fresh.vectors(examples, LOCATION)
+        assert passes.call_count == 0 and predicted.call_count == 0
+        loc = interp.Location.parse(LOCATION)
+        assert torch.equal(read.flatten(1), source_vectors(lab.model.module, lab.encode(examples), loc))
+        own = fresh.predict(examples)
+        fresh.interchange(examples, examples, LOCATION, variables=("lexrel",))
+        assert predicted.call_count == 1 and passes.call_count == 0  # the logits once; the vectors held
+        other = interp.IntervenableModel(lab.model, lab.task)
+        assert torch.equal(other.source_vectors(examples, LOCATION).cpu(), read.flatten(1)) and passes.call_count == 1
+        assert torch.allclose(other.predict(examples), own, atol=1e-5) and predicted.call_count == 1  # the null: kept from its pass
+
+
 def test_interchange_at_several_locations_is_one_set_and_one_file(lab, examples, tiny_classifier_dir, monli_dir, tmp_path):
     """A list of locations gives each location's own result, one table, and one file: the file `interp intervene` writes
     for the same locations, and each location read back is that location's result."""

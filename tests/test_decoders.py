@@ -152,10 +152,17 @@ def test_a_causal_lm_read_through_label_words_gives_those_tokens_logits(family, 
     ids = [tok(w, add_special_tokens=False)["input_ids"][0] for w in words.values()]
     lab = interp.IntervenableModel(model, task)
     lm = model.module.inner
-    for e, enc in zip(examples, lab.encode(examples)):
-        with torch.no_grad():
-            logits = lm(input_ids=torch.tensor([enc.input_ids])).logits[0, -1, ids]  # the LM's own head, its softcap included
-        assert torch.allclose(lab.predict([e])[0], logits, atol=1e-5)
+    projected = []  # the whole vocabulary projected: the LM's own head runs; the classifier's reads the label words' rows
+    handle = lm.get_output_embeddings().register_forward_hook(lambda module, args, out: projected.append(out.shape[-1]))
+    try:
+        for e, enc in zip(examples, lab.encode(examples)):
+            ours = lab.predict([e])[0]
+            assert projected == []
+            with torch.no_grad():
+                logits = lm(input_ids=torch.tensor([enc.input_ids])).logits[0, -1, ids]  # the LM's own head, its softcap included
+            assert projected.pop() == lm.config.vocab_size and torch.allclose(ours, logits, atol=1e-5)
+    finally:
+        handle.remove()
     frame = lab.evaluate(examples)
     assert set(frame["split"]) == {"pmonli", "nmonli_test"}
     res = lab.interchange(examples, examples, "blocks.1.hook_resid_post@w_h", variables=("lexrel",))

@@ -132,17 +132,19 @@ class ExampleSet(Sequence):
         """The model's own label on each example as the task's label id, int ``[n]`` (:attr:`Binding.reading`)."""
         return self.binding.reading.predict(self.logits())
 
-    def vectors(self, location: Location) -> Float[Tensor, "n width"]:
+    def vectors(self, location: Location, logits: bool = True) -> Float[Tensor, "n width"]:
         """Each example's vector at ``location``, float32 ``[n, width]`` on the model's device (the last location's
         kept). Where the model's own logits are not held yet, the same forward passes give them
         (:meth:`~interp.backends.base.Runner.vectors_and_logits`): the nulls need them, and they then cost no second pass.
+        ``logits=False`` (a probe's read, which needs no logits) runs only the blocks up to the location; the logits
+        come when something asks for them (:meth:`logits`).
 
         Raises:
             ConfigError: an example lacks one of the location's roles, or token counts differ.
         """
         if self._vectors is None or self._vectors[0] != location:
             found = self._from_parent(lambda p: p._vectors[1] if p._vectors is not None and p._vectors[0] == location else None)
-            if found is None and self._logits is None and self._from_parent(lambda p: p._logits) is None:
+            if found is None and logits and self._logits is None and self._from_parent(lambda p: p._logits) is None:
                 found, self._logits = self.binding.runner.vectors_and_logits(self.encoded, location)
             elif found is None:
                 found = self.binding.runner.vectors(self.encoded, location)

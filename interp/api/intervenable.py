@@ -212,11 +212,12 @@ class IntervenableModel:
 
         ``tokens`` is the number of tokens the location covers (one per role; every piece under ``wordpiece="all"``),
         ``width`` is d_model, or d_head at one head's ``attn.hook_z``; the vectors of a batch-1 pass. The older order
-        ``vectors(location, examples)`` still works, with a :class:`DeprecationWarning`.
+        ``vectors(location, examples)`` still works, with a :class:`DeprecationWarning`. Only the blocks up to the
+        location run (a probe needs no logits); :meth:`source_vectors` runs the whole model, whose logits the nulls read.
         """
         examples, location = _examples_first(examples, location, "vectors")
         loc = self.location(location)
-        flat = self.source_vectors(examples, loc).cpu()
+        flat = self.bind(examples).vectors(loc, logits=False).cpu()
         return flat.view(flat.shape[0], -1, loc.token_width(self.model.module.config))
 
     def source_vectors(self, examples: Sequence, location: str | Location) -> Float[Tensor, "n flat"]:

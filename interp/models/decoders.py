@@ -124,7 +124,12 @@ class DecoderClassifier(nn.Module):
         """The logits, float ``[..., labels]``, of final-norm hidden states ``[..., d_model]``."""
         if self.label_words is None:
             return self.inner.score(hidden)
-        logits = self.inner.get_output_embeddings()(hidden)[..., self.word_ids]
+        out = self.inner.get_output_embeddings()
+        if isinstance(out, nn.Linear):  # only the label words' rows: Gemma's vocabulary is 262,144 words, 2 are read
+            bias = None if out.bias is None else out.bias[self.word_ids]
+            logits = nn.functional.linear(hidden, out.weight[self.word_ids], bias)
+        else:
+            logits = out(hidden)[..., self.word_ids]
         cap = getattr(self.inner.config, "final_logit_softcapping", None)
         return torch.tanh(logits / cap) * cap if cap else logits
 

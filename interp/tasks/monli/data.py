@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -229,7 +230,14 @@ def read_split(path: str | os.PathLike, split: str) -> list[Example]:
         earlier = first.setdefault(line, i)
         if earlier != i and (earlier, i) not in RELEASED_REPEATS.get(split, ()):
             raise DataError(f"{path}:{i}: repeats line {earlier} word for word; an example counted twice weighs twice in every score")
-    return [_parse_line(line, path, i, info) for i, line in enumerate(lines, start=1)]
+    return list(_parsed(text, str(path), info))
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str, path: str, info: SplitInfo) -> tuple[Example, ...]:
+    """The examples of a file's ``text`` (:func:`read_split`'s lines), parsed once per process for the same text, path and
+    split: a notebook or a test run loads the same files many times, and the examples are frozen."""
+    return tuple(_parse_line(line, Path(path), i, info) for i, line in enumerate(text.splitlines(), start=1))
 
 
 #: The splits of a generated MoNLI-format file (``interp monli-generate``): its positive and its negated lines.

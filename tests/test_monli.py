@@ -140,3 +140,25 @@ def test_word_match_ignores_case_and_attached_punctuation(spoil):
     directory = spoil("nmonli_test", 1, line)
     (e,) = [x for x in load_monli(directory, ("nmonli_test",), verify_checksums=False) if x.id == "nmonli_test:1"]
     assert (e.w_p, e.w_h, e.lexrel) == ("dog", "mammal", Lexrel.FORWARD)
+
+
+def test_a_file_read_again_gives_what_it_holds_now(monli_dir, tmp_path):
+    """The parsed examples are kept per process for the same text: a file changed in place is parsed anew (the same
+    path, other text), the same text gives equal examples, and the list returned is the caller's own."""
+    path = tmp_path / "nmonli_test.jsonl"
+    path.write_text((monli_dir / "nmonli_test.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    first = read_split(path, "nmonli_test")
+    first.clear()
+    again = read_split(path, "nmonli_test")
+    released = read_split(monli_dir / "nmonli_test.jsonl", "nmonli_test")
+    assert len(again) == 200 and [(e.id, e.premise) for e in again] == [(e.id, e.premise) for e in released]
+    assert {e.source for e in again} == {str(path)}  # each path's own examples
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = record(sentence1="the man does not own a cat", sentence2="the man does not own a mammal", sentence1_lex="cat")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    changed = read_split(path, "nmonli_test")
+    assert changed[0].premise == "the man does not own a cat" and changed[1:] == again[1:] and again[0].premise != changed[0].premise
+    lines[1] = "{not json"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{path.name}:2"):
+        read_split(path, "nmonli_test")

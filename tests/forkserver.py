@@ -14,7 +14,9 @@ program instead.
 
 The command runs as written; what differs from a fresh process is only that
 the modules were imported before the command's environment was set (the
-server starts with the suite's environment, the one the commands get).
+server starts with the suite's environment, the one the commands get), and
+that the suite's MoNLI files were parsed once (a command reading the same
+text gets the same examples, :func:`interp.tasks.monli.data.read_split`).
 """
 
 from __future__ import annotations
@@ -112,6 +114,10 @@ def serve(sock_path: str) -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    if os.environ.get("INTERP_MONLI_DIR"):  # the suite's MoNLI, parsed once: a command that reads the same text reuses it
+        from interp.tasks.monli.data import load_monli
+
+        load_monli()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(sock_path)
     listener.listen(16)

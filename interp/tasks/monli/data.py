@@ -203,7 +203,8 @@ RELEASED_REPEATS: dict[str, frozenset[tuple[int, int]]] = {"nmonli_train": froze
 
 
 def read_split(path: str | os.PathLike, split: str) -> list[Example]:
-    """Parse and validate one MoNLI file, without checking its checksum.
+    """Parse and validate one MoNLI file, without checking its checksum. The same text at the same path read again in
+    one process gives the examples parsed the first time (they are frozen); other text is parsed anew.
 
     Raises:
         DataError: the file is missing or empty, or a line is malformed JSON,

@@ -212,8 +212,9 @@ class IntervenableModel:
 
         ``tokens`` is the number of tokens the location covers (one per role; every piece under ``wordpiece="all"``),
         ``width`` is d_model, or d_head at one head's ``attn.hook_z``; the vectors of a batch-1 pass. The older order
-        ``vectors(location, examples)`` still works, with a :class:`DeprecationWarning`. Only the blocks up to the
-        location run (a probe needs no logits); :meth:`source_vectors` runs the whole model, whose logits the nulls read.
+        ``vectors(location, examples)`` still works, with a :class:`DeprecationWarning`. The engine's runners run only the
+        blocks up to the location (a probe needs no logits; the TransformerLens and naive references run the whole
+        model); :meth:`source_vectors` runs the whole model, whose logits the nulls read.
         """
         examples, location = _examples_first(examples, location, "vectors")
         loc = self.location(location)

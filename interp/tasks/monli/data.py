@@ -223,22 +223,23 @@ def read_split(path: str | os.PathLike, split: str) -> list[Example]:
         raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    return list(_parsed(text, path, info))
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str, path: Path, info: SplitInfo) -> tuple[Example, ...]:
+    """The examples of a file's ``text``, checked and parsed once per process for the same text, path and split (a
+    notebook or a test run loads the same files many times, and the examples are frozen); a file that fails raises
+    each time (:func:`read_split`'s errors)."""
     lines = text.splitlines()
     if not lines:
         raise DataError(f"{path}: empty file, no examples")
     first: dict[str, int] = {}
     for i, line in enumerate(lines, start=1):
         earlier = first.setdefault(line, i)
-        if earlier != i and (earlier, i) not in RELEASED_REPEATS.get(split, ()):
+        if earlier != i and (earlier, i) not in RELEASED_REPEATS.get(info.name, ()):
             raise DataError(f"{path}:{i}: repeats line {earlier} word for word; an example counted twice weighs twice in every score")
-    return list(_parsed(text, str(path), info))
-
-
-@lru_cache(maxsize=32)
-def _parsed(text: str, path: str, info: SplitInfo) -> tuple[Example, ...]:
-    """The examples of a file's ``text`` (:func:`read_split`'s lines), parsed once per process for the same text, path and
-    split: a notebook or a test run loads the same files many times, and the examples are frozen."""
-    return tuple(_parse_line(line, Path(path), i, info) for i, line in enumerate(text.splitlines(), start=1))
+    return tuple(_parse_line(line, path, i, info) for i, line in enumerate(lines, start=1))
 
 
 #: The splits of a generated MoNLI-format file (``interp monli-generate``): its positive and its negated lines.

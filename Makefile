@@ -20,7 +20,7 @@ pip_install = for attempt in 1 2 3; do $(PY) -m pip install --quiet $(1) && brea
 	echo "pip install failed (attempt $$attempt of 3); trying again in 30 s" >&2; sleep 30; done
 DEMO_OUT ?= runs/demo
 
-.PHONY: fuzz setup setup-test setup-decoders browser wordnet demo test test-fast docs clean
+.PHONY: fuzz setup setup-test setup-decoders browser wordnet demo test test-fast test-kernels docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,15 @@ FAST_TESTS := tests/test_interventions.py tests/test_components.py tests/test_ar
 	tests/test_untrusted_files.py tests/test_layers.py tests/test_causal_models.py tests/test_ablation.py
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" --durations=5 $(FAST_TESTS)
+
+# The fast subset and the pins again with torch's portable CPU kernels (no AVX2, no AVX-512): a test that holds only
+# on one CPU's kernels (floats compared bit for bit across batch shapes) fails here, on any machine. CI runs it after
+# `make test`; `make test-kernels KERNELS=avx2` (or avx512, where the CPU has it) runs it under another capability.
+KERNELS ?= default
+test-kernels: setup-test
+	ATEN_CPU_CAPABILITY=$(KERNELS) $(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider --durations=5 \
+		-m "not slow" $(FAST_TESTS) && \
+	ATEN_CPU_CAPABILITY=$(KERNELS) $(PY) -m pytest -q -n auto --dist loadfile -p no:cacheprovider tests/test_pins.py
 
 # The Hypothesis properties of tests/test_fuzz.py 25 times longer than in `make test` (about 90 s).
 fuzz: setup-test

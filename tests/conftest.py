@@ -30,6 +30,11 @@ settings.register_profile("long", max_examples=1000, deadline=None, derandomize=
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parents[1]
+# The data lie beside the repository (../shared/datasets) unless the environment points elsewhere: `pytest` run
+# directly reads them as `make test` does, and every command a test starts inherits the same folders.
+for _variable, _folder in (("INTERP_MONLI_DIR", "monli"), ("INTERP_FRAGMENTS_DIR", "semantic_fragments")):
+    if not os.environ.get(_variable) and (REPO.parent / "shared" / "datasets" / _folder).is_dir():
+        os.environ[_variable] = str(REPO.parent / "shared" / "datasets" / _folder)
 
 def file_seconds(items) -> dict:
     """What each file's ``slow`` markers say it takes on 2 cores: a module's marker (``pytestmark``) is the whole file's

@@ -26,6 +26,7 @@ from interp.cli import main
 from interp.core.errors import ModelError
 from interp.models import gguf as gguf_module
 from interp.models.gguf import RECORD, check_record, converted_checkpoint, packaged_gguf, read_header
+from ties import assert_labels_agree
 
 TEMPLATE = "Premise: {premise}\nHypothesis: {hypothesis}\nDoes the premise entail the hypothesis? Answer:"
 WORDS = {"entailment": " yes", "neutral": " no"}
@@ -80,7 +81,7 @@ def _exact(folder: Path, task) -> None:
         scale = naive.abs().max()
         for reuse in (True, False):
             fast = DecoderRunner(model.module, pad, prefix_reuse=reuse).interchange_logits(encoded, vectors, loc, batch_size=5)
-            assert torch.equal(fast.argmax(-1), naive.argmax(-1)), (site, reuse)
+            assert_labels_agree(fast, naive, band=2e-4 * float(scale))  # a label may flip only within twice the tolerance of a tie
             assert (fast - naive).abs().max() <= 1e-4 * scale, (site, reuse, (fast - naive).abs().max(), scale)
         moved += bool((naive - naive[:, :1]).abs().max() > 1e-4 * scale)
     assert moved >= 2, "the sites do not move the readout: a vacuous comparison"

@@ -103,7 +103,8 @@ def test_an_example_set_lives_until_other_examples_or_other_weights(lab, example
     assert torch.equal(first.flatten(1), again.flatten(1)) and torch.equal(part, bound.vectors(lab.location(SITE))[3:7])
     sub = lab.bind(examples[:4])
     assert sub is not bound and sub.encoded == bound.encoded[:4] and lab.bind(examples) is bound  # a subset: the set stays
-    assert torch.equal(lab.predict(examples[:4]), bound.logits()[:4])
+    # four rows run alone against the same rows in the set's batch: equal to rounding, which differs by CPU kernel
+    assert torch.allclose(lab.predict(examples[:4]), bound.logits()[:4], rtol=0, atol=1e-6)
     other = lab.task.examples(("nmonli_test",), per_split=3, seed=9)
     assert lab.bind(other) is not bound and lab.bind(examples) is not bound  # other examples: the set is dropped
     held = lab.bind(examples)

@@ -482,3 +482,29 @@ def test_out_of_memory_in_a_decoder_pass_halves_it_and_drops_no_pair(task, monli
     monkeypatch.setattr(decoder_engine, "run_suffix_cached", no_memory)
     with pytest.raises(torch.OutOfMemoryError):
         DecoderRunner(lab.model.module, lab.model.tokenizer.pad_token_id).interchange_logits(encoded[:1], sources[:1], loc, batch_size=4)
+
+
+@pytest.mark.parametrize("family, causal_lm", [("llama", False), ("gemma3", True)])
+def test_train_blocks_on_a_decoder_trains_the_top_blocks_the_norm_and_the_head_and_never_an_embedding(family, causal_lm, task, examples,
+                                                                                                      monli_dir, tmp_path):  # fmt: skip
+    """``train_blocks=1``: exactly the last block, the final norm and what lies outside the base model train (Llama's
+    score head; Gemma 3's LM head is tied to its token embeddings, which stay frozen); every other weight is unchanged
+    after the steps, the trained ones moved."""
+    from interp.models.freezing import top_parameters
+
+    tok = _tok(family, monli_dir)
+    path = save_decoder(family, tmp_path / family, tok, causal_lm=causal_lm)
+    model = interp.load_model(path, label_words={"entailment": " yes", "neutral": " no"} if causal_lm else None)
+    inner = model.module.inner  # the Hugging Face model inside interp's decoder classifier
+    base = inner.base_model
+    expected = {n for n, _ in inner.named_parameters() if n.startswith((f"model.layers.{len(base.layers) - 1}.", "model.norm."))
+                or not n.startswith("model.")}  # fmt: skip
+    names = {id(p): n for n, p in inner.named_parameters()}
+    assert {names[id(p)] for p in top_parameters(model.module, 1)} == expected
+    head = inner.get_output_embeddings()  # Gemma 3's LM head is its token embeddings; Llama's classifier has a score head
+    assert "model.embed_tokens.weight" not in expected and causal_lm == (head is not None and head.weight is base.embed_tokens.weight)
+    tuned = interp.fine_tune(model, task, examples, epochs=1, batch_size=4, lr=1e-2, seed=0, train_blocks=1)
+    after = dict(tuned.module.inner.named_parameters())
+    for name, value in inner.named_parameters():
+        moved = not torch.equal(value, after[name])
+        assert moved == (name in expected) or (name in expected and value.numel() == 1), name

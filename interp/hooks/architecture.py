@@ -128,6 +128,20 @@ class Architecture:
         """The model's blocks, in order."""
         return _get(getattr(model, "base_model", model), self.blocks)
 
+    def base(self, model) -> torch.nn.Module:
+        """The base model inside a classifier or LM (its blocks, embeddings and a decoder's final norm)."""
+        return getattr(model, "base_model", model)
+
+    def final_norm_module(self, model) -> torch.nn.Module:
+        """A decoder's final norm (``norm``, ``ln_f``), after its last block.
+
+        Raises:
+            ConfigError: an encoder, which has none.
+        """
+        if not self.final_norm:
+            raise ConfigError(f"a {self.name} model has no final norm after its blocks")
+        return _get(self.base(model), self.final_norm)
+
     def embedding_module(self, model) -> torch.nn.Module:
         """The module whose output is ``hidden_states[0]``: ELECTRA's ``embeddings_project`` where present, else ``embeddings``."""
         base = getattr(model, "base_model", model)

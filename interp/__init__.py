@@ -100,6 +100,17 @@ _EXPORTS = {
     "RotatedSubspace": "interp.engine.interventions",
     "LowRankSubspace": "interp.engine.interventions",
     "BoundlessSubspace": "interp.engine.interventions",
+    # featurizers: invertible maps at a location, and DBM's mask over their features (MIB's causal variable track)
+    "Featurizer": "interp.engine.featurizers",
+    "Identity": "interp.engine.featurizers",
+    "LinearBasis": "interp.engine.featurizers",
+    "SparseAutoencoder": "interp.engine.featurizers",
+    "FeatureMask": "interp.engine.featurizers",
+    "ChosenFeatures": "interp.engine.featurizers",
+    "fit_pca": "interp.analysis.featurizers",
+    "train_sae": "interp.analysis.featurizers",
+    "save_sae": "interp.files.saes",
+    "load_sae": "interp.files.saes",
     # probes and their control tasks
     "Probe": "interp.analysis.probes.estimators",
     "TypeControl": "interp.analysis.probes.controls",

@@ -374,3 +374,26 @@ def test_a_batch_split_by_length_gives_one_padded_pass_logits_and_gradients(mqnl
     assert torch.allclose(found[0][0], found[None][0], atol=1e-5)
     assert torch.allclose(found[0][1], found[None][1], atol=1e-5, rtol=1e-4)
     assert found[0][1].abs().max() > 1e-4  # the gradient is not zero
+
+
+def test_dbm_over_a_basis_that_holds_the_plane_finds_its_two_features_through_the_one_trainer(planted):
+    """DBM (a learned mask over a fixed basis, MIB's featurizer) trains through fit_intervention: over the basis whose
+    first two columns span the planted plane it keeps those two and reaches the rotation's IIA; untrained (every mask
+    at 0, nothing taken) it stays the base; over the neurons it needs many more features for the same plane."""
+    from interp.engine.featurizers import FeatureMask, Identity, LinearBasis
+
+    runner, own, ((tb, ts, tt), (hb, hs, ht)) = planted
+    q, _ = torch.linalg.qr(torch.randn(32, 32, generator=torch.Generator().manual_seed(11)))  # the fixture's plane: q[:, :2]
+    settings = FitSettings(epochs=4, lr=5e-2, batch_size=128, seed=0)
+    basis = FeatureMask(LinearBasis(q[:, torch.randperm(32, generator=torch.Generator().manual_seed(3))]), l1=1e-3)
+    before = score_intervention(runner, basis, hb, hs, ht, own)
+    assert basis.k == 0 and before["stays_base"] == 1.0  # the untrained mask takes nothing
+    losses = fit_intervention(runner, basis, tb, ts, tt, settings)
+    after = score_intervention(runner, basis, hb, hs, ht, own)
+    kept = basis.featurizer.basis[:, basis.hard_mask()]
+    plane = q[:, :2]
+    assert after["iia"] >= 0.95 and losses[-1] < losses[0] and basis.k <= 4
+    assert torch.linalg.matrix_rank(torch.cat([kept, plane], 1), tol=1e-4) == basis.k  # the plane lies in what it kept
+    neurons = FeatureMask(Identity(32), l1=1e-3)
+    fit_intervention(runner, neurons, tb, ts, tt, settings)
+    assert neurons.k > 2 * basis.k  # the same plane over the neurons: spread over many of them

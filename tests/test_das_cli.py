@@ -159,3 +159,26 @@ def test_each_heatmap_cell_gives_its_interval_over_examples_with_one_seed_and_ov
     several = das_heatmap([row(0, 0.6), row(1, 0.7), row(2, 0.9)])
     mean, low, high = mean_interval([0.6, 0.7, 0.9], bounds=(0.0, 1.0))
     assert [t.get_text() for ax in several.axes for t in ax.texts] == [f"{mean:.2f}\n[{low:.2f}, {high:.2f}]"] * len(METHODS)
+
+
+def test_das_trains_dbm_over_the_neurons_a_pca_basis_and_an_sae_and_reloads_each_to_its_iia(tiny_classifier_dir, monli_dir, tmp_path):
+    """MIB's featurizers as DAS kinds: one row each, the mask's learned size, the saved mask (with its fitted basis)
+    scored again to the same held-out IIA."""
+    from interp.engine.featurizers import FeatureMask
+
+    out = tmp_path / "dbm"
+    common = ["--splits", "pmonli,nmonli_test", "--max-per-split", "30", "--seeds", "0", "--test-pairs", "40"]
+    result = _das("--model", tiny_classifier_dir, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h", "--variable", "lexrel",
+                  "--kind", "dbm,dbm-pca,dbm-sae", "--train-pairs", "64", "--epochs", "1", "--batch-size", "32", "--lr", "1e-2", *common,
+                  monli_dir=monli_dir)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {r["subspace"]: r for r in csv.DictReader(open(out / "das.csv"))}
+    assert set(rows) == {"dbm", "dbm-pca", "dbm-sae"} and all(0 <= int(r["k"]) for r in rows.values())
+    bases = {}
+    for kind, row in rows.items():
+        mask, _ = load_trained_intervention(out / row["file"])
+        assert isinstance(mask, FeatureMask)
+        bases[kind] = (mask.featurizer.kind, getattr(mask.featurizer, "name", None), mask.featurizer.n_features)
+        scored = _das("--model", tiny_classifier_dir, "--load", out / row["file"], *common, monli_dir=monli_dir)
+        assert scored.exit_code == 0 and f"held-out IIA {float(row['das_iia']):.3f}" in scored.output, (kind, scored.output)
+    assert bases == {"dbm": ("identity", None, 32), "dbm-pca": ("basis", "pca", 32), "dbm-sae": ("sae", None, 128)}

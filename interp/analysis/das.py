@@ -12,7 +12,10 @@ the network frozen, minimising the cross-entropy between the intervened
 network's output and the causal model's counterfactual (as pyvene's DAS
 tutorial: Adam, learning rate 1e-3). The boundless variant (Wu et al.
 2023, §3) adds its boundary to the loss and anneals the mask's
-temperature from 50 to 0.1 over training.
+temperature from 50 to 0.1 over training; DBM's feature mask
+(:class:`~interp.engine.featurizers.FeatureMask`) adds its L1 penalty and
+anneals its temperature from 1 to 0.01 over the first half of training
+(MIB's schedule, causalab's annealing fraction).
 
 IIA (one definition everywhere, see :mod:`interp.analysis.iia`): the share
 of the stated pairs where the intervened model's label equals the
@@ -119,14 +122,18 @@ def fit_intervention(
     generator = torch.Generator().manual_seed(settings.seed)
     plan = [_batches(runner.lengths[bases.cpu()], settings.batch_size, generator) for _ in range(settings.epochs)]
     total, step = sum(len(p) for p in plan), 0
-    hot, cold = settings.temperature
+    # a mask annealed over training: the boundless boundary's (the settings' schedule, over every step), DBM's (its own,
+    # MIB's 1.0 to 0.01 over the first half of the steps, then held: causalab's annealing fraction)
+    schedule = settings.temperature if isinstance(intervention, BoundlessSubspace) else getattr(intervention, "temperatures", None)
+    annealed = max(int(total * getattr(intervention, "anneal_share", 1.0)), 1)
     losses = []
     with runner.frozen():
         for batches in plan:
             epoch_loss = 0.0
             for batch in batches:
-                if isinstance(intervention, BoundlessSubspace):
-                    intervention.temperature.fill_(hot + (cold - hot) * step / max(total - 1, 1))
+                if schedule is not None:
+                    hot, cold = schedule
+                    intervention.temperature.fill_(hot + (cold - hot) * min(step / max(annealed - 1, 1), 1.0))
                 logits = runner.logits(bases[batch], sources[batch], intervention)
                 loss = F.cross_entropy(logits.float(), targets[batch].to(logits.device))
                 penalty = intervention.penalty()

@@ -35,7 +35,8 @@ from interp.api.example_set import ExampleSet
 from interp.causal.pairs import das_pairs as draw_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.errors import ConfigError, named, warn
-from interp.engine.interventions import Interchange, Intervention, kinds, make_intervention
+from interp.api.featurized import make_trained, trainable_kinds, training_indices
+from interp.engine.interventions import Interchange, Intervention
 from interp.hooks.locations import Location
 
 #: Training pairs the localist baseline's block is chosen on (a seeded share of the training pairs).
@@ -73,7 +74,7 @@ def _as_tensors(drawn, labels) -> PairTensors:
 
 def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, kind: str, n_pairs: int, epochs: int, lr: float,
           batch_size: int, seed: int, test_share: float, test_pairs: int, on_step: Callable[[float], None] | None = None,
-          on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True) -> DasResult:  # fmt: skip
+          on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True, featurizer=None) -> DasResult:  # fmt: skip
     """:meth:`IntervenableModel.train_das <interp.api.intervenable.IntervenableModel.train_das>` on ``examples`` at
     ``loc`` (its arguments and errors; ``variable`` checked by the caller); ``on_step(loss)`` is told after each
     optimizer step, ``on_blocks(scored, blocks)`` while the localist baseline's block is chosen
@@ -83,15 +84,13 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
     check_int(n_pairs, "n_pairs", least=2)
     check_int(test_pairs, "test_pairs", least=2)
     check_number(test_share, "test_share")  # its range: split_examples
-    trainable = kinds(trainable=True)
+    trainable = trainable_kinds()
     if kind not in trainable:
         raise ConfigError(f"{named('kind', repr(kind))} must be one of {', '.join(trainable)}")
     train_pairs, held_out = pairs(examples, variable, seed=seed, test_share=test_share, n_pairs=n_pairs, test_pairs=test_pairs)
     run = examples.pairs(loc)
-    try:
-        intervention = make_intervention(kind, run.width, k, seed)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(k))}: {exc}") from None
+    training = run.vectors[training_indices(train_pairs[0], train_pairs[1]).to(run.vectors.device)]  # a fitted basis sees these only
+    intervention = make_trained(kind, run.width, k, seed, training, featurizer)
     own = examples.own_labels()
     reading = examples.binding.reading
     if warn_unlearned:
@@ -106,7 +105,8 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
                               lambda: score_intervention(run, Interchange(run.width), *held_out, own, read, **grouped))  # fmt: skip
     train_b, train_s, train_t = train_pairs
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
-    block = best_block(run, intervention.k, train_b[choose], train_s[choose], train_t[choose], read, on_blocks)
+    # the localist baseline of as many coordinates as the intervention took (at least one: a mask may take none)
+    block = best_block(run, max(intervention.k, 1), train_b[choose], train_s[choose], train_t[choose], read, on_blocks)
     localist = score_intervention(run, block, *held_out, own, read, **grouped)
     scores = {name: {key: value for key, value in score.items() if key != "hits"}
               for name, score in (("das", found.trained), ("untrained", found.untrained), ("vanilla", vanilla), ("block", localist))}  # fmt: skip

@@ -386,7 +386,7 @@ class IntervenableModel:
     def train_das(self, examples: Sequence, location: str | Location, variable: str, *, k: int | None = None, kind: str = "rotated",
                   n_pairs: int = 1000, epochs: int = 2, lr: float = 1e-3, batch_size: int = 64, seed: int = 0,
                   test_share: float = 0.2, test_pairs: int = 200, on_step: Callable[[float], None] | None = None,
-                  on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True) -> DasResult:  # fmt: skip
+                  on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True, featurizer=None) -> DasResult:  # fmt: skip
         """Train a subspace intervention so that the intervened model follows the causal model's counterfactuals on ``variable``;
         score it, and the same intervention untrained, on held-out pairs (:func:`interp.api.das.train`).
 
@@ -404,7 +404,11 @@ class IntervenableModel:
                 older order ``train_das(variable, location, examples)`` still works, with a :class:`DeprecationWarning`.
             k: dimensions of the subspace of a ``sized`` kind (``rotated``, ``lowrank``); not taken by ``boundless``.
             kind: any trainable kind of :data:`interp.engine.interventions.REGISTRY`: ``rotated`` (DAS), ``lowrank``
-                (the same function, width × k parameters), ``boundless`` (its size learned), or one of your own.
+                (the same function, width × k parameters), ``boundless`` (its size learned), ``dbm`` (a learned mask
+                over the neurons, or over ``featurizer``), or one of your own; or ``dbm-pca``, ``dbm-sae``: a mask over
+                a basis fitted on the training examples (:mod:`interp.api.featurized`; MIB's featurizers).
+            featurizer: with ``kind="dbm"``, the :class:`~interp.engine.featurizers.Featurizer` whose features the
+                mask chooses among (an SAE from :func:`interp.files.saes.load_sae`, a PCA basis, a rotation).
             on_step: told each optimizer step's loss (nats per pair), e.g. for a progress bar.
             on_blocks: told ``(blocks scored, blocks in all)`` while the localist baseline's block is chosen: every
                 block of ``k`` coordinates on up to 256 training pairs, ``width // k × 256`` suffix runs.
@@ -427,7 +431,7 @@ class IntervenableModel:
         loc = self.location(location, (variable,))
         return das.train(self.bind(examples), loc, variable, k=k, kind=kind, n_pairs=n_pairs, epochs=epochs, lr=lr, batch_size=batch_size,
                          seed=seed, test_share=test_share, test_pairs=test_pairs, on_step=on_step, on_blocks=on_blocks,
-                         warn_unlearned=warn_unlearned)  # fmt: skip
+                         warn_unlearned=warn_unlearned, featurizer=featurizer)  # fmt: skip
 
     def score_das(self, examples: Sequence, intervention: Intervention | DasResult, location: str | Location, variable: str, *,
                   seed: int = 0, test_share: float = 0.2, test_pairs: int = 200) -> dict[str, dict]:  # fmt: skip

@@ -128,7 +128,7 @@ def intervene(model, reading, output, locations, alignment, data, sample, variab
     "alignment",
     click.option("--variable", default="lexrel", show_default=True, help=_VARIABLES_HELP),
     click.option("--subspace", default="64", show_default=True, help="Comma-separated sizes k of the aligned subspace (at most the location's width), for each kind of a chosen size."),
-    click.option("--kind", default="rotated", show_default=True, help="Comma-separated kinds: rotated (an orthogonal width x width rotation, DAS), lowrank (an orthonormal width x k basis), boundless (a rotation whose subspace size is learned; takes no --subspace)."),
+    click.option("--kind", default="rotated", show_default=True, help="Comma-separated kinds: rotated (an orthogonal width x width rotation, DAS), lowrank (an orthonormal width x k basis), boundless (a rotation whose subspace size is learned; takes no --subspace), dbm (a learned mask over the neurons, MIB's DBM), dbm-pca and dbm-sae (a mask over a PCA basis or a TopK SAE fitted on the training examples); the DBM kinds learn their size and train best at --lr 1e-2."),
 )
 @o.sample("Comma-separated splits of the task [default: the task's own set].")
 @o.settings(

@@ -47,6 +47,7 @@ from tqdm.auto import tqdm
 
 from interp.api import das
 from interp.api.intervenable import IntervenableModel
+from interp.api.featurized import trainable_kinds
 from interp.api.objects import Location, intervention_kinds
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
@@ -122,7 +123,7 @@ class DasConfig:
         return [(kind, k) for kind in self.kinds for k in (self.subspaces if kind in sized else (None,))]
 
     def validate(self) -> "DasConfig":
-        trainable, sized = intervention_kinds(trainable=True), intervention_kinds(trainable=True, sized=True)
+        trainable, sized = trainable_kinds(), intervention_kinds(trainable=True, sized=True)
         if not self.kinds:
             raise ConfigError("`kinds=` names no kind of intervention")
         for kind in self.kinds:

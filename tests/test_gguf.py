@@ -157,4 +157,90 @@ def test_an_interrupted_conversion_leaves_nothing_behind(smollm2, tmp_path, monk
     monkeypatch.setattr(gguf_module, "_convert", interrupted)
     with pytest.raises(KeyboardInterrupt):
         converted_checkpoint(source, root=tmp_path)
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [] and os.listdir(tmp_path / "converted") == []
+    # nothing but the lock file the next conversion takes (removing it would race a process waiting on it)
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [f".{source.stem}-{gguf_module._digest(source)[:16]}.lock"]
+    assert [n for n in os.listdir(tmp_path / "converted") if not n.endswith(".lock")] == []
+
+
+def _copying(smollm2, calls, pause: float = 0.0):
+    """A stand-in for the conversion: the suite's converted folder copied (its record and hashes as a conversion writes
+    them), counted, after ``pause`` seconds."""
+
+    def convert(path, out, header, digest):
+        import time
+
+        calls.append(path)
+        time.sleep(pause)
+        for f in smollm2.iterdir():
+            shutil.copy(f, out / f.name)
+
+    return convert
+
+
+def _primed(smollm2, root):
+    """The suite's converted folder copied into a cache at ``root``, where converted_checkpoint looks for it."""
+    record = json.loads((smollm2 / RECORD).read_text())
+    folder = root / "converted" / smollm2.name
+    shutil.copytree(smollm2, folder)
+    return Path(record["source"]), folder
+
+
+def test_a_damaged_conversion_is_converted_again_and_a_missing_record_does_not_stick(smollm2, tmp_path, monkeypatch):
+    """Weights overwritten in place (finite damage no NaN check sees) and a folder without its record: each is found
+    by the written files' hashes, named in a warning and converted again into the same place, swapped in whole."""
+    calls = []
+    monkeypatch.setattr(gguf_module, "_convert", _copying(smollm2, calls))
+    source, folder = _primed(smollm2, tmp_path)
+    assert converted_checkpoint(source, root=tmp_path) == folder and calls == []  # intact: used as it is
+    weights = folder / "model.safetensors"
+    with open(weights, "r+b") as handle:  # 1 MB of zeros inside the tensors, the file's size kept
+        handle.seek(weights.stat().st_size // 2)
+        handle.write(bytes(1 << 20))
+    with pytest.raises(ModelError, match="model.safetensors is damaged"):
+        check_record(folder)  # the folder named directly is refused
+    with pytest.warns(interp.InterpWarning, match="model.safetensors is damaged.*converting .* again"):
+        assert converted_checkpoint(source, root=tmp_path) == folder
+    assert len(calls) == 1 and check_record(folder) is not None
+    (folder / RECORD).unlink()
+    with pytest.warns(interp.InterpWarning, match=f"has no {RECORD}"):
+        converted_checkpoint(source, root=tmp_path)
+    assert len(calls) == 2 and check_record(folder) is not None
+    assert converted_checkpoint(source, root=tmp_path) == folder and len(calls) == 2  # and not again
+
+
+def test_two_first_loads_at_once_convert_once_and_a_killed_conversions_leftovers_go(smollm2, tmp_path, monkeypatch):
+    import threading
+
+    calls = []
+    monkeypatch.setattr(gguf_module, "_convert", _copying(smollm2, calls, pause=0.5))
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    left = tmp_path / "converted" / f".{smollm2.name}.killed.partial"  # as kill -9 during a conversion leaves it
+    left.mkdir(parents=True)
+    (left / "model.safetensors").write_bytes(b"half")
+    found, failed = [], []
+
+    def load():
+        try:
+            found.append(converted_checkpoint(source, root=tmp_path))
+        except Exception as exc:  # noqa: BLE001 - the test reports any
+            failed.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failed == [] and len(found) == 2 and found[0] == found[1] and len(calls) == 1
+    assert not left.exists() and not list((tmp_path / "converted").glob("*.partial"))
+
+
+def test_a_cache_that_cannot_be_written_is_named_with_the_remedy(smollm2, tmp_path, monkeypatch):
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with pytest.raises(ModelError, match=rf"cannot write the converted model under {blocked}.*INTERP_CACHE_DIR") as caught:
+        converted_checkpoint(source, root=blocked)
+    assert "\n" not in str(caught.value) and blocked.read_text() == "not a folder"
+    monkeypatch.setenv("INTERP_CACHE_DIR", str(blocked))
+    result = CliRunner().invoke(main, ["evaluate", "--model", str(source), "--splits", "nmonli_test"])
+    assert result.exit_code == 2 and "INTERP_CACHE_DIR" in result.output and "Traceback" not in result.output, result.output

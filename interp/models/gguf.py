@@ -21,8 +21,10 @@ The first load reads the GGUF through transformers (``from_pretrained(folder, gg
 every tensor with the ``gguf`` package) and writes a checkpoint folder under :func:`cache_dir`: ``model.safetensors``
 (float32), ``config.json``, the tokenizer converted from the GGUF's own metadata (with its chat template), and
 :data:`RECORD` (the source file, its SHA-256, architecture, quantization types and tensor count). The folder is
-written beside its final place and renamed into it, so an interrupted conversion leaves nothing half-written. Every
-later load hashes the source again and reads the folder only if the hash is the one recorded.
+written beside its final place and renamed into it, so an interrupted conversion leaves nothing half-written (what a
+killed one leaves is removed by the next). Every later load hashes the source again and reads the folder only if the
+hash is the one recorded and every file the conversion wrote hashes as the record says; a damaged folder is converted
+again. A cache that cannot be written is refused naming it and ``INTERP_CACHE_DIR``.
 
 The weights are the GGUF's rounded ones (4-bit blocks dequantized to float32), not the original bf16 release: a
 figure measured on them describes that rounded model, and every saved file's model record says so
@@ -38,11 +40,12 @@ import os
 import shutil
 import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from interp.core.checksums import sha256_of
-from interp.core.errors import ModelError
+from interp.core.errors import ModelError, warn
 
 #: The file beside a converted checkpoint that records where its weights came from.
 RECORD = "interp_gguf.json"
@@ -118,20 +121,22 @@ def packaged_gguf(name: str) -> Path:
     target = cache_dir() / "gguf" / Path(spec.files[0]).name.rsplit(".part", 1)[0]
     if target.is_file() and sha256_of(target) == expected:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    partial = None
     try:
-        with os.fdopen(handle, "wb") as out:
-            for part in parts:
-                with open(part, "rb") as piece:
-                    shutil.copyfileobj(piece, out, 1 << 22)
-        found = sha256_of(Path(partial))
-        if expected and found != expected:
-            raise ModelError(f"model {name!r}: its joined parts hash to {found}, not the {expected} the package records; "
-                             f"reinstall them: {spec.pip}")  # fmt: skip
-        os.replace(partial, target)
+        with _cache_writes(target.parent):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+            with os.fdopen(handle, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as piece:
+                        shutil.copyfileobj(piece, out, 1 << 22)
+            found = sha256_of(Path(partial))
+            if expected and found != expected:
+                raise ModelError(f"model {name!r}: its joined parts hash to {found}, not the {expected} the package records; "
+                                 f"reinstall them: {spec.pip}")  # fmt: skip
+            os.replace(partial, target)
     finally:
-        if os.path.exists(partial):
+        if partial is not None and os.path.exists(partial):
             os.unlink(partial)
     return target
 
@@ -204,30 +209,87 @@ def converted_checkpoint(path: Path, *, root: Path | None = None) -> Path:
     """The checkpoint folder converted from the GGUF file ``path``, converting it on the first call.
 
     The folder is ``root`` (default :func:`cache_dir`) ``/ "converted" / <file stem>-<first 16 hex of its SHA-256>``;
-    a later call finds it by the file's hash, so a changed file converts anew and never reads a stale folder.
+    a later call finds it by the file's hash, so a changed file converts anew and never reads a stale folder, and
+    checks every file the conversion wrote against the SHA-256 its record keeps (once per process while a file's size
+    and time stay the same: about 1 s for SmolLM2's 540 MB). A folder that fails the check (damaged, truncated, its
+    record missing, written by an older interp) is converted again, with a warning naming it. One conversion runs at a
+    time (a lock file beside the folder): a second first load waits and reuses the folder; a conversion's unfinished
+    ``.partial`` folder left by a killed process is removed by the next one.
 
     Raises:
         ModelError: naming the file: not a readable GGUF, an architecture transformers cannot read, no tokenizer in its
-            metadata; or a folder whose record names another file's hash (:func:`check_record`).
+            metadata; naming the cache folder and ``INTERP_CACHE_DIR``: a cache that cannot be written (a file in its
+            place, read-only, full).
     """
+    from filelock import FileLock
+
     path = Path(path).expanduser().resolve()
     if not path.is_file():
         raise ModelError(f"GGUF file {path} does not exist")
     digest = _digest(path)
     folder = (root or cache_dir()) / "converted" / f"{path.stem}-{digest[:16]}"
-    if (folder / RECORD).is_file():
-        check_record(folder, digest)
+    if _intact(folder, digest) is None:
+        _sweep(folder)
         return folder
     header = read_header(path)
     _check_readable(path, header)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".partial"))
-    try:
-        _convert(path, partial, header, digest)
-        os.replace(partial, folder)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
+    with _cache_writes(folder.parent):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder.parent / f".{folder.name}.lock")):  # the lock's holder alone converts
+            problem = _intact(folder, digest)  # another process may have finished it while this one waited
+            if problem is None:
+                return folder
+            for stale in folder.parent.glob(f".{folder.name}.*.partial"):  # a killed conversion's: none runs now
+                shutil.rmtree(stale, ignore_errors=True)
+            if folder.exists():
+                warn(f"converted model {folder}: {problem}; converting {path.name} again")
+            partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".partial"))
+            try:
+                _convert(path, partial, header, digest)
+                if folder.exists():  # a damaged folder: moved aside, then the new one swapped in
+                    aside = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".partial"))
+                    os.replace(folder, aside / "old")
+                os.replace(partial, folder)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+                for stale in folder.parent.glob(f".{folder.name}.*.partial"):
+                    shutil.rmtree(stale, ignore_errors=True)
     return folder
+
+
+def _sweep(folder: Path) -> None:
+    """Remove what a killed conversion of ``folder`` left beside it, where no conversion runs now (the lock is free and
+    the cache writable; else nothing is touched: a read-only cache still loads)."""
+    from filelock import FileLock, Timeout
+
+    if not any(folder.parent.glob(f".{folder.name}.*.partial")):
+        return
+    try:
+        with FileLock(str(folder.parent / f".{folder.name}.lock"), timeout=0):
+            for stale in folder.parent.glob(f".{folder.name}.*.partial"):
+                shutil.rmtree(stale, ignore_errors=True)
+    except (Timeout, OSError):
+        pass
+
+
+def _intact(folder: Path, digest: str) -> str | None:
+    """What is wrong with the converted ``folder`` for the source hashing to ``digest``, or ``None``: it is whole."""
+    if not folder.exists():
+        return "it does not exist"
+    try:
+        return None if check_record(folder, digest) is not None else f"it has no {RECORD}"
+    except ModelError as exc:
+        return str(exc).split(": ", 1)[-1]
+
+
+@contextmanager
+def _cache_writes(where: Path):
+    """Within the block an OS error writing the cache is a :class:`ModelError` naming the folder and the remedy."""
+    try:
+        yield
+    except OSError as exc:
+        raise ModelError(f"cannot write the converted model under {where} ({exc.strerror or type(exc).__name__}); point "
+                         f"INTERP_CACHE_DIR at a writable folder with room for it") from None  # fmt: skip
 
 
 @functools.lru_cache(maxsize=16)
@@ -272,8 +334,9 @@ def _convert(path: Path, out: Path, header: dict, digest: str) -> None:
     with quiet_transformers():
         model.save_pretrained(str(out), safe_serialization=True)
         tokenizer.save_pretrained(str(out))
+    written = {f.name: sha256_of(f) for f in sorted(out.iterdir()) if f.is_file()}  # checked on every later load
     record = {"format": RECORD_FORMAT, "source": str(path), "sha256": digest, **header,
-              "parameters": int(sum(p.numel() for p in model.parameters())), "dtype": "float32"}  # fmt: skip
+              "parameters": int(sum(p.numel() for p in model.parameters())), "dtype": "float32", "files": written}  # fmt: skip
     (out / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
@@ -298,8 +361,11 @@ def check_record(folder: Path, digest: str | None = None) -> dict | None:
     """Check a converted checkpoint against its source: the source file's SHA-256 now (``digest``, or hashed here) must
     be the one recorded. A folder without a record is not a converted one (``None``).
 
+    Every file the conversion wrote must hash as its record says (a file overwritten, truncated or removed since).
+
     Raises:
-        ModelError: the source is gone or hashes otherwise, naming the folder, the file and both hashes.
+        ModelError: the source is gone or hashes otherwise, naming the folder, the file and both hashes; a written file
+            missing or damaged, or a record without the written files' hashes, naming the folder and the file.
     """
     record = read_record(folder)
     if record is None:
@@ -312,6 +378,17 @@ def check_record(folder: Path, digest: str | None = None) -> dict | None:
     if digest != record["sha256"]:
         raise ModelError(f"converted model {folder}: its source {source} now hashes to {digest[:16]}…, not the recorded "
                          f"{record['sha256'][:16]}…; name the GGUF file to convert it again")  # fmt: skip
+    files = record.get("files")
+    if not isinstance(files, dict) or not files:
+        raise ModelError(f"converted model {folder}: its record keeps no hash of the files it wrote (an older interp's); "
+                         f"name the GGUF file to convert it again")  # fmt: skip
+    for name, expected in files.items():
+        written = folder / str(name)
+        if not written.is_file():
+            raise ModelError(f"converted model {folder}: {name} is missing; name the GGUF file to convert it again")
+        if _digest(written) != expected:
+            raise ModelError(f"converted model {folder}: {name} is damaged (it hashes otherwise than when it was written); "
+                             f"name the GGUF file to convert it again")  # fmt: skip
     return record
 
 

@@ -99,3 +99,13 @@ def save_decoder(family: str, path: Path, tok, seed: int = 0, init: float = 0.2,
     decoder_model(family, tok, seed, init, causal_lm).save_pretrained(path, safe_serialization=True)
     tok.save_pretrained(path)
     return path
+
+
+@lru_cache(maxsize=None)
+def ioi_tokenizer(kind: str):
+    """A ``byte-level`` or ``sentencepiece`` tokenizer trained on the IOI task's prompts: every name one token."""
+    from interp.tasks.ioi.data import ioi_examples
+
+    sentences = [f"{e.premise} {e.hypothesis} {e.label}" for e in ioi_examples(("train", "test"))]
+    build = scratch_tokenizers()
+    return build.byte_level_bpe(sentences, 1000) if kind == "byte-level" else build.sentencepiece_bpe(sentences, 1000)

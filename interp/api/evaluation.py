@@ -28,7 +28,7 @@ from interp.core.errors import ConfigError, named, warn
 from interp.hooks.encoding import input_view
 from interp.models.evaluation import check_fold, evaluate, trained_input
 from interp.models.labels import LabelReading
-from interp.models.loading import load_classifier
+from interp.models.loading import is_bare_causal_lm, load_classifier
 from interp.tasks import Task
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,6 +130,10 @@ def score_tasks(spec: str | Classifier, tasks: Mapping[str, Task], splits_of: Ca
     if isinstance(spec, Classifier):
         model = spec if label_map is None else load_model(spec, label_map=label_map)
     else:
+        readings = [dict(task.reading) for task in tasks.values()]
+        if template is None and label_words is None and readings and readings[0] and all(r == readings[0] for r in readings) \
+                and is_bare_causal_lm(str(spec)):  # a pretrained causal LM on a task that says how it is read (IOI)
+            template, label_words = readings[0].get("template"), readings[0].get("label_words")
         model = scored_classifier(spec, label_map=label_map, template=template, label_words=label_words)
     model.module.to(where)
     return {name: score(model, tasks[name], drawn[name], fold_labels=fold_labels, batch_size=batch_size, progress=progress) for name in tasks}, model

@@ -28,7 +28,7 @@ from interp.hooks.inputs import InputFormat, input_format
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.decoders import DecoderClassifier, template_of
 from interp.models.checkpoint import check_finite
-from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, load_classifier, model_sha256
+from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, is_bare_causal_lm, load_classifier, model_sha256
 from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
 # What a job reads of a checkpoint spec before (or instead of) loading it: its config or its weights file alone
@@ -302,6 +302,8 @@ def classifier_for(model, task: Task, *, label_map=None, complete: bool = True, 
         ConfigError: naming ``label_map=``, as :func:`load_model`.
     """
     if isinstance(model, (str, Path)):
+        if template is None and label_words is None and task.reading and is_bare_causal_lm(str(model)):
+            template, label_words = task.reading.get("template"), task.reading.get("label_words")  # the task says how
         model = Classifier(*load_classifier(str(model), require_head=True, label_map=label_map, template=template, label_words=label_words), str(model))
     elif label_map is not None:
         model = load_model(model, label_map=label_map)

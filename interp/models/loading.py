@@ -154,6 +154,17 @@ def has_classifier_head(config) -> bool:
     return any(a.endswith("ForSequenceClassification") for a in (config.architectures or [])) or bool(getattr(config, "interp_label_words", None))
 
 
+def is_bare_causal_lm(spec: str) -> bool:
+    """Whether ``spec`` is a decoder saved without a classification head or label words of its own (a pretrained causal
+    LM, a packaged GGUF's conversion): what a task's own reading (:attr:`Task.reading <interp.tasks.base.Task.reading>`)
+    may read. ``False`` for anything that cannot be read as a checkpoint (its loading says why)."""
+    try:
+        config = _load_config(resolve_model(spec))
+    except Exception:  # noqa: BLE001 - loading the model proper names the problem
+        return False
+    return config.model_type in DECODER_TYPES and not has_classifier_head(config)
+
+
 def checkpoint_labels(config) -> tuple[str, ...]:
     """The label names of a classifier checkpoint, in id order, as its ``id2label`` spells them
     (:func:`interp.models.labels.canonical_label` is how they compare)."""

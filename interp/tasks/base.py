@@ -216,6 +216,9 @@ class Task:
         own: ``Example -> the task's example`` for one of one's own that gives :attr:`own_values` (its label the
             causal model's; raises :class:`~interp.core.errors.ConfigError` naming the example where a value is bad
             or a given label disagrees).
+        reading: how a pretrained causal LM reads the task where the caller names neither a template nor label words:
+            ``{"template": ..., "label_words": {label: word}}`` (IOI: the two clauses joined by a space, each name its
+            own word); empty: the caller says (``--template``, ``--label-words``).
     """
 
     name: str
@@ -241,6 +244,7 @@ class Task:
     groups: Groups | None = None
     own_values: tuple[str, ...] = ()
     own: Callable[[Any], Any] | None = None
+    reading: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.labels:

@@ -5,6 +5,7 @@ Usage::
     resolve_task("monli", data_dir="path/to/monli")
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
+    resolve_task("ioi")                                    # indirect-object identification, generated here
     resolve_task("monotonicity-fragment", data_file="runs/mono.jsonl")  # written by `interp fragments generate`
     resolve_task("logic-fragment", data_file="runs/counting.jsonl")  # written by `interp fragments generate --fragment counting`
     resolve_task("monotonicity", data_file="runs/sys/productivity1.jsonl")  # written by `interp monotonicity generate`
@@ -32,10 +33,11 @@ from interp.tasks.fragments.logic.task import NAME as LOGIC_GENERATED, logic_tas
 from interp.tasks.fragments.data import LOGIC, MONOTONICITY
 from interp.tasks.fragments.task import ALL, FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
+from interp.tasks.ioi.task import NAME as IOI, ioi_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli", GENERATED, LOGIC_GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
+BUILT_IN = ("monli", "mqnli", IOI, GENERATED, LOGIC_GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
 #: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
 FILE_TASKS = ("mqnli", GENERATED, LOGIC_GENERATED, SYSTEMATICITY)
 
@@ -110,7 +112,7 @@ def resolve_task(
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, ``mqnli``, ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
+        spec: ``monli``, ``mqnli``, ``ioi`` (indirect-object identification, generated), ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
         data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads;
@@ -136,6 +138,8 @@ def resolve_task(
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":
         return mqnli_task(data_file)
+    if spec == IOI:
+        return ioi_task()
     if spec == GENERATED:
         return generated_task(data_file)
     if spec == LOGIC_GENERATED:

@@ -184,3 +184,25 @@ def test_a_file_of_ones_own_runs_through_the_commands_as_the_tasks_split_own(tin
     path.write_text(json.dumps(lines[0]) + "\n" + '{"premise": "a b", "words": {"w_h": "b"}}\n', encoding="utf-8")
     bad = CliRunner().invoke(main, ["evaluate", *common])
     assert bad.exit_code == 2 and f"{path}:2: role w_h 'b' does not occur" in bad.stderr, bad.output
+
+
+def test_characters_no_file_can_store_are_refused_as_the_file_is_read_naming_its_line(tiny_classifier_dir, monli_dir, tmp_path):
+    """A NUL in a premise (JSON's \\u0000) or a lone surrogate in a word: refused naming file:line and the field, before
+    any model runs, exit 2, nothing written (it used to run every interchange, then fail writing the HDF5 file)."""
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    path = tmp_path / "mine.jsonl"
+    good = {"premise": "the man does not own a dog", "hypothesis": "the man does not own a mammal", "words": {"w_p": "dog", "w_h": "mammal"},
+            "values": {"lexrel": "⊏", "negated": True}}  # fmt: skip
+    for bad, says in (('{"premise": "a\\u0000dog", "hypothesis": "a mammal"}', "field 'premise' holds a NUL character"),
+                      ('{"premise": "a dog", "hypothesis": "a mammal", "id": "\\ud800"}', "field 'id' holds a lone surrogate")):  # fmt: skip
+        path.write_text(json.dumps(good) + "\n" + bad + "\n", encoding="utf-8")
+        with pytest.raises(interp.DataError, match=f"{path}:2: {says}"):
+            read_examples(path)
+        out = tmp_path / "iv.h5"
+        result = CliRunner().invoke(main, ["intervene", "--model", str(tiny_classifier_dir), "--data-file", str(path), "--data-dir",
+                                           str(monli_dir), "--locations", "blocks.0.hook_resid_post@w_h", "--out", str(out), "--quiet"])  # fmt: skip
+        assert result.exit_code == 2 and f"{path}:2: {says}" in result.stderr and result.stderr.count("\n") == 1, result.output
+        assert not out.exists() and not list(tmp_path.glob("iv.h5*"))

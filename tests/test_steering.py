@@ -126,3 +126,17 @@ def test_an_out_folder_holding_a_file_interp_did_not_write_is_refused(tiny_class
     result = run("ablate", "--model", tiny_classifier_dir, "--location", SITE, "--max-examples", "8", "--data-dir", monli_dir, "--out", tmp_path)
     assert result.exit_code == 2 and "interp did not write it" in result.stderr, result.output
     assert (tmp_path / "ablation.csv").read_text() == "mine\n"
+
+
+def test_a_steering_vector_of_no_numbers_or_one_that_overflows_the_model_is_refused_naming_it(lab):
+    examples = lab.task.examples(("nmonli_test",), per_split=3, seed=0)
+    width = lab.width(examples, SITE)
+    with pytest.raises(interp.ConfigError, match=r"vector.* must be a list or tensor of numbers") as caught:
+        lab.steer(examples, SITE, ["a"] * width)
+    assert "\n" not in str(caught.value)
+    early = "blocks.0.hook_resid_post@w_h"  # a block reads it after (SITE is the last block's, which the head never reads at w_h)
+    huge = torch.zeros(width)
+    huge[0] = 1e38  # finite, but ten of it is not
+    with pytest.raises(interp.ConfigError, match=r"vector.* times scale = 10.0 overflows the model: its logits are not finite"):
+        lab.steer(examples, early, huge, scale=10.0)
+    assert torch.isfinite(lab.steer(examples, early, huge / 1e36, scale=10.0)).all()  # a large but finite step is run

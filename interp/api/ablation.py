@@ -67,9 +67,20 @@ def steer(lab, examples: Sequence, location, vector: Float[Tensor, "width"], *, 
     width, :meth:`IntervenableModel.width`) added to its vector at ``location``, float32 ``[n, n_model_labels]`` on CPU.
 
     Raises:
-        ConfigError: a vector of another size than the location's width or not finite, a ``scale`` not finite, or as
+        ConfigError: naming ``vector=``: not numbers, another size than the location's width, or not finite; a
+            ``scale`` not finite; logits that are not finite after the step (a step so large the model overflows); or as
             :meth:`IntervenableModel.interchange`.
     """
     loc = lab.location(location)
-    intervention = Additive(lab.width(examples, loc), torch.as_tensor(vector), scale=scale)
-    return apply(lab, examples, loc, intervention, naive=naive)
+    try:
+        direction = torch.as_tensor(vector, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError):
+        raise ConfigError(f"{named('vector')} must be a list or tensor of numbers, got {type(vector).__name__} of "
+                          f"{type(next(iter(vector), None)).__name__ if isinstance(vector, (list, tuple)) else 'something else'}") from None  # fmt: skip
+    with renamed(width="vector"):
+        intervention = Additive(lab.width(examples, loc), direction, scale=scale)
+    logits = apply(lab, examples, loc, intervention, naive=naive)
+    if not torch.isfinite(logits).all():
+        raise ConfigError(f"{named('vector')} times scale = {scale} overflows the model: its logits are not finite (the step's norm "
+                          f"is {float(direction.norm()) * abs(scale):.3g}); take a smaller scale or a unit direction")  # fmt: skip
+    return logits

@@ -66,7 +66,29 @@ def json_record(
     for name in objects:
         if name in record and not (isinstance(record[name], dict) and all(isinstance(v, str) for v in record[name].values())):
             raise DataError(f"{where}: field {name!r} is {_json_type(record[name])}, not an object of strings")
+    for name, value in record.items():
+        bad = _unstorable(value)
+        if bad:
+            raise DataError(f"{where}: field {name!r} holds {bad}, which the files interp writes (HDF5, UTF-8) cannot store; remove it")
     return record
+
+
+def _unstorable(value) -> str | None:
+    """What in ``value`` (a JSON value, searched through its arrays and objects) no HDF5 string or UTF-8 file can hold:
+    a NUL character or a lone surrogate (JSON's ``\\u0000``, ``\\ud800``); ``None`` if nothing."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "a NUL character (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate (\\ud800-\\udfff)"
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((found for found in map(_unstorable, value) if found), None)
+    return None
 
 
 def read_records(path: str | os.PathLike, how_to_make: str, required: tuple[str, ...] = (), labels: tuple[str, ...] = ()) -> list[dict]:

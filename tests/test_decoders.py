@@ -508,3 +508,33 @@ def test_train_blocks_on_a_decoder_trains_the_top_blocks_the_norm_and_the_head_a
     for name, value in inner.named_parameters():
         moved = not torch.equal(value, after[name])
         assert moved == (name in expected) or (name in expected and value.numel() == 1), name
+
+
+@pytest.mark.parametrize("template, says", [
+    ("{% for a in range(99999) %}{% for b in range(99999) %}{% for c in range(99999) %}x{% endfor %}{% endfor %}{% endfor %}",
+     "did not finish within 0.5 s"),
+    ("{{ raise_exception('no system turn allowed') }}", "failed .*no system turn allowed"),
+    ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "failed .*(SecurityError|UndefinedError)"),
+    ("{{ range(10**7) | list | length }}", "failed .*(OverflowError|range too big)"),
+])  # fmt: skip
+def test_a_hostile_chat_template_is_one_line_within_the_time_limit(template, says, monkeypatch):
+    """A chat template is data from the checkpoint: nested loops that would run for ever stop at the time limit, and
+    raise_exception, a sandbox escape and a range past the sandbox's limit each give one line naming chat=."""
+    from types import SimpleNamespace
+
+    from interp.api import prompts
+    from interp.core.errors import ConfigError
+
+    monkeypatch.setattr(prompts, "CHAT_SECONDS", 0.5)
+    tokenizer = SimpleNamespace(chat_template=template)
+
+    def apply(messages, tokenize, add_generation_prompt):  # transformers' own sandboxed renderer, as the tokenizer calls it
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        rendered, _ = render_jinja_template(conversations=[messages], chat_template=template, add_generation_prompt=add_generation_prompt)
+        return rendered[0]
+
+    tokenizer.apply_chat_template = apply
+    with pytest.raises(ConfigError, match=f"chat.*{says}") as caught:
+        prompts.render_chat(tokenizer, [{"role": "user", "content": "hi"}])
+    assert "\n" not in str(caught.value)  # one line; and the nested loops stopped (10^15 steps would never return)

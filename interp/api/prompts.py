@@ -76,13 +76,54 @@ def make_prompt(task, *, label_words: Mapping[str, str] | str, template: str | N
     for e in shown:
         messages += [{"role": "user", "content": _solved(query, e, None)}, {"role": "assistant", "content": words[e.label].strip()}]
     messages.append({"role": "user", "content": query.text})
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    text = render_chat(tokenizer, messages)
     if any(text.count(slot) != 1 for slot in SLOTS):
         raise ConfigError(f"{named('chat', True)}: the model's chat template does not keep the query's slots as written")
     bos = getattr(tokenizer, "bos_token", None)
     if bos and text.startswith(bos) and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]:
         text = text[len(bos) :]  # the tokenizer adds its own beginning-of-text token: not twice
     return Prompt(text, {label: word.strip() for label, word in words.items()}, shots, seed, True, tuple(e.id for e in shown))
+
+
+#: Seconds a chat template may take to render (a template is data from the checkpoint: three nested loops of 99,999 each
+#: stay under Jinja's sandbox range limit and would run for ever).
+CHAT_SECONDS = 5.0
+
+
+def render_chat(tokenizer, messages: list[dict]) -> str:
+    """``tokenizer``'s chat template rendered on ``messages`` (Jinja's sandbox, through transformers), within
+    :data:`CHAT_SECONDS` of wall time where this is the main thread of a Unix process.
+
+    Raises:
+        ConfigError: naming ``chat=``: the template ran past the time limit, tried what the sandbox forbids, called
+            ``raise_exception``, or failed otherwise; one line, the template's own text left out.
+    """
+    import signal
+    import threading
+
+    class _Late(Exception):
+        pass
+
+    def late(signum, frame):
+        raise _Late
+
+    timed = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    previous = signal.signal(signal.SIGALRM, late) if timed else None
+    try:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, CHAT_SECONDS)
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    except _Late:
+        raise ConfigError(f"{named('chat', True)}: the model's chat template did not finish within {CHAT_SECONDS:g} s; "
+                          "read the model with chat=False or a template of your own") from None  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - the sandbox's SecurityError, raise_exception's TemplateError, any other
+        said = " ".join(str(exc).split())[:160]
+        raise ConfigError(f"{named('chat', True)}: the model's chat template failed ({type(exc).__name__}: {said}); "
+                          "read the model with chat=False") from None  # fmt: skip
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def _solved(query: Template, example, word: str | None) -> str:

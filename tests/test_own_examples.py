@@ -206,3 +206,35 @@ def test_characters_no_file_can_store_are_refused_as_the_file_is_read_naming_its
                                            str(monli_dir), "--locations", "blocks.0.hook_resid_post@w_h", "--out", str(out), "--quiet"])  # fmt: skip
         assert result.exit_code == 2 and f"{path}:2: {says}" in result.stderr and result.stderr.count("\n") == 1, result.output
         assert not out.exists() and not list(tmp_path.glob("iv.h5*"))
+
+
+@pytest.mark.parametrize("name, data, says", [
+    ("empty", b"", "empty file, no examples"),
+    ("blank", b"\n  \n", "empty file, no examples"),
+    ("latin1", "caf\xe9\n".encode("latin-1"), "not UTF-8 text"),
+    ("array", b'[{"premise": "a"}]\n', ":1: a JSON array, not one object a line"),
+    ("nopremise", b'{"hypothesis": "x"}\n', "none of the fields that say a data file's kind"),
+    ("extra", b'{"premise": "a dog", "hypothesis": "a mammal", "colour": 1}\n', ":1: unknown field 'colour'"),
+    ("missing", None, "file not found"),
+])  # fmt: skip
+def test_a_data_file_is_read_as_what_its_fields_say_and_a_bad_one_is_named(name, data, says, tiny_classifier_dir, monli_dir, tmp_path):
+    """--data-file with the default task: each malformed file one line naming the file (and line) and its problem, not
+    taken for an MQNLI file and refused for a variable it lacks; exit 2, nothing written."""
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    path = tmp_path / f"{name}.jsonl"
+    if data is not None:
+        path.write_bytes(data)
+    out = tmp_path / "iv.h5"
+    result = CliRunner().invoke(main, ["intervene", "--model", str(tiny_classifier_dir), "--data-file", str(path), "--data-dir", str(monli_dir),
+                                       "--locations", "blocks.0.hook_resid_post@w_h", "--out", str(out), "--quiet"])  # fmt: skip
+    assert result.exit_code == 2 and f"{path}" in result.stderr and says in result.stderr, result.output
+    assert result.stderr.count("\n") == 1 and "mqnli" not in result.stderr and not out.exists()
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes('\ufeff{"premise": "the man does not own a dog", "hypothesis": "a mammal"}\n'.encode())
+    assert [e.premise for e in read_examples(path)] == ["the man does not own a dog"]

@@ -20,12 +20,12 @@ def read_lines(path: str | os.PathLike, how_to_make: str) -> list[str]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark (some editors write one) is no text
     except FileNotFoundError:
         raise DataError(f"{path}: file not found (write one with `{how_to_make}`)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read ({exc})") from None
-    if not lines:
+    if not any(line.strip() for line in lines):
         raise DataError(f"{path}: empty file, no examples")
     return lines
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from interp.core.errors import ConfigError, DataError, named
@@ -218,17 +219,60 @@ def _example(record: dict, i: int, where: str) -> Example:
     return Example(premise, hypothesis, words, spans, tokens, label, dict(values), ident)
 
 
-def is_own_file(path: str | os.PathLike) -> bool:
-    """Whether ``path``'s first line is an example of one's own: a JSON object with ``premise`` and no field beyond
-    :data:`FIELDS` (a generated dataset's records carry fields of their own)."""
+#: The field that says a data file's kind, in the order they are looked for: MoNLI's, MQNLI's (``interp mqnli``),
+#: a generated fragment's, then ``premise`` alone, an example of one's own.
+KINDS = (("sentence1", "monli"), ("premise_words", "mqnli"), ("premise", "own"))
+
+
+def data_file_kind(path: str | os.PathLike) -> str:
+    """What kind of data file ``path`` is, from the fields of its first non-blank line: ``monli`` (``sentence1``),
+    ``mqnli`` (``premise_words``), or ``own`` (``premise``: examples of one's own, :func:`read_examples`); a UTF-8
+    byte-order mark is read past. Anything else is named: a generated file of another kind is read by its own
+    task (``--task``), which checks it.
+
+    Raises:
+        DataError: naming the file: missing, unreadable, not UTF-8, empty or blank, a first line that is not a JSON
+            object, or an object with none of the fields that say a kind.
+    """
     import json
 
+    path = Path(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.loads(handle.readline())
-    except (OSError, UnicodeDecodeError, ValueError):
+        with open(path, encoding="utf-8-sig") as handle:
+            first, lineno = "", 0
+            for lineno, line in enumerate(handle, 1):
+                if line.strip():
+                    first = line
+                    break
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: a folder, not a data file") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text; a data file is JSON lines in UTF-8") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    if not first:
+        raise DataError(f"{path}: empty file, no examples")
+    try:
+        record = json.loads(first)
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"{path}:{lineno}: not JSON ({str(exc).split(':')[0][:80]}); a data file holds one JSON object a line") from None
+    if not isinstance(record, dict):
+        raise DataError(f"{path}:{lineno}: a JSON {'array' if isinstance(record, list) else type(record).__name__}, not one object a line")
+    for field_name, kind in KINDS:
+        if field_name in record:
+            return kind
+    return "other"
+
+
+def is_own_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a file of one's own examples (:func:`data_file_kind` is ``own``); ``False`` where it cannot
+    be read (its reader names why)."""
+    try:
+        return data_file_kind(path) == "own"
+    except DataError:
         return False
-    return isinstance(record, dict) and "premise" in record and set(record) <= set(FIELDS)
 
 
 def own_task(task, path: str | os.PathLike):

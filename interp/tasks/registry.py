@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from interp.core.errors import ConfigError, named
+from interp.core.errors import ConfigError, DataError, named
 from interp.tasks.base import Task
 from interp.tasks.fragments.generated import NAME as GENERATED, generated_task
 from interp.tasks.fragments.logic.task import NAME as LOGIC_GENERATED, logic_task
@@ -99,10 +99,13 @@ def task_for_file(spec: str, data_file: str | None) -> str:
     """The task that reads ``data_file`` under ``spec``: ``mqnli`` for the default ``monli`` given a file that is not MoNLI-format
     (``interp train --data-file runs/mqnli.jsonl``, as before tasks existed), else ``spec``."""
     if spec == "monli" and data_file:
-        from interp.tasks.monli.data import is_monli_file
-        from interp.tasks.own import is_own_file
+        from interp.tasks.own import data_file_kind
 
-        return spec if is_monli_file(data_file) or is_own_file(data_file) else "mqnli"
+        kind = data_file_kind(data_file)  # a file that cannot be read, or of no kind, is named here, not taken for MQNLI
+        if kind == "other":
+            raise DataError(f"{data_file}: its first line has none of the fields that say a data file's kind (premise: "
+                            "examples of one's own; sentence1: MoNLI; premise_words: MQNLI); a generated fragment takes its --task")  # fmt: skip
+        return "mqnli" if kind == "mqnli" else spec
     return spec
 
 
@@ -124,7 +127,7 @@ def resolve_task(
     """
     from interp.tasks.own import is_own_file, own_task
 
-    if data_file and is_own_file(data_file):  # a file of one's own examples, read by the task it names
+    if data_file and spec not in FILE_TASKS and is_own_file(data_file):  # a file of one's own examples, read by the task it names
         return own_task(resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums), data_file)
     if data_file and spec == "monli":
         from interp.tasks.monli.data import is_monli_file

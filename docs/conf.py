@@ -58,7 +58,9 @@ default_role = "code"  # a single-backticked word in a docstring is code, as on 
 # INTERP_DOCS_EXECUTE=off renders them without running (the suite's build: tests/test_notebook.py runs them).
 nb_execution_mode = os.environ.get("INTERP_DOCS_EXECUTE", "cache")
 nb_execution_cache_path = str(REPO / "build" / "jupyter_cache")
-nb_execution_timeout = 900
+# No per-cell limit: on a busy machine the DAS notebook's training cell passed 900 s and failed the build; a cell that
+# fails still fails it (nb_execution_raise_on_error), and the suite runs the notebooks under its own watch.
+nb_execution_timeout = -1
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 

@@ -538,3 +538,19 @@ def test_a_hostile_chat_template_is_one_line_within_the_time_limit(template, say
     with pytest.raises(ConfigError, match=f"chat.*{says}") as caught:
         prompts.render_chat(tokenizer, [{"role": "user", "content": "hi"}])
     assert "\n" not in str(caught.value)  # one line; and the nested loops stopped (10^15 steps would never return)
+
+
+def test_a_sentence_past_a_decoders_context_is_one_line_naming_the_part_to_shorten(task, monli_dir, tmp_path, capfd):
+    """A 1 MB premise on a decoder: one ConfigError saying the example's sentences are what to shorten (the template is
+    a few tokens), and nothing from transformers' tokenizer (its indexing warning) printed before it."""
+    import interp
+    from interp.core.errors import ConfigError
+
+    tok = _tok("gpt2", monli_dir)
+    lab = interp.IntervenableModel(interp.load_model(save_decoder("gpt2", tmp_path / "gpt2", tok), tok), task, complete=False)
+    long = interp.examples([("a dog " * 170_000, "a mammal")])
+    capfd.readouterr()
+    with pytest.raises(ConfigError, match=r"past the model's context of 256 .*shorten the example's sentences") as caught:
+        lab.predict(long)
+    printed = capfd.readouterr()
+    assert "\n" not in str(caught.value) and "Token indices sequence length" not in printed.err + printed.out

@@ -126,9 +126,11 @@ class Template:
         if lengths[longest] <= context:
             return
         alone = len(tokenize_pairs(tokenizer, [SimpleNamespace(premise="", hypothesis="")], self, truncation=False).input_ids[0])
+        # the remedy is the larger part's: the sentences where the template alone fits many times over
+        remedy = "shorten the template" if alone > context // 2 else "shorten the example's sentences (or leave that example out)"
         raise ConfigError(f"{named('template', repr(self.text[:40] + ('…' if len(self.text) > 40 else '')))}: joined by it, example "
                           f"{getattr(examples[longest], 'id', longest)} is {lengths[longest]} tokens, past the model's context of {context} "
-                          f"(the template alone is {alone}); a decoder reads its last token, so nothing may be cut: shorten the template")  # fmt: skip
+                          f"(the template alone is {alone}); a decoder reads its last token, so nothing may be cut: {remedy}")  # fmt: skip
 
     @property
     def aliases(self) -> dict[str, str]:
@@ -170,7 +172,14 @@ def tokenize_pairs(tokenizer, examples: Sequence, template: Template, truncation
     if not getattr(tokenizer, "is_fast", False):
         raise ConfigError(f"tokenizer {type(tokenizer).__name__} gives no character offsets; alignment needs a fast (Rust) tokenizer")
     rendered = [template.render(str(e.premise), str(e.hypothesis)) for e in examples]
-    batch = tokenizer([text for text, _, _ in rendered], return_offsets_mapping=True, truncation=truncation)
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # its "longer than the maximum" warning: check_context says it in one line, or it fits
+    try:
+        batch = tokenizer([text for text, _, _ in rendered], return_offsets_mapping=True, truncation=truncation)
+    finally:
+        hf_logging.set_verbosity(level)
     offsets, segments = [], []
     for (text, *spans), found in zip(rendered, batch["offset_mapping"]):
         mine, where = [], []

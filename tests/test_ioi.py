@@ -125,3 +125,24 @@ def test_the_commands_read_a_bare_causal_lm_through_the_tasks_own_reading(bare_l
     assert (out / "das.csv").is_file() and "name pairs" in (out / "das.csv").read_text()
     plain = run("evaluate", "--model", bare_lm, "--task", "monli", "--splits", "nmonli_test")  # MoNLI says no reading
     assert plain.exit_code == 2 and "--label-words" in plain.output
+
+
+def test_evaluate_show_gives_each_prompts_answer_and_logits(bare_lm):
+    """interp evaluate --show: a line per example (id, gold, answer, wrong ones marked *, the gold's and the answer's
+    logits where there are many labels); with --json each split's answers, every name's logit."""
+    import json
+
+    from click.testing import CliRunner
+
+    from interp.cli import main
+
+    args = ["evaluate", "--model", str(bare_lm), "--task", "ioi", "--splits", "test", "--max-examples", "6", "--show"]
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    rows = [line.split() for line in shown.stdout.splitlines() if line.startswith("ioi:test:")]
+    assert len(rows) == 6 and all(len(r) == 5 and r[1] in ioi_task().labels for r in rows)
+    found = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    answers = found["test"]["answers"]
+    assert [a["id"] for a in answers] == [r[0] for r in rows] and all(len(a["logits"]) == len(ioi_task().labels) for a in answers)
+    right = sum(a["predicted"] == a["gold"] for a in answers)
+    assert right == found["test"]["correct"] and sum(r[2].endswith("*") for r in rows) == 6 - right

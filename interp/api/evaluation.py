@@ -51,17 +51,17 @@ def labels_for(model: Classifier, task: Task, *, fold_labels: bool = False) -> L
 
 
 def score(model: Classifier, task: Task, examples: Sequence, *, reading: LabelReading | None = None, fold_labels: bool = False,
-          batch_size: int = 128, progress: bool = False) -> dict[str, dict]:  # fmt: skip
+          batch_size: int = 128, progress: bool = False, answers: bool = False) -> dict[str, dict]:  # fmt: skip
     """Accuracy per split of ``model`` on ``examples`` of ``task``, its labels read as the task's (``reading``, else
     :func:`labels_for` with ``fold_labels``): ``{split: {"accuracy" (0..1), "correct", "n"}}`` in the order the splits
     first appear, and per group of the task's :attr:`~interp.tasks.base.Task.breakdown` under ``"by"``
-    (:func:`interp.models.evaluation.evaluate`).
+    (:func:`interp.models.evaluation.evaluate`); with ``answers``, each example's answer and logits under ``"answers"``.
 
     Raises:
         ModelError: as :func:`labels_for`.
     """
     reading = labels_for(model, task, fold_labels=fold_labels) if reading is None else reading
-    return evaluate(model.module, model.tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown)
+    return evaluate(model.module, model.tokenizer, examples, batch_size, progress, reading=reading, groups=task.breakdown, answers=answers)
 
 
 def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], batch_size: int = 128, progress: bool = False, *,
@@ -103,7 +103,7 @@ def score_checkpoint(spec: str | Classifier, task: Task, splits: Sequence[str], 
 def score_tasks(spec: str | Classifier, tasks: Mapping[str, Task], splits_of: Callable[[Task], Sequence[str]], batch_size: int = 128,
                 progress: bool = False, *, label_map=None, template: str | None = None, label_words=None, input: str | None = None,
                 device: str = "auto", fold_labels: bool = False, max_examples: int | None = None, max_per_split: int | None = None,
-                seed: int = 0, exclude: Collection[str] = ()) -> tuple[dict[str, dict[str, dict]], Classifier]:  # fmt: skip
+                seed: int = 0, exclude: Collection[str] = (), answers: bool = False) -> tuple[dict[str, dict[str, dict]], Classifier]:  # fmt: skip
     """:func:`score_checkpoint` on each of ``tasks`` (name -> task) at the splits ``splits_of(task)`` gives, the model
     loaded once, after every task's examples are drawn (a split a task lacks or data that are not there are named
     before the model loads).
@@ -136,7 +136,8 @@ def score_tasks(spec: str | Classifier, tasks: Mapping[str, Task], splits_of: Ca
             template, label_words = readings[0].get("template"), readings[0].get("label_words")
         model = scored_classifier(spec, label_map=label_map, template=template, label_words=label_words)
     model.module.to(where)
-    return {name: score(model, tasks[name], drawn[name], fold_labels=fold_labels, batch_size=batch_size, progress=progress) for name in tasks}, model
+    return {name: score(model, tasks[name], drawn[name], fold_labels=fold_labels, batch_size=batch_size, progress=progress, answers=answers)
+            for name in tasks}, model  # fmt: skip
 
 
 def scored_classifier(spec: str, *, label_map=None, template: str | None = None, label_words=None) -> Classifier:

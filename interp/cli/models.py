@@ -96,6 +96,8 @@ def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, 
           max_examples="Score a seeded random subset of this many examples.", seed_help="Seed of the --max-examples and --max-per-split subsets.")  # fmt: skip
 @o.run(128, "Examples per forward pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+@click.option("--show", is_flag=True, help="Also each example's answer and every label's logit (a causal LM's label words'), a line each "
+              "(wrong answers marked *); with --json, under each split's \"answers\".")
 @o.INPUT
 @o.FOLD_LABELS
 @o.settings(
@@ -106,11 +108,11 @@ def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, 
     click.option("--chat", is_flag=True, help="With --label-words: ask in the model's own chat template (a user turn per pair, "
                  "an assistant turn per answer); the label words follow the assistant's opening, without their leading space."),
 )
-def evaluate(model, reading, data, sample, run, progress, as_json, input, fold_labels, prompt):
+def evaluate(model, reading, data, sample, run, progress, as_json, show, input, fold_labels, prompt):
     """Accuracy of a fine-tuned classifier on a task's splits, gold labels read through its label mapping (--task fragments: all eight)."""
     from interp.jobs.evaluate import EvaluateConfig, run_evaluate
 
-    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, **reading, input=input, fold_labels=fold_labels, **prompt)
+    config = EvaluateConfig(model=model, data=data, sample=sample, run=run, **reading, input=input, fold_labels=fold_labels, show=show, **prompt)
     click.echo(run_evaluate(config, progress=progress and sys.stderr.isatty()).format(as_json))
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from interp.analysis.chance import accuracy_lines
 from interp.api.evaluation import score_tasks
 from interp.api.loading import Classifier, resolve_tasks, task_for_file
-from interp.api.objects import Task, TaskGroup
+from interp.api.objects import Task, TaskGroup, canonical_label
 from interp.api.prompts import Prompt, make_prompt, model_tokenizer
 from interp.core.errors import ConfigError, named
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
@@ -46,6 +46,7 @@ class EvaluateConfig:
     shots: int = 0  # a causal LM read through label_words: solved training pairs before each pair (interp.api.prompts)
     shot_seed: int = 0
     chat: bool = False  # ask in the tokenizer's chat template
+    show: bool = False  # each example's answer and its labels' logits, after the accuracies
 
 
 @dataclass
@@ -60,7 +61,28 @@ class Evaluation:
 
     def format(self, as_json: bool = False) -> str:
         """A line per split with its Wilson interval (one task), or a table of tasks × splits with the group's averages
-        (Richardson et al. 2020, Table 1); with ``as_json`` the metrics as JSON (and ``"prompt"`` where one was made)."""
+        (Richardson et al. 2020, Table 1); with ``as_json`` the metrics as JSON (and ``"prompt"`` where one was made).
+        Where each example's answers were kept (``show``), the text ends with a line per example: id, gold, answer
+        (``*`` where wrong) and each label's logit; the JSON has them under each split's ``"answers"``."""
+        text = self._format(as_json)
+        shown = [(split, a) for metrics in self.metrics.values() for split, m in metrics.items() if isinstance(m, dict)
+                 for a in m.get("answers", [])]  # fmt: skip
+        if as_json or not shown:
+            return text
+        names = list(shown[0][1]["logits"])
+        many = len(names) > 6  # IOI's fifty names: the gold label's logit and the answer's, not a column each
+        heads = ["gold logit", "answer logit"] if many else [n[:10] for n in names]
+        wide = max(len(a["id"]) for _, a in shown)
+        lines = [f"{'id':{wide}}  {'gold':>12}  {'answer':>12}  " + "  ".join(f"{h:>12}" for h in heads)]
+        for _, a in shown:
+            mark = " " if a["predicted"] == a["gold"] else "*"
+            logit = {canonical_label(n): v for n, v in a["logits"].items()}  # the model's labels as compared: by name
+            values = [logit.get(canonical_label(a["gold"]), float("nan")), logit.get(canonical_label(a["predicted"]), float("nan"))] \
+                if many else [a["logits"][n] for n in names]  # fmt: skip
+            lines.append(f"{a['id']:{wide}}  {a['gold'][:12]:>12}  {a['predicted'][:12]:>11}{mark}  " + "  ".join(f"{v:12.3f}" for v in values))
+        return text + "\n\n" + "\n".join(lines)
+
+    def _format(self, as_json: bool) -> str:
         if self.group is None:
             (metrics,) = self.metrics.values()
             if self.prompt is not None:
@@ -105,7 +127,8 @@ def run_evaluate(config: EvaluateConfig, *, progress: bool = False) -> Evaluatio
     metrics, model = score_tasks(config.model, tasks, lambda task: sample.splits or task.eval_splits or task.splits, run.batch(128),
                                  progress=progress, label_map=config.label_map, template=template, label_words=words, input=config.input,
                                  device=run.device, fold_labels=config.fold_labels, max_examples=sample.max_examples,
-                                 max_per_split=sample.max_per_split, seed=sample.seed, exclude=prompt.demonstrations if prompt else ())  # fmt: skip
+                                 max_per_split=sample.max_per_split, seed=sample.seed, exclude=prompt.demonstrations if prompt else (),
+                                 answers=config.show)  # fmt: skip
     return Evaluation(metrics, group, prompt, None if prompt is not None else decoder_reading(model))
 
 

@@ -65,6 +65,7 @@ def evaluate(
     fold: Mapping[str, str] | None = None,
     reading: LabelReading | None = None,
     groups: Mapping[str, Callable[[Any], str]] | None = None,
+    answers: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Accuracy per split of any NLI pairs with ``split`` and ``label``, and within each split per group.
 
@@ -84,7 +85,9 @@ def evaluate(
         most common gold label's share of the split as scored, a folded label counted as the label it reads as: the
         null an accuracy must beat) in the order splits first appear in ``examples``; with ``groups``,
         each split also has ``"by": {name: {value: {...the same keys}}}``,
-        values in the order they first appear.
+        values in the order they first appear; with ``answers``, each split also has ``"answers"``: one record per
+        example, ``{"id", "gold", "predicted", "logits": {model label: logit}}`` (the model's own labels, a causal LM's
+        label words' logits), in the examples' order.
 
     Raises:
         ModelError: the model's labels cannot be read as ``labels``.
@@ -116,6 +119,14 @@ def evaluate(
             out[key[0]] = {**score, **({"by": {name: {} for name in groups}} if groups else {})}
         else:
             out[key[0]]["by"][key[1]][key[2]] = score
+    if answers:
+        names = reading.model_labels
+        for split in out:
+            out[split]["answers"] = []
+        for example, p, row in zip(examples, predicted.tolist(), logits.tolist()):
+            out[example.split]["answers"].append({
+                "id": example.id, "gold": example.label, "predicted": reading.task_labels[p],
+                "logits": {name: round(float(v), 4) for name, v in zip(names, row)}})  # fmt: skip
     return out
 
 

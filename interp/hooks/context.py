@@ -121,8 +121,10 @@ def hooked(
     """Hook ``model`` to read and/or replace vectors at locations during the forward passes inside the block.
 
     Args:
-        model: a Hugging Face encoder of a family :mod:`interp.hooks.architecture` covers
-            (``BertForSequenceClassification``, ``DebertaV2Model``, ...).
+        model: a Hugging Face model of a family :mod:`interp.hooks.architecture` covers: an encoder
+            (``BertForSequenceClassification``, ``DebertaV2Model``, ...) or a decoder (``GPT2ForSequenceClassification``,
+            ``LlamaForCausalLM``, Qwen, Mistral, Gemma), whose ``hidden_states[0]`` is block 0's input and whose
+            read token is the last (the role ``last``, a decoder's ``cls``).
         positions: role -> int64 ``[batch]``, each example's token index of that role (a task's
             roles: MoNLI's cls, w_p, w_h; any other task's own), or ``[batch, k]`` for a role
             covering k tokens (:func:`interp.hooks.encoding.collate` gives both).

@@ -211,7 +211,7 @@ def converted_checkpoint(path: Path, *, root: Path | None = None) -> Path:
     The folder is ``root`` (default :func:`cache_dir`) ``/ "converted" / <file stem>-<first 16 hex of its SHA-256>``;
     a later call finds it by the file's hash, so a changed file converts anew and never reads a stale folder, and
     checks every file the conversion wrote against the SHA-256 its record keeps (once per process while a file's size
-    and time stay the same: about 1 s for SmolLM2's 540 MB). A folder that fails the check (damaged, truncated, its
+    and time stay the same: 0.41 s for 540 MB, SmolLM2's size, on a 2-core CPU). A folder that fails the check (damaged, truncated, its
     record missing, written by an older interp) is converted again, with a warning naming it. One conversion runs at a
     time (a lock file beside the folder): a second first load waits and reuses the folder; a conversion's unfinished
     ``.partial`` folder left by a killed process is removed by the next one.

@@ -140,3 +140,14 @@ def test_a_steering_vector_of_no_numbers_or_one_that_overflows_the_model_is_refu
     with pytest.raises(interp.ConfigError, match=r"vector.* times scale = 10.0 overflows the model: its logits are not finite"):
         lab.steer(examples, early, huge, scale=10.0)
     assert torch.isfinite(lab.steer(examples, early, huge / 1e36, scale=10.0)).all()  # a large but finite step is run
+
+
+def test_steer_caps_its_reference_set_and_says_each_warning_once(tiny_classifier_dir, monli_dir):
+    result = run("steer", "--model", tiny_classifier_dir, "--data-dir", monli_dir, "--location", SITE, "--to", "forward",
+                 "--max-examples", "12", "--max-reference", "100", "--scales", "1,2", "--quiet")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "difference of class means over 100 examples of pmonli, nmonli_train" in result.stdout
+    warned = [line for line in result.stderr.splitlines() if line.startswith("interp: warning:")]
+    assert warned and len(warned) == len(set(warned))  # the at-chance check of every scale and direction, said once
+    assert run("steer", "--model", tiny_classifier_dir, "--data-dir", monli_dir, "--location", SITE, "--to", "forward",
+               "--max-reference", "0").exit_code == 2

@@ -37,11 +37,16 @@ def flag(param: str, value: str) -> str:
 
 
 def _shown(previous):
-    """``warnings.showwarning`` that prints the library's warnings as one line each on stderr and hands others to ``previous``."""
+    """``warnings.showwarning`` that prints the library's warnings as one line each on stderr, each text once per
+    command (a check repeated for every scale or unit says the same thing once), and hands others to ``previous``."""
+    said: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         if issubclass(category, InterpWarning):
-            click.echo(f"interp: warning: {message.render(flag) if isinstance(message, InterpWarning) else message}", err=True)
+            text = f"interp: warning: {message.render(flag) if isinstance(message, InterpWarning) else message}"
+            if text not in said:
+                said.add(text)
+                click.echo(text, err=True)
         else:
             previous(message, category, filename, lineno, file, line)
 

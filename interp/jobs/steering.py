@@ -14,7 +14,7 @@ or ``steering.csv`` with a manifest; nothing is written without it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from interp.api.effects import EffectResult, ablation_effect, format_effect, steering_effect
@@ -92,7 +92,8 @@ def run_steering(config: SteeringConfig) -> EffectResult:
         require_writable(Path(config.out))
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=(config.variable,),
                                        splits=(*config.sample.splits, *(config.reference.splits if config.reference else ())))  # fmt: skip
-    reference = (config.reference or SampleSpec(lab.task.training_splits)).draw(lab.task)
+    given = config.reference or SampleSpec()
+    reference = replace(given, splits=given.splits or lab.task.training_splits).draw(lab.task)  # the training splits by default
     found = steering_effect(lab, config.sample.draw(lab.task), reference, config.location, config.variable, config.to,
                             scales=config.scales, seed=config.seed)  # fmt: skip
     if config.out is not None:

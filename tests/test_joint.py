@@ -150,3 +150,51 @@ def test_a_joint_pass_out_of_memory_is_halved_and_drops_no_run(encoder_lab, exam
     monkeypatch.setattr(joint_engine, "batch_inputs", tight)
     again = encoder_lab.interchange_jointly(examples, {v: examples for v in alignment}, alignment, per_base=4, seed=7)
     assert failed and torch.allclose(again.logits, expected.logits, atol=1e-6) and again.source_ids == expected.source_ids
+
+
+def test_named_sources_run_each_base_with_its_own_source_of_each_variable(encoder_lab, examples):
+    """per_base=None: base i with source i of every variable, as written; the same runs as hooks by hand, and the
+    counterfactual INFER's with each variable from its own named source."""
+    bases = examples[:5]
+    lexrel, negated = examples[3:8], examples[::-1][:5]
+    res = encoder_lab.interchange_jointly(bases, {"lexrel": lexrel, "negated": negated}, ALIGNMENT, per_base=None)
+    assert res.base_ids == [e.id for e in bases] and res.source_ids == {"lexrel": [e.id for e in lexrel], "negated": [e.id for e in negated]}
+    drawn = encoder_lab.interchange_jointly(bases, {"lexrel": lexrel, "negated": negated}, ALIGNMENT, per_base=1, seed=3)
+    assert drawn.source_ids != res.source_ids  # the null: a draw is not the named order
+    with pytest.raises(interp.ConfigError, match=r"sources\['negated'\].* holds 4 examples for 5 bases"):
+        encoder_lab.interchange_jointly(bases, {"lexrel": lexrel, "negated": negated[:4]}, ALIGNMENT, per_base=None)
+    encoded = {e.id: enc for e, enc in zip(examples, encoder_lab.encode(examples))}
+    vectors = {v: dict(zip([e.id for e in examples], encoder_lab.vectors(examples, loc)[:, 0])) for v, loc in ALIGNMENT.items()}
+    for r, base in enumerate(res.base_ids):
+        enc = encoded[base]
+        writes = [(encoder_lab.location(loc).hidden_index - 1, enc.positions[encoder_lab.location(loc).roles[0]], vectors[v][res.source_ids[v][r]])
+                  for v, loc in ALIGNMENT.items()]  # fmt: skip
+        _, logits = by_hand(encoder_lab.model.module, enc.input_ids, list(enc.token_type_ids), writes=writes)
+        assert torch.allclose(res.logits[r], logits.to(res.logits.dtype), atol=1e-5), r
+
+
+def test_the_command_runs_the_joint_intervention_a_file_names(tiny_classifier_dir, monli_dir, tmp_path):
+    """intervene --alignment --source-ids FILE: each line one run, its base and each variable's source; bad lines named."""
+    from click.testing import CliRunner
+
+    import interp as api
+    from interp.cli import main
+
+    task = api.load_task("monli", data_dir=str(monli_dir))
+    ids = [e.id for e in task.examples(("pmonli", "nmonli_test"), per_split=6, seed=0)]
+    runs = [{"base": ids[i], "lexrel": ids[(i + 1) % len(ids)], "negated": ids[(i + 5) % len(ids)]} for i in range(len(ids))]
+    named = tmp_path / "runs.jsonl"
+    named.write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+    out = tmp_path / "joint.json"
+    args = ["intervene", "--model", str(tiny_classifier_dir), "--alignment", ",".join(f"{v}={loc}" for v, loc in ALIGNMENT.items()),
+            "--splits", "pmonli,nmonli_test", "--max-per-split", "6", "--data-dir", str(monli_dir), "--source-ids", str(named)]  # fmt: skip
+    result = CliRunner().invoke(main, [*args, "--out", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "12 runs, 1 source tuples per base" in result.stdout
+    record = json.loads(out.read_text())
+    assert [(r["base"], r["source_lexrel"], r["source_negated"]) for r in record["rows"]] == [tuple(r.values()) for r in runs]
+    for text, says in (('{"base": "%s", "lexrel": "%s"}' % (ids[0], ids[1]), ":1: missing field 'negated'"),
+                       ('{"base": "nowhere:1", "lexrel": "%s", "negated": "%s"}' % (ids[0], ids[1]), ":1: example 'nowhere:1' is not among")):  # fmt: skip
+        named.write_text(text + "\n", encoding="utf-8")
+        bad = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "z.json")])
+        assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "z.json").exists(), bad.output

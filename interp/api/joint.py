@@ -158,27 +158,29 @@ def _plain(summary: dict) -> dict:
     return {k: ([float(v), v.low, v.high] if isinstance(v, Estimate) else v) for k, v in summary.items()}
 
 
-def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], alignment: Mapping[str, object], *, per_base: int = 16,
+def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], alignment: Mapping[str, object], *, per_base: int | None = 16,
                         seed: int = 0, naive: bool = False) -> JointResult:  # fmt: skip
     """Every base run ``per_base`` times, each time with every variable's location written from a source drawn (seeded)
-    from that variable's list: a :class:`JointResult` (Geiger et al. 2021, §3).
+    from that variable's list: a :class:`JointResult` (Geiger et al. 2021, §3). With ``per_base=None`` the sources are
+    named, not drawn: each variable's list is as long as ``bases``, and base ``i`` runs once with source ``i`` of each.
 
     Args:
         bases: the task's examples (or one's own with the causal model's values: :func:`interp.examples`).
         sources: variable -> the examples its sources are drawn from.
         alignment: variable -> location (a string or :class:`~interp.hooks.locations.Location`), the same variables as ``sources``.
-        per_base: source tuples drawn for each base. ``seed``: the draw's.
+        per_base: source tuples drawn for each base (``None``: the sources named one per base, in order). ``seed``: the draw's.
         naive: one hooked batch-1 pass per run (the reference) instead of batches.
 
     Raises:
         ConfigError: naming the parameter: ``sources`` and ``alignment`` naming other variables, or none; a variable the
-            task lacks; two variables at one location; ``per_base`` below 1; examples that are not the task's.
+            task lacks; two variables at one location; ``per_base`` below 1; with ``per_base=None``, a variable's sources
+            not one per base; examples that are not the task's.
     """
     if not isinstance(sources, Mapping) or not isinstance(alignment, Mapping) or not alignment or set(sources) != set(alignment):
         raise ConfigError(f"{named('sources')} and {named('alignment')} must map the same variables (each to its source examples, and to "
                           f"its location), e.g. sources={{'lexrel': a, 'negated': b}}, alignment={{'lexrel': LOC, 'negated': LOC}}")  # fmt: skip
-    if isinstance(per_base, bool) or not isinstance(per_base, int) or per_base < 1:
-        raise ConfigError(f"{named('per_base', repr(per_base))} must be a whole number of source tuples of at least 1")
+    if per_base is not None and (isinstance(per_base, bool) or not isinstance(per_base, int) or per_base < 1):
+        raise ConfigError(f"{named('per_base', repr(per_base))} must be a whole number of source tuples of at least 1, or None (sources named)")
     task = lab.task
     locations = joint_alignment(lab, alignment)
     variables = list(locations)
@@ -189,14 +191,22 @@ def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], a
         with renamed(examples=f"sources[{v!r}]"):
             pools[v] = task.check_examples(sources[v])
     every = lab.bind(list({e.id: e for e in [*bases, *(e for pool in pools.values() for e in pool)]}.values()))
-    rng = np.random.default_rng(seed)
-    base_rows = np.repeat(np.asarray(every.rows(bases)), per_base)
-    drawn = {v: np.asarray(every.rows(pool))[rng.integers(0, len(pool), size=len(base_rows))] for v, pool in pools.items()}
+    if per_base is None:  # named: base i with source i of every variable
+        short = next((v for v, pool in pools.items() if len(pool) != len(bases)), None)
+        if short is not None:
+            raise ConfigError(f"{named(f'sources[{short!r}]')} holds {len(pools[short])} examples for {len(bases)} bases; with per_base=None "
+                              "give one source per base, in the bases' order")  # fmt: skip
+        base_rows = np.asarray(every.rows(bases))
+        drawn = {v: np.asarray(every.rows(pool)) for v, pool in pools.items()}
+    else:
+        rng = np.random.default_rng(seed)
+        base_rows = np.repeat(np.asarray(every.rows(bases)), per_base)
+        drawn = {v: np.asarray(every.rows(pool))[rng.integers(0, len(pool), size=len(base_rows))] for v, pool in pools.items()}
     writes = {locations[v]: every.vectors(locations[v])[torch.from_numpy(rows)].cpu() for v, rows in drawn.items()}
     model, pad = lab.model.module, lab.model.tokenizer.pad_token_id or 0
     run = naive_joint_logits if naive else joint_logits
     logits = run(model, every.encoded, torch.from_numpy(base_rows), writes, pad)
-    return joint_result(lab, every, locations, base_rows, drawn, logits, seed=seed, per_base=per_base)
+    return joint_result(lab, every, locations, base_rows, drawn, logits, seed=seed, per_base=per_base or 1)
 
 
 def joint_alignment(lab, alignment: Mapping[str, object]) -> dict:

@@ -87,20 +87,24 @@ def probe(cache_path, model, out, locations, targets, kinds, folds, probe_seeds,
                  help="Bases per unit of work (what an interruption can lose).  [default: 16 on a CPU, up to 512 on a GPU]"),
     click.option("--precision", default="fp32", show_default=True, help="fp32, tf32 (GPU matmuls) or bf16."),
     click.option("--per-base", type=int, default=16, show_default=True, help="With --alignment: source tuples drawn per base (seeded by --seed)."),
+    click.option("--source-ids", default=None, type=click.Path(dir_okay=False), help="With --alignment: name every run instead of drawing them, "
+                 "a JSON-lines file of {\"base\": ID, VARIABLE: ID, ...}, one run a line (ids among the examples drawn)."),
 )
 def intervene(model, reading, output, locations, alignment, data, sample, variable, run, progress, engine):
     """Interchange interventions for every (base, source) pair at each location (resumable; shards across torchrun processes); with --alignment, several locations written together, each from its own source."""
     from interp.analysis.iia import format_summaries, layer_table, summarize_all
     from interp.jobs.intervene import InterventionConfig, run_interventions
 
-    per_base = engine.pop("per_base")
+    per_base, source_ids = engine.pop("per_base"), engine.pop("source_ids")
+    if source_ids is not None and alignment is None:
+        raise ConfigError("--source-ids names the sources of a joint intervention: give --alignment")
     if (locations is None) == (alignment is None):
         raise ConfigError("give --locations (each location on its own) or --alignment (several written together), not both or neither")
     if alignment is not None:
         from interp.jobs.joint import JointConfig, format_joint, parse_alignment, run_joint
 
         config = JointConfig(model=o.classifier(model, reading), alignment=parse_alignment(alignment), data=data, sample=sample, run=run,
-                             per_base=per_base, **output)  # fmt: skip
+                             per_base=per_base, source_ids=source_ids, **output)  # fmt: skip
         click.echo(format_joint(*run_joint(config)))
         click.echo(f"wrote {output['out']}")
         return

@@ -25,7 +25,8 @@ from interp.api.intervenable import IntervenableModel
 from interp.api.joint import JointResult
 from interp.api.loading import Classifier
 from interp.api.specs import DataSpec, RunSpec, SampleSpec
-from interp.core.errors import ConfigError, OutputError, named
+from interp.core.errors import ConfigError, DataError, OutputError, named
+from interp.core.jsonlines import json_record, read_lines
 from interp.core.outputs import require_writable
 
 __all__ = ["JointConfig", "parse_alignment", "run_joint", "format_joint"]
@@ -44,6 +45,7 @@ class JointConfig:
     per_base: int = 16
     out: str | None = None
     overwrite: bool = False
+    source_ids: str | None = None  # a JSON-lines file naming each run: {"base": ID, VARIABLE: ID, ...} (no draw)
 
 
 def parse_alignment(text: str) -> dict[str, str]:
@@ -65,6 +67,25 @@ def parse_alignment(text: str) -> dict[str, str]:
     return found
 
 
+def read_source_ids(path: str, variables: tuple[str, ...]) -> list[dict[str, str]]:
+    """Named runs of a joint intervention: a JSON-lines file, one object a line, ``{"base": ID, VARIABLE: ID, ...}``
+    with a source for each of ``variables``.
+
+    Raises:
+        DataError: naming ``file:line``: as :func:`~interp.core.jsonlines.read_lines`, a line without the base or a
+            variable's source, an id that is not a string, a field that is no variable.
+    """
+    runs = []
+    for lineno, text in enumerate(read_lines(path, "a file of one JSON object a line: base and each variable's source id"), 1):
+        where = f"{path}:{lineno}"
+        record = json_record(text, where, required=("base", *variables), strings=("base", *variables))
+        extra = sorted(set(record) - {"base", *variables})
+        if extra:
+            raise DataError(f"{where}: field {extra[0]!r} is not a variable of the alignment ({', '.join(variables)})")
+        runs.append(record)
+    return runs
+
+
 def run_joint(config: JointConfig) -> tuple[JointResult, dict[str, JointResult]]:
     """Load, draw, run the joint intervention and each variable alone, and save into ``config.out`` where given.
 
@@ -76,11 +97,24 @@ def run_joint(config: JointConfig) -> tuple[JointResult, dict[str, JointResult]]
         if Path(config.out).exists() and not config.overwrite:
             raise OutputError(f"{named('out', config.out)} exists; pass {named('overwrite', True)} to replace it")
         require_writable(Path(config.out))
+    named_runs = None if config.source_ids is None else read_source_ids(config.source_ids, tuple(config.alignment))
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
-    settings = {"per_base": config.per_base, "seed": config.sample.seed}
-    joint = lab.interchange_jointly(examples, {v: examples for v in config.alignment}, dict(config.alignment), **settings)
-    alone = {v: lab.interchange_jointly(examples, {v: examples}, {v: loc}, **settings) for v, loc in config.alignment.items()} \
+    if named_runs is None:
+        settings = {"per_base": config.per_base, "seed": config.sample.seed}
+        bases, sources = examples, {v: examples for v in config.alignment}
+    else:  # each run as the file names it
+        by_id = {e.id: e for e in examples}
+        for lineno, run in enumerate(named_runs, 1):
+            unknown = next((i for i in run.values() if i not in by_id), None)
+            if unknown is not None:
+                raise DataError(f"{config.source_ids}:{lineno}: example {unknown!r} is not among the examples drawn ({len(by_id)}; "
+                                "--splits, --max-examples)")  # fmt: skip
+        settings = {"per_base": None, "seed": config.sample.seed}
+        bases = [by_id[run["base"]] for run in named_runs]
+        sources = {v: [by_id[run[v]] for run in named_runs] for v in config.alignment}
+    joint = lab.interchange_jointly(bases, sources, dict(config.alignment), **settings)
+    alone = {v: lab.interchange_jointly(bases, {v: sources[v]}, {v: loc}, **settings) for v, loc in config.alignment.items()} \
         if len(config.alignment) > 1 else {}  # fmt: skip
     if config.out is not None:
         joint.save(config.out, overwrite=config.overwrite, alone=alone)

@@ -244,3 +244,33 @@ def test_a_cache_that_cannot_be_written_is_named_with_the_remedy(smollm2, tmp_pa
     monkeypatch.setenv("INTERP_CACHE_DIR", str(blocked))
     result = CliRunner().invoke(main, ["evaluate", "--model", str(source), "--splits", "nmonli_test"])
     assert result.exit_code == 2 and "INTERP_CACHE_DIR" in result.output and "Traceback" not in result.output, result.output
+
+
+def test_every_featurizer_keeps_its_invariants_on_smollm2s_real_weights(smollm2, task):
+    """The full vector, a DAS rotation, PCA and an SAE fitted on SmolLM2's own block-0 vectors (real weights, two blocks):
+    no features interchanged is the base run, every feature the vanilla interchange, the fast path the naive loop."""
+    from interp.analysis.featurizers import fit_pca, train_sae
+    from interp.engine.featurizers import ChosenFeatures, Identity, LinearBasis
+    from interp.engine.interventions import Interchange, RotatedSubspace
+
+    lab = interp.IntervenableModel(interp.load_model(str(smollm2), template=TEMPLATE, label_words=WORDS), task)
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=3, seed=1)
+    site = "blocks.0.hook_resid_post@last"
+    fitting = task.examples(("pmonli",), per_split=40, seed=2)
+    vectors = lab.source_vectors(fitting, site)
+    width = vectors.shape[1]
+    made = [Identity(width), LinearBasis.from_rotation(RotatedSubspace(width, 8, seed=0).matrix.detach()), fit_pca(vectors),
+            train_sae(vectors, 2 * width, k=8, epochs=2)]  # fmt: skip
+    plain = lab.predict(examples)
+    vanilla = lab.interchange(examples, examples, site, intervention=Interchange(width)).logits
+    scale = vanilla.abs().max()
+    for f in made:
+        none = lab.interchange(examples, examples, site, intervention=ChosenFeatures(f, torch.zeros(f.n_features))).logits
+        every = lab.interchange(examples, examples, site, intervention=ChosenFeatures(f)).logits
+        assert (none - plain[:, None]).abs().max() <= 1e-4 * scale, f.kind
+        assert (every - vanilla).abs().max() <= 1e-4 * scale, f.kind
+        some = ChosenFeatures(f, torch.arange(f.n_features) % 2 == 0)
+        fast = lab.interchange(examples, examples, site, intervention=some).logits
+        naive = lab.interchange(examples, examples, site, intervention=some, naive=True).logits
+        assert (fast - naive).abs().max() <= 1e-4 * scale, f.kind
+    assert (vanilla - plain[:, None]).abs().max() > 1e-3 * scale  # the null: the site moves the readout

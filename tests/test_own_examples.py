@@ -137,7 +137,7 @@ def test_monlis_causal_model_applies_where_the_values_are_given(tiny_classifier_
 
 def test_a_token_index_past_the_input_and_a_missing_role_are_named(tiny_classifier_dir, task):
     lab = interp.IntervenableModel(str(tiny_classifier_dir), task)
-    with pytest.raises(interp.DataError, match="w_h is token 40, outside example own:1's 5 tokens"):
+    with pytest.raises(interp.DataError, match="w_h is token 40, outside example own:1's 4 tokens"):  # [CLS] a man [SEP]
         lab.vectors(interp.examples(["a man"], {"w_h": 40}), "blocks.1.hook_resid_post@w_h")
     with pytest.raises(interp.ConfigError, match="example own:1 has no token role 'w_h'"):
         lab.vectors(["a man"], "blocks.1.hook_resid_post@w_h")
@@ -238,3 +238,24 @@ def test_a_byte_order_mark_is_read_past(tmp_path):
     path = tmp_path / "bom.jsonl"
     path.write_bytes('\ufeff{"premise": "the man does not own a dog", "hypothesis": "a mammal"}\n'.encode())
     assert [e.premise for e in read_examples(path)] == ["the man does not own a dog"]
+
+
+def test_a_lone_string_is_encoded_as_the_tokenizer_alone_encodes_it(wide_classifier_dir, task):
+    """run_with_cache(["s"]) on an encoder reads what model(**tokenizer(s)) computes ([CLS] s [SEP], token types 0), not
+    a pair with an empty second segment; a pair in the same call is still a pair."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    lab = interp.IntervenableModel(str(wide_classifier_dir), task, complete=False)
+    lone, pair = "a man is sleeping on the sofa", ("a man sleeps", "a person sleeps")
+    found = lab.run_with_cache([lone, pair], "blocks.0.hook_resid_post@cls,blocks.1.hook_resid_post@cls")
+    tok = AutoTokenizer.from_pretrained(wide_classifier_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(wide_classifier_dir).eval()
+    with torch.no_grad():
+        alone = model(**tok(lone, return_tensors="pt"), output_hidden_states=True)
+        both = model(**tok(*pair, return_tensors="pt"), output_hidden_states=True)
+    for block in (0, 1):
+        loc = lab.location(f"blocks.{block}.hook_resid_post@cls")
+        assert torch.allclose(found[loc][0], alone.hidden_states[block + 1][0, 0], atol=1e-5)
+        assert torch.allclose(found[loc][1], both.hidden_states[block + 1][0, 0], atol=1e-5)
+    assert torch.allclose(lab.predict([lone])[0], alone.logits[0], atol=1e-5)

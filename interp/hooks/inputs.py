@@ -86,18 +86,27 @@ class Segments:
     def tokenize(self, tokenizer, examples: Sequence) -> TokenizedPairs:
         """``tokenizer(premises, hypotheses)`` with token types, and each token's offsets and sentence where the tokenizer
         gives them (a fast one; a slow one serves training and scoring, which align no word: empty lists), truncated to
-        the model's length as the tokenizer does (an alignment that loses a role's word says so: :meth:`untruncated_ids`)."""
+        the model's length as the tokenizer does (an alignment that loses a role's word says so: :meth:`untruncated_ids`).
+        An example with no hypothesis (a lone string) is one segment, ``tokenizer(premise)``, as the tokenizer alone
+        encodes it (``[CLS] s [SEP]``, every token type 0), not a pair with an empty second segment."""
         fast = bool(getattr(tokenizer, "is_fast", False))
-        batch = tokenizer([e.premise for e in examples], [e.hypothesis for e in examples], return_offsets_mapping=fast,
-                          return_token_type_ids=True, truncation=True)  # fmt: skip
-        ids = [list(i) for i in batch["input_ids"]]
-        if not fast:
-            return TokenizedPairs(ids, [[] for _ in ids], [[] for _ in ids], [list(t) for t in batch["token_type_ids"]])
-        return TokenizedPairs(ids, [list(o) for o in batch["offset_mapping"]], [batch.sequence_ids(i) for i in range(len(ids))],
-                              [list(t) for t in batch["token_type_ids"]])  # fmt: skip
+        found: list = [None] * len(examples)
+        lone = [i for i, e in enumerate(examples) if not e.hypothesis]
+        paired = [i for i, e in enumerate(examples) if e.hypothesis]
+        for rows, texts in ((paired, ([examples[i].premise for i in paired], [examples[i].hypothesis for i in paired])),
+                            (lone, ([examples[i].premise for i in lone],))):  # fmt: skip
+            if not rows:
+                continue
+            batch = tokenizer(*texts, return_offsets_mapping=fast, return_token_type_ids=True, truncation=True)
+            for k, i in enumerate(rows):
+                found[i] = (list(batch["input_ids"][k]), list(batch["offset_mapping"][k]) if fast else [],
+                            batch.sequence_ids(k) if fast else [], list(batch["token_type_ids"][k]))  # fmt: skip
+        ids, offsets, sequences, types = (list(column) for column in zip(*found)) if found else ([], [], [], [])
+        return TokenizedPairs(ids, offsets, sequences, types)
 
     def untruncated_ids(self, tokenizer, example) -> list[int]:
-        return list(tokenizer(example.premise, example.hypothesis)["input_ids"])
+        texts = (example.premise, example.hypothesis) if example.hypothesis else (example.premise,)
+        return list(tokenizer(*texts)["input_ids"])
 
     def check_start(self, tokenizer, input_ids: Sequence[int]) -> None:
         """Raises ConfigError: the tokenizer does not put [CLS] first (the encoder's head reads token 0)."""

@@ -146,3 +146,11 @@ def test_evaluate_show_gives_each_prompts_answer_and_logits(bare_lm):
     assert [a["id"] for a in answers] == [r[0] for r in rows] and all(len(a["logits"]) == len(ioi_task().labels) for a in answers)
     right = sum(a["predicted"] == a["gold"] for a in answers)
     assert right == found["test"]["correct"] and sum(r[2].endswith("*") for r in rows) == 6 - right
+
+
+def test_a_bare_causal_lm_named_by_its_spec_is_read_as_the_task_says(bare_lm):
+    lab = interp.IntervenableModel(str(bare_lm), "ioi")
+    assert lab.model.labels == lab.task.labels and lab.model.template.text == TEMPLATE
+    assert lab.predict(lab.task.load(("test",))[:3]).shape == (3, len(lab.task.labels))
+    with pytest.raises(interp.ModelError, match="label_words"):
+        interp.IntervenableModel(str(bare_lm), "monli")  # MoNLI says no reading: the words must be given

@@ -33,7 +33,7 @@ from interp.api.das_result import DasResult
 from interp.api.evaluation import evaluation_frame, split_accuracies
 from interp.api.example_set import Binding, ExampleSet
 from interp.api.interchange import interchange, interchange_set
-from interp.api.loading import Classifier, classifier_for, load_model, load_task
+from interp.api.loading import Classifier, classifier_for, load_model, load_model_for, load_task
 from interp.api.objects import Intervention, Location, SiteGradients
 from interp.api.results import InterchangeResult, InterchangeSet
 from interp.api.screen import ScreenResult, screen, screen_locations
@@ -92,7 +92,7 @@ class IntervenableModel:
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
                  backend: str = "hf", complete: bool = True, compile: bool | None = None, prefix_reuse: bool | None = None) -> None:  # fmt: skip
         self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
-        self.model: Classifier = load_model(model, tokenizer)
+        self.model: Classifier = load_model_for(model, self.task, tokenizer)  # a bare causal LM read as the task says
         self.reading: LabelReading = self.model.reading(self.task, complete=complete)
         self.wordpiece = check_wordpiece_rule(wordpiece)
         self.batch_size = batch_size

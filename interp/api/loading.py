@@ -312,6 +312,19 @@ def classifier_for(model, task: Task, *, label_map=None, complete: bool = True, 
     return model
 
 
+def load_model_for(model, task: Task, tokenizer=None) -> Classifier:
+    """:func:`load_model` for ``task``: a pretrained causal LM named by a spec (one with neither a classification head
+    nor label words of its own) is read as the task says (:attr:`Task.reading <interp.tasks.base.Task.reading>`: IOI
+    through its names); anything else as :func:`load_model` loads it.
+
+    Raises:
+        As :func:`load_model`.
+    """
+    if isinstance(model, (str, Path)) and tokenizer is None and task.reading and is_bare_causal_lm(str(model)):
+        return load_model(model, template=task.reading.get("template"), label_words=task.reading.get("label_words"))
+    return load_model(model, tokenizer)
+
+
 def load_task(task, *, data_dir: str | None = None, data_file: str | None = None, verify_checksums: bool = True) -> Task:
     """A :class:`~interp.tasks.base.Task` from a name, a ``file.py:function`` / ``module:function``, or a ``Task`` (returned as is).
 

@@ -109,7 +109,7 @@ def run_joint(config: JointConfig) -> tuple[JointResult, dict[str, JointResult]]
             unknown = next((i for i in run.values() if i not in by_id), None)
             if unknown is not None:
                 raise DataError(f"{config.source_ids}:{lineno}: example {unknown!r} is not among the examples drawn ({len(by_id)}; "
-                                "--splits, --max-examples)")  # fmt: skip
+                                f"{named('splits')}, {named('max_examples')})")  # fmt: skip
         settings = {"per_base": None, "seed": config.sample.seed}
         bases = [by_id[run["base"]] for run in named_runs]
         sources = {v: [by_id[run[v]] for run in named_runs] for v in config.alignment}

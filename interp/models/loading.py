@@ -274,7 +274,8 @@ def load_classifier(
         if label_map is not None:
             raise ConfigError(f"`label_map=`: model {spec!r} has no classification head to name the labels of")
         if labels is None:
-            raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one")
+            raise ModelError(f"model {spec!r} has no classification head and no labels were given for a new one"
+                             + ("; read a causal LM through `label_words=` (and `template=`)" if decoder else ""))  # fmt: skip
         head_labels = {"num_labels": len(labels), **label_config(labels)}
     if seed is not None:
         torch.manual_seed(seed)

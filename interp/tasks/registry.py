@@ -104,7 +104,7 @@ def task_for_file(spec: str, data_file: str | None) -> str:
         kind = data_file_kind(data_file)  # a file that cannot be read, or of no kind, is named here, not taken for MQNLI
         if kind == "other":
             raise DataError(f"{data_file}: its first line has none of the fields that say a data file's kind (premise: "
-                            "examples of one's own; sentence1: MoNLI; premise_words: MQNLI); a generated fragment takes its --task")  # fmt: skip
+                            f"examples of one's own; sentence1: MoNLI; premise_words: MQNLI); a generated fragment takes its {named('task')}")  # fmt: skip
         return "mqnli" if kind == "mqnli" else spec
     return spec
 

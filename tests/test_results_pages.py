@@ -121,3 +121,23 @@ def test_the_ablation_and_steering_table_of_the_monli_page_is_its_committed_file
         for cell, row, key in ((cells[1], ablated["nmonli_test"], "change"), (cells[2], ablated["pmonli"], "change"),
                                (cells[3], steered[("direction", 4.0)], "to_counterfactual"), (cells[4], steered[("random", 4.0)], "to_counterfactual")):
             assert figures(cell) == pytest.approx(expected(row, key), abs=0.06), (shown, cell, key)
+
+
+def test_the_localization_page_is_its_committed_csv():
+    """The localization page's two tables are what ``examples/localization/tables.py`` makes from the CSV committed
+    beside it (``docs/results/data/localization/``), verdicts included; and the verdict can fail: a unit whose IIA
+    does not clear the re-initialised model is not said to localize."""
+    import importlib.util
+
+    script = RESULTS.parents[1] / "examples" / "localization" / "tables.py"
+    spec = importlib.util.spec_from_file_location("localization_tables", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made = module.tables(str(RESULTS / "data" / "localization" / "ioi_smollm2.csv"))
+    text = (RESULTS / "localization.md").read_text(encoding="utf-8")
+    shown = text[text.index("<!-- tables:begin -->") + len("<!-- tables:begin -->") : text.index("<!-- tables:end -->")].strip()
+    assert shown == made.strip()
+    row = {"verdict": "learned", "iia_low": "0.80", "untrained_iia_high": "0.50", "stays_base": "0.60"}
+    assert module.verdict(row, {"iia_high": "0.70"}) == "localizes"
+    assert module.verdict(row, {"iia_high": "0.85"}) == "not shown: re-initialised"  # a random model that matches it
+    assert module.verdict(row, None) == "not shown: no re-initialised run"

@@ -97,7 +97,7 @@ def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, 
 @o.run(128, "Examples per forward pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @click.option("--show", is_flag=True, help="Also each example's answer and every label's logit (a causal LM's label words'), a line each "
-              "(wrong answers marked *); with --json, under each split's \"answers\".")
+              "(a wrong answer marked with an asterisk); with --json, under each split's \"answers\".")
 @o.INPUT
 @o.FOLD_LABELS
 @o.settings(

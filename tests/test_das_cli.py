@@ -182,3 +182,19 @@ def test_das_trains_dbm_over_the_neurons_a_pca_basis_and_an_sae_and_reloads_each
         scored = _das("--model", tiny_classifier_dir, "--load", out / row["file"], *common, monli_dir=monli_dir)
         assert scored.exit_code == 0 and f"held-out IIA {float(row['das_iia']):.3f}" in scored.output, (kind, scored.output)
     assert bases == {"dbm": ("identity", None, 32), "dbm-pca": ("basis", "pca", 32), "dbm-sae": ("sae", None, 128)}
+
+
+def test_a_second_run_on_the_same_out_is_refused_at_once_naming_it(tiny_classifier_dir, monli_dir, tmp_path):
+    """Two das runs on one --out: the second is one line saying another run writes there (it used to fail halfway with
+    'cannot write (No such file or directory)' when the first moved its files into place), and writes nothing."""
+    from filelock import FileLock
+
+    out = tmp_path / "run"
+    with FileLock(str(tmp_path / ".run.lock")):  # as the first run holds it
+        result = _das("--model", tiny_classifier_dir, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "4",
+                      "--max-examples", "20", "--train-pairs", "16", "--test-pairs", "8", "--epochs", "1", monli_dir=monli_dir)  # fmt: skip
+    assert result.exit_code == 2 and "another run is writing into it now" in result.stderr and result.stderr.count("\n") == 1, result.output
+    assert not out.exists()
+    result = _das("--model", tiny_classifier_dir, "--out", out, "--locations", "blocks.1.hook_resid_post@w_h", "--subspace", "4",
+                  "--max-examples", "20", "--train-pairs", "16", "--test-pairs", "8", "--epochs", "1", "--quiet", monli_dir=monli_dir)  # fmt: skip
+    assert result.exit_code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["run"], result.output  # the lock gone with the run

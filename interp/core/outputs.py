@@ -312,6 +312,32 @@ class OutputSet:
         write_json_atomic(self.directory / MANIFEST.format(command=self.command), record)
 
 
+@contextmanager
+def exclusive(out: Path) -> Iterator[None]:
+    """Within the block this process alone writes ``out``: a lock file beside it (``.NAME.lock``), taken without
+    waiting, released and removed in ``finally``. A second run on the same ``out`` is refused at once, naming it, instead of
+    failing halfway when the first moves its files into place.
+
+    Raises:
+        OutputError: naming ``out=``: another run holds it.
+    """
+    from filelock import FileLock, Timeout
+
+    out = Path(out)
+    ensure_writable_dir(out.parent)
+    lock = FileLock(str(out.with_name(f".{out.name}.lock")))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise OutputError(f"{named('out', out)}: another run is writing into it now; wait for it to finish, or choose another folder") from None
+    try:
+        yield
+    finally:
+        lock.release()
+        Path(lock.lock_file).unlink(missing_ok=True)  # no file left beside the user's folder (a run that waited would
+        # have been refused at once, so none holds the old one open)
+
+
 def written_here(directory: Path) -> set[str]:
     """The names of the files in ``directory`` that a manifest there lists: the files interp wrote into it."""
     names: set[str] = set()

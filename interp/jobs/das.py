@@ -58,6 +58,7 @@ from interp.core.errors import ConfigError, OutputError, named, renamed, warn
 from interp.core.outputs import (
     OutputSet,
     ensure_writable_dir,
+    exclusive,
     no_link,
     read_json,
     require_free_space,
@@ -193,6 +194,11 @@ def run_das(config: DasConfig, *, progress: bool = True) -> list[dict]:
     if out.exists() and not out.is_dir():
         raise OutputError(f"{named('out', out)} is a file; give a directory")
     require_writable(out)  # before the model loads: a read-only folder named, not met halfway
+    with exclusive(out):  # a second run on the same folder is refused at once, not met when the first moves its files
+        return _run_das(config, out, progress)
+
+
+def _run_das(config: DasConfig, out: Path, progress: bool) -> list[dict]:
     lab = IntervenableModel.from_specs(config.model, config.data, config.run, variables=config.variables, splits=config.sample.splits)
     examples = config.sample.draw(lab.task)
     task = lab.task

@@ -173,7 +173,9 @@ def _the_report_draws_the_sweep(out, through):
         assert CliRunner().invoke(main, ["report", str(folder)]).exit_code == 0
     (section,) = page_data(out / "report" / "index.html")["paths"]
     assert section["receiver"] == "readout" and section["pairs"] == 16 and "word pairs" in section["interval"]
-    assert {r["role"] for r in section["records"]} == {"attn.hook_z.h0@w_h", "attn.hook_z.h1@w_h"} and {r["layer"] for r in section["records"]} == {1, 2}
+    # each head at its own block (0 and 1 of the 2-block model), not at the layer after it
+    assert {r["role"] for r in section["records"]} == {"attn.hook_z.h0@w_h", "attn.hook_z.h1@w_h"} and {r["layer"] for r in section["records"]} == {0, 1}
+    assert {(r["sender"].split(".")[1], r["layer"]) for r in section["records"]} == {("0", 0), ("1", 1)}
     assert page_data(through / "report" / "index.html")["paths"][0]["receiver"] == "blocks.1.attn.hook_k.h1@w_h"
     driver = _chromium()
     try:
@@ -181,6 +183,9 @@ def _the_report_draws_the_sweep(out, through):
         WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#paths-plot-0 .heatmaplayer"))
         shown = driver.execute_script("return document.getElementById('paths-plot-0').data[0].z")
         assert sorted(v for row in shown for v in row if v is not None) == sorted(r["direct"] for r in section["records"])
+        axis = driver.execute_script("const l = document.getElementById('paths-plot-0').layout.xaxis; return [l.range, l.title.text]")
+        assert axis[0] == [-0.5, 1.5] and axis[1].startswith("block")  # the axis runs to the model's last block, named so
+        assert driver.execute_script("return document.getElementById('paths-plot-0').layout.yaxis.automargin") is True  # labels whole
         Select(driver.find_element(By.CSS_SELECTOR, "#paths-0 select")).select_by_value("total")
         shown = driver.execute_script("return document.getElementById('paths-plot-0').data[0].z")
         assert sorted(v for row in shown for v in row if v is not None) == sorted(r["total"] for r in section["records"])

@@ -316,14 +316,15 @@ def screen_section(path: Path) -> dict:
 
 
 def paths_section(path: Path) -> dict:
-    """``interp path-sweep``'s ``paths.csv`` as site × layer cells (a site: a head or a component at its roles): the direct
-    and total effects with their intervals; ``paths.json``'s settings (receiver, pairs, what the interval resamples)."""
+    """``interp path-sweep``'s ``paths.csv`` as site × block cells (a site: a head or a component at its roles, at the
+    block it sits in, 0-based): the direct and total effects with their intervals; ``paths.json``'s settings (receiver,
+    pairs, what the interval resamples)."""
     rows, records = _read_csv(path), []
     for row in rows:
         loc = Location.parse(row["sender"])
         site = f"{loc.component}.h{loc.head}" if loc.head >= 0 else loc.component
-        role, layer = _place(row["sender"])
-        records.append({"sender": row["sender"], "role": f"{site}@{role}", "layer": layer,
+        role = "+".join(loc.roles)  # a sender is a component inside a block: placed at its own block, not at a layer r
+        records.append({"sender": row["sender"], "role": f"{site}@{role}", "layer": loc.layer,
                         **{k: float(row[k]) for k in ("direct", "direct_low", "direct_high", "total", "total_low", "total_high")}})  # fmt: skip
     settings = _read_json(path.with_name("paths.json")) if path.with_name("paths.json").is_file() else {}
     first = rows[0] if rows else {}

@@ -46,7 +46,7 @@
 
   // A role × layer heatmap of `records` (each with role, layer), cells valued by `value` and described by `hover`;
   // a cell for which `mark` is true shows a * after its value.
-  function heatmap(div, records, value, hover, title, range, mark) {
+  function heatmap(div, records, value, hover, title, range, mark, axis) {
     const roles = unique(records.map((r) => r.role));
     const layers = unique(records.map((r) => r.layer)).sort((a, b) => a - b);
     const at = (role, layer) => records.find((r) => r.role === role && r.layer === layer);
@@ -55,10 +55,12 @@
     const shown = roles.map((role) => layers.map((layer) => { const r = at(role, layer); return r ? fmt(value(r), 2) + (mark && mark(r) ? "*" : "") : ""; }));
     Plotly.react(div, [{
       type: "heatmap", x: layers, y: roles, z: z, text: shown, hovertext: text, zmin: range[0], zmax: range[1], colorscale: "Viridis",
-      texttemplate: "%{text}", hovertemplate: "%{y}, layer %{x}<br>%{hovertext}<extra></extra>",
+      texttemplate: "%{text}", hovertemplate: "%{y}, " + (axis ? "block" : "layer") + " %{x}<br>%{hovertext}<extra></extra>",
     }], {
       title: { text: title }, height: 140 + 45 * roles.length, margin: { l: 90, r: 20, t: 50, b: 50 },
-      xaxis: { title: { text: "layer (0 = embeddings, r = output of block r − 1)" }, dtick: 1 }, yaxis: { title: { text: "role" } },
+      xaxis: { title: { text: axis || "layer (0 = embeddings, r = output of block r − 1)" }, dtick: 1,
+        range: [layers[0] - 0.5, layers[layers.length - 1] + 0.5] },
+      yaxis: { title: { text: "role" }, automargin: true },
     }, PLOT_CONFIG);
   }
 
@@ -189,7 +191,8 @@
     function draw() {
       const key = which.value;
       heatmap(div, ps.records, (r) => r[key], (r) => `direct ${cell(r, "direct")}<br>total ${cell(r, "total")}<br>${r.sender}`,
-        `${key} effect: share of pairs whose label moves (* its 95% interval lies above 0)`, [0, 1], (r) => r[key + "_low"] > 0);
+        `${key} effect: share of pairs whose label moves (* its 95% interval lies above 0)`, [0, 1], (r) => r[key + "_low"] > 0,
+        "block (the sender's, 0-based)");
     }
     draw();
     const ranked = [...ps.records].sort((a, b) => b.direct - a.direct || b.total - a.total).slice(0, 10);

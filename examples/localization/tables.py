@@ -70,7 +70,7 @@ def figure(path: str, png: str) -> None:
     variables = sorted({r["variable"] for r in rows})
     featurizers = sorted({r["featurizer"] for r in rows})
     blocks = sorted({int(r["block"]) for r in rows})
-    fig, axes = plt.subplots(1, len(variables), figsize=(5.2 * len(variables), 3.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(variables), figsize=(5.2 * len(variables) + 1.8, 3.6), sharey=True, squeeze=False)
     for ax, variable in zip(axes[0], variables):
         for i, featurizer in enumerate(featurizers):
             for model, filled in (("pretrained", True), ("re-initialised", False)):
@@ -91,7 +91,7 @@ def figure(path: str, png: str) -> None:
         ax.set_xlim(min(blocks) - 1, max(blocks) + 1)
         ax.set_ylim(0, 1.02)
     axes[0][0].set_ylabel("held-out IIA (95% interval over name pairs)")
-    axes[0][-1].legend(fontsize=7, loc="center right")
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the panels, over no point
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

@@ -45,10 +45,18 @@ def prepare(folder: Path) -> str:
         source = converted_checkpoint(packaged_gguf("smollm2-135m"))
     except InterpError as error:
         return f"smollm2: not prepared ({error})"
+    import json
+
+    from interp.core.checksums import sha256_of
+    from interp.models.gguf import RECORD
+
     folder.mkdir(parents=True)
     for name in FILES:
         if (source / name).is_file():
             shutil.copyfile(source / name, folder / name)
+    record = json.loads((folder / RECORD).read_text())  # its files as carried: the weights are not, and are not checked
+    record["files"] = {f.name: sha256_of(f) for f in sorted(folder.iterdir()) if f.is_file() and f.name != RECORD}
+    (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return f"smollm2: {folder.name} (config and tokenizer of {source.name}, no weights)"
 
 

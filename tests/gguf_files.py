@@ -111,4 +111,4 @@ def truncated_checkpoint(tmp_path_factory, name: str) -> Path:
         converted_checkpoint(small, root=folder / "cache")
 
     folder = made_once(tmp_path_factory, f"gguf_{name}", make)
-    return next((folder / "cache" / "converted").iterdir())
+    return next(p for p in (folder / "cache" / "converted").iterdir() if p.is_dir())  # beside it: the conversion's lock file

@@ -39,19 +39,23 @@ def ablate(model, reading, location, kind, reference_splits, out, data, sample, 
 @click.option("--variable", default="lexrel", show_default=True, help="The causal variable whose class means give the direction.")
 @click.option("--to", "to", required=True, help="The variable's value the direction points to (monli lexrel: forward or reverse; negated: True or False).")
 @click.option("--scales", default="1,2,4", show_default=True, help="Comma-separated multiples of the direction added.")
-@click.option("--reference-splits", default=None, help="The examples the direction is computed on: comma-separated splits [default: the task's training splits].")
-@click.option("--max-reference", type=int, default=None, help="Compute the direction on a seeded subset of this many reference examples [default: all of them].")
+@o.settings(
+    "reference",
+    click.option("--reference-splits", default=None, help="The examples the direction is computed on: comma-separated splits [default: the task's training splits]."),
+    click.option("--max-reference", type=int, default=None, help="Compute the direction on a seeded subset of this many reference examples [default: all of them]."),
+)
 @click.option("--out", default=None, type=click.Path(file_okay=False), help=_OUT_HELP.format(name="steering"))
 @o.data()
 @o.sample("Comma-separated splits steered [default: the task's own set; monli: nmonli_test].", seed_help="Seed of the subsets, the random direction and the bootstrap.")
 @o.run(None, "Examples per forward pass.", quiet_help="(no progress bar is shown)")
-def steer(model, reading, location, variable, to, scales, reference_splits, max_reference, out, data, sample, run, progress):
+def steer(model, reading, location, variable, to, scales, reference, out, data, sample, run, progress):
     """Add a variable's difference of class means at one location, at each scale, beside a random direction of the same norm: labels changed and moved to the causal model's counterfactual."""
     from interp.api.specs import SampleSpec
     from interp.jobs.steering import SteeringConfig, format_effect, run_steering
 
-    reference = None if reference_splits is None and max_reference is None else \
-        SampleSpec(o.listed(reference_splits, "--reference-splits") if reference_splits else (), max_examples=max_reference, seed=sample.seed)  # fmt: skip
+    splits, most = reference["reference_splits"], reference["max_reference"]
+    reference = None if splits is None and most is None else \
+        SampleSpec(o.listed(splits, "--reference-splits") if splits else (), max_examples=most, seed=sample.seed)  # fmt: skip
     found = run_steering(SteeringConfig(model=o.classifier(model, reading), location=location, variable=variable, to=to,
                                         scales=o.numbers(scales, "--scales", float), data=data, sample=sample, reference=reference,
                                         run=run, seed=sample.seed, out=out))  # fmt: skip

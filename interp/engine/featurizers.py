@@ -326,9 +326,15 @@ class FeatureMask(Intervention):
 
     @classmethod
     def from_settings(cls, settings: dict) -> "FeatureMask":
+        """A mask over the featurizer its settings name (the neurons where they name none), before its tensors load.
+
+        Raises:
+            ConfigError (a ValueError): a featurizer kind no class registers.
+        """
         inner = dict(settings.get("featurizer") or {"kind": "identity", "width": settings["width"]})
-        return cls(FEATURIZERS[inner["kind"]].from_settings(inner) if inner.get("kind") in FEATURIZERS else Identity(int(settings["width"])),
-                   l1=float(settings.get("l1", 0.0)))  # fmt: skip
+        if inner.get("kind") not in FEATURIZERS:
+            raise ConfigError(f"featurizer kind must be one of {', '.join(FEATURIZERS)}, got {inner.get('kind')!r}")
+        return cls(FEATURIZERS[inner["kind"]].from_settings(inner), l1=float(settings.get("l1", 0.0)))
 
     @property
     def k(self) -> int:

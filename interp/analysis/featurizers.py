@@ -67,10 +67,8 @@ def fit_pca(vectors: Float[Tensor, "n width"], n_components: int | None = None) 
             raise ConfigError(f"{named('n_components', n_components)}: at most min(n, width) = {limit}")
     scaler = StandardScaler().fit(x)
     pca = PCA(n_components=n_components or limit, svd_solver="full").fit(scaler.transform(x))
-    basis = torch.as_tensor(pca.components_.T, dtype=torch.float64)
-    basis, _ = torch.linalg.qr(basis)  # orthonormal to float64 rounding, the same span and signs up to the QR's
-    basis = basis * torch.sign(torch.sum(basis * torch.as_tensor(pca.components_.T), dim=0, keepdim=True))
-    return LinearBasis(basis.float(), torch.as_tensor(scaler.mean_), torch.as_tensor(scaler.scale_), name="pca")
+    basis = torch.as_tensor(pca.components_.T, dtype=torch.float32)  # orthonormal rows of a full SVD: columns here
+    return LinearBasis(basis, torch.as_tensor(scaler.mean_), torch.as_tensor(scaler.scale_), name="pca")
 
 
 def train_sae(vectors: Float[Tensor, "n width"], n_features: int, *, k: int | None = 16, l1: float = 0.0, epochs: int = 20,

@@ -35,7 +35,7 @@ from interp.api.example_set import ExampleSet
 from interp.causal.pairs import das_pairs as draw_pairs
 from interp.core.checks import check_int, check_number
 from interp.core.errors import ConfigError, named, warn
-from interp.api.featurized import make_trained, trainable_kinds, training_indices
+from interp.api.featurized import FEATURIZED, make_trained, trainable_kinds, training_indices
 from interp.engine.interventions import Interchange, Intervention
 from interp.hooks.locations import Location
 
@@ -89,7 +89,8 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
         raise ConfigError(f"{named('kind', repr(kind))} must be one of {', '.join(trainable)}")
     train_pairs, held_out = pairs(examples, variable, seed=seed, test_share=test_share, n_pairs=n_pairs, test_pairs=test_pairs)
     run = examples.pairs(loc)
-    training = run.vectors[training_indices(train_pairs[0], train_pairs[1]).to(run.vectors.device)]  # a fitted basis sees these only
+    # a basis fitted for the mask sees the training pairs' examples only (read only where one is fitted)
+    training = run.vectors[training_indices(train_pairs[0], train_pairs[1]).to(run.vectors.device)] if kind in FEATURIZED else None
     intervention = make_trained(kind, run.width, k, seed, training, featurizer)
     own = examples.own_labels()
     reading = examples.binding.reading

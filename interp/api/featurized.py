@@ -38,10 +38,11 @@ def trainable_kinds() -> tuple[str, ...]:
     return kinds(trainable=True) + tuple(FEATURIZED)
 
 
-def make_trained(kind: str, width: int, k: int | None, seed: int, training: Float[Tensor, "n width"],
+def make_trained(kind: str, width: int, k: int | None, seed: int, training: Float[Tensor, "n width"] | None,
                  featurizer: Featurizer | None = None) -> Intervention:
     """A new intervention of ``kind`` to train at a location ``width`` wide: a fitted DBM kind's basis fitted on
-    ``training`` (float ``[n, width]``, the training examples' vectors); ``featurizer`` given, a DBM mask over it.
+    ``training`` (float ``[n, width]``, the training examples' vectors; ``None`` for another kind); ``featurizer``
+    given, a DBM mask over it.
 
     Raises:
         ConfigError: naming ``kind=``, ``k=`` or ``featurizer=``: an unknown kind, ``k`` out of range, a featurizer

@@ -50,7 +50,7 @@ from jaxtyping import Bool, Float
 from torch import Tensor, nn
 
 from interp.core.errors import ConfigError
-from interp.engine.interventions import Intervention
+from interp.engine.interventions import Intervention, _check_width
 
 #: Every featurizer kind by name, as :data:`interp.engine.interventions.REGISTRY` holds interventions.
 FEATURIZERS: dict[str, type["Featurizer"]] = {}
@@ -120,9 +120,7 @@ class Identity(Featurizer):
 
     def __init__(self, width: int) -> None:
         super().__init__()
-        if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-            raise ConfigError(f"width must be a positive int, got {width!r}")
-        self.width = self.n_features = width
+        self.width = self.n_features = _check_width(width)
 
     @classmethod
     def from_settings(cls, settings: dict) -> "Identity":
@@ -358,13 +356,10 @@ class FeatureMask(Intervention):
                 **{f"featurizer.{name}": value for name, value in self.featurizer.tensors().items()}}  # fmt: skip
 
     def load_tensors(self, tensors: dict[str, Tensor]) -> None:
+        """The featurizer rebuilt from its ``featurizer.*`` tensors (checked as a new one is), then the mask's."""
         inner = {name.removeprefix("featurizer."): value for name, value in tensors.items() if name.startswith("featurizer.")}
-        rebuilt = featurizer_from(self.featurizer.settings(), inner)
-        for p in rebuilt.parameters():
-            p.requires_grad_(False)
-        self.featurizer = rebuilt
-        super().load_tensors({name: value for name, value in tensors.items() if not name.startswith("featurizer.")} |
-                             {f"featurizer.{n}": v for n, v in rebuilt.tensors().items()})  # fmt: skip
+        self.featurizer = featurizer_from(self.featurizer.settings(), inner).requires_grad_(False)
+        super().load_tensors(tensors)  # names and shapes checked against the rebuilt module's; _set takes the mask's
 
     def _set(self, name: str, value: Tensor) -> None:
         if name in ("mask", "temperature"):

@@ -58,8 +58,12 @@ def test_a_tokenizer_keeps_the_names_it_reads_as_one_token_and_says_which_it_dro
     monli_only = tokenizer("byte-level", str(monli_dir))  # trained on MoNLI: most names are several pieces to it
     kept, dropped = one_token_names(monli_only)
     assert len(dropped) > len(kept) and all(len(monli_only(" " + n, add_special_tokens=False)["input_ids"]) > 1 for n in dropped)
+    split = next(n for n in dropped)
+    with pytest.raises(ConfigError, match=f"the name '{split}' is [0-9]+ tokens to this tokenizer; a name asked for must be one token"):
+        ioi_task(("Mary", split, "Anna", "Tom"), tokenizer=monli_only)  # asked for by name: refused, not dropped
     with pytest.raises(ConfigError, match="needs 4 or more names a model reads as one token"):
-        ioi_task(FOUR, tokenizer=monli_only)
+        ioi_task(tokenizer=monli_only)  # the default list: the split names dropped, too few left
+    assert ioi_task(tokenizer=ioi_tokenizer("byte-level")).dropped == ()
     assert interp.load_task("ioi").labels == ioi_task().labels and len(ioi_task().labels) >= 30
 
 

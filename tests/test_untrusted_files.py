@@ -56,17 +56,19 @@ def test_the_payload_would_run_if_unpickled(tmp_path):
 
 #: The one place a pickle is read: ``interp convert-checkpoint``, which the user names it to, with ``weights_only=True``.
 CONVERT = PACKAGE / "models" / "convert.py"
+#: MIB's submission files are torch.save's: read with weights_only=True (tensors, dicts and numbers, nothing run).
+MIB = PACKAGE / "files" / "mib.py"
 
 
 def test_the_package_never_unpickles():
-    """No torch.load (but convert-checkpoint's, weights_only=True), no pickle-family import, no allow_pickle=True and
-    no weights_only=False in interp/."""
+    """No torch.load (but convert-checkpoint's and MIB's units', weights_only=True), no pickle-family import, no
+    allow_pickle=True and no weights_only=False in interp/."""
     offences, allowed = [], set()
     for source in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
         for node in ast.walk(tree):  # breadth first: a call is met before the torch.load it calls
             where = f"{source.relative_to(PACKAGE.parent)}:{getattr(node, 'lineno', 0)}"
-            if isinstance(node, ast.Call) and source == CONVERT and ast.unparse(node.func) == "torch.load" \
+            if isinstance(node, ast.Call) and source in (CONVERT, MIB) and ast.unparse(node.func) == "torch.load" \
                     and any(k.arg == "weights_only" and getattr(k.value, "value", None) is True for k in node.keywords):
                 allowed.add(id(node.func))
             if isinstance(node, ast.Attribute) and node.attr == "load" and getattr(node.value, "id", "") == "torch" and id(node) not in allowed:
@@ -78,7 +80,19 @@ def test_the_package_never_unpickles():
             if isinstance(node, ast.keyword) and isinstance(node.value, ast.Constant):
                 if (node.arg, node.value.value) in (("allow_pickle", True), ("weights_only", False)):
                     offences.append(f"{where}: {node.arg}={node.value.value}")
-    assert offences == [] and len(allowed) == 1
+    assert offences == [] and len(allowed) == 2
+
+
+def test_a_mib_unit_that_carries_a_pickle_payload_is_refused_unrun(tmp_path):
+    from interp.core.errors import DataError
+    from interp.files.mib import read_mib_unit
+
+    marker = tmp_path / "ran"
+    plant(tmp_path / "unit_featurizer", marker)
+    (tmp_path / "unit_indices").write_text("null\n")
+    with pytest.raises(DataError, match="not a MIB featurizer file"):
+        read_mib_unit(tmp_path / "unit", width=4)
+    assert not marker.exists()
 
 
 def test_train_never_unpickles_what_lies_beside_out(tiny_encoder_dir, monli_dir, tmp_path):

@@ -202,7 +202,8 @@ def score_intervention(
         ``chance`` (the most common counterfactual's share), ``gap`` (IIA minus the larger null) and ``over_chance``
         (IIA minus chance), each with ``_low`` and ``_high`` from the same replicates (what
         :func:`~interp.analysis.das_verdict.verdict` reads), ``interval`` (the method) and ``hits`` (bool ``[pairs]``,
-        where the intervened label is the counterfactual; for :func:`difference`).
+        where the intervened label is the counterfactual; for :func:`difference`) and ``stays_hits`` (where it is the
+        base's own label).
     """
     pred = predict_pairs(runner, intervention, bases, sources, read=read)
     targets = targets.cpu().numpy()
@@ -223,7 +224,7 @@ def score_intervention(
                               ("over_chance", out["iia"] - out["chance"], replicates["iia"] - chance)):  # fmt: skip
         out[name] = value
         out[f"{name}_low"], out[f"{name}_high"] = percentile_interval(reps, boot.confidence)
-    out.update(interval=boot.method, hits=pred == targets)
+    out.update(interval=boot.method, hits=pred == targets, stays_hits=pred == own_b)
     return out
 
 

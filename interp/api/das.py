@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from interp.analysis.bootstrap import Estimate
-from interp.analysis.das import FitSettings, best_block, score_intervention, train_and_score
+from interp.analysis.das import FitSettings, best_block, pair_bootstrap, score_intervention, train_and_score
 from interp.api.das_result import DasResult
 from interp.api.evaluation import split_accuracies
 from interp.api.example_set import ExampleSet
@@ -74,12 +74,15 @@ def _as_tensors(drawn, labels) -> PairTensors:
 
 def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, kind: str, n_pairs: int, epochs: int, lr: float,
           batch_size: int, seed: int, test_share: float, test_pairs: int, on_step: Callable[[float], None] | None = None,
-          on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True, featurizer=None) -> DasResult:  # fmt: skip
+          on_blocks: Callable[[int, int], None] | None = None, warn_unlearned: bool = True, featurizer=None,
+          localist: bool = True) -> DasResult:  # fmt: skip
     """:meth:`IntervenableModel.train_das <interp.api.intervenable.IntervenableModel.train_das>` on ``examples`` at
     ``loc`` (its arguments and errors; ``variable`` checked by the caller); ``on_step(loss)`` is told after each
     optimizer step, ``on_blocks(scored, blocks)`` while the localist baseline's block is chosen
     (:func:`~interp.analysis.das.best_block`), and ``warn_unlearned=False`` leaves the warnings (a split at chance, a
-    DAS that does not clear its untrained baseline) to the caller."""
+    DAS that does not clear its untrained baseline) to the caller. ``localist=False`` skips the localist baseline
+    (``width // k`` blocks, each scored on up to 256 training pairs: most of a unit's time on a wide site), leaving
+    ``block_iia`` ``None``."""
     settings = FitSettings(epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
     check_int(n_pairs, "n_pairs", least=2)
     check_int(test_pairs, "test_pairs", least=2)
@@ -107,10 +110,10 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
     train_b, train_s, train_t = train_pairs
     choose = torch.randperm(len(train_b), generator=torch.Generator().manual_seed(seed))[:BLOCK_CHOICE_PAIRS]
     # the localist baseline of as many coordinates as the intervention took (at least one: a mask may take none)
-    block = best_block(run, max(intervention.k, 1), train_b[choose], train_s[choose], train_t[choose], read, on_blocks)
-    localist = score_intervention(run, block, *held_out, own, read, **grouped)
-    scores = {name: {key: value for key, value in score.items() if key != "hits"}
-              for name, score in (("das", found.trained), ("untrained", found.untrained), ("vanilla", vanilla), ("block", localist))}  # fmt: skip
+    block = best_block(run, max(intervention.k, 1), train_b[choose], train_s[choose], train_t[choose], read, on_blocks) if localist else None
+    baseline = score_intervention(run, block, *held_out, own, read, **grouped) if localist else None
+    scores = {name: {key: value for key, value in score.items() if not key.endswith("hits")}
+              for name, score in (("das", found.trained), ("untrained", found.untrained), ("vanilla", vanilla), ("block", baseline)) if score}  # fmt: skip
     trained = scores["das"]
     test_b, test_s, _ = held_out
     result = DasResult(
@@ -118,10 +121,11 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
         untrained_iia=_estimate(scores["untrained"], "iia"), gain=found.gain, stays_base=_estimate(trained, "stays_base"),
         copies_source=_estimate(trained, "copies_source"), chance=trained["chance"], history=found.history, train_pairs=len(train_b),
         held_out_pairs=[(examples[b].id, examples[s].id) for b, s in zip(test_b.tolist(), test_s.tolist())], interval=trained["interval"],
-        vanilla_iia=_estimate(scores["vanilla"], "iia"), block_iia=_estimate(scores["block"], "iia"),
-        block=f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', run.width)}", kind=kind, seed=seed, losses=found.losses,
+        vanilla_iia=_estimate(scores["vanilla"], "iia"), block_iia=_estimate(scores["block"], "iia") if localist else None,
+        block=f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', run.width)}" if localist else "", kind=kind, seed=seed, losses=found.losses,
         train_seconds=seconds, scores=scores, causal_model=examples.causal_model().name, gap=_estimate(trained, "gap"),
-        over_chance=_estimate(trained, "over_chance"),
+        over_chance=_estimate(trained, "over_chance"), by_base=breakdown_iia(examples, found.trained["hits"], held_out, grouped),
+        hits={"iia": found.trained["hits"], "stays_base": found.trained["stays_hits"], "vanilla": vanilla["hits"]},
     )  # fmt: skip
     if warn_unlearned and not result.learned:
         warn(f"DAS for {variable} at {loc} (k={result.k}): {result.verdict}. Held-out IIA {result.iia!r} on {len(test_b)} pairs; "
@@ -132,14 +136,15 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
 
 
 def score(examples: ExampleSet, intervention: Intervention, loc: Location, variable: str, *, seed: int = 0, test_share: float = 0.2,
-          test_pairs: int = 200) -> dict[str, dict]:  # fmt: skip
+          test_pairs: int = 200, keep_hits: bool = False) -> dict[str, dict]:  # fmt: skip
     """Score an intervention (trained, or loaded with :func:`interp.files.subspaces.load_trained_intervention`) and vanilla
     interchange on the held-out pairs :meth:`~interp.api.intervenable.IntervenableModel.train_das` draws with the same
     ``seed``, ``test_share`` and ``test_pairs``: with a run's own settings this reproduces its held-out IIA.
 
     Returns:
         ``{"intervention": ..., "vanilla": ...}``, each a dict of ``pairs``, ``iia``, ``stays_base``, ``copies_source``
-        (shares, 0..1, each with ``_low`` and ``_high``: a 95% bootstrap over the held-out examples, or their groups), ``chance`` and ``interval``.
+        (shares, 0..1, each with ``_low`` and ``_high``: a 95% bootstrap over the held-out examples, or their groups), ``chance`` and ``interval``;
+        with ``keep_hits``, also ``hits`` and ``stays_hits`` (bool ``[pairs]``, :func:`~interp.analysis.das.score_intervention`).
 
     Raises:
         ConfigError: naming ``intervention=`` when its width is not the location's.
@@ -153,7 +158,23 @@ def score(examples: ExampleSet, intervention: Intervention, loc: Location, varia
     grouped = groups_of(examples)
     found = {"intervention": score_intervention(run, intervention, *held_out, own, read, **grouped),
              "vanilla": score_intervention(run, Interchange(run.width), *held_out, own, read, **grouped)}  # fmt: skip
-    return {name: {key: value for key, value in s.items() if key != "hits"} for name, s in found.items()}
+    return {name: {key: value for key, value in s.items() if keep_hits or not key.endswith("hits")} for name, s in found.items()}
+
+
+def breakdown_iia(examples: ExampleSet, hits: np.ndarray, held_out: PairTensors, grouped: dict) -> dict[str, dict[str, Estimate]]:
+    """IIA among the held-out pairs whose base has each value of each of the task's breakdowns, with intervals from a
+    bootstrap of those pairs alone (``grouped``: :func:`groups_of`): name -> value -> estimate."""
+    bases, sources, _ = held_out
+    out: dict[str, dict[str, Estimate]] = {}
+    for name, key in examples.binding.task.breakdown.items():
+        values = np.array([str(key(examples[i])) for i in bases.tolist()])
+        out[name] = {}
+        for value in sorted(set(values.tolist())):
+            mask = torch.from_numpy(values == value)
+            boot, b, s = pair_bootstrap(bases[mask], sources[mask], **grouped)
+            share = np.asarray(hits)[mask.numpy()]
+            out[name][value] = boot.interval(float(share.mean()), boot.pair_share(b, s, share))
+    return out
 
 
 def groups_of(examples: ExampleSet) -> dict:

@@ -58,6 +58,13 @@ class DasResult:
         scores: every figure behind the fields above, per intervention (``das``, ``untrained``, ``vanilla``, ``block``):
             ``pairs``, ``iia``, ``stays_base``, ``copies_source`` each with ``_low`` and ``_high``, ``chance``, ``interval``.
         causal_model: the name of the causal model whose counterfactuals were the targets.
+        by_base: the trained intervention's held-out IIA among the pairs whose base has each value of each of the task's
+            breakdowns (:attr:`Task.breakdown <interp.tasks.base.Task.breakdown>`), with intervals: name -> value ->
+            :class:`~interp.analysis.bootstrap.Estimate` (city attributes: ``attribute`` -> ``country`` / ``continent``,
+            RAVEL's Cause and Isolate).
+        hits: bool ``[held-out pairs]`` each, in the pairs' order: ``iia`` (the trained intervention gives the
+            counterfactual), ``stays_base`` (it gives the base's own label), ``vanilla`` (the whole vector gives the
+            counterfactual): what a paired comparison on the same pairs resamples.
     """
 
     intervention: Intervention
@@ -84,6 +91,8 @@ class DasResult:
     causal_model: str = ""
     gap: Estimate | None = None
     over_chance: Estimate | None = None
+    by_base: dict = field(default_factory=dict, repr=False)
+    hits: dict = field(default_factory=dict, repr=False)
 
     @property
     def k(self) -> int:

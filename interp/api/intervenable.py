@@ -33,7 +33,7 @@ from interp.api.das_result import DasResult
 from interp.api.evaluation import evaluation_frame, split_accuracies
 from interp.api.example_set import Binding, ExampleSet
 from interp.api.interchange import interchange, interchange_set
-from interp.api.loading import Classifier, classifier_for, load_model, load_model_for, load_task
+from interp.api.loading import Classifier, classifier_for, fit_task, load_model, load_model_for, load_task
 from interp.api.objects import Intervention, Location, SiteGradients
 from interp.api.results import InterchangeResult, InterchangeSet
 from interp.api.screen import ScreenResult, screen, screen_locations
@@ -91,7 +91,7 @@ class IntervenableModel:
     def __init__(self, model, task, *, tokenizer=None, wordpiece: str = "first", device: str | None = None,
                  batch_size: int | None = None, data_dir: str | None = None, data_file: str | None = None,
                  backend: str = "hf", complete: bool = True, compile: bool | None = None, prefix_reuse: bool | None = None) -> None:  # fmt: skip
-        self.task: Task = load_task(task, data_dir=data_dir, data_file=data_file)
+        self.task: Task = fit_task(model, load_task(task, data_dir=data_dir, data_file=data_file), tokenizer)
         self.model: Classifier = load_model_for(model, self.task, tokenizer)  # a bare causal LM read as the task says
         self.reading: LabelReading = self.model.reading(self.task, complete=complete)
         self.wordpiece = check_wordpiece_rule(wordpiece)
@@ -119,7 +119,7 @@ class IntervenableModel:
             ConfigError, DataError: as :meth:`~interp.api.specs.DataSpec.load`; a device that is not there.
             ModelError: a checkpoint without a classification head, or labels that cannot be read as the task's.
         """
-        task = data.load(variables=variables, splits=splits)
+        task = fit_task(model, data.load(variables=variables, splits=splits))
         lab = cls(classifier_for(model, task, complete=complete), task, wordpiece=run.wordpiece, batch_size=run.batch_size,
                   backend=run.backend, complete=complete, compile=run.compile, prefix_reuse=run.prefix_reuse)  # fmt: skip
         lab.model.to(pick_device(rank_device(run.device)))

@@ -28,7 +28,7 @@ from interp.hooks.inputs import InputFormat, input_format
 from interp.models.labels import MAPPED, LabelReading, check_label_map, label_config, mapped_reading, parse_label_map
 from interp.models.decoders import DecoderClassifier, template_of
 from interp.models.checkpoint import check_finite
-from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, is_bare_causal_lm, load_classifier, model_sha256
+from interp.models.loading import as_decoder_classifier, checkpoint_labels, has_classifier_head, is_bare_causal_lm, load_classifier, model_sha256, resolve_model
 from interp.tasks import Task, resolve_task, resolve_tasks, task_for_file
 
 # What a job reads of a checkpoint spec before (or instead of) loading it: its config or its weights file alone
@@ -303,6 +303,7 @@ def classifier_for(model, task: Task, *, label_map=None, complete: bool = True, 
     """
     if isinstance(model, (str, Path)):
         if template is None and label_words is None and task.reading and is_bare_causal_lm(str(model)):
+            task = fit_task(model, task)
             template, label_words = task.reading.get("template"), task.reading.get("label_words")  # the task says how
         model = Classifier(*load_classifier(str(model), require_head=True, label_map=label_map, template=template, label_words=label_words), str(model))
     elif label_map is not None:
@@ -310,6 +311,40 @@ def classifier_for(model, task: Task, *, label_map=None, complete: bool = True, 
     model = load_model(model)
     model.reading(task, complete=complete)
     return model
+
+
+def fit_task(model, task: Task, tokenizer=None) -> Task:
+    """``task`` as ``model`` reads it: where ``model`` names a pretrained causal LM (neither a head nor label words of its
+    own) and the task changes with a tokenizer (:attr:`Task.for_tokenizer <interp.tasks.base.Task.for_tokenizer>`:
+    IOI's one-token names, city attributes' first tokens), the task for that model's tokenizer (``tokenizer`` if
+    given); else ``task`` itself. What a tokenizer drops is the task's ``dropped``.
+
+    Raises:
+        ModelError: as :func:`~interp.models.loading.resolve_model`.
+    """
+    if task.for_tokenizer is None or not isinstance(model, (str, Path)) or not is_bare_causal_lm(str(model)):
+        return task
+    if tokenizer is None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(str(model)).location, use_fast=True, trust_remote_code=False)
+    return task.for_tokenizer(tokenizer)
+
+
+def reinitialised(model: Classifier, seed: int = 0) -> Classifier:
+    """``model``'s architecture and reading (its template, label words, head labels) with every weight drawn afresh
+    (seeded by ``seed``), as transformers initialises the family: the control of "The Non-Linear Representation
+    Dilemma" (Sutter et al. 2025, §5), on which learned featurizers can reach high IIA without any trained structure.
+
+    Raises:
+        ConfigError: naming ``model=``: a classifier made in memory, whose checkpoint cannot be loaded again by name.
+    """
+    try:
+        module, tokenizer = load_classifier(model.name, init="random", seed=seed, **model.reading_record)
+    except (ModelError, ConfigError) as exc:
+        raise ConfigError(f"{named('model', repr(model.name))}: cannot load it again with re-initialised weights ({exc}); give "
+                          "a checkpoint folder or a packaged model by name") from None  # fmt: skip
+    return Classifier(module, tokenizer, f"{model.name} (re-initialised, seed {seed})")
 
 
 def load_model_for(model, task: Task, tokenizer=None) -> Classifier:

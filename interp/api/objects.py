@@ -7,7 +7,7 @@ returns, and the vocabulary of locations, from here. Each name is the lower laye
 
 from interp.backends.base import PairRunner, Runner, SiteGradients
 from interp.engine.batched import PRECISIONS
-from interp.engine.interventions import Intervention
+from interp.engine.interventions import Interchange, Intervention
 from interp.engine.interventions import kinds as intervention_kinds
 from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location, all_locations, component_locations, parse_locations
 from interp.hooks.inputs import parse_model_locations
@@ -17,6 +17,6 @@ from interp.tasks import Task, TaskGroup
 from interp.tasks.base import WordPairs
 from interp.tasks.stages import BehavioralStage
 
-__all__ = ["ATTN_OUT", "BehavioralStage", "Intervention", "Location", "MLP_OUT", "PRECISIONS", "PairRunner", "RESID_MID", "Runner",
+__all__ = ["ATTN_OUT", "BehavioralStage", "Interchange", "Intervention", "Location", "MLP_OUT", "PRECISIONS", "PairRunner", "RESID_MID", "Runner",
            "SiteGradients", "Task", "TaskGroup", "WordPairs", "Z", "all_locations", "canonical_label", "component_locations", "intervention_kinds", "parse_locations",
            "parse_model_locations", "reading_aliases", "reading_roles"]

@@ -1,4 +1,4 @@
-"""Commands that analyse a trained model: ``cache``, ``probe``, ``intervene``, ``das``, ``location-sweep``, ``head-sweep``, ``cliques``."""
+"""Commands that analyse a trained model: ``cache``, ``probe``, ``intervene``, ``das``, ``localize``, ``location-sweep``, ``head-sweep``, ``cliques``."""
 
 from __future__ import annotations
 
@@ -187,6 +187,47 @@ def das(model, reading, output, locations, data, alignment, sample, training, ru
     rows = run_das(config, progress=progress)
     click.echo(f"wrote {out}/das.csv, das_summary.csv, das.png ({len(rows)} units; held-out IIA, mean [95% interval] over seeds)")
     click.echo(format_das(rows))
+
+
+@main.command()
+@o.model(help="The model to localize variables in: a packaged decoder (smollm2-135m, gemma3-270m), a checkpoint directory or hub name.")
+@o.output("Directory for localize.csv, mib.csv, localize.png and localize.parts/ (resumable).", click.Path(file_okay=False),
+          overwrite_help="Replace an --out that holds a localization with other settings.")  # fmt: skip
+@o.data()
+@o.settings(
+    "units",
+    click.option("--featurizers", default="full,das,dbm", show_default=True, help="Comma-separated: full (the whole vector), das (a rotation's --k dimensions), dbm (a learned mask over the neurons), dbm-pca, dbm-sae (a mask over a PCA basis or an SAE fitted on the training examples)."),
+    click.option("--variable", default=None, help="Comma-separated variables of the task's causal model [default: every variable it aligns; ioi: output_position, output_token; city-attributes: Country, Continent]."),
+    click.option("--blocks", default="all", show_default=True, help="all, or comma-separated blocks and ranges (14,20,26; 0-29; 0-29:2 every other): the residual stream after each."),
+    click.option("--positions", default=None, help="Comma-separated token roles [default: every role the task has; cls is a decoder's last token]."),
+    click.option("--control-blocks", default="same", show_default=True, help="Blocks where the same featurizers are trained and scored on the model with re-initialised weights: same (every block of --blocks), none, or a list."),
+)
+@o.settings(
+    "training",
+    click.option("--splits", default=None, help="Comma-separated splits the prompts come from [default: every split of the task]."),
+    click.option("--max-examples", type=int, default=400, show_default=True, help="At most this many of the prompts the model answers right (MIB's filter), seeded."),
+    click.option("--train-pairs", type=int, default=256, show_default=True),
+    click.option("--test-pairs", type=int, default=200, show_default=True),
+    click.option("--epochs", type=int, default=2, show_default=True),
+    click.option("--lr", type=float, default=1e-2, show_default=True),
+    click.option("--k", type=int, default=16, show_default=True, help="DAS's dimensions (MIB: 16 for a pointer-like variable, half the width for a token-like one)."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the examples drawn, the pairs, the featurizers' initial parameters and the re-initialised weights."),
+)
+@o.run(64, "Pairs per training step.", wordpiece="first or last")
+@click.option("--export", default=None, type=click.Path(file_okay=False), help="A new folder to write the model's units into in MIB's submission layout (the full vector, DAS and DBM over the neurons; FEATURIZER/TASK_MODEL_VARIABLE/ResidualStream(Layer-L,Token-P)_featurizer, _inverse_featurizer, _indices).")
+def localize(model, reading, output, data, units, training, run, progress, export):
+    """MIB's featurizers at every block and position: each trained and scored on held-out pairs, beside its untrained self, the nulls and the same featurizer on the re-initialised model; MIB's table with intervals (resumable)."""
+    from interp.jobs.localize import LocalizeConfig, run_localize
+
+    config = LocalizeConfig(
+        model=o.classifier(model, reading), out=output["out"], overwrite=output["overwrite"], export=export, data=data, run=run,
+        featurizers=o.listed(units["featurizers"], "--featurizers"), variables=o.listed(units["variable"], "--variable") if units["variable"] else (),
+        blocks=units["blocks"], positions=o.listed(units["positions"], "--positions") if units["positions"] else (), control_blocks=units["control_blocks"],
+        **{**training, "splits": o.listed(training["splits"], "--splits") if training["splits"] else ()},
+    )  # fmt: skip
+    found = run_localize(config, progress=progress)
+    click.echo(found.format())
+    click.echo(f"wrote {found.out}/localize.csv, mib.csv, localize.png ({len(found.rows)} units)")
 
 
 @main.command("location-sweep")

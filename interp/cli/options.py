@@ -91,9 +91,9 @@ DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=
                         help="MoNLI directory (default: $INTERP_MONLI_DIR); with --task fragment:NAME or fragments, the semantic fragments' (default: $INTERP_FRAGMENTS_DIR).")  # fmt: skip
 SKIP_CHECKSUMS = click.option("--skip-checksums", is_flag=True, help="Do not compare file SHA-256 sums with the released MoNLI.")
 TASK = click.option("--task", default="monli", show_default=True,
-                    help="monli, mqnli, monotonicity-fragment, logic-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
+                    help="monli, ioi (indirect-object identification), city-attributes (a city's country and continent), mqnli, monotonicity-fragment, logic-fragment or monotonicity (with --data-file), fragment:NAME (a semantic fragment), or your own: path/to/task.py:make_task or package.module:make_task (a function returning an interp Task).")  # fmt: skip
 DATA_FILE = click.option("--data-file", type=click.Path(dir_okay=False), default=None,
-                         help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment or logic-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file. Or, for any task, your own examples: one JSON object a line (premise, hypothesis, words, label, values), read as the task's one split, own.")  # fmt: skip
+                         help="A generated file: what --task mqnli (interp mqnli), monotonicity-fragment or logic-fragment (interp fragments generate), monotonicity (interp monotonicity generate) or monli (interp monli-generate) reads; with the default task, an MQNLI file; with city-attributes, a city table of your own (city,country,continent). Or, for any task, your own examples: one JSON object a line (premise, hypothesis, words, label, values), read as the task's one split, own.")  # fmt: skip
 
 
 def data(task: bool = True):

@@ -219,6 +219,9 @@ class Task:
         reading: how a pretrained causal LM reads the task where the caller names neither a template nor label words:
             ``{"template": ..., "label_words": {label: word}}`` (IOI: the two clauses joined by a space, each name its
             own word); empty: the caller says (``--template``, ``--label-words``).
+        for_tokenizer: ``tokenizer -> Task``, the task as a pretrained causal LM's tokenizer reads it, applied where such
+            a model is loaded for it (:func:`interp.api.loading.fit_task`): IOI keeps the names that are one token,
+            city attributes read each answer by its first token; ``None``: the task is read as it is.
     """
 
     name: str
@@ -245,6 +248,7 @@ class Task:
     own_values: tuple[str, ...] = ()
     own: Callable[[Any], Any] | None = None
     reading: Mapping[str, Any] = field(default_factory=dict)
+    for_tokenizer: Callable[[Any], "Task"] | None = None
 
     def __post_init__(self) -> None:
         if not self.labels:

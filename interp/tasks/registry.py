@@ -6,6 +6,7 @@ Usage::
     resolve_task("mqnli", data_file="runs/mqnli.jsonl")   # a file written by `interp mqnli`
     resolve_task("fragment:negation")                      # a semantic fragment, from $INTERP_FRAGMENTS_DIR
     resolve_task("ioi")                                    # indirect-object identification, generated here
+    resolve_task("city-attributes")                        # RAVEL's country and continent of 102 cities (data_file=: a table of one's own)
     resolve_task("monotonicity-fragment", data_file="runs/mono.jsonl")  # written by `interp fragments generate`
     resolve_task("logic-fragment", data_file="runs/counting.jsonl")  # written by `interp fragments generate --fragment counting`
     resolve_task("monotonicity", data_file="runs/sys/productivity1.jsonl")  # written by `interp monotonicity generate`
@@ -34,12 +35,15 @@ from interp.tasks.fragments.data import LOGIC, MONOTONICITY
 from interp.tasks.fragments.task import ALL, FRAGMENTS, PREFIX, fragment_task
 from interp.tasks.systematicity.task import NAME as SYSTEMATICITY, systematicity_task
 from interp.tasks.ioi.task import NAME as IOI, ioi_task
+from interp.tasks.cities.task import NAME as CITIES, city_task
 from interp.tasks.monli.task import monli_task
 from interp.tasks.mqnli.task import mqnli_task
 
-BUILT_IN = ("monli", "mqnli", IOI, GENERATED, LOGIC_GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
+BUILT_IN = ("monli", "mqnli", IOI, CITIES, GENERATED, LOGIC_GENERATED, SYSTEMATICITY, *(f"{PREFIX}{name}" for name in FRAGMENTS))
 #: Tasks read from a generated file (--data-file); monli reads one too, a MoNLI-format file from `interp monli-generate`.
 FILE_TASKS = ("mqnli", GENERATED, LOGIC_GENERATED, SYSTEMATICITY)
+#: Tasks a data file may change (city attributes: a city table of one's own, ``city,country,continent``).
+TABLE_TASKS = (CITIES,)
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def resolve_task(
     """The task named by ``spec``.
 
     Args:
-        spec: ``monli``, ``mqnli``, ``ioi`` (indirect-object identification, generated), ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
+        spec: ``monli``, ``mqnli``, ``ioi`` (indirect-object identification, generated), ``city-attributes`` (a city table: the committed one, or ``data_file``), ``monotonicity-fragment`` or ``logic-fragment`` (a generated file), ``fragment:NAME`` (a semantic fragment), or
             ``path/to/file.py:function`` / ``package.module:function``.
         data_dir, verify_checksums: where MoNLI's (or the fragments') released files lie, and whether to check them.
         data_file: the generated file ``mqnli``, ``monotonicity-fragment``, ``logic-fragment`` or ``monli`` (from ``interp monli-generate``) reads;
@@ -127,6 +131,8 @@ def resolve_task(
     """
     from interp.tasks.own import is_own_file, own_task
 
+    if spec == CITIES:
+        return city_task(data_file)
     if data_file and spec not in FILE_TASKS and is_own_file(data_file):  # a file of one's own examples, read by the task it names
         return own_task(resolve_task(spec, data_dir=data_dir, verify_checksums=verify_checksums), data_file)
     if data_file and spec == "monli":
@@ -136,7 +142,7 @@ def resolve_task(
             raise ConfigError(f"{named('task', 'monli')}: {data_file} is not a MoNLI-format file (interp monli-generate writes one); an MQNLI file takes `task=` mqnli")
         return monli_task(data_dir, verify_checksums, data_file)
     if data_file and spec not in FILE_TASKS:
-        raise ConfigError(f"{named('task', repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS)}")
+        raise ConfigError(f"{named('task', repr(spec))}: a data file ({data_file}) is read only by the tasks {', '.join(FILE_TASKS + TABLE_TASKS)}")
     if spec == "monli":
         return monli_task(data_dir, verify_checksums)
     if spec == "mqnli":

@@ -88,12 +88,18 @@ def ioi_task(names: Sequence[str] | None = None, *, tokenizer=None, draws: Mappi
     ``tokenizer`` reads as one token (:func:`one_token_names`; ``task.dropped`` names the others).
 
     Raises:
-        ConfigError: fewer than 4 names left (a tokenizer that splits most of them), or names that are not capitalised words.
+        ConfigError: fewer than 4 names left (a tokenizer that splits most of them), names that are not capitalised
+            words, or a name given in ``names`` that ``tokenizer`` reads as several tokens.
     """
+    explicit = names is not None
     names = tuple(names or NAMES)
     dropped: tuple[str, ...] = ()
     if tokenizer is not None:
         names, dropped = one_token_names(tokenizer, names)
+        if explicit and dropped:  # a name asked for by name is refused, not dropped
+            pieces = tokenizer(" " + dropped[0], add_special_tokens=False)["input_ids"]
+            raise ConfigError(f"task 'ioi': the name {dropped[0]!r} is {len(pieces)} tokens to this tokenizer; a name asked for must be "
+                              "one token (leave the names out to keep those of the default list that are)")  # fmt: skip
     if len(names) < 4:
         raise ConfigError(f"task 'ioi' needs 4 or more names a model reads as one token; {len(names)} are ({', '.join(names) or 'none'})")
     task = Task(
@@ -109,6 +115,7 @@ def ioi_task(names: Sequence[str] | None = None, *, tokenizer=None, draws: Mappi
         groups=NAME_PAIRS,
         eval_splits=("test",),
         reading={"template": TEMPLATE, "label_words": {n: " " + n for n in names}},
+        for_tokenizer=None if tokenizer is not None else lambda tok: ioi_task(names if explicit else None, tokenizer=tok, draws=draws),
     )
     object.__setattr__(task, "dropped", dropped)  # what a tokenizer could not read as one token, said by the caller
     return task

@@ -1,0 +1,185 @@
+"""Scoring featurizers as MIB's localization track scores them, with the intervals and controls it does not report.
+
+Usage::
+
+    pairs = HeldOut(bases, sources, groups, "name pairs")        # one variable's held-out pairs, as every unit scored them
+    judged = verdict(row, control, pairs)                       # "localizes", or what the unit does not clear
+    table = mib_table(rows, {"output_token": pairs})            # per featurizer and variable: mean over layers, best layer
+
+A *unit* is one featurizer trained and scored for one variable at one site (a block's residual stream at one token
+position): its row holds the held-out IIA with its interval and ``hits``, a string of ``0``/``1``, one per held-out
+pair, in the pairs' order. Every unit of a variable is scored on the same pairs (the pairs depend only on the
+examples, the causal model and the seed), so one bootstrap of those pairs (:class:`HeldOut`, over the task's groups:
+name pairs, cities) serves every unit, and a difference between two units is paired: each replicate's IIA of one
+minus the same replicate's IIA of the other.
+
+MIB's aggregation (Mueller et al. 2025, §4.2, "Metrics"): for each layer the best position's IIA, then the mean over
+layers and the best layer. Here the mean has the interval of the mean of the same replicates; the best layer's
+interval is its own (it was chosen as the best, so read it as optimistic).
+
+The verdict (:func:`verdict`) says a featurizer *localizes* a variable at a unit only where three differences each
+have their interval above 0: the IIA minus the untrained featurizer's (DAS's own null, Geiger et al. 2024, §3), minus
+the stays-the-base null (the intervention that does nothing), and minus the same featurizer trained and scored the same
+way on the model with re-initialised weights (Sutter et al. 2025, "The Non-Linear Representation Dilemma": learned maps
+reach high IIA on random models). The copies-the-source null is reported, not required: for a variable that is the
+output (IOI's ``output_token``) it coincides with the variable. Not covered: seeds of the featurizer's training (one
+seed), other prompt distributions, and positions or layers not run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from interp.analysis.bootstrap import ExampleBootstrap, N_BOOT, SEED
+from interp.core.errors import ConfigError
+from interp.core.estimates import Estimate
+
+#: The kinds MIB compares, as the sweep names them, and the intervention each trains (``full``: none, the whole vector).
+FEATURIZERS = {"full": None, "das": "rotated", "dbm": "dbm", "dbm-pca": "dbm-pca", "dbm-sae": "dbm-sae"}
+PRETRAINED, CONTROL = "pretrained", "re-initialised"
+
+
+def hits_string(hits) -> str:
+    """A bool vector as ``"0110..."`` (how a row keeps its per-pair hits)."""
+    return "".join("1" if h else "0" for h in np.asarray(hits, dtype=bool).tolist())
+
+
+def hits_array(text: str) -> np.ndarray:
+    """:func:`hits_string` read back."""
+    return np.frombuffer(str(text).encode(), dtype=np.uint8) == ord("1")
+
+
+@dataclass
+class HeldOut:
+    """One variable's held-out pairs and their bootstrap: ``bases``, ``sources`` (indices into the examples),
+    ``groups`` (each example's group, or ``None``: examples) named ``unit``, and each pair's base ``breakdown`` values
+    (name -> per pair)."""
+
+    bases: np.ndarray
+    sources: np.ndarray
+    groups: np.ndarray | None = None
+    unit: str = "examples"
+    breakdown: Mapping[str, np.ndarray] | None = None
+    n_boot: int = N_BOOT
+    seed: int = SEED
+
+    def __post_init__(self) -> None:
+        bases, b = np.unique(np.asarray(self.bases), return_inverse=True)
+        sources, s = np.unique(np.asarray(self.sources), return_inverse=True)
+        grouped = {} if self.groups is None else {"base_groups": np.asarray(self.groups)[bases], "source_groups": np.asarray(self.groups)[sources],
+                                                   "unit": self.unit}  # fmt: skip
+        self.boot = ExampleBootstrap(len(bases), len(sources), square=False, n_boot=self.n_boot, seed=self.seed, **grouped)
+        self.b, self.s = b, s
+
+    def __len__(self) -> int:
+        return len(self.b)
+
+    def replicates(self, hits: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Each replicate's share of ``hits`` (bool ``[pairs]``) among the pairs of ``mask`` (all by default)."""
+        hits = np.asarray(hits, dtype=bool)
+        if len(hits) != len(self):
+            raise ConfigError(f"{len(hits)} hits for {len(self)} held-out pairs: a row scored on other pairs")
+        if mask is None:
+            return self.boot.pair_share(self.b, self.s, hits)
+        return self.boot.pair_share(self.b[mask], self.s[mask], hits[mask])
+
+    def estimate(self, value: float, replicates: np.ndarray) -> Estimate:
+        return self.boot.interval(value, replicates)
+
+    def difference(self, first: np.ndarray, second: np.ndarray) -> Estimate:
+        """Share of ``first`` minus share of ``second`` (hits on these pairs), paired over the same replicates."""
+        first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
+        return self.estimate(float(first.mean() - second.mean()), self.replicates(first) - self.replicates(second))
+
+
+def _figure(row: Mapping, name: str) -> Estimate:
+    return Estimate(float(row[name]), float(row[f"{name}_low"]), float(row[f"{name}_high"]))
+
+
+def verdict(row: Mapping, control: Mapping | None, pairs: HeldOut | None = None) -> str:
+    """``localizes`` where the unit's IIA stands above its untrained featurizer (a trained one), the stays-the-base
+    null and the re-initialised model's IIA at the same unit, each difference's 95% interval above 0 (paired over the
+    held-out pairs where ``pairs`` and both rows' hits are given, else the intervals compared); otherwise
+    ``not shown:`` and what it does not clear."""
+    missing = []
+    paired = pairs is not None and "hits" in row and "stays_hits" in row
+    if row.get("untrained_iia") not in (None, ""):
+        gain = _figure(row, "gain") if "gain" in row else None
+        if gain is None or gain.low <= 0:
+            missing.append("its untrained featurizer")
+    if paired:
+        over_base = pairs.difference(hits_array(row["hits"]), hits_array(row["stays_hits"]))
+        if over_base.low <= 0:
+            missing.append("stays the base")
+    elif float(row["iia_low"]) <= float(row["stays_base_high"]):
+        missing.append("stays the base")
+    if control is None:
+        missing.append("no re-initialised run")
+    else:
+        if paired and "hits" in control:
+            low = pairs.difference(hits_array(row["hits"]), hits_array(control["hits"])).low
+        else:
+            low = float(row["iia_low"]) - float(control["iia_high"])
+        if low <= 0:
+            missing.append("the re-initialised model")
+    return "localizes" if not missing else "not shown: " + ", ".join(missing)
+
+
+def ravel(row: Mapping, variable: str, pairs: HeldOut, name: str = "attribute") -> dict[str, Estimate] | None:
+    """RAVEL's scores of a unit (Huang et al. 2024, §3.2): ``cause``, its IIA on the pairs whose base asks the
+    variable's own attribute (the variable's name in lower case), ``isolate``, on the pairs whose base asks another,
+    and ``ravel``, their mean, each with its interval; ``None`` where the pairs have no breakdown ``name``."""
+    asked = (pairs.breakdown or {}).get(name)
+    if asked is None:
+        return None
+    hits = hits_array(row["hits"])
+    cause = np.asarray(asked) == variable.lower()
+    if not cause.any() or cause.all():
+        return None
+    reps = {"cause": pairs.replicates(hits, cause), "isolate": pairs.replicates(hits, ~cause)}
+    values = {"cause": float(hits[cause].mean()), "isolate": float(hits[~cause].mean())}
+    out = {k: pairs.estimate(values[k], reps[k]) for k in reps}
+    out["ravel"] = pairs.estimate((values["cause"] + values["isolate"]) / 2, (reps["cause"] + reps["isolate"]) / 2)
+    return out
+
+
+def best_positions(rows: Sequence[Mapping]) -> dict[tuple, Mapping]:
+    """Per (model, featurizer, variable, block), the row of the position with the best IIA (MIB's first step)."""
+    best: dict[tuple, Mapping] = {}
+    for r in rows:
+        key = (r["model"], r["featurizer"], r["variable"], int(r["block"]))
+        if key not in best or float(r["iia"]) > float(best[key]["iia"]):
+            best[key] = r
+    return best
+
+
+def mib_table(rows: Sequence[Mapping], pairs: Mapping[str, HeldOut]) -> list[dict]:
+    """MIB's aggregation per (model, featurizer, variable): ``mean`` (the mean over layers of each layer's best
+    position's IIA, with the interval of the same mean over the replicates) and ``best_block`` with its IIA and
+    position (its own interval); ``blocks``, how many layers went into the mean."""
+    by: dict[tuple, list] = defaultdict(list)
+    for (model, featurizer, variable, _), r in sorted(best_positions(rows).items(), key=lambda kv: kv[0]):
+        by[(model, featurizer, variable)].append(r)
+    out = []
+    for (model, featurizer, variable), units in by.items():
+        held = pairs[variable]
+        reps = np.mean([held.replicates(hits_array(u["hits"])) for u in units], axis=0)
+        mean = held.estimate(float(np.mean([float(u["iia"]) for u in units])), reps)
+        best = max(units, key=lambda u: float(u["iia"]))
+        out.append({"model": model, "featurizer": featurizer, "variable": variable, "blocks": len(units), "mean": mean,
+                    "best_block": int(best["block"]), "position": best["position"], "best": _figure(best, "iia")})  # fmt: skip
+    return out
+
+
+def format_mib_table(table: Sequence[Mapping]) -> str:
+    """:func:`mib_table` as Markdown, each figure with its 95% interval."""
+    lines = ["| model | featurizer | variable | mean IIA over layers | best layer (position) | its IIA |", "| --- | --- | --- | --- | --- | --- |"]
+    for t in table:
+        m, b = t["mean"], t["best"]
+        lines.append(f"| {t['model']} | {t['featurizer']} | {t['variable']} | {float(m):.3f} [{m.low:.3f}, {m.high:.3f}] ({t['blocks']} layers) | "
+                     f"{t['best_block']} ({t['position']}) | {float(b):.3f} [{b.low:.3f}, {b.high:.3f}] |")  # fmt: skip
+    return "\n".join(lines)

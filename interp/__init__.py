@@ -111,6 +111,10 @@ _EXPORTS = {
     "train_sae": "interp.analysis.featurizers",
     "save_sae": "interp.files.saes",
     "load_sae": "interp.files.saes",
+    # localizing a variable (interp.jobs.localize): MIB's submission layout, the re-initialised control
+    "write_mib_unit": "interp.files.mib",
+    "read_mib_unit": "interp.files.mib",
+    "reinitialised": "interp.api.loading",
     # probes and their control tasks
     "Probe": "interp.analysis.probes.estimators",
     "TypeControl": "interp.analysis.probes.controls",

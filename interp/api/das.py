@@ -124,7 +124,7 @@ def train(examples: ExampleSet, loc: Location, variable: str, *, k: int | None, 
         vanilla_iia=_estimate(scores["vanilla"], "iia"), block_iia=_estimate(scores["block"], "iia") if localist else None,
         block=f"{getattr(block, 'start', 0)}:{getattr(block, 'stop', run.width)}" if localist else "", kind=kind, seed=seed, losses=found.losses,
         train_seconds=seconds, scores=scores, causal_model=examples.causal_model().name, gap=_estimate(trained, "gap"),
-        over_chance=_estimate(trained, "over_chance"), by_base=breakdown_iia(examples, found.trained["hits"], held_out, grouped),
+        over_chance=_estimate(trained, "over_chance"), by_base=_breakdown_iia(examples, found.trained["hits"], held_out, grouped),
         hits={"iia": found.trained["hits"], "stays_base": found.trained["stays_hits"], "vanilla": vanilla["hits"]},
     )  # fmt: skip
     if warn_unlearned and not result.learned:
@@ -161,7 +161,7 @@ def score(examples: ExampleSet, intervention: Intervention, loc: Location, varia
     return {name: {key: value for key, value in s.items() if keep_hits or not key.endswith("hits")} for name, s in found.items()}
 
 
-def breakdown_iia(examples: ExampleSet, hits: np.ndarray, held_out: PairTensors, grouped: dict) -> dict[str, dict[str, Estimate]]:
+def _breakdown_iia(examples: ExampleSet, hits: np.ndarray, held_out: PairTensors, grouped: dict) -> dict[str, dict[str, Estimate]]:
     """IIA among the held-out pairs whose base has each value of each of the task's breakdowns, with intervals from a
     bootstrap of those pairs alone (``grouped``: :func:`groups_of`): name -> value -> estimate."""
     bases, sources, _ = held_out

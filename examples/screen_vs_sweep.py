@@ -13,8 +13,10 @@ Both commands draw the same seeded sample (20 PMoNLI and 20 NMoNLI-test examples
 cover the same locations: every residual, component and head location at each role. The IIA compared is on causal
 pairs. The Spearman intervals resample whole groups of locations (a role and a site kind, over the layers; over
 locations where fewer than 3 groups), since the locations of one group behave alike; beside each, the Spearman within
-the groups (their mean, weighted by locations): a high overall figure with a low one within is the contrast between
-roles or kinds, not a ranking of sites. Recall's are Wilson intervals over the exact top 10. They cover which
+the groups (their mean, weighted by locations, over the locations that are not 0 under both, ties no ranking can get
+wrong; a group where the screen gives them all one estimate counts 0): a high overall figure with a low one within is
+the contrast between roles or kinds, not a ranking of sites. Where the groups allow fewer than 20 distinct resamples
+(3 groups: 10) no interval is given; under 30 groups an interval reads narrower than it is. Recall's are Wilson intervals over the exact top 10. They cover which
 locations, not which examples.
 """
 
@@ -33,7 +35,8 @@ def main(screen_csv: str, sweep_csv: str) -> None:
     kinds = {"residual": lambda name: "hook_resid_pre" in name or "hook_resid_post" in name,
              "heads": lambda name: ".attn.hook_z.h" in name,
              "components": lambda name: any(c in name for c in ("attn.hook_z@", "hook_attn_out", "hook_resid_mid", "hook_mlp_out"))}  # fmt: skip
-    print(f"{'sites':12}{'locations':>10}  {'Spearman [95%]':28}{'within groups':>14}{'exact top 10 in screen top 20 [95%]':>40}  {'a random ranking: p':>20}")
+    flat: dict[str, str] = {}
+    print(f"{'sites':12}{'locations':>10}  {'Spearman [95%]':30}{'within groups':>14}{'exact top 10 in screen top 20 [95%]':>40}  {'a random ranking: p':>20}")
     for kind, keep in [("all", lambda name: True), *kinds.items()]:
         estimated = {r.location: r.estimated_iia for r in screen.itertuples() if keep(r.location)}
         exact = {r.location: r.iia_causal for r in sweep.itertuples() if keep(r.location)}
@@ -41,9 +44,13 @@ def main(screen_csv: str, sweep_csv: str) -> None:
             continue
         found = sweep_agreement(estimated, exact)
         s, recall = found["spearman"], found["recall"]
-        print(f"{kind:12}{found['locations']:>10}  {float(s):.3f} [{s.low:.3f}, {s.high:.3f}]{'':9}{found['within_mean']:>14.3f}"
+        groups = len(found["within_groups"])
+        interval = f"[{s.low:.3f}, {s.high:.3f}]" if s.low == s.low else f"(no interval: {groups} groups)"
+        flat.update({g: kind for g in found["within_flat"]})
+        print(f"{kind:12}{found['locations']:>10}  {float(s):.3f} {interval:24}{found['within_mean']:>14.3f}"
               f"{found['found']:>10} of 10 ({float(recall):.1f} [{recall.low:.2f}, {recall.high:.2f}])"
               f"  {found['recall_p']:>20.3g}")  # fmt: skip
+    print(f"groups where the screen gives every location not 0 under both one estimate (within: 0, it ranks nothing there): {', '.join(flat) or 'none'}")
     flagged = screen[screen["cancels"].astype(str) == "True"]
     print(f"GradDrop flags {len(flagged)} of {len(screen)} locations as cancelling")
 

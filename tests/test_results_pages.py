@@ -146,7 +146,8 @@ def test_the_screen_table_of_the_monli_page_remakes_from_its_committed_files(cap
     module.main(str(data / "screen.csv"), str(data / "heads.csv"))
     printed = {}
     for line in capsys.readouterr().out.splitlines()[1:]:
-        found = re.match(r"(\w+) +(\d+) +([\d.]+ \[[\d.]+, [\d.]+\]) +([\d.]+) +(\d+) of 10 \([\d.]+ (\[[\d.]+, [\d.]+\])\) +(\S+)$", line)
+        found = re.match(r"(\w+) +(\d+) +([\d.]+ (?:\[[\d.]+, [\d.]+\]|\(no interval: \d+ groups\))) +([\d.]+) +(\d+) of 10 "
+                         r"\([\d.]+ (\[[\d.]+, [\d.]+\])\) +(\S+)$", line)  # fmt: skip
         if found:
             printed[found.group(1)] = found.groups()[1:]
     names = {"all": "all", "residual stream": "residual", "single heads": "heads", "attention and MLP outputs, `hook_resid_mid`": "components"}

@@ -312,3 +312,21 @@ def test_the_screen_shows_its_progress_over_examples_and_locations(lab, capsys):
     assert "screen: gradients" in err and " 0/6 " in err and "screen: estimates" in err and "/5 " in err, err[-500:]
     lab.screen(examples, examples, LOCATIONS, variable="lexrel")
     assert "screen:" not in capsys.readouterr().err
+
+
+def test_the_agreement_within_groups_is_not_made_of_ties_and_three_groups_get_no_interval():
+    """Locations 0 under both methods are left out of a group's own Spearman (a group of ties only is undefined), a
+    group where the screen gives one estimate everywhere counts 0 and is named, and three groups (10 distinct
+    resamples) give the whole-set Spearman no interval."""
+    from interp.analysis.attribution import sweep_agreement
+
+    estimated, exact = {}, {}
+    for layer in range(8):
+        estimated[f"blocks.{layer}.hook_resid_post@w_p"], exact[f"blocks.{layer}.hook_resid_post@w_p"] = layer, layer + 0.5  # agrees
+        estimated[f"blocks.{layer}.hook_resid_post@w_h"], exact[f"blocks.{layer}.hook_resid_post@w_h"] = 0.0, 0.1 * layer  # screen flat
+        estimated[f"blocks.{layer}.hook_resid_post@cls"], exact[f"blocks.{layer}.hook_resid_post@cls"] = 0.0, 0.0  # ties only
+    found = sweep_agreement(estimated, exact)
+    within = found["within_groups"]
+    assert within["w_p/resid"] == (1.0, 8) and within["w_h/resid"] == (0.0, 7) and np.isnan(within["cls/resid"][0])
+    assert found["within_flat"] == ["w_h/resid"] and found["within_mean"] == pytest.approx(8 / 15)
+    assert np.isnan(found["spearman"].low) and "3 groups allow 10 distinct resamples" in found["spearman"].method

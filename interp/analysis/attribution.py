@@ -27,6 +27,8 @@ What the estimate does not cover: the linear approximation's own error. AtP*'s t
 
 from __future__ import annotations
 
+from math import comb
+
 from typing import Sequence
 
 import numpy as np
@@ -91,12 +93,20 @@ def graddrop_robustness(own: Float[Tensor, "n labels"], site) -> dict:
     return {"effect": full, "graddrop": dropped, "robustness": robustness, "cancels": bool(robustness < CANCELS_BELOW)}
 
 
+#: Fewer distinct resamples than this and a percentile interval is only the resamples' extremes: none is given.
+DISTINCT_RESAMPLES = 20
+#: Under this many groups a percentile interval over groups covers less than its level (:mod:`interp.analysis.bootstrap`).
+FEW = 30
+
+
 def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_boot: int = 1000, seed: int = 0,
                       groups: Sequence[str] | None = None) -> Estimate:  # fmt: skip
     """Spearman's rank correlation (scipy) of the estimated and the exact IIA over the confirmed locations, with its 95%
     percentile bootstrap interval over those locations, or, with ``groups`` (each location's group: its role and site
     kind, :func:`location_group`), over whole groups, since locations of one group behave alike and are not independent
-    draws (a resample whose ranks are all tied is dropped); NaN where fewer than 3 locations or no spread."""
+    draws (a resample whose ranks are all tied is dropped); NaN where fewer than 3 locations or no spread. Over groups,
+    no interval where the groups allow fewer than :data:`DISTINCT_RESAMPLES` distinct resamples (3 groups allow 10,
+    whose extremes would be the interval), and the method says the interval reads narrow under 30 groups."""
     from scipy.stats import spearmanr
 
     from interp.analysis.bootstrap import percentile_interval
@@ -110,8 +120,13 @@ def spearman_interval(estimated: Sequence[float], exact: Sequence[float], *, n_b
         unit = f"the {len(x)} locations"
     else:
         members = [np.flatnonzero(np.asarray(groups) == g) for g in dict.fromkeys(groups)]
-        draws = [np.concatenate([members[k] for k in rng.integers(0, len(members), size=len(members))]) for _ in range(n_boot)]
         unit = f"the {len(members)} groups of locations (role and site kind), whole, over {len(x)} locations"
+        if comb(2 * len(members) - 1, len(members)) < DISTINCT_RESAMPLES:
+            return Estimate(float(spearmanr(x, y).statistic), float("nan"), float("nan"),
+                            f"no interval: {len(members)} groups allow {comb(2 * len(members) - 1, len(members))} distinct resamples")  # fmt: skip
+        draws = [np.concatenate([members[k] for k in rng.integers(0, len(members), size=len(members))]) for _ in range(n_boot)]
+        if len(members) < FEW:
+            unit += f" (under {FEW} groups the interval reads narrower than it is)"
     with np.errstate(invalid="ignore", divide="ignore"):
         replicates = [spearmanr(x[d], y[d]).statistic if len(d) > 2 and np.ptp(x[d]) and np.ptp(y[d]) else np.nan for d in draws]
     low, high = percentile_interval(np.asarray(replicates, dtype=float))
@@ -183,9 +198,11 @@ def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top
 
     ``spearman``: over every location both give (:func:`spearman_interval`), its interval a bootstrap over whole groups
     of locations (their role and site kind, :func:`location_group`) where there are at least 3 groups and ``grouped``,
-    else over locations; ``within_groups``: each group's own Spearman (NaN where under 3 locations or no spread) and the
-    ``within_mean`` of those defined, weighted by their locations, so that a correlation that is only the contrast
-    between roles or kinds shows as a high ``spearman`` beside a low ``within_mean``; ``recall``: the share of the exact
+    else over locations; ``within_groups``: each group's own Spearman over its locations that are not 0 under both
+    methods (ties a ranking cannot get wrong), with their count: 0.0 where the screen gives every one of them the same
+    estimate (it ranks nothing there; ``within_flat`` names those groups), NaN where fewer than 3 are left or the
+    exact IIA does not vary; and the ``within_mean`` of those defined, weighted by their locations, so that a
+    correlation that is only the contrast between roles or kinds shows as a high ``spearman`` beside a low ``within_mean``; ``recall``: the share of the exact
     sweep's ``top`` locations among the screen's ``within`` best (ties at the cut broken by location name), with its
     Wilson interval over those ``top``; beside it what a random ranking gives: ``recall_chance`` (``within /
     locations``, its expected share) and ``recall_p``, the chance that a random ranking finds at least as many
@@ -204,11 +221,18 @@ def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top
         groups = None
     spearman = spearman_interval([estimated[k] for k in shared], [exact[k] for k in shared], seed=seed, groups=groups)
     within_groups: dict[str, tuple[float, int]] = {}
+    flat = []
     for group in dict.fromkeys(groups or []):
-        keys = [k for k, g in zip(shared, groups) if g == group]
+        keys = [k for k, g in zip(shared, groups) if g == group and (estimated[k] != 0 or exact[k] != 0)]
         x, y = [estimated[k] for k in keys], [exact[k] for k in keys]
-        defined = len(keys) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0
-        within_groups[group] = (float(spearmanr(x, y).statistic) if defined else float("nan"), len(keys))
+        if len(keys) < 3 or np.ptp(y) == 0:
+            rho = float("nan")
+        elif np.ptp(x) == 0:  # the screen ranks nothing here: no agreement, not a gap in the mean
+            rho = 0.0
+            flat.append(group)
+        else:
+            rho = float(spearmanr(x, y).statistic)
+        within_groups[group] = (rho, len(keys))
     weighted = [(rho, n) for rho, n in within_groups.values() if np.isfinite(rho)]
     within_mean = float(sum(r * n for r, n in weighted) / sum(n for _, n in weighted)) if weighted else float("nan")
     best_exact = sorted(shared, key=lambda k: (-exact[k], k))[:top]
@@ -217,7 +241,7 @@ def sweep_agreement(estimated: dict[str, float], exact: dict[str, float], *, top
     from scipy.stats import hypergeom
 
     chance_p = float(hypergeom.sf(found - 1, len(shared), top, within))  # P(X >= found): X of the top drawn among `within` at random
-    return {"spearman": spearman, "within_groups": within_groups, "within_mean": within_mean, "recall": wilson(found, top), "found": found,
+    return {"spearman": spearman, "within_groups": within_groups, "within_mean": within_mean, "within_flat": flat, "recall": wilson(found, top), "found": found,
             "top": top, "within": within, "locations": len(shared), "recall_chance": within / len(shared), "recall_p": chance_p}  # fmt: skip
 
 

@@ -325,3 +325,55 @@ def test_the_shuffle_null_tests_source_dependence_so_a_model_at_chance_can_beat_
     ignores = np.tile(values[:, None], (1, n))  # keeps the base's label whatever the source
     assert not shuffle_null(ignores, counterfactual, values, range(1, 4), 2, n_shuffles=30)["beats_null"]
 
+
+
+def _planted(n=48, seed=7):
+    """MoNLI's shape in miniature: each example has a value (lexrel) and is negated or not, its label the value flipped
+    by negation; interchanging the value gives the source's value, flipped by the base's negation. Three models, each
+    right on every example on its own: one that follows the counterfactuals, one whose label is a random function of
+    the source (source-dependent, unrelated to the causal model), one that copies the source's own label."""
+    rng = np.random.default_rng(seed)
+    values = np.array([0, 1] * (n // 2))
+    negated = np.array([0, 0, 1, 1] * (n // 4))
+    labels = values ^ negated  # the model's own label on each example: right
+    counterfactual = values[None, :] ^ negated[:, None]
+    follows = counterfactual.copy()
+    by_source = np.tile(rng.integers(0, 2, n)[None, :], (n, 1))
+    np.fill_diagonal(by_source, labels)
+    copies = np.tile(labels[None, :], (n, 1))
+    return values, labels, counterfactual, follows, by_source, copies
+
+
+def test_the_clique_verdict_fails_a_source_random_model_and_a_copying_site_and_keeps_a_following_one():
+    """Both planted models beat the shuffle null (their labels depend on the source), and neither is evidence: the
+    source-random model meets the relation null (the causal model's side permuted among examples labelled alike), the
+    copying site fails the copy gate; the model that follows the counterfactuals beats all three."""
+    from interp.analysis.cliques.null import copy_gate, relation_null, shuffle_null
+    from interp.jobs.cliques import clique_verdict
+
+    values, labels, counterfactual, follows, by_source, copies = _planted()
+    verdicts, relations, gates = {}, {}, {}
+    for name, model in (("follows", follows), ("by source", by_source), ("copies", copies)):
+        null = shuffle_null(model, counterfactual, values, range(1, 4), 2, n_shuffles=20)
+        relations[name] = relation_null(model, counterfactual, values, labels, range(1, 4), 2, n_shuffles=20)
+        gates[name] = copy_gate(model, counterfactual, labels)
+        verdicts[name] = clique_verdict([], null, relations[name], gates[name])
+        if name != "follows":
+            assert null["beats_null"], name  # the source-dependence null alone would have passed it
+    assert verdicts["follows"].startswith("evidence:") and relations["follows"]["beats_null"] and gates["follows"]["passes"]
+    assert verdicts["by source"].startswith("not evidence") and not relations["by source"]["beats_null"]
+    assert verdicts["copies"].startswith("not evidence") and "copies the source's answer" in verdicts["copies"] and not gates["copies"]["passes"]
+    gate_passed = {**gates["by source"], "passes": True}  # were its IIA above copying, the relation null would still fail it
+    assert "not on it as the causal model says" in clique_verdict([], shuffle_null(by_source, counterfactual, values, range(1, 4), 2, n_shuffles=20),
+                                                                  relations["by source"], gate_passed)  # fmt: skip
+
+
+def test_the_relation_null_keeps_each_class_and_reruns_on_its_floor():
+    from interp.analysis.cliques.null import MORE_SHUFFLES, permuted_within_classes, relation_null
+
+    classes = np.array([0, 0, 1, 1, 1, 2])
+    perm = permuted_within_classes(classes, np.random.default_rng(0))
+    assert sorted(perm.tolist()) == list(range(6)) and np.array_equal(classes[perm], classes)
+    values, labels, counterfactual, follows, *_ = _planted()
+    found = relation_null(follows, counterfactual, values, labels, range(1, 4), 2, n_shuffles=10)
+    assert found["shuffles"] == MORE_SHUFFLES and found["p_value"] == pytest.approx(1 / (1 + MORE_SHUFFLES))

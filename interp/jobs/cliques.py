@@ -19,8 +19,9 @@ statistics with the edge density within and across the variable's values,
 the cliques of every α, the best α's cliques with their count of each
 value and the smallest, causal edges, example ids, words, and three chance
 baselines: G(n, 1/2), G(n, density) and the block model; the splits the
-model is at chance on, where every clique is marked uninterpretable; the
-shuffle null of :mod:`interp.analysis.cliques.null`; and ``verdict``, one
+model is at chance on; the shuffle null, the relation null and the copy
+gate of :mod:`interp.analysis.cliques.null`, a clique ``interpretable`` only
+where the model is above chance and all three pass; and ``verdict``, one
 sentence: :func:`clique_verdict`),
 ``graph.graphml`` (nodes with example id, split, words, every variable's
 value, label, correctness and clique number; edges with ``causal``;
@@ -50,7 +51,7 @@ from interp.analysis.cliques.baselines import (
 )
 from interp.analysis.cliques.figure import plot_clique
 from interp.analysis.cliques.graph import InterventionGraph, build_graph
-from interp.analysis.cliques.null import N_SHUFFLES, shuffle_null
+from interp.analysis.cliques.null import N_SHUFFLES, copy_gate, relation_null, shuffle_null
 from interp.analysis.cliques.search import Clique, check_alphas, search
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, OutputError, named, warn
@@ -261,6 +262,11 @@ def run_cliques(config: CliqueConfig) -> dict:
     splits = split_accuracies([str(s) for s in nodes["split"]], nodes["label"], nodes["base_pred"])
     at_chance = [r["split"] for r in splits if r["at_chance"]]
     null = shuffle_null(model_pred, causal_pred, values.codes, config.alphas, min_size, n_shuffles=config.null_shuffles)
+    # and not where the labels depend on the source in a way that has nothing to do with the causal model, or copy it
+    own = np.diagonal(model_pred).copy()  # the self-interchange: the model's own label on each example
+    relation = relation_null(model_pred, causal_pred, values.codes, own, config.alphas, min_size, n_shuffles=config.null_shuffles)
+    gate = copy_gate(model_pred, causal_pred, own)
+    evidence = not at_chance and null["beats_null"] and relation["beats_null"] and gate["passes"]
     block = {"sizes": {v: int((values.codes == v).sum()) for v in range(len(values.names))}, "densities": densities}
     report = {
         "interventions": str(config.interventions),
@@ -292,8 +298,10 @@ def run_cliques(config: CliqueConfig) -> dict:
         "best_alpha": result.best_alpha,
         "model_at_chance": at_chance,
         "shuffle_null": null,
-        "verdict": clique_verdict(at_chance, null),
-        "cliques": [{**_describe(c, graph, nodes, n, block), "interpretable": not at_chance} for c in result.best],
+        "relation_null": relation,
+        "copy_gate": gate,
+        "verdict": clique_verdict(at_chance, null, relation, gate),
+        "cliques": [{**_describe(c, graph, nodes, n, block), "interpretable": evidence} for c in result.best],
     }
     with OutputSet(out, "cliques") as outputs:
         write_json_atomic(outputs.path("cliques.json"), report)
@@ -308,20 +316,35 @@ def run_cliques(config: CliqueConfig) -> dict:
     return report
 
 
-def clique_verdict(at_chance: list[str], null: dict) -> str:
+def clique_verdict(at_chance: list[str], null: dict, relation: dict | None = None, gate: dict | None = None) -> str:
     """What the cliques of a run may be read as, in one sentence: ``uninterpretable`` (the model is at chance on a split
-    of the graph's examples: its cliques describe a model that has not learned the task, whatever their odds), ``not
-    beyond the null`` or ``beyond the null`` (:func:`~interp.analysis.cliques.null.shuffle_null`: a test that the labels
-    depend on the source, which the verdict says, not that they follow the causal model)."""
+    of the graph's examples: its cliques describe a model that has not learned the task, whatever their odds); ``not
+    beyond the null`` (:func:`~interp.analysis.cliques.null.shuffle_null`: the labels do not depend on the source);
+    ``not evidence`` (they do, but the site's IIA does not stand above copying the source's label,
+    :func:`~interp.analysis.cliques.null.copy_gate`, or the cliques are as large with the causal model's side permuted
+    among examples the model labels alike, :func:`~interp.analysis.cliques.null.relation_null`); else ``evidence``:
+    cliques larger than both nulls allow, at a site whose interchanges follow the causal model more than they copy."""
     if at_chance:
         return (f"uninterpretable: the model is at chance on {', '.join(at_chance)}; no clique here is evidence about the "
                 f"causal model, whatever its odds under a random graph")  # fmt: skip
     figures = (f"largest clique {null['observed']} against {null['median']:.0f} (median; 95th percentile {null['high']:.0f}) over "
                f"{null['shuffles']} shuffles of the model's intervened labels among each base's sources, p = {null['p_value']:.3f}")  # fmt: skip
-    if null["beats_null"]:
+    if not null["beats_null"]:
+        return "not beyond the null: " + figures + "; the cliques are no larger than with the sources shuffled"
+    if relation is None or gate is None:  # a caller of the older form: the source-dependence null alone
         return ("beyond the null: " + figures + "; the intervened labels depend on the source (the null tests that, not that they "
                 "follow the causal model)")  # fmt: skip
-    return "not beyond the null: " + figures + "; the cliques are no larger than with the sources shuffled"
+    iia, copies, gap = gate["iia"], gate["copies_source"], gate["difference"]
+    copying = (f"IIA {iia[0]:.3f} [{iia[1]:.3f}, {iia[2]:.3f}] against copying the source's label {copies[0]:.3f} "
+               f"[{copies[1]:.3f}, {copies[2]:.3f}], difference {gap[0]:.3f} [{gap[1]:.3f}, {gap[2]:.3f}]")  # fmt: skip
+    related = (f"against {relation['median']:.0f} (median; 95th percentile {relation['high']:.0f}) over {relation['shuffles']} "
+               f"permutations of the causal model's side among examples the model labels alike, p = {relation['p_value']:.3f}")  # fmt: skip
+    if not gate["passes"]:
+        return f"not evidence: the labels depend on the source ({figures}), but the site's {copying}: it copies the source's answer"
+    if not relation["beats_null"]:
+        return (f"not evidence: the labels depend on the source ({figures}), but not on it as the causal model says: largest clique "
+                f"{relation['observed']} {related}")  # fmt: skip
+    return f"evidence: {figures}; {related}; {copying}"
 
 
 def _figure(report: dict, location: str, variable: str, alpha: int, path: Path, general: dict[str, int] | None) -> None:

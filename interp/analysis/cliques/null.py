@@ -53,8 +53,10 @@ from interp.analysis.cliques.graph import build_graph
 from interp.analysis.cliques.search import search
 from interp.core.checks import check_int
 
-#: Shuffles of the null unless told otherwise, and their seed.
+#: Shuffles of the null unless told otherwise, and their seed; where the observed clique beats every one (``p`` on its
+#: floor, 1 / (1 + shuffles)), the search is rerun on :data:`MORE_SHUFFLES` in all, so the floor is lower.
 N_SHUFFLES = 50
+MORE_SHUFFLES = 200
 SEED = 0
 METHOD = ("intervened labels shuffled among each base's sources (self-interchange kept), the same search rerun: a test that the "
           "labels depend on the source, not that they follow the causal model")
@@ -105,4 +107,76 @@ def shuffle_null(model_pred: np.ndarray, causal_pred: np.ndarray, values: np.nda
             "p_value": float(p), "beats_null": bool(p < 0.05), "shuffles": n_shuffles, "seed": seed, "method": METHOD}  # fmt: skip
 
 
-__all__ = ["METHOD", "N_SHUFFLES", "largest_clique", "shuffle_null", "shuffled_within_rows"]
+RELATION_METHOD = ("the causal model's side (its counterfactuals and values) permuted among examples the model labels alike, the "
+                   "model's intervened labels kept, the same search rerun: a test that the labels follow the causal model, not "
+                   "only the source")
+
+
+def permuted_within_classes(classes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A permutation of ``range(n)`` that moves each example only among those of its own class (int ``[n]``)."""
+    classes = np.asarray(classes)
+    perm = np.arange(len(classes))
+    for c in np.unique(classes):
+        members = np.flatnonzero(classes == c)
+        perm[members] = rng.permutation(members)
+    return perm
+
+
+def relation_null(model_pred: np.ndarray, causal_pred: np.ndarray, values: np.ndarray, classes: np.ndarray, alphas: Iterable[int],
+                  min_size: int, *, n_shuffles: int = N_SHUFFLES, seed: int = SEED) -> dict:  # fmt: skip
+    """The observed largest clique against the same search with the causal model's side permuted among examples of one
+    class (the model's own label): each example's counterfactuals, as base and as source, and its value go to another
+    example the model labels alike, the model's intervened labels stay. A model whose labels depend on the source in a
+    way unrelated to the causal model (a random function of the source, or a copy of the source's own label, which a
+    permutation within the source's class keeps) meets this null; one whose labels follow the counterfactuals does not.
+    (Geiger, Richardson & Potts 2020, Appendix A.3, read cliques as evidence of the causal model; this is the null that
+    claim has to beat.)
+
+    Args:
+        model_pred, causal_pred, values: as :func:`shuffle_null`.
+        classes: int ``[n]``, each example's class (the model's own label on it).
+        n_shuffles, seed: permutations and their seed; with ``p`` on its floor, rerun to :data:`MORE_SHUFFLES`.
+
+    Returns:
+        As :func:`shuffle_null` (``method``: :data:`RELATION_METHOD`).
+
+    Raises:
+        ConfigError: naming ``n_shuffles`` below 1.
+    """
+    check_int(n_shuffles, "n_shuffles", least=1)
+    alphas = tuple(alphas)
+    observed = largest_clique(model_pred, causal_pred, values, alphas, min_size)
+    rng = np.random.default_rng(seed)
+
+    def permuted() -> int:
+        perm = permuted_within_classes(classes, rng)
+        return largest_clique(model_pred, causal_pred[np.ix_(perm, perm)], np.asarray(values)[perm], alphas, min_size)
+
+    shuffled = [permuted() for _ in range(n_shuffles)]
+    if observed > max(shuffled) and n_shuffles < MORE_SHUFFLES:  # p on its floor: a lower floor before it is read
+        shuffled += [permuted() for _ in range(MORE_SHUFFLES - n_shuffles)]
+    p = (1 + sum(s >= observed for s in shuffled)) / (1 + len(shuffled))
+    return {"observed": observed, "shuffled": shuffled, "median": float(np.median(shuffled)), "high": float(np.percentile(shuffled, 95)),
+            "p_value": float(p), "beats_null": bool(p < 0.05), "shuffles": len(shuffled), "seed": seed, "method": RELATION_METHOD}  # fmt: skip
+
+
+def copy_gate(model_pred: np.ndarray, causal_pred: np.ndarray, own: np.ndarray, *, seed: int = SEED) -> dict:
+    """Whether the interchanges follow the causal model more often than they copy the source's own label: IIA and the
+    copies-the-source null over every run pair but the self-interchange, and their difference with its 95% interval
+    (one draw of the examples for bases and sources, :class:`~interp.analysis.bootstrap.ExampleBootstrap`). A site
+    whose IIA does not stand above copying (the last [CLS], read by the head) is no evidence about the causal model,
+    whatever its cliques. ``passes``: the difference's interval lies above 0."""
+    from interp.analysis.bootstrap import ExampleBootstrap
+
+    n = model_pred.shape[0]
+    mask = (causal_pred >= 0) & ~np.eye(n, dtype=bool)
+    iia_hits, copy_hits = model_pred == causal_pred, model_pred == np.asarray(own)[None, :]
+    boot = ExampleBootstrap(n, n, square=True, seed=seed)
+    iia, copies = boot.estimate(iia_hits, mask), boot.estimate(copy_hits, mask)
+    gap = boot.interval(float(iia) - float(copies), boot.share(iia_hits, mask) - boot.share(copy_hits, mask))
+    return {"iia": [float(iia), iia.low, iia.high], "copies_source": [float(copies), copies.low, copies.high],
+            "difference": [float(gap), gap.low, gap.high], "passes": bool(gap.low > 0), "method": boot.method}  # fmt: skip
+
+
+__all__ = ["METHOD", "MORE_SHUFFLES", "N_SHUFFLES", "RELATION_METHOD", "copy_gate", "largest_clique", "permuted_within_classes",
+           "relation_null", "shuffle_null", "shuffled_within_rows"]

@@ -274,7 +274,7 @@ def test_cliques_of_a_model_at_chance_are_marked_uninterpretable(tiny_interventi
     assert report["cliques"] and not any(c["interpretable"] for c in report["cliques"])
     rows = [line for line in result.stdout.splitlines() if line.strip()[:1].isdigit() and "uninterpretable" in line]
     assert len(rows) == len(report["cliques"]) and "verdict: uninterpretable" in result.stdout
-    assert report["shuffle_null"]["shuffles"] == 50 and report["shuffle_null"]["observed"] == report["cliques"][0]["size"]
+    assert report["shuffle_null"]["shuffles"] in (50, 200) and report["shuffle_null"]["observed"] == report["cliques"][0]["size"]  # 200: off its floor
 
 
 def test_the_shuffle_null_fails_a_model_whose_interventions_follow_the_source_and_holds_for_one_at_random():
@@ -293,7 +293,7 @@ def test_the_shuffle_null_fails_a_model_whose_interventions_follow_the_source_an
     members = np.arange(30)
     follows[np.ix_(members, members)] = counterfactual[np.ix_(members, members)]
     found = shuffle_null(follows, counterfactual, values, range(1, 6), 2, n_shuffles=30)
-    assert found["observed"] >= 25 and found["beats_null"] and found["p_value"] == pytest.approx(1 / 31)
+    assert found["observed"] >= 25 and found["beats_null"] and found["p_value"] == pytest.approx(1 / 201) and found["shuffles"] == 200  # off its floor
     assert clique_verdict([], found).startswith("beyond the null: largest clique")
     at_random = shuffle_null(random_labels, counterfactual, values, range(1, 6), 2, n_shuffles=30)
     assert not at_random["beats_null"] and clique_verdict([], at_random).startswith("not beyond the null")

@@ -151,3 +151,39 @@ def test_steer_caps_its_reference_set_and_says_each_warning_once(tiny_classifier
     assert warned and len(warned) == len(set(warned))  # the at-chance check of every scale and direction, said once
     assert run("steer", "--model", tiny_classifier_dir, "--data-dir", monli_dir, "--location", SITE, "--to", "forward",
                "--max-reference", "0").exit_code == 2
+
+
+def test_beside_each_flip_count_stands_a_continuous_figure_read_from_the_logits(lab, monli_dir):
+    """Ablation's margin change and steering's logit shift (on the examples whose counterfactual is not the model's own
+    answer) equal the logits read by hand, each with its interval; both printed."""
+    from interp.api import ablation, effects
+
+    task = lab.task
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=12, seed=2)
+    columns = np.arange(len(task.labels))  # the tiny model's labels are the task's, in order
+    assert list(np.asarray(lab.reading.read)) == list(columns)
+    found = effects.ablation_effect(lab, examples, SITE, kind="zero")
+    before, after = lab.predict(examples).double(), ablation.ablate(lab, examples, SITE, kind="zero").double()
+    own = before.argmax(-1)
+    rows = torch.arange(len(examples))
+
+    def margin(z):
+        others = z.clone()
+        others[rows, own] = -torch.inf
+        return z[rows, own] - others.max(-1).values
+
+    whole = next(r for r in found.rows if r["split"] == "all")
+    assert float(whole["margin_change"]) == pytest.approx((margin(after) - margin(before)).mean().item(), abs=1e-5)
+    assert whole["margin_change"].low <= whole["margin_change"] <= whole["margin_change"].high
+    reference = task.examples(("nmonli_train",), n=60, seed=0)
+    steered = effects.steering_effect(lab, examples, reference, SITE, "lexrel", "reverse", scales=(0.5,))
+    causal = task.build_causal_model([*{e.id: e for e in [*examples, *reference]}.values()])
+    setting = next(v for v in causal.values["lexrel"] if "reverse" in effects._spellings(v))
+    target = torch.tensor([task.labels.index(run_forward(causal, task.inputs(e), {"lexrel": setting})[causal.output]) for e in examples])
+    output = torch.tensor([task.labels.index(run_forward(causal, task.inputs(e))[causal.output]) for e in examples])
+    direction = effects._direction(lab, reference, lab.location(SITE), "lexrel", effects.value_name(setting), causal)
+    pushed = ablation.steer(lab, examples, SITE, direction, scale=0.5).double()
+    moved = (pushed[rows, target] - pushed[rows, own]) - (before[rows, target] - before[rows, own])
+    mask = (target != output) & (target != own)
+    assert float(steered.rows[0]["logit_shift"]) == pytest.approx(moved[mask].mean().item(), abs=1e-5)
+    assert "logit shift" in effects.format_effect(steered) and "margin change" in effects.format_effect(found)

@@ -56,3 +56,33 @@ def logit_shift(after: np.ndarray, before: np.ndarray, counterfactual: np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         replicates = boot.totals(np.where(mask, shift, 0.0)) / boot.totals(mask.astype(np.float64))
     return boot.interval(value, replicates)
+
+
+def gap(logits: np.ndarray, toward: np.ndarray, away: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Per example, ``z[toward] − z[away]`` of float ``[n, model labels]`` logits, the labels as task label ids (int
+    ``[n]`` each) read through ``columns`` (int ``[task labels]``, the model column of each task label)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    rows = np.arange(len(logits))
+    return logits[rows, columns[np.asarray(toward, dtype=np.int64)]] - logits[rows, columns[np.asarray(away, dtype=np.int64)]]
+
+
+def margin(logits: np.ndarray, label: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Per example, the logit of the task label ``label`` (int ``[n]``) minus the largest logit among the task's other
+    labels: positive where the model answers ``label``, in logit units."""
+    logits = np.asarray(logits, dtype=np.float64)[:, columns]  # [n, task labels]
+    rows = np.arange(len(logits))
+    own = logits[rows, np.asarray(label, dtype=np.int64)]
+    others = logits.copy()
+    others[rows, np.asarray(label, dtype=np.int64)] = -np.inf
+    return own - others.max(-1)
+
+
+def mean_change(boot: ExampleBootstrap, change: np.ndarray, mask: np.ndarray) -> Estimate:
+    """The mean of ``change`` (float ``[n]``) over the examples of ``mask`` with its interval from ``boot``, a one-axis
+    bootstrap of those ``n`` examples (its single source column); NaN where ``mask`` is empty."""
+    change, mask = np.asarray(change, dtype=np.float64), np.asarray(mask, dtype=bool)
+    value = float(change[mask].mean()) if mask.any() else float("nan")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = boot.totals(np.where(mask, change, 0.0)[:, None]) / boot.totals(mask.astype(np.float64)[:, None])
+    return boot.interval(value, replicates)
+

@@ -10,15 +10,18 @@ Usage::
 **Ablation** (zero, or the mean over a reference set: Wang et al. 2022, §3) sets every example's vector at the
 location and scores the model again: per split, accuracy intact and ablated (95% Wilson intervals over the split's
 examples), the change in accuracy and the share of labels that changed (95% percentile bootstrap, paired: the same
-examples resampled for both, the task's groups (MoNLI: word pairs) whole). The null an effect must beat is no
-change: an interval of the change that covers 0 says the location is not needed, on these examples, for the
-answer.
+examples resampled for both, the task's groups (MoNLI: word pairs) whole), and beside them a continuous figure, the
+mean change of the intact answer's margin (its logit minus the largest other label's, logit units), which moves where
+logits move though no label flips. The null an effect must beat is no change: an interval of the change that covers
+0 says the location is not needed, on these examples, for the answer.
 
 **Steering** (activation addition; Turner et al. 2023, §2) adds ``scale`` times a direction: the difference of the
 mean vectors of the reference examples whose ``variable`` takes the value ``to`` and of those where it does not
 (difference of class means; keep the reference set disjoint from the steered one). Per scale: the share of labels
 changed, and of the examples whose causal model output changes when ``variable`` is set to ``to`` (the eligible
-ones), the share whose prediction is now that counterfactual output. Beside each, the same figures for a seeded
+ones), the share whose prediction is now that counterfactual output, and the mean change of (that output's logit −
+the model's own answer's) on those it did not already answer so (``logit_shift``, logit units; Heimersheim & Nanda
+2024, §3, on a continuous metric beside a discrete one). Beside each, the same figures for a seeded
 random direction of the same norm (the null a direction must beat: any push of that size), and the eligible
 examples' share before steering. The claim "the direction moves the model as the causal model says setting the
 variable would" needs the direction's share above the random one's. It does not say that the model uses that
@@ -36,6 +39,7 @@ import numpy as np
 import torch
 
 from interp.analysis.bootstrap import ExampleBootstrap
+from interp.analysis.shift import gap, margin, mean_change
 from interp.api import ablation
 from interp.causal import run_forward
 from interp.causal.values import value_name
@@ -106,6 +110,12 @@ def _predictions(lab, logits: torch.Tensor) -> np.ndarray:
     return np.asarray(lab.reading.read, dtype=np.int64)[logits.argmax(-1).numpy()]
 
 
+def _columns(lab) -> np.ndarray:
+    """The model's logit column that reads as each task label (the first, where several fold into one)."""
+    read = np.asarray(lab.reading.read)
+    return np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(len(lab.task.labels))])
+
+
 def ablation_effect(lab, examples: Sequence, location, *, kind: str = "zero", reference: Sequence | None = None,
                     seed: int = 0) -> EffectResult:  # fmt: skip
     """Ablate ``location`` (``kind`` zero or mean over ``reference``, default ``examples``) on every example and score
@@ -122,8 +132,11 @@ def ablation_effect(lab, examples: Sequence, location, *, kind: str = "zero", re
     examples = lab.task.check_examples(examples)
     loc = lab.location(location)
     gold = np.array([lab.task.labels.index(e.label) for e in examples])
-    intact = _predictions(lab, lab.predict(examples))
-    ablated = _predictions(lab, ablation.ablate(lab, examples, loc, kind=kind, reference=reference))
+    before = lab.predict(examples)
+    after = ablation.ablate(lab, examples, loc, kind=kind, reference=reference)
+    intact, ablated = _predictions(lab, before), _predictions(lab, after)
+    columns = _columns(lab)  # the continuous figure: how far the intact answer's margin over the other labels moved
+    moved = margin(after.float().numpy(), intact, columns) - margin(before.float().numpy(), intact, columns)
     boot = _bootstrap(lab, examples, seed)
     names = np.array([e.split for e in examples], dtype=object)
     rows = []
@@ -135,7 +148,7 @@ def ablation_effect(lab, examples: Sequence, location, *, kind: str = "zero", re
                                boot.share(right_after[:, None], where[:, None]) - boot.share(right[:, None], where[:, None]))  # fmt: skip
         rows.append({"split": split, "examples": n, "accuracy": wilson(int(right[where].sum()), n),
                      "ablated_accuracy": wilson(int(right_after[where].sum()), n), "change": change,
-                     "changed": _share(boot, intact != ablated, where)})  # fmt: skip
+                     "changed": _share(boot, intact != ablated, where), "margin_change": mean_change(boot, moved, where)})  # fmt: skip
     settings = {"model": lab.model.name, "kind": kind, "reference": "the ablated examples" if reference is None else f"{len(reference)} examples"}
     return EffectResult("ablate", str(loc), rows, boot.method, settings)
 
@@ -208,16 +221,21 @@ def steering_effect(lab, examples: Sequence, reference: Sequence, location, vari
     generator = torch.Generator().manual_seed(seed)
     random = torch.randn(direction.shape, generator=generator)
     random = random * (direction.norm() / random.norm())
-    own = _predictions(lab, lab.predict(examples))
+    before = lab.predict(examples)
+    own = _predictions(lab, before)
+    columns = _columns(lab)
+    gap_before = gap(before.float().numpy(), target, own, columns)
     boot = _bootstrap(lab, examples, seed)
     every = np.ones(len(examples), bool)
     rows = []
     for kind, vector in (("direction", direction), ("random", random)):
         for scale in scales:
-            pred = _predictions(lab, ablation.steer(lab, examples, loc, vector, scale=float(scale)))
+            logits = ablation.steer(lab, examples, loc, vector, scale=float(scale))
+            pred = _predictions(lab, logits)
+            shift = gap(logits.float().numpy(), target, own, columns) - gap_before  # toward the counterfactual, logit units
             rows.append({"direction": kind, "scale": float(scale), "examples": len(examples), "eligible": int(eligible.sum()),
                          "changed": _share(boot, pred != own, every), "to_counterfactual": _share(boot, pred == target, eligible),
-                         "before": _share(boot, own == target, eligible)})  # fmt: skip
+                         "before": _share(boot, own == target, eligible), "logit_shift": mean_change(boot, shift, eligible & (target != own))})  # fmt: skip
     settings = {"model": lab.model.name, "variable": variable, "to": to, "norm": float(direction.norm()),
                 "reference": f"{len(reference)} examples of {', '.join(dict.fromkeys(e.split for e in reference))}", "seed": seed}  # fmt: skip
     return EffectResult("steer", str(loc), rows, boot.method, settings)
@@ -227,23 +245,36 @@ def format_effect(found: EffectResult) -> str:
     """The result as a text table with every interval, and what the intervals are over."""
     if found.command == "ablate":
         lines = [f"{found.settings['kind']} ablation at {found.location} (reference: {found.settings['reference']})",
-                 f"{'split':14}{'examples':>9}  {'accuracy [95%]':>22}  {'ablated [95%]':>22}  {'change [95%]':>24}  {'labels changed [95%]':>22}"]
+                 f"{'split':14}{'examples':>9}  {'accuracy [95%]':>22}  {'ablated [95%]':>22}  {'change [95%]':>24}  {'labels changed [95%]':>22}"
+                 f"  {'margin change [95%]':>24}"]  # fmt: skip
         for r in found.rows:
             lines.append(f"{r['split']:14}{r['examples']:>9}  {_pct(r['accuracy']):>22}  {_pct(r['ablated_accuracy']):>22}  "
-                         f"{_pct(r['change'], sign=True):>24}  {_pct(r['changed']):>22}")  # fmt: skip
-        lines.append("accuracies: 95% Wilson over each split's examples; change and labels changed: " + found.method
-                     + "; the null is no change (an interval of the change that covers 0)")  # fmt: skip
+                         f"{_pct(r['change'], sign=True):>24}  {_pct(r['changed']):>22}  {_logits(r.get('margin_change')):>24}")  # fmt: skip
+        lines.append("accuracies: 95% Wilson over each split's examples; change, labels changed and margin change: " + found.method
+                     + "; the null is no change (an interval of the change that covers 0); margin change: the intact answer's logit "
+                     "minus the largest other label's, ablated minus intact, in logit units (negative: the answer weakened, "
+                     "whether or not it flipped)")  # fmt: skip
         return "\n".join(lines)
     s = found.settings
     lines = [f"steering at {found.location} towards {s['variable']} = {s['to']} (difference of class means over {s['reference']}, "
              f"norm {s['norm']:.3g}); random: a seeded direction of the same norm (seed {s['seed']})",
-             f"{'direction':10}{'scale':>7}  {'labels changed [95%]':>22}  {'to counterfactual [95%]':>24}  {'before steering':>22}"]  # fmt: skip
+             f"{'direction':10}{'scale':>7}  {'labels changed [95%]':>22}  {'to counterfactual [95%]':>24}  {'before steering':>22}"
+             f"  {'logit shift [95%]':>24}"]  # fmt: skip
     for r in found.rows:
-        lines.append(f"{r['direction']:10}{r['scale']:>7g}  {_pct(r['changed']):>22}  {_pct(r['to_counterfactual']):>24}  {_pct(r['before']):>22}")
+        lines.append(f"{r['direction']:10}{r['scale']:>7g}  {_pct(r['changed']):>22}  {_pct(r['to_counterfactual']):>24}  {_pct(r['before']):>22}"
+                     f"  {_logits(r.get('logit_shift')):>24}")  # fmt: skip
     eligible = found.rows[0]["eligible"]
     lines.append(f"to counterfactual: of the {eligible} of {found.rows[0]['examples']} examples whose causal model output changes with "
-                 f"{s['variable']} set to {s['to']}, the share now predicted as that output; [95%]: {found.method}")  # fmt: skip
+                 f"{s['variable']} set to {s['to']}, the share now predicted as that output; logit shift: on those the model did not "
+                 f"already answer so, the mean change of (that output's logit − the model's own answer's), in logit units, "
+                 f"positive toward it whether or not a label flips; [95%]: {found.method}")  # fmt: skip
     return "\n".join(lines)
+
+
+def _logits(e: Estimate | None) -> str:
+    if e is None or not math.isfinite(float(e)):
+        return "—"
+    return f"{float(e):+.3f} [{e.low:+.3f}, {e.high:+.3f}]"
 
 
 def _pct(e: Estimate, sign: bool = False) -> str:

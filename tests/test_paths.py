@@ -123,6 +123,21 @@ def test_a_self_patch_is_the_base_and_the_sweep_puts_direct_beside_total(encoder
                                                                                            "total_low", "total_high"]  # fmt: skip
     assert (frame.direct_low <= frame.direct).all() and (frame.direct <= frame.direct_high).all() and (frame.pairs == 16).all()
     assert frame.interval.str.contains("word pairs").all()
+    # beside the flip shares, the continuous figure: the base's own answer's margin, its change read by hand from the logits
+    sender = SENDERS[0]
+    row = encoder_lab.path_patch_sweep(examples, examples, sender).iloc[0]
+    z, z0 = same.double(), own.double()
+    answer = z0.argmax(-1)
+
+    def margin(logits, label):  # the label's logit minus the largest other
+        top2 = logits.topk(2, dim=-1).values
+        own_logit = logits.gather(-1, label.expand(logits.shape[:-1]).unsqueeze(-1)).squeeze(-1)
+        return own_logit - torch.where(top2[..., 0] == own_logit, top2[..., 1], top2[..., 0])
+
+    after = margin(z, answer[:, None].expand(z.shape[:2]))
+    before = margin(z0, answer)
+    assert row.direct_margin == pytest.approx((after - before[:, None]).mean().item(), abs=1e-4)
+    assert row.direct_margin_low <= row.direct_margin <= row.direct_margin_high
 
 
 def test_a_residual_stream_sender_is_refused_by_name(encoder_lab, examples):

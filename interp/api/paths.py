@@ -29,6 +29,8 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.analysis.bootstrap import ExampleBootstrap
+from interp.analysis.shift import margin
+from interp.core.estimates import Estimate
 from interp.core.errors import ConfigError, named, renamed
 from interp.engine.paths import naive_path_patch_logits, path_patch_logits
 from interp.hooks.inputs import parse_model_locations
@@ -89,7 +91,10 @@ def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "he
 
     Returns:
         A ``pandas.DataFrame``, one row per sender: ``sender``, ``direct``, ``direct_low``, ``direct_high``, ``total``,
-        ``total_low``, ``total_high``, ``pairs``, ``interval``, ``receiver`` (``readout`` or the receiver's location).
+        ``total_low``, ``total_high`` (shares of pairs whose label moves off the base's own), ``direct_margin`` and
+        ``total_margin`` with their ``_low`` and ``_high`` (the continuous figure beside them: the mean change of the base's
+        own answer's margin over the other labels, logit units, negative where the patch moved it away, whether or not a
+        label flips), ``pairs``, ``interval``, ``receiver`` (``readout`` or the receiver's location).
 
     Raises:
         ConfigError: as :func:`path_patch`; a sender list with a residual-stream location; no sender before the receiver.
@@ -116,11 +121,23 @@ def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "he
         grouped.pop("source_groups")
     boot = ExampleBootstrap(len(bases), len(sources), square=square, seed=seed, **grouped)
     mask = np.ones((len(bases), len(sources)), dtype=bool)
+    read = np.asarray(every.binding.reading.read)
+    columns = np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(len(lab.task.labels))])
+    own_margin = margin(lab.predict(bases).float().numpy(), base_own, columns)  # the base's own answer over the other labels
+
+    def moved(logits) -> Estimate:  # the mean change of that margin over every pair, logit units (negative: moved off it)
+        after = margin(logits.float().numpy().reshape(-1, logits.shape[-1]), np.repeat(base_own, len(sources)), columns)
+        change = after.reshape(len(bases), len(sources)) - own_margin[:, None]
+        return boot.interval(float(change.mean()), boot.totals(change) / boot.totals(mask.astype(np.float64)))
+
     rows = []
     for loc in locations:
-        direct, total = (every.binding.reading.predict(logits.reshape(-1, logits.shape[-1])).reshape(len(bases), -1)
-                         for logits in (path_patch(lab, bases, sources, loc, receiver=target), lab.interchange_logits(bases, sources, loc)))
+        found = (path_patch(lab, bases, sources, loc, receiver=target), lab.interchange_logits(bases, sources, loc))
+        direct, total = (every.binding.reading.predict(logits.reshape(-1, logits.shape[-1])).reshape(len(bases), -1) for logits in found)
         d, t = boot.estimate(direct != base_own[:, None], mask), boot.estimate(total != base_own[:, None], mask)
+        dm, tm = (moved(logits) for logits in found)
         rows.append({"sender": str(loc), "direct": float(d), "direct_low": d.low, "direct_high": d.high, "total": float(t),
-                     "total_low": t.low, "total_high": t.high, "pairs": int(mask.sum()), "interval": d.method, "receiver": str(target or "readout")})  # fmt: skip
+                     "total_low": t.low, "total_high": t.high, "direct_margin": float(dm), "direct_margin_low": dm.low,
+                     "direct_margin_high": dm.high, "total_margin": float(tm), "total_margin_low": tm.low, "total_margin_high": tm.high,
+                     "pairs": int(mask.sum()), "interval": d.method, "receiver": str(target or "readout")})  # fmt: skip
     return pd.DataFrame(rows)

@@ -76,9 +76,14 @@ def format_path_sweep(frame, top: int = 10) -> str:
     width = max(len(s) for s in rows.sender) if len(rows) else 6
     receiver = frame.receiver.iloc[0] if "receiver" in frame and len(frame) else "readout"
     path = "to the readout alone" if receiver == "readout" else f"through {receiver}"
-    lines = [f"{'sender':<{width}}  direct ({path})  total (every path)   [labels moved off the base's own, of {int(frame.pairs.iloc[0])} pairs]"]
+    lines = [f"{'sender':<{width}}  direct ({path})  total (every path)   [labels moved off the base's own, of {int(frame.pairs.iloc[0])} pairs]"
+             "   margin change, direct / total [logits]"]
     for r in rows.itertuples():
+        margins = (f"   {r.direct_margin:+.3f} [{r.direct_margin_low:+.3f}, {r.direct_margin_high:+.3f}] / "
+                   f"{r.total_margin:+.3f} [{r.total_margin_low:+.3f}, {r.total_margin_high:+.3f}]") if hasattr(r, "direct_margin") else ""
         lines.append(f"{r.sender:<{width}}  {r.direct:.3f} [{r.direct_low:.3f}, {r.direct_high:.3f}]         "
-                     f"{r.total:.3f} [{r.total_low:.3f}, {r.total_high:.3f}]")  # fmt: skip
-    lines.append(f"(the {len(rows)} of {len(frame)} senders with the largest direct effect, then total) [95%]: {frame.interval.iloc[0]}")
+                     f"{r.total:.3f} [{r.total_low:.3f}, {r.total_high:.3f}]{margins}")  # fmt: skip
+    lines.append(f"(the {len(rows)} of {len(frame)} senders with the largest direct effect, then total) [95%]: {frame.interval.iloc[0]}; "
+                 "margin change: the mean change of the base's own answer's logit minus the largest other label's, in logit units, "
+                 "negative where the patch moved the model off its answer, whether or not a label flipped")  # fmt: skip
     return "\n".join(lines)

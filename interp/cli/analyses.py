@@ -213,7 +213,7 @@ def das(model, reading, output, locations, data, alignment, sample, training, ru
     click.option("--k", type=int, default=16, show_default=True, help="DAS's dimensions (MIB: 16 for a pointer-like variable, half the width for a token-like one)."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed of the examples drawn, the pairs, the featurizers' initial parameters and the re-initialised weights."),
 )
-@o.run(64, "Pairs per training step.", wordpiece="first or last")
+@o.run(64, "Pairs per training step.", wordpiece="first or last (MIB's positions are a word's last token)", wordpiece_default="last")
 @click.option("--export", default=None, type=click.Path(file_okay=False), help="A new folder to write the model's units into in MIB's submission layout (the full vector, DAS and DBM over the neurons; FEATURIZER/TASK_MODEL_VARIABLE/ResidualStream(Layer-L,Token-P)_featurizer, _inverse_featurizer, _indices).")
 def localize(model, reading, output, data, units, training, run, progress, export):
     """MIB's featurizers at every block and position: each trained and scored on held-out pairs, beside its untrained self, the nulls and the same featurizer on the re-initialised model; MIB's table with intervals (resumable)."""

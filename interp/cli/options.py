@@ -132,9 +132,9 @@ BACKEND = click.option("--backend", default="hf", show_default=True,
                        help="hf (interp's engine on the Hugging Face model) or transformer-lens (the same through a TransformerBridge's hook points; pip install 'interp[tl]').")  # fmt: skip
 
 
-def wordpiece_option(rules: str = "first or last"):
-    """--wordpiece, its help naming the ``rules`` the command takes."""
-    return click.option("--wordpiece", default="first", show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
+def wordpiece_option(rules: str = "first or last", default: str = "first"):
+    """--wordpiece, its help naming the ``rules`` the command takes, and its ``default``."""
+    return click.option("--wordpiece", default=default, show_default=True, help=f"Which WordPiece stands for a split word: {rules}.")
 
 
 COMPILE = click.option("--compile/--no-compile", default=None,
@@ -146,7 +146,7 @@ PREFIX_REUSE = click.option("--prefix-reuse/--no-prefix-reuse", default=None,
 
 
 def run(batch_size: int | None | bool, batch_help: str | None = None, *, device: bool = True, quiet_help: str = "No progress bar.",
-        wordpiece: str | None = None, backend: bool = False, compile: bool = False):  # fmt: skip
+        wordpiece: str | None = None, backend: bool = False, compile: bool = False, wordpiece_default: str = "first"):  # fmt: skip
     """--batch-size (its default ``batch_size``; ``False``: none, a training's batch is its recipe's), --device (with
     ``device``), --wordpiece (with ``wordpiece``, its rules), --backend (with ``backend``), --compile/--no-compile and --prefix-reuse/--no-prefix-reuse (with
     ``compile``: commands that run interchanges) and --quiet: the command receives ``run`` (a
@@ -155,7 +155,7 @@ def run(batch_size: int | None | bool, batch_help: str | None = None, *, device:
     if device:
         options.append(DEVICE)
     if wordpiece is not None:
-        options.append(wordpiece_option(wordpiece))
+        options.append(wordpiece_option(wordpiece, wordpiece_default))
     if backend:
         options.append(BACKEND)
     if compile:

@@ -71,6 +71,8 @@ class LocalizeConfig:
     ``variables``: empty, every variable the task aligns. ``k``: DAS's dimensions (MIB: 16 for a pointer-like
     variable, half the width for a token-like one). ``lr``: the trainer's (MIB's DBM baselines 1.0, causalab's 1e-2).
     ``export``: a new folder to write the pretrained model's units into in MIB's submission layout (:func:`export_mib`).
+    ``run``: device, pairs per training step and WordPiece rule; ``last`` by default, as MIB's positions are a word's
+    last token (a city of several tokens is read at its last).
     """
 
     model: str | Classifier
@@ -89,7 +91,7 @@ class LocalizeConfig:
     lr: float = 1e-2
     k: int = 16
     seed: int = 0
-    run: RunSpec = field(default_factory=RunSpec)
+    run: RunSpec = field(default_factory=lambda: RunSpec(wordpiece="last"))
     overwrite: bool = False
     export: str | None = None
 

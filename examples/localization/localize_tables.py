@@ -1,0 +1,51 @@
+"""The localization page's tables for a run of ``interp localize``, from the two CSVs it writes.
+
+    .venv/bin/python examples/localization/localize_tables.py docs/results/data/localization/cities_smollm2.csv \
+        docs/results/data/localization/cities_smollm2_mib.csv
+
+Two tables, printed as Markdown: MIB's aggregation per model, featurizer and variable (``mib.csv``: the mean over the
+layers run of each layer's best position, with the interval of the same mean over the bootstrap replicates, and the
+best layer with its own interval); then every unit of the pretrained model (``localize.csv``): its held-out IIA with
+its 95% interval, RAVEL's Cause, Isolate and their mean where the task asks attributes, the re-initialised model's IIA
+at the same unit where it was run, and the verdict (:func:`interp.analysis.localization.verdict`).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+
+def _cell(row: dict, name: str) -> str:
+    if row.get(name) in (None, ""):
+        return "—"
+    return f"{float(row[name]):.3f} [{float(row[name + '_low']):.3f}, {float(row[name + '_high']):.3f}]"
+
+
+def tables(units_csv: str, mib_csv: str) -> str:
+    rows = list(csv.DictReader(open(units_csv, newline="")))
+    mib = list(csv.DictReader(open(mib_csv, newline="")))
+    lines = ["| model | featurizer | variable | mean IIA over layers [95%] | best layer (position) | its IIA [95%] |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for t in mib:
+        lines.append(f"| {t['model']} | {t['featurizer']} | {t['variable']} | {_cell(t, 'mean')} ({t['blocks']} layers) | "
+                     f"{t['best_block']} ({t['position']}) | {_cell(t, 'best_iia')} |")
+    ravel = any(r.get("ravel") not in (None, "") for r in rows)
+    head = "| variable | block | position | featurizer | IIA [95%] |" + (" Cause | Isolate | RAVEL |" if ravel else "")
+    lines += ["", head + " re-initialised | verdict |", "| " + " | ".join(["---"] * (head.count("|") + 1)) + " |"]
+    for r in rows:
+        if r["model"] != "pretrained":
+            continue
+        scores = f" {_cell(r, 'cause')} | {_cell(r, 'isolate')} | {_cell(r, 'ravel')} |" if ravel else ""
+        control = "—" if r.get("control_iia") in (None, "") else f"{float(r['control_iia']):.3f}"
+        lines.append(f"| {r['variable']} | {r['block']} | {r['position']} | {r['featurizer']} | {_cell(r, 'iia')} |{scores} {control} | "
+                     f"{r['verdict']} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(units_csv: str | None = None, mib_csv: str | None = None) -> None:
+    print(tables(units_csv or sys.argv[1], mib_csv or sys.argv[2]))
+
+
+if __name__ == "__main__":
+    main()

@@ -6,6 +6,7 @@ MoNLI (real data)."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 
 import numpy as np
@@ -104,6 +105,8 @@ def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(
     assert {(r["model"], r["featurizer"], r["block"]) for r in rows} == {
         ("pretrained", f, b) for f in ("full", "das") for b in ("0", "1")} | {("re-initialised", f, "1") for f in ("full", "das")}
     assert all(r["verdict"] for r in rows if r["model"] == "pretrained") and (out / "mib.csv").is_file() and (out / "localize.png").is_file()
+    pairs = json.loads((out / "pairs.json").read_text())["output_position"]
+    assert len(pairs["bases"]) == len(rows[0]["hits"]) == int(rows[0]["test_pairs"]) and pairs["unit"] == "name pairs"
     assert found.kept <= found.of and "MIB's filter" in found.format() and len(found.to_frame()) == 6
     assert all(r["control_iia"] != "" for r in rows if r["model"] == "pretrained" and r["block"] == "1")
     # killed after some units: the finished ones are kept, the missing one run again, the numbers the same

@@ -25,8 +25,10 @@ same featurizers are trained and scored the same way, on the same pairs, on the 
 
 Every finished unit is a JSON file in ``<out>/localize.parts/`` (written atomically): a run killed at any moment and
 started again with the same settings skips them. At the end ``localize.csv`` (every unit, its verdict, RAVEL's
-scores where the task asks attributes), ``mib.csv`` (MIB's table) and ``localize.png`` (IIA by layer per featurizer,
-the re-initialised model beneath) are written together with a manifest.
+scores where the task asks attributes, its per-pair hits), ``mib.csv`` (MIB's table), ``pairs.json`` (each variable's
+held-out pairs as indices into the examples it lists, their groups and breakdown: with the hits, every interval can be
+recomputed, :class:`~interp.analysis.localization.HeldOut`) and ``localize.png`` (IIA by layer per featurizer, the
+re-initialised model beneath) are written together with a manifest.
 """
 
 from __future__ import annotations
@@ -272,6 +274,10 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
         write_csv_atomic([{**{k: v for k, v in t.items() if k not in ("mean", "best")}, **_flat("mean", t["mean"]), **_flat("best_iia", t["best"])}
                           for t in table], outputs.path("mib.csv"))  # fmt: skip
         save_figure_atomic(_figure(rows, task.name), outputs.path("localize.png"), dpi=110, bbox_inches="tight")
+        write_json_atomic(outputs.path("pairs.json"), {v: {"bases": h.bases.tolist(), "sources": h.sources.tolist(), "unit": h.unit,
+                                                           "groups": None if h.groups is None else [str(g) for g in h.groups],
+                                                           "breakdown": {k: list(map(str, b)) for k, b in (h.breakdown or {}).items()},
+                                                           "examples": [e.id for e in kept]} for v, h in held.items()})  # fmt: skip
     architecture = (getattr(lab.model.module.config, "architectures", None) or [type(lab.model.module).__name__])[0]
     return Localization(rows, table, len(right), len(examples), out, tuple(getattr(task, "dropped", ())), kept, task=task.name,
                         architecture=architecture)  # fmt: skip

@@ -56,6 +56,7 @@ def test_the_verdict_needs_every_control_cleared_and_a_planted_twin_fails_it():
     assert verdict(row, None, pairs) == "not shown: no re-initialised run"
     assert "stays the base" in verdict(_row(good, good), _row(none, none), pairs)  # the intervention did nothing
     assert "its untrained featurizer" in verdict(_row(good, none, gain_low=-0.1), _row(none, none), pairs)
+    assert verdict({**row, "chance": 0.95}, _row(none, none, "re-initialised"), pairs) == "not shown: chance"  # below the commonest answer
     assert hits_array(hits_string([True, False, True])).tolist() == [True, False, True]
 
 

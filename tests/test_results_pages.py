@@ -208,3 +208,21 @@ def test_the_localization_page_is_its_committed_csv():
     assert module.verdict(row, {"iia_high": "0.70"}) == "localizes"
     assert module.verdict(row, {"iia_high": "0.85"}) == "not shown: re-initialised"  # a random model that matches it
     assert module.verdict(row, None) == "not shown: no re-initialised run"
+
+
+def test_the_localization_pages_runs_of_interp_localize_are_their_committed_csvs():
+    """Each block of the localization page marked ``<!-- localize: NAME -->`` is what
+    ``examples/localization/localize_tables.py`` prints from ``data/localization/NAME.csv`` and ``NAME_mib.csv``
+    (the two files ``interp localize`` wrote), verdicts and RAVEL's scores included."""
+    import importlib.util
+
+    script = RESULTS.parents[1] / "examples" / "localization" / "localize_tables.py"
+    spec = importlib.util.spec_from_file_location("localize_tables", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (RESULTS / "localization.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- localize: (\w+) -->\n(.*?)\n<!-- /localize -->", text, re.S)
+    for name, shown in blocks:
+        data = RESULTS / "data" / "localization"
+        assert shown.strip() == module.tables(str(data / f"{name}.csv"), str(data / f"{name}_mib.csv")).strip(), name
+    assert len(blocks) == text.count("<!-- localize:")

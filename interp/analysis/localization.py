@@ -21,7 +21,8 @@ The verdict (:func:`verdict`) says a featurizer *localizes* a variable at a unit
 have their interval above 0: the IIA minus the untrained featurizer's (DAS's own null, Geiger et al. 2024, §3), minus
 the stays-the-base null (the intervention that does nothing), and minus the same featurizer trained and scored the same
 way on the model with re-initialised weights (Sutter et al. 2025, "The Non-Linear Representation Dilemma": learned maps
-reach high IIA on random models). The copies-the-source null is reported, not required: for a variable that is the
+reach high IIA on random models); and where the IIA's interval lies above chance, the commonest counterfactual's
+share (a full vector that swaps every answer can clear the three nulls with an IIA of 0.2). The copies-the-source null is reported, not required: for a variable that is the
 output (IOI's ``output_token``) it coincides with the variable. Not covered: seeds of the featurizer's training (one
 seed), other prompt distributions, and positions or layers not run.
 """
@@ -103,8 +104,9 @@ def _figure(row: Mapping, name: str) -> Estimate:
 def verdict(row: Mapping, control: Mapping | None, pairs: HeldOut | None = None) -> str:
     """``localizes`` where the unit's IIA stands above its untrained featurizer (a trained one), the stays-the-base
     null and the re-initialised model's IIA at the same unit, each difference's 95% interval above 0 (paired over the
-    held-out pairs where ``pairs`` and both rows' hits are given, else the intervals compared); otherwise
-    ``not shown:`` and what it does not clear."""
+    held-out pairs where ``pairs`` and both rows' hits are given, else the intervals compared), and its interval's
+    lower end above chance (the commonest counterfactual's share, where the row gives it); otherwise ``not shown:``
+    and what it does not clear."""
     missing = []
     paired = pairs is not None and "hits" in row and "stays_hits" in row
     if row.get("untrained_iia") not in (None, ""):
@@ -117,6 +119,8 @@ def verdict(row: Mapping, control: Mapping | None, pairs: HeldOut | None = None)
             missing.append("stays the base")
     elif float(row["iia_low"]) <= float(row["stays_base_high"]):
         missing.append("stays the base")
+    if row.get("chance") not in (None, "") and float(row["iia_low"]) <= float(row["chance"]):
+        missing.append("chance")  # below the commonest counterfactual's share, an IIA is no alignment whatever its nulls
     if control is None:
         missing.append("no re-initialised run")
     else:

@@ -377,3 +377,39 @@ def test_the_relation_null_keeps_each_class_and_reruns_on_its_floor():
     values, labels, counterfactual, follows, *_ = _planted()
     found = relation_null(follows, counterfactual, values, labels, range(1, 4), 2, n_shuffles=10)
     assert found["shuffles"] == MORE_SHUFFLES and found["p_value"] == pytest.approx(1 / (1 + MORE_SHUFFLES))
+
+
+@pytest.mark.parametrize("kind", ["follows", "by source", "copies"])
+def test_interp_cliques_reads_a_copying_site_and_a_source_random_model_as_no_evidence(tiny_interventions, tmp_path, kind):
+    """Through the command, on a file whose model is made right on every example (so above chance) and whose
+    intervened labels are planted: following the counterfactuals is evidence; a random function of the source and a
+    copy of the source's own label are not, and their cliques are not marked interpretable (no odds in the report)."""
+    import h5py
+
+    planted = tmp_path / "planted.h5"
+    planted.write_bytes(tiny_interventions.read_bytes())
+    with h5py.File(planted, "r+") as f:
+        labels = f["label"][:].astype(np.int64)
+        f["base_pred"][...] = labels  # right on every example, and one split of all 40: above chance
+        f["split"][...] = np.array([f["split"][0]] * len(labels), dtype=f["split"].dtype)
+        group = f["lexrel/blocks.0.hook_resid_post@w_h"]
+        causal = group["causal_pred"][:].astype(np.int64)
+        n = len(labels)
+        if kind == "follows":
+            model = causal.copy()
+        elif kind == "by source":
+            model = np.tile(np.random.default_rng(3).integers(0, 2, n)[None, :], (n, 1))
+        else:
+            model = np.tile(labels[None, :], (n, 1))
+        np.fill_diagonal(model, labels)
+        group["model_pred"][...] = model.astype(np.int8)
+    out = tmp_path / "c"
+    result = _cli("cliques", "--interventions", planted, "--out", out, "--alphas", "1-4", "--min-size", "2")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((out / "cliques.json").read_text())
+    assert not report["model_at_chance"]
+    if kind == "follows":
+        assert report["verdict"].startswith("evidence:") and all(c["interpretable"] for c in report["cliques"])
+    else:
+        assert report["verdict"].startswith("not evidence") and not any(c["interpretable"] for c in report["cliques"])
+    assert f"verdict: {report['verdict'].split(':')[0]}" in result.stdout

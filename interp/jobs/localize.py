@@ -16,8 +16,9 @@ fitted on the training examples) is trained and scored at every *unit*: the resi
 mentions and last token; the cities' city and last token).
 
 The examples are MIB's filter: the prompts of ``splits`` the model answers right (every output says how many of how
-many), at most ``max_examples`` of them, seeded. Each unit is :meth:`~interp.api.intervenable.IntervenableModel.train_das`
-on them: ``train_pairs`` balanced counterfactual pairs among a training share of the examples, the featurizer
+many), at most ``max_examples`` of them, seeded. Each unit is DAS's one trainer on them (:func:`interp.api.das.train`,
+without the localist block, which MIB's comparison of featurizers does not need: ``benchmarks/localize.py``):
+``train_pairs`` balanced counterfactual pairs among a training share of the examples, the featurizer
 trained with the model frozen, scored on ``test_pairs`` held-out pairs, beside its untrained self and the nulls. The
 same featurizers are trained and scored the same way, on the same pairs, on the model with re-initialised weights
 (:func:`~interp.api.loading.reinitialised`) at ``control_blocks``; the verdict and MIB's table are

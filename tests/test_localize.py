@@ -152,7 +152,7 @@ def test_localize_runs_on_minilm_fine_tuned_on_monli(finetuned_minilm, monli_dir
     out = tmp_path / "monli"
     model, _ = finetuned_minilm
     result = CliRunner().invoke(main, ["localize", "--model", str(model), "--task", "monli", "--data-dir", str(monli_dir), "--splits",
-                                       "pmonli", "--variable", "lexrel", "--blocks", "3", "--positions", "w_h", "--featurizers", "full,das",
+                                       "pmonli_heldout", "--variable", "lexrel", "--blocks", "3", "--positions", "w_h", "--featurizers", "full,das",
                                        "--max-examples", "120", "--train-pairs", "64", "--test-pairs", "60", "--epochs", "1", "--k", "8",
                                        "--out", str(out), "--quiet"])  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -109,3 +109,13 @@ def ioi_tokenizer(kind: str):
     sentences = [f"{e.premise} {e.hypothesis} {e.label}" for e in ioi_examples(("train", "test"))]
     build = scratch_tokenizers()
     return build.byte_level_bpe(sentences, 1000) if kind == "byte-level" else build.sentencepiece_bpe(sentences, 1000)
+
+
+def save_bare_ioi_lm(path: Path) -> Path:
+    """A tiny random GPT-2 causal LM saved at ``path`` with a tokenizer that reads every IOI name as one token: a bare
+    causal LM, read through the task's names."""
+    tok = ioi_tokenizer("byte-level")
+    decoder_model("gpt2", tok, causal_lm=True).save_pretrained(path, safe_serialization=True)
+    tok.save_pretrained(path)
+    return path
+

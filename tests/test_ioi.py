@@ -13,7 +13,7 @@ from interp.causal import run_forward, run_interchange
 from interp.core.errors import ConfigError
 from interp.tasks.ioi import TEMPLATE, ioi_causal_model, ioi_examples, ioi_task, label_words, logit_difference, one_token_names
 
-from decoders import decoder_model, ioi_tokenizer, tokenizer
+from decoders import decoder_model, ioi_tokenizer, save_bare_ioi_lm, tokenizer
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
 
@@ -104,11 +104,7 @@ def test_dbm_and_das_train_on_the_task(lab):
 @pytest.fixture(scope="module")
 def bare_lm(tmp_path_factory):
     """A tiny random GPT-2 causal LM saved with a tokenizer that reads every name as one token: a bare causal LM."""
-    tok = ioi_tokenizer("byte-level")
-    path = tmp_path_factory.mktemp("ioi") / "bare"
-    decoder_model("gpt2", tok, causal_lm=True).save_pretrained(path, safe_serialization=True)
-    tok.save_pretrained(path)
-    return path
+    return save_bare_ioi_lm(tmp_path_factory.mktemp("ioi") / "bare")
 
 
 def test_the_commands_read_a_bare_causal_lm_through_the_tasks_own_reading(bare_lm, tmp_path):

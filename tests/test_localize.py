@@ -20,7 +20,7 @@ from interp.core.errors import ConfigError, OutputError
 from interp.jobs import localize as job
 from interp.jobs.localize import LocalizeConfig, parse_blocks, run_localize
 
-from decoders import decoder_model, ioi_tokenizer
+from decoders import save_bare_ioi_lm
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
 
@@ -86,11 +86,7 @@ def test_ravel_splits_a_units_iia_by_the_attribute_each_base_asks():
 
 @pytest.fixture(scope="module")
 def bare_lm(tmp_path_factory):
-    tok = ioi_tokenizer("byte-level")
-    path = tmp_path_factory.mktemp("localize") / "bare"
-    decoder_model("gpt2", tok, causal_lm=True).save_pretrained(path, safe_serialization=True)
-    tok.save_pretrained(path)
-    return str(path)
+    return str(save_bare_ioi_lm(tmp_path_factory.mktemp("localize") / "bare"))
 
 
 def _config(model, out, **settings):

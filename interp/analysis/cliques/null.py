@@ -100,15 +100,22 @@ def shuffle_null(model_pred: np.ndarray, causal_pred: np.ndarray, values: np.nda
     """
     check_int(n_shuffles, "n_shuffles", least=1)
     alphas = tuple(alphas)
-    observed = largest_clique(model_pred, causal_pred, values, alphas, min_size)
     rng = np.random.default_rng(seed)
-    shuffled = [largest_clique(shuffled_within_rows(model_pred, rng), causal_pred, values, alphas, min_size) for _ in range(n_shuffles)]
+    return _against(largest_clique(model_pred, causal_pred, values, alphas, min_size),
+                    lambda: largest_clique(shuffled_within_rows(model_pred, rng), causal_pred, values, alphas, min_size),
+                    n_shuffles, seed, METHOD)  # fmt: skip
+
+
+def _against(observed: int, draw, n_shuffles: int, seed: int, method: str) -> dict:
+    """The observed largest clique against ``n_shuffles`` draws of the null (``draw()``: one draw's largest clique),
+    rerun to :data:`MORE_SHUFFLES` in all where the observed beats every one (``p`` on its floor): the record
+    :func:`shuffle_null` and :func:`relation_null` return."""
+    shuffled = [draw() for _ in range(n_shuffles)]
     if observed > max(shuffled) and n_shuffles < MORE_SHUFFLES:  # p on its floor: a lower floor before it is read
-        shuffled += [largest_clique(shuffled_within_rows(model_pred, rng), causal_pred, values, alphas, min_size)
-                     for _ in range(MORE_SHUFFLES - n_shuffles)]  # fmt: skip
+        shuffled += [draw() for _ in range(MORE_SHUFFLES - n_shuffles)]
     p = (1 + sum(s >= observed for s in shuffled)) / (1 + len(shuffled))
     return {"observed": observed, "shuffled": shuffled, "median": float(np.median(shuffled)), "high": float(np.percentile(shuffled, 95)),
-            "p_value": float(p), "beats_null": bool(p < 0.05), "shuffles": len(shuffled), "seed": seed, "method": METHOD}  # fmt: skip
+            "p_value": float(p), "beats_null": bool(p < 0.05), "shuffles": len(shuffled), "seed": seed, "method": method}  # fmt: skip
 
 
 RELATION_METHOD = ("the causal model's side (its counterfactuals and values) permuted among examples the model labels alike, the "
@@ -149,19 +156,13 @@ def relation_null(model_pred: np.ndarray, causal_pred: np.ndarray, values: np.nd
     """
     check_int(n_shuffles, "n_shuffles", least=1)
     alphas = tuple(alphas)
-    observed = largest_clique(model_pred, causal_pred, values, alphas, min_size)
     rng = np.random.default_rng(seed)
 
     def permuted() -> int:
         perm = permuted_within_classes(classes, rng)
         return largest_clique(model_pred, causal_pred[np.ix_(perm, perm)], np.asarray(values)[perm], alphas, min_size)
 
-    shuffled = [permuted() for _ in range(n_shuffles)]
-    if observed > max(shuffled) and n_shuffles < MORE_SHUFFLES:  # p on its floor: a lower floor before it is read
-        shuffled += [permuted() for _ in range(MORE_SHUFFLES - n_shuffles)]
-    p = (1 + sum(s >= observed for s in shuffled)) / (1 + len(shuffled))
-    return {"observed": observed, "shuffled": shuffled, "median": float(np.median(shuffled)), "high": float(np.percentile(shuffled, 95)),
-            "p_value": float(p), "beats_null": bool(p < 0.05), "shuffles": len(shuffled), "seed": seed, "method": RELATION_METHOD}  # fmt: skip
+    return _against(largest_clique(model_pred, causal_pred, values, alphas, min_size), permuted, n_shuffles, seed, RELATION_METHOD)
 
 
 def copy_gate(model_pred: np.ndarray, causal_pred: np.ndarray, own: np.ndarray, *, seed: int = SEED) -> dict:

@@ -58,6 +58,13 @@ def logit_shift(after: np.ndarray, before: np.ndarray, counterfactual: np.ndarra
     return boot.interval(value, replicates)
 
 
+def label_columns(read, n_labels: int) -> np.ndarray:
+    """int ``[n_labels]``: the model's logit column that reads as each task label (``read``: per model label, the task
+    label id it reads as); the first where several fold into one, 0 where none does."""
+    read = np.asarray(read)
+    return np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(n_labels)])
+
+
 def gap(logits: np.ndarray, toward: np.ndarray, away: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Per example, ``z[toward] − z[away]`` of float ``[n, model labels]`` logits, the labels as task label ids (int
     ``[n]`` each) read through ``columns`` (int ``[task labels]``, the model column of each task label)."""

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from interp.analysis.bootstrap import ExampleBootstrap
-from interp.analysis.shift import gap, margin, mean_change
+from interp.analysis.shift import gap, label_columns, margin, mean_change
 from interp.api import ablation
 from interp.causal import run_forward
 from interp.causal.values import value_name
@@ -111,9 +111,8 @@ def _predictions(lab, logits: torch.Tensor) -> np.ndarray:
 
 
 def _columns(lab) -> np.ndarray:
-    """The model's logit column that reads as each task label (the first, where several fold into one)."""
-    read = np.asarray(lab.reading.read)
-    return np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(len(lab.task.labels))])
+    """The model's logit column that reads as each task label (:func:`~interp.analysis.shift.label_columns`)."""
+    return label_columns(lab.reading.read, len(lab.task.labels))
 
 
 def ablation_effect(lab, examples: Sequence, location, *, kind: str = "zero", reference: Sequence | None = None,

@@ -29,7 +29,7 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.analysis.bootstrap import ExampleBootstrap
-from interp.analysis.shift import margin
+from interp.analysis.shift import label_columns, margin
 from interp.core.estimates import Estimate
 from interp.core.errors import ConfigError, named, renamed
 from interp.engine.paths import naive_path_patch_logits, path_patch_logits
@@ -121,8 +121,7 @@ def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "he
         grouped.pop("source_groups")
     boot = ExampleBootstrap(len(bases), len(sources), square=square, seed=seed, **grouped)
     mask = np.ones((len(bases), len(sources)), dtype=bool)
-    read = np.asarray(every.binding.reading.read)
-    columns = np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(len(lab.task.labels))])
+    columns = label_columns(every.binding.reading.read, len(lab.task.labels))
     own_margin = margin(lab.predict(bases).float().numpy(), base_own, columns)  # the base's own answer over the other labels
 
     def moved(logits) -> Estimate:  # the mean change of that margin over every pair, logit units (negative: moved off it)

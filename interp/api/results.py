@@ -171,13 +171,12 @@ class InterchangeResult:
         Raises:
             ConfigError: the sources are not the bases (the base's own run is the diagonal); a variable it lacks.
         """
-        from interp.analysis.shift import logit_shift
+        from interp.analysis.shift import label_columns, logit_shift
 
         name = self._variable(variable)
         if not self.square:
             raise ConfigError("logit_shift reads each base's own run on the diagonal: give the bases as the sources (interchange(examples, examples, ...))")
-        read = np.arange(self.logits.shape[-1]) if self.read is None else np.asarray(self.read)
-        columns = np.asarray([int(np.flatnonzero(read == j)[0]) if (read == j).any() else 0 for j in range(len(self.labels))])
+        columns = label_columns(np.arange(self.logits.shape[-1]) if self.read is None else self.read, len(self.labels))
         table = self.examples
         grouped = resampled(None if table is None else table.groups, table.group_unit if table is not None else "", unit)
         logits = self.logits.float().numpy()

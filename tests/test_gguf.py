@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from gguf_files import rewrite, truncated_checkpoint
+from gguf_files import installed, rewrite, truncated_checkpoint
 
 import interp
 from interp.backends.hf import DecoderRunner
@@ -244,6 +244,86 @@ def test_a_cache_that_cannot_be_written_is_named_with_the_remedy(smollm2, tmp_pa
     monkeypatch.setenv("INTERP_CACHE_DIR", str(blocked))
     result = CliRunner().invoke(main, ["evaluate", "--model", str(source), "--splits", "nmonli_test"])
     assert result.exit_code == 2 and "INTERP_CACHE_DIR" in result.output and "Traceback" not in result.output, result.output
+
+
+@pytest.mark.parametrize("error", [(28, "No space left on device"), (30, "Read-only file system")], ids=["full disk", "read-only"])
+def test_a_full_or_read_only_cache_is_named_with_the_remedy_and_left_clean(smollm2, tmp_path, monkeypatch, error):
+    """A conversion that fails to write (the disk fills mid-way, the cache is mounted read-only) is one line naming the
+    cache and ``INTERP_CACHE_DIR``, exit 2 from the command; nothing half-written stays. As root a read-only folder is
+    still writable, so the operating system's error is raised where the cache is written."""
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    cache = tmp_path / "cache"
+
+    def fails(path, out, header, digest):
+        (out / "model.safetensors").write_bytes(b"\0" * 4096)  # part of the weights written, then the error
+        raise OSError(error[0], error[1])
+
+    monkeypatch.setattr(gguf_module, "_convert", fails)
+    with pytest.raises(ModelError, match=rf"cannot write the converted model under {cache / 'converted'} \({error[1]}\).*INTERP_CACHE_DIR") as caught:
+        converted_checkpoint(source, root=cache)
+    assert "\n" not in str(caught.value)
+    assert [p.name for p in (cache / "converted").iterdir()] == [f".{source.stem}-{gguf_module._digest(source)[:16]}.lock"]  # no folder, no .partial
+    monkeypatch.setenv("INTERP_CACHE_DIR", str(cache))
+    result = CliRunner().invoke(main, ["evaluate", "--model", str(source), "--splits", "nmonli_test"])
+    assert result.exit_code == 2 and error[1] in result.output and "INTERP_CACHE_DIR" in result.output, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_gemma3s_parts_joined_into_a_read_only_cache_are_named_with_the_remedy(tmp_path, monkeypatch):
+    """Gemma 3 270M's four part files are joined into the cache on first use: a cache that cannot take the file says so."""
+    if not installed("gemma3-270m"):
+        pytest.fail("gemma3-270m's packages are not installed: `make setup-decoders` (make test's set-up runs it)")
+    monkeypatch.setenv("INTERP_CACHE_DIR", str(tmp_path / "cache"))
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(gguf_module.tempfile, "mkstemp", read_only)
+    with pytest.raises(ModelError, match=r"cannot write the converted model under .*gguf \(Read-only file system\).*INTERP_CACHE_DIR"):
+        packaged_gguf("gemma3-270m")
+    assert not list((tmp_path / "cache").rglob("*.partial"))
+
+
+def test_a_file_size_limit_during_a_conversion_is_one_line_and_exit_2(smollm2, tmp_path):
+    """Under ``ulimit -f`` (RLIMIT_FSIZE) the conversion's writes fail with EFBIG part-way: the command says so in one
+    line naming ``INTERP_CACHE_DIR``, exit 2, and leaves no half-written folder."""
+    import resource
+    import subprocess
+    import sys
+
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    cache = tmp_path / "cache"
+    env = {**os.environ, "INTERP_CACHE_DIR": str(cache)}
+    code = "from interp.cli import main; main()"
+    args = [sys.executable, "-c", code, "evaluate", "--model", str(source), "--splits", "nmonli_test", "--max-per-split", "2", "--template", TEMPLATE,
+            "--label-words", "entailment= yes,neutral= no"]
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # 1 MiB a file: the weights are larger
+
+    found = subprocess.run(args, env=env, capture_output=True, text=True, preexec_fn=limited, timeout=900)  # noqa: PLW1509 - no threads yet
+    assert found.returncode == 2, found.stderr[-2000:]
+    said = [line for line in found.stderr.strip().splitlines() if "de-quantizing GGUF tensors" not in line]  # the conversion's progress bar
+    assert len(said) == 1 and "INTERP_CACHE_DIR" in said[0] and "Traceback" not in found.stderr, found.stderr[-2000:]
+    assert not [p for p in (cache / "converted").iterdir() if p.suffix != ".lock"]  # a later load converts anew: tested above
+
+
+def test_code_named_beside_a_gguf_is_neither_read_nor_asked_about(smollm2, tmp_path, capfd):
+    """A ``tokenizer_config.json`` with an ``auto_map`` (and a ``config.json``) beside a GGUF file are not the file's:
+    the conversion reads the GGUF alone, so no code runs, transformers asks nothing on the terminal, and the converted
+    tokenizer is the GGUF's own."""
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    folder = tmp_path / "downloaded"
+    folder.mkdir()
+    shutil.copy(source, folder / "model.gguf")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"auto_map": {"AutoTokenizer": ["evil.Evil", None]}, "tokenizer_class": "Evil"}))
+    (folder / "config.json").write_text(json.dumps({"auto_map": {"AutoConfig": "evil.Evil"}, "model_type": "evil"}))
+    (folder / "evil.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('ran')\n")
+    converted = converted_checkpoint(folder / "model.gguf", root=tmp_path / "cache")
+    said = capfd.readouterr()
+    assert not (tmp_path / "ran").exists() and "custom code" not in said.out + said.err
+    assert "auto_map" not in (converted / "tokenizer_config.json").read_text()
+    assert (converted / "tokenizer.json").read_bytes() == (smollm2 / "tokenizer.json").read_bytes()
 
 
 def test_every_featurizer_keeps_its_invariants_on_smollm2s_real_weights(smollm2, task):

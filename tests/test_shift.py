@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from interp.analysis.shift import logit_shift
+from interp.cli import main
 from interp.core.errors import ConfigError
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
@@ -54,3 +56,21 @@ def test_through_the_model_it_is_the_naive_loop_over_the_interchanges_logits(enc
     assert float(res.logit_shift("output")) == pytest.approx(expected, rel=1e-5, abs=1e-6) and abs(expected) > 1e-3
     with pytest.raises(ConfigError, match="give the bases as the sources"):
         encoder_lab.interchange(examples[:3], examples, "blocks.1.hook_resid_post@cls").logit_shift("output")
+
+
+def test_the_files_shift_is_the_results_and_the_command_prints_it(encoder_lab, task, wide_classifier_dir, monli_dir, tmp_path):
+    """The interventions file's logits give the result's own figure; ``interp intervene`` prints it for every variable and location."""
+    from interp.analysis.iia import file_logit_shift
+    examples = task.examples(("pmonli", "nmonli_test"), per_split=6, seed=2)
+    res = encoder_lab.interchange(examples, examples, "blocks.1.hook_resid_post@cls")
+    path = res.save(tmp_path / "iv.h5")
+    found, expected = file_logit_shift(path, variable="output"), res.logit_shift("output")
+    assert float(found) == pytest.approx(float(expected), abs=1e-5) and abs(float(expected)) > 1e-3
+    assert (found.low, found.high) == pytest.approx((expected.low, expected.high), abs=1e-5) and found.method == expected.method
+    out = tmp_path / "cli.h5"
+    result = CliRunner().invoke(main, [str(a) for a in ("intervene", "--model", wide_classifier_dir, "--data-dir", monli_dir, "--splits", "nmonli_test", "--max-examples", "12",
+                 "--locations", "blocks.1.hook_resid_post@w_h", "--out", out, "--quiet")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    printed = str(file_logit_shift(out, variable="lexrel"))
+    assert "Logit shift toward the counterfactual" in result.output
+    assert any(line.startswith("lexrel") and line.rstrip().endswith(printed) for line in result.output.splitlines()), result.output

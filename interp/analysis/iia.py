@@ -161,18 +161,49 @@ def summarize(path: str | Path, location: str | None = None, variable: str | Non
         return _summarize_open(file, location, variable, unit)
 
 
-def summarize_all(path: str | Path, aligned_only: bool = False, unit: str | None = None) -> list[dict]:
+def summarize_all(path: str | Path, aligned_only: bool = False, unit: str | None = None, logit_shift: bool = False) -> list[dict]:
     """:func:`summarize` for every variable and location of a finished file, in file order.
 
     ``aligned_only``: each variable only at the locations of its default
     alignment (``--locations aligned``: one row per variable and layer).
+    ``logit_shift``: each summary also holds ``logit_shift`` with ``_low`` and
+    ``_high`` (:func:`file_logit_shift`), read from the file's logits.
     """
     with open_interventions(path) as file:
         return [
-            _summarize_open(file, name, var, unit)
+            {**_summarize_open(file, name, var, unit), **(_shift_open(file, name, var, unit) if logit_shift else {})}
             for var in file.variables
             for name in (file.aligned_locations(var) if aligned_only else file.locations)
         ]
+
+
+def file_logit_shift(path: str | Path, location: str | None = None, variable: str | None = None, unit: str | None = None) -> Estimate:
+    """The mean change of (counterfactual's logit − the base's own label's logit) the interchange made, in logit units,
+    with its 95% interval over ``unit`` (:func:`interp.analysis.shift.logit_shift`), at a location of a finished file for
+    a variable: the continuous figure beside IIA (``InterchangeResult.logit_shift``), from the file's logits
+    (``[n, n, model labels]``; each base's own run is its diagonal).
+
+    Raises:
+        ConfigError: the location or variable is not in the file, or ``None`` where it holds several.
+    """
+    with open_interventions(path) as file:
+        found = _shift_open(file, location, variable, unit)
+    return Estimate(found["logit_shift"], found["logit_shift_low"], found["logit_shift_high"], found["logit_shift_interval"])
+
+
+def _shift_open(file, location: str | None, variable: str | None, unit: str | None = None) -> dict:
+    from interp.analysis.shift import label_columns, logit_shift
+
+    name, var = file.location(location), file.variable(variable)
+    logits = file.matrix("logits", name).astype(np.float64)
+    n = len(logits)
+    meta = file.meta
+    labels = list(meta["labels"])
+    read = np.asarray(meta["model_read"]) if "model_read" in meta else np.arange(logits.shape[-1])
+    grouped = resampled(file.groups, file.group_unit, unit)
+    found = logit_shift(logits, logits[np.arange(n), np.arange(n)], file.matrix("causal_pred", name, var), file.column("base_pred"),
+                        label_columns(read, len(labels)), groups=grouped.get("groups"), unit=grouped.get("unit", "groups"))  # fmt: skip
+    return {"logit_shift": float(found), "logit_shift_low": found.low, "logit_shift_high": found.high, "logit_shift_interval": found.method}
 
 
 def layer_table(summaries: list[dict]) -> str:
@@ -217,6 +248,10 @@ def format_summaries(summaries: list[dict]) -> str:
             lines.append(f"{first}{name:>9}{count:>9}  {figures}{estimate(s, 'gap' + suffix)!r:>22}".rstrip())
     lines.append("IIA: intervened label = the causal model's counterfactual; stays: = the base's own label; copies: = the source's own label; "
                  "causal pairs: base and source differ in the variable")
+    if summaries and "logit_shift" in summaries[0]:
+        lines.append("Logit shift toward the counterfactual (logit units; the mean change of the counterfactual's logit minus the base's own "
+                     "label's, on the pairs whose counterfactual differs from the base's own label: it moves where no label flips):")
+        lines += [f"{s['variable']:10}{s['location']:32}{estimate(s, 'logit_shift')!r}" for s in summaries]
     if summaries:
         lines.append(f"[low, high]: {summaries[0]['interval']}; an IIA stands above the nulls where its gap's interval lies above 0")
         figures = ("iia", "stays_base", "copies_source", "gap")

@@ -115,7 +115,7 @@ def intervene(model, reading, output, locations, alignment, data, sample, variab
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary
         click.echo(f"wrote {path}")
         aligned = locations.strip() == "aligned"
-        summaries = summarize_all(path, aligned_only=aligned)
+        summaries = summarize_all(path, aligned_only=aligned, logit_shift=True)
         click.echo(format_summaries(summaries))
         if aligned:
             click.echo("\nIIA on causal pairs by layer at each variable's aligned location (larger null in brackets):")

@@ -37,6 +37,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -320,20 +321,32 @@ def _convert(path: Path, out: Path, header: dict, digest: str) -> None:
     from interp.models.quiet import quiet_transformers
 
     try:
-        with quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-            model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        with quiet_transformers(), tempfile.TemporaryDirectory(prefix="interp-gguf-") as alone:
+            # the GGUF read on its own: a tokenizer_config.json or config.json beside it (an ``auto_map`` naming code, say)
+            # is not the file's, and transformers would read it, and ask on the terminal whether to run its code
+            os.symlink(path, Path(alone) / path.name)
+            tokenizer = AutoTokenizer.from_pretrained(alone, gguf_file=path.name, trust_remote_code=False)
+            model = AutoModelForCausalLM.from_pretrained(alone, gguf_file=path.name, dtype=torch.float32, trust_remote_code=False)
     except Exception as exc:  # transformers and gguf raise many kinds on a file they cannot convert
-        raise ModelError(f"{path}: transformers could not read this GGUF ({type(exc).__name__}: {str(exc)[:300]})") from None
+        said = " ".join(str(exc).split())[:300]
+        raise ModelError(f"{path}: transformers could not read this GGUF ({type(exc).__name__}: {said})") from None
     model.hf_quantizer = None  # the weights are dequantized: what is saved is a plain float32 checkpoint
     for holder in (model.config, getattr(model.config, "text_config", None)):
         if holder is not None and hasattr(holder, "quantization_config"):
             del holder.quantization_config
     model.config.interp_gguf = {"file": path.name, "sha256": digest, "quantization": header["quantization"],
                                 "note": "weights dequantized from the GGUF's rounded blocks, not the original release"}  # fmt: skip
-    with quiet_transformers():
-        model.save_pretrained(str(out), safe_serialization=True)
-        tokenizer.save_pretrained(str(out))
+    try:
+        with quiet_transformers():
+            model.save_pretrained(str(out), safe_serialization=True)
+            tokenizer.save_pretrained(str(out))
+    except OSError:
+        raise
+    except Exception as exc:  # safetensors' writer reports the OS's error (disk full, ulimit -f) as its own kind
+        code = re.search(r"os error (\d+)", str(exc))
+        if code is None:
+            raise
+        raise OSError(int(code.group(1)), os.strerror(int(code.group(1)))) from None
     written = {f.name: sha256_of(f) for f in sorted(out.iterdir()) if f.is_file()}  # checked on every later load
     record = {"format": RECORD_FORMAT, "source": str(path), "sha256": digest, **header,
               "parameters": int(sum(p.numel() for p in model.parameters())), "dtype": "float32", "files": written}  # fmt: skip

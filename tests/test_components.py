@@ -173,8 +173,36 @@ def test_head_sweep_command(tiny_classifier_dir, monli_dir, tmp_path):
     assert "w_h: best heads by IIA on causal pairs" in result.output
 
 
-def test_trained_interventions_refuse_a_component_site(model, encoded):
+@pytest.mark.parametrize("site", SITES)
+def test_any_intervention_at_a_component_is_the_naive_hooked_pass_with_gradients_and_without(model, encoded, site):
+    """:class:`PairSuffix` at a component (what DAS, DBM and the featurizers train through) recomputes the block's
+    output from the site's new vectors: a vanilla interchange equals one hooked pass per pair (with gradients, padded;
+    without, the fused path), writing the base's own vectors is the base run, and a rotation's gradient reaches it."""
+    from interp.engine.interventions import Interchange, RotatedSubspace
+    from interp.engine.pair_suffix import PairSuffix
+    from interp.models.evaluation import predict_logits
+
+    loc = Location.parse(site, n_layers=2, n_heads=2)
+    runner = PairSuffix(model, encoded[:12], loc)
+    assert runner.width == len(loc.roles) * (model.config.hidden_size // (2 if loc.head >= 0 else 1))
+    naive = naive_interchange(model, encoded[:6], encoded[6:12], loc)
+    bases, sources = torch.arange(6).repeat_interleave(6), torch.arange(6, 12).repeat(6)
+    expected = naive.reshape(36, -1)
+    with torch.no_grad():
+        assert torch.allclose(runner.logits(bases, sources, Interchange(runner.width)), expected, atol=1e-5, rtol=0)
+        own = runner.logits(torch.arange(12), torch.arange(12), Interchange(runner.width))
+        assert torch.allclose(own, predict_logits(model, encoded[:12], 0), atol=1e-5, rtol=0)
+    with runner.frozen():
+        assert torch.allclose(runner.logits(bases, sources, Interchange(runner.width)), expected, atol=1e-5, rtol=0)
+        rotated = RotatedSubspace(runner.width, 2)
+        runner.logits(bases, sources, rotated).sum().backward()
+    if loc.layer == 0 or "cls" in loc.roles:  # else only tokens the last block's [CLS] never reads change
+        assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in rotated.parameters())
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_trained_interventions_refuse_a_heads_input(model, encoded):
     from interp.engine.pair_suffix import PairSuffix
 
-    with pytest.raises(ConfigError, match="component site; an intervention other than the interchange"):
-        PairSuffix(model, encoded[:4], Location.parse("blocks.0.hook_mlp_out@w_h"))
+    with pytest.raises(ConfigError, match="a head's query, key or value input: a receiver of path patching"):
+        PairSuffix(model, encoded[:4], Location.parse("blocks.0.attn.hook_q.h1@w_h"))

@@ -215,6 +215,12 @@ def test_das_trains_through_a_decoder_and_its_gradient_path_is_the_engine(family
     with torch.no_grad():
         unpadded = pairs.logits(bases, sources, rotated)
     assert torch.allclose(padded, unpadded, atol=1e-5)
+    head = lab.location("blocks.0.attn.hook_z.h1@w_h")  # a query head (of a grouped-query layer where the family has them)
+    at_head = lab.bind(examples).pairs(head)
+    naive = lab.interchange(examples[:12], examples[:12], head, naive=True).logits[bases, sources]
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad), at_head.frozen():
+            assert torch.allclose(at_head.logits(bases, sources, interp.Interchange(at_head.width)).detach(), naive, atol=1e-5)
     das = lab.train_das(examples, loc, "lexrel", k=8, n_pairs=48, epochs=1, batch_size=16, test_pairs=24)
     assert 0 <= float(das.iia) <= 1 and len(das.history) == 2
     tuned = interp.fine_tune(model, task, examples, epochs=1, batch_size=8, seed=0, iit="lexrel@blocks.1.hook_resid_post@w_h", progress=False)

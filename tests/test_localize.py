@@ -119,6 +119,31 @@ def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(
         run_localize(_config(bare_lm, out, epochs=2), progress=False)
 
 
+def test_heads_are_units_each_trained_and_scored_at_its_own_output(bare_lm, tmp_path):
+    """``sites=("heads", "attn")``: a unit per attention head (``attn.hook_z.h{H}``) and one for all heads together, at
+    each block and position, each with its re-initialised control; MIB's table per site kind; the full vector of a head
+    is as wide as the head (the interchange at a head equals hand-written hooks: ``tests/test_components.py``)."""
+    from transformers import AutoConfig
+
+    from interp.hooks.locations import Location
+
+    config = AutoConfig.from_pretrained(bare_lm)
+    out = tmp_path / "heads"
+    found = run_localize(_config(bare_lm, out, sites=("heads", "attn"), blocks="1", featurizers=("full", "dbm")), progress=False)
+    rows = list(csv.DictReader(open(out / "localize.csv")))
+    heads = config.num_attention_heads
+    expected = {f"blocks.1.attn.hook_z.h{h}@last" for h in range(heads)} | {"blocks.1.attn.hook_z@last"}
+    assert {r["location"] for r in rows} == expected and len(rows) == 2 * 2 * len(expected)  # 2 featurizers, model and control
+    assert {r["site"] for r in rows} == {"head", "attn"} and all(r["verdict"] for r in rows if r["model"] == "pretrained")
+    width = {r["location"]: int(r["k"]) for r in rows if r["featurizer"] == "full"}
+    d_head = Location.parse("blocks.1.attn.hook_z.h0@cls").token_width(config)
+    assert width["blocks.1.attn.hook_z.h0@last"] == d_head and width["blocks.1.attn.hook_z@last"] == heads * d_head
+    assert {(t["featurizer"], t["site"]) for t in found.table if t["model"] == "pretrained"} == {(f, s) for f in ("full", "dbm") for s in ("head", "attn")}
+    assert "| site |" in found.format() and (out / "localize.png").is_file()
+    with pytest.raises(ConfigError, match="sites"):
+        run_localize(_config(bare_lm, tmp_path / "bad", sites=("neurons",)), progress=False)
+
+
 def test_a_control_that_matches_the_model_never_localizes(bare_lm, tmp_path, monkeypatch):
     """A planted re-initialised 'twin' that is the model itself: every unit's IIA equals its control's, and the verdict
     cannot say it localizes, whatever the IIA."""

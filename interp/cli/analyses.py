@@ -201,6 +201,7 @@ def das(model, reading, output, locations, data, alignment, sample, training, ru
     click.option("--blocks", default="all", show_default=True, help="all, or comma-separated blocks and ranges (14,20,26; 0-29; 0-29:2 every other): the residual stream after each."),
     click.option("--positions", default=None, help="Comma-separated token roles [default: every role the task has; cls is a decoder's last token]."),
     click.option("--control-blocks", default="same", show_default=True, help="Blocks where the same featurizers are trained and scored on the model with re-initialised weights: same (every block of --blocks), none, or a list."),
+    click.option("--sites", default="residual", show_default=True, help="Comma-separated, at each block: residual (the stream after it), heads (each attention head's output, attn.hook_z.h<H>, a unit per head), attn (all heads' outputs together)."),
 )
 @o.settings(
     "training",
@@ -223,7 +224,7 @@ def localize(model, reading, output, data, units, training, run, progress, expor
         model=o.classifier(model, reading), out=output["out"], overwrite=output["overwrite"], export=export, data=data, run=run,
         featurizers=o.listed(units["featurizers"], "--featurizers"), variables=o.listed(units["variable"], "--variable") if units["variable"] else (),
         blocks=units["blocks"], positions=o.listed(units["positions"], "--positions") if units["positions"] else (), control_blocks=units["control_blocks"],
-        **{**training, "splits": o.listed(training["splits"], "--splits") if training["splits"] else ()},
+        sites=o.listed(units["sites"], "--sites"), **{**training, "splits": o.listed(training["splits"], "--splits") if training["splits"] else ()},
     )  # fmt: skip
     found = run_localize(config, progress=progress)
     click.echo(found.format())

@@ -71,6 +71,7 @@ class BlockRest:
             "z": Location(location.hidden_index, _AT, Z),
             "resid_mid": Location(location.hidden_index, _AT, RESID_MID),
         }
+        self._site = Location(location.hidden_index, _AT, location.component, location.head)
 
     def prefix(
         self, input_ids: Int[Tensor, "batch seq"], token_type_ids: Int[Tensor, "batch seq"], where: Int[Tensor, "batch tokens"]
@@ -82,10 +83,19 @@ class BlockRest:
             ``x`` (block input), ``z`` (all heads' context) and ``resid_mid``
             (block input plus attention output), each float ``[batch, tokens, d_model]``.
         """
-        with hooked(self.model, {_AT: where.cpu()}, read=list(self._reads.values())) as trace:
+        hidden, parts, _ = self.prefix_and_site(input_ids, token_type_ids, where)
+        return hidden, parts
+
+    def prefix_and_site(
+        self, input_ids: Int[Tensor, "batch seq"], token_type_ids: Int[Tensor, "batch seq"], where: Int[Tensor, "batch tokens"]
+    ) -> tuple[Float[Tensor, "batch seq d_model"], dict[str, Tensor], Float[Tensor, "batch tokens width"]]:
+        """:meth:`prefix`, and the component's own vectors at the tokens ``where`` (``width`` d_head for one head, else
+        the site's), read in the same pass: what an intervention at the site replaces."""
+        reads = [*self._reads.values(), self._site]
+        with hooked(self.model, {_AT: where.cpu()}, read=list(dict.fromkeys(reads))) as trace:
             hidden = run_prefix(self.model, input_ids, token_type_ids, self.location.hidden_index)
         batch, tokens = where.shape
-        return hidden, {name: trace[loc].view(batch, tokens, -1) for name, loc in self._reads.items()}
+        return hidden, {name: trace[loc].view(batch, tokens, -1) for name, loc in self._reads.items()}, trace[self._site].view(batch, tokens, -1)
 
     def __call__(self, parts: dict[str, Tensor], new: Float[Tensor, "rows tokens width"]) -> Float[Tensor, "rows tokens d_model"]:
         """Block l's output at the intervened tokens with ``new`` at the component (one row per pair).

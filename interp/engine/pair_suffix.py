@@ -37,11 +37,12 @@ from torch import Tensor
 
 from interp.core.errors import ConfigError
 from interp.engine.batched import _inputs, length_groups
+from interp.engine.components import BlockRest, gather
 from interp.engine.rows import auto_batch_size
 from interp.engine.interventions import Intervention
 from interp.engine.slicing import fast_suffix, first_token_block, run_prefix, run_suffix, run_suffix_masked
 from interp.hooks.architecture import architecture
-from interp.hooks.locations import Location
+from interp.hooks.locations import INPUTS, Location
 from interp.hooks.encoding import Encoded, location_tokens
 from interp.models.freezing import frozen_weights
 
@@ -128,16 +129,14 @@ class PairSuffix:
 
     Raises:
         ConfigError: an example lacks a role of the location, or token counts differ (:func:`location_tokens`),
-            or the location is a component site (training takes residual-stream locations).
+            or the location is a head's query, key or value input.
         ConfigError (a ValueError): the model is in training mode.
     """
 
     def __init__(self, model, encoded: Sequence[Encoded], location: Location, batch_size: int = 64) -> None:
-        if not location.is_residual:
-            raise ConfigError(
-                f"location {location} is a component site; an intervention other than the interchange (DAS, IIT, steering, "
-                "ablation) takes residual-stream locations (blocks.<l>.hook_resid_post or blocks.0.hook_resid_pre)"
-            )
+        if location.component in INPUTS:
+            raise ConfigError(f"location {location} is a head's query, key or value input: a receiver of path patching, not a site to "
+                              "intervene at (use attn.hook_z.h<H>, a head's output, or the residual stream)")  # fmt: skip
         if model.training:
             raise ConfigError("model is in training mode: call model.eval() (dropout would make the outputs random)")
         self.model, self.location = model, location
@@ -146,25 +145,36 @@ class PairSuffix:
         tokens = location_tokens(encoded, location.roles, f"location {location}")
         n = len(encoded)
         self.n_tokens = len(tokens[0]) if tokens else 0
-        self.width = self.n_tokens * d_model
+        #: a component site's rest of its block (:class:`~interp.engine.components.BlockRest`), ``None`` in the stream
+        self.rest = None if location.is_residual else BlockRest(model, location)
+        self.width = self.n_tokens * (d_model if self.rest is None else location.token_width(model.config))
         self.lengths = torch.tensor([len(e.input_ids) for e in encoded], dtype=torch.long)
         longest = int(self.lengths.max()) if n else 0
         self.ids = torch.zeros(n, longest, dtype=torch.long, device=device)
         self.types = torch.zeros(n, longest, dtype=torch.long, device=device)
         self.mask = torch.zeros(n, longest, dtype=torch.long, device=device)
         self.where = torch.tensor(tokens, dtype=torch.long, device=device).view(n, self.n_tokens)
-        self.hidden = torch.zeros(n, longest, d_model, dtype=next(model.parameters()).dtype, device=device)
+        dtype = next(model.parameters()).dtype
+        self.hidden = torch.zeros(n, longest, d_model, dtype=dtype, device=device)
+        #: a component site's base shares at its tokens (``x``, ``z``, ``resid_mid``, each ``[n, tokens, d_model]``)
+        self.parts: dict[str, Tensor] = {}
+        sites = torch.zeros(n, self.n_tokens, self.width // max(self.n_tokens, 1), dtype=dtype, device=device) if self.rest else None
         with torch.no_grad():
             for group in length_groups(encoded):
                 ids, types = _inputs(encoded, group, device)
                 rows, seq = torch.tensor(group, device=device), ids.shape[1]
                 self.ids[rows, :seq], self.types[rows, :seq], self.mask[rows, :seq] = ids, types, 1
-                self.hidden[rows, :seq] = torch.cat(
-                    [run_prefix(model, ids[k : k + batch_size], types[k : k + batch_size], location.hidden_index)
-                     for k in range(0, len(group), batch_size)]
-                )  # fmt: skip
+                for k in range(0, len(group), batch_size):
+                    some = rows[k : k + batch_size]
+                    if self.rest is None:
+                        self.hidden[some, :seq] = run_prefix(model, ids[k : k + batch_size], types[k : k + batch_size], location.hidden_index)
+                        continue
+                    hidden, parts, site = self.rest.prefix_and_site(ids[k : k + batch_size], types[k : k + batch_size], self.where[some])
+                    self.hidden[some, :seq], sites[some] = hidden, site
+                    for name, value in parts.items():
+                        self.parts.setdefault(name, torch.zeros(n, *value.shape[1:], dtype=value.dtype, device=device))[some] = value
             at = (torch.arange(n, device=device)[:, None], self.where)
-            self.vectors = self.hidden[at].reshape(n, -1).float()
+            self.vectors = (self.hidden[at] if self.rest is None else sites).reshape(n, -1).float()
         self._fast = fast_suffix(model, location.hidden_index)
         self.chunk_cost = chunk_cost(model, location)
 
@@ -182,10 +192,14 @@ class PairSuffix:
         return intervention(self.vectors[rows].to(dtype), self.vectors[sources].to(dtype))
 
     def _intervened(self, rows: Tensor, new: Tensor, seq: int) -> Tensor:
-        """The bases' hidden states ``[rows, seq, d_model]`` with ``new`` (``[rows, width]``) written at the location."""
+        """The bases' hidden states ``[rows, seq, d_model]`` with ``new`` (``[rows, width]``) written at the location: in
+        the stream, the vectors themselves; at a component, its block's output recomputed from them at its tokens."""
         hidden = self.hidden[rows, :seq]
         at = (torch.arange(len(rows), device=hidden.device)[:, None], self.where[rows])
-        return hidden.index_put(at, new.to(hidden.dtype).view(len(rows), self.n_tokens, -1))
+        new = new.to(hidden.dtype).view(len(rows), self.n_tokens, -1)
+        if self.rest is not None:
+            new = self.rest(gather(self.parts, rows), new)
+        return hidden.index_put(at, new)
 
     def _padded_logits(self, rows: Tensor, sources: Tensor, intervention: Intervention, seq: int) -> Tensor:
         """One padded pass with gradients over ``rows`` (bases) and their ``sources``, ``seq`` tokens long."""

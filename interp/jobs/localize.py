@@ -46,7 +46,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from interp.analysis.localization import (
-    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, format_mib_table, hits_string, mib_table, ravel, verdict,
+    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, format_mib_table, hits_string, mib_table, ravel, site_kind, verdict,
 )  # fmt: skip
 from interp.api import das
 from interp.api.intervenable import IntervenableModel
@@ -62,6 +62,8 @@ from interp.files.mib import mib_unit_name, write_mib_unit
 from interp.files.subspaces import load_trained_intervention, save_intervention
 
 TEST_SHARE = 0.2
+#: What a unit intervenes on at a block: the residual stream after it, each head's output, or all heads' together.
+SITES = ("residual", "heads", "attn")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class LocalizeConfig:
     ``blocks``, ``control_blocks``: ``all``, ``none`` (controls only), or comma-separated block numbers and ranges
     (``0-29``, ``0-29:2`` every other); ``control_blocks="same"`` runs the control at every block of ``blocks``.
     ``positions``: token roles of the task (``cls`` is a decoder's last token); empty: every role the task has.
+    ``sites``: at each block, ``residual`` (the stream after it), ``heads`` (each attention head's output,
+    ``attn.hook_z.h{H}``, one unit per head) and/or ``attn`` (all heads' outputs together, ``attn.hook_z``).
     ``variables``: empty, every variable the task aligns. ``k``: DAS's dimensions (MIB: 16 for a pointer-like
     variable, half the width for a token-like one). ``lr``: the trainer's (MIB's DBM baselines 1.0, causalab's 1e-2).
     ``export``: a new folder to write the pretrained model's units into in MIB's submission layout (:func:`export_mib`).
@@ -86,6 +90,7 @@ class LocalizeConfig:
     blocks: str = "all"
     positions: tuple[str, ...] = ()
     control_blocks: str = "same"
+    sites: tuple[str, ...] = ("residual",)
     splits: tuple[str, ...] = ()
     max_examples: int = 400
     train_pairs: int = 256
@@ -106,6 +111,9 @@ class LocalizeConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ConfigError(f"{named(name, value)}: give a whole number of at least {low}")
+        bad = [x for x in self.sites if x not in SITES]
+        if bad or not self.sites:
+            raise ConfigError(f"{named('sites', repr(bad[0] if bad else ''))}: choose among {', '.join(SITES)}")
         if not self.lr > 0:
             raise ConfigError(f"{named('lr', self.lr)}: give a positive learning rate")
         return self
@@ -207,8 +215,11 @@ def _units(config: LocalizeConfig, lab: IntervenableModel) -> tuple[list, list[s
     positions = list(config.positions) or list(task.roles)
     blocks = parse_blocks(config.blocks, lab.model.n_layers)
     control = blocks if config.control_blocks == "same" else parse_blocks(config.control_blocks, lab.model.n_layers, "control_blocks")
-    units = [(model, f, v, b, p) for model, chosen in ((PRETRAINED, blocks), (CONTROL, control)) for b in chosen for p in positions
-             for v in variables for f in config.featurizers]  # fmt: skip
+    kinds = [("resid",)] if "residual" in config.sites else []
+    kinds += [(f"h{h}",) for h in range(lab.model.module.config.num_attention_heads)] if "heads" in config.sites else []
+    kinds += [("attn",)] if "attn" in config.sites else []
+    units = [(model, f, v, b, p, *k) for model, chosen in ((PRETRAINED, blocks), (CONTROL, control)) for b in chosen for p in positions
+             for k in kinds for v in variables for f in config.featurizers]  # fmt: skip
     for p in positions:  # a role the task lacks is named before any work
         lab.location(f"blocks.0.hook_resid_post@{p}")
     if not units:
@@ -217,8 +228,16 @@ def _units(config: LocalizeConfig, lab: IntervenableModel) -> tuple[list, list[s
 
 
 def _name(unit) -> str:
-    model, f, v, b, p = unit
-    return f"{'control' if model == CONTROL else 'model'}__{f}__{v}__b{b}__{p}".replace("/", "_")
+    model, f, v, b, p, site = unit
+    tail = "" if site == "resid" else f"__{site}"  # a residual unit keeps the name it had before sites other than it
+    return f"{'control' if model == CONTROL else 'model'}__{f}__{v}__b{b}__{p}{tail}".replace("/", "_")
+
+
+def _location(block: int, position: str, site: str) -> str:
+    """A unit's location: the stream after ``block`` (``resid``), one head's output (``h{H}``) or all heads' (``attn``)."""
+    if site == "resid":
+        return f"blocks.{block}.hook_resid_post@{position}"
+    return f"blocks.{block}.attn.hook_z{'' if site == 'attn' else '.' + site}@{position}"
 
 
 def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
@@ -255,8 +274,8 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
         for unit in units:
             if unit in done:
                 continue
-            model, featurizer, variable, block, position = unit
-            bar.set_description(f"{model} {featurizer} {variable} block {block} @{position}")
+            model, featurizer, variable, block, position, site = unit
+            bar.set_description(f"{model} {featurizer} {variable} block {block}{'' if site == 'resid' else ' ' + site} @{position}")
             if model == CONTROL and control is None:
                 twin = IntervenableModel(reinitialised(lab.model, config.seed), task, wordpiece=lab.wordpiece, batch_size=lab.batch_size)
                 control = (twin, twin.bind(kept))
@@ -306,9 +325,12 @@ def export_mib(found: Localization, export: Path) -> dict[str, str]:
             if r["featurizer"] in ("dbm-pca", "dbm-sae"):
                 said[r["featurizer"]] = "not exported: MIB's layout has no featurizer that computes it as interp does"
                 continue
+            if r.get("site", "residual") != "residual":
+                said["heads"] = "not exported: MIB's head units cover every token, interp's one position"
+                continue
             folder = staging / r["featurizer"] / f"{found.task}_{found.architecture}_{r['variable']}".replace("/", "_")
             folder.mkdir(parents=True, exist_ok=True)
-            unit = (r["model"], r["featurizer"], r["variable"], r["block"], r["position"])
+            unit = (r["model"], r["featurizer"], r["variable"], r["block"], r["position"], "resid")
             trained = Interchange(int(r["k"])) if r["featurizer"] == "full" else load_trained_intervention(found.out / "localize.parts" / "interventions" / _name(unit))[0]
             write_mib_unit(folder / mib_unit_name(int(r["block"]), str(r["position"])), trained)
             said[r["featurizer"]] = f"{r['featurizer']}/: {found.task}_{found.architecture}_VARIABLE folders"
@@ -338,10 +360,11 @@ def _flat(name: str, value) -> dict:
 
 def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig) -> tuple[dict, object]:
     """One unit's row and its trained intervention (``None`` for the full vector)."""
-    model, featurizer, variable, block, position = unit
-    loc = lab.location(f"blocks.{block}.hook_resid_post@{position}")
+    model, featurizer, variable, block, position, site = unit
+    loc = lab.location(_location(block, position, site))
     started = time.perf_counter()
-    row = {"model": model, "featurizer": featurizer, "variable": variable, "block": block, "position": position, "location": str(loc)}
+    row = {"model": model, "featurizer": featurizer, "variable": variable, "block": block, "position": position, "location": str(loc),
+           "site": site_kind({"location": str(loc)})}  # fmt: skip
     kind = FEATURIZERS[featurizer]
     if kind is None:  # the whole vector: nothing to train
         width = bound.pairs(loc).width
@@ -367,7 +390,7 @@ def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig) -> tuple[
 
 def _judge(rows: list[dict], held: dict[str, HeldOut]) -> None:
     """Each pretrained unit's verdict against its controls, and RAVEL's scores where the pairs ask attributes (in place)."""
-    controls = {(r["featurizer"], r["variable"], r["block"], r["position"]): r for r in rows if r["model"] == CONTROL}
+    controls = {(r["featurizer"], r["variable"], r["location"]): r for r in rows if r["model"] == CONTROL}
     for r in rows:
         pairs = held[r["variable"]]
         found = ravel(r, r["variable"], pairs)
@@ -377,7 +400,7 @@ def _judge(rows: list[dict], held: dict[str, HeldOut]) -> None:
         if r["model"] != PRETRAINED:
             r["verdict"] = ""
             continue
-        control = controls.get((r["featurizer"], r["variable"], r["block"], r["position"]))
+        control = controls.get((r["featurizer"], r["variable"], r["location"]))
         r["control_iia"] = "" if control is None else control["iia"]
         r["verdict"] = verdict(r, control, pairs)
 
@@ -394,19 +417,20 @@ def _figure(rows: list[dict], task: str):
 
     best = best_positions(rows)
     variables = sorted({r["variable"] for r in rows})
-    featurizers = list(dict.fromkeys(r["featurizer"] for r in rows))
+    featurizers = list(dict.fromkeys((r["featurizer"], site_kind(r)) for r in rows))
     fig, axes = plt.subplots(1, len(variables), figsize=(5.2 * len(variables) + 2.2, 3.6), sharey=True, squeeze=False)
     for ax, variable in zip(axes[0], variables):
-        for i, featurizer in enumerate(featurizers):
+        for i, (featurizer, kind) in enumerate(featurizers):
             for model, filled in ((PRETRAINED, True), (CONTROL, False)):
-                mine = sorted((r for (m, f, v, _), r in best.items() if (m, f, v) == (model, featurizer, variable)), key=lambda r: int(r["block"]))
+                mine = sorted((r for (m, f, v, _, k), r in best.items() if (m, f, v, k) == (model, featurizer, variable, kind)),
+                              key=lambda r: int(r["block"]))  # fmt: skip
                 if not mine:
                     continue
                 x = [int(r["block"]) + 0.1 * (i - (len(featurizers) - 1) / 2) for r in mine]
                 y = [float(r["iia"]) for r in mine]
                 err = [[v - float(r["iia_low"]) for v, r in zip(y, mine)], [float(r["iia_high"]) - v for v, r in zip(y, mine)]]
                 ax.errorbar(x, y, yerr=err, fmt="o" + ("-" if filled else "--"), color=f"C{i}", capsize=2, mfc=None if filled else "white",
-                            label=featurizer + ("" if filled else f" ({CONTROL})"))  # fmt: skip
+                            label=featurizer + ("" if kind == "residual" else f" ({kind})") + ("" if filled else f" ({CONTROL})"))  # fmt: skip
         ax.set_title(f"{task}, {variable} (best position per block)")
         ax.set_xlabel("block")
         ax.set_xticks(sorted({int(r["block"]) for r in rows}))

@@ -84,6 +84,39 @@ def test_ravel_splits_a_units_iia_by_the_attribute_each_base_asks():
     assert ravel({"hits": hits_string(hits)}, "Country", _pairs()) is None
 
 
+def test_mibs_ioi_signals_on_one_draws_four_prompts_and_its_linear_model():
+    """MIB's (position, token) signals over every (base, source) of one draw's four prompts, by hand: a source whose
+    first clause is flipped keeps the answer and moves the slot; one whose subject is swapped moves both; a source of
+    other names has no term for ``output_token``. The fit recovers planted coefficients, and a unit whose readouts follow
+    the model for its variable scores its noise."""
+    from interp.analysis.localization import linear_error, linear_fit
+    from interp.tasks.ioi.data import ioi_examples
+    from interp.tasks.ioi.task import mib_both, mib_signals
+
+    examples = ioi_examples(("test",), draws={"test": 2})
+    draw, other = examples[:4], examples[4:]
+    for base in draw:
+        for source in draw:
+            same_slot = (base.subject == base.name_b) == (source.subject == source.name_b)
+            same_io = source.label == base.label
+            assert mib_both(base, source) == (1 if same_slot else -1, 1 if same_io else -1)
+            assert mib_signals(base, source, "output_position") == (1 if same_slot else -1, 1)
+            assert mib_signals(base, source, "output_token") == (1, 1 if same_io else -1)
+        assert mib_both(base, other[0]) is None and mib_signals(base, other[0], "output_token") is None
+        assert mib_signals(base, other[0], "output_position") is not None
+    rng = np.random.default_rng(0)
+    both = rng.choice([-1.0, 1.0], size=(40, 2))
+    fit = linear_fit(both, 0.5 + 1.5 * both[:, 0] + 3.0 * both[:, 1] + rng.normal(scale=0.01, size=40))
+    assert fit["bias"] == pytest.approx(0.5, abs=0.02) and fit["coefficients"] == pytest.approx([1.5, 3.0], abs=0.02) and fit["r2"] > 0.99
+    pairs = _pairs()
+    signals = np.where(np.arange(40)[:, None] % 5 == 0, np.nan, rng.choice([-1.0, 1.0], size=(40, 2)))
+    follows = 0.5 + signals @ np.array([1.5, 3.0]) + 0.1
+    found = linear_error(follows, signals, fit, pairs)
+    assert float(found) == pytest.approx(0.01, abs=0.002) and found.low <= float(found) <= found.high
+    assert float(linear_error(np.zeros(40), signals, fit, pairs)) > 5  # a unit that does nothing is far from the model
+    assert linear_fit(np.ones((40, 2)), np.ones(40))["bias"] is None  # signals that never vary fit nothing
+
+
 @pytest.fixture(scope="module")
 def bare_lm(tmp_path_factory):
     return str(save_bare_ioi_lm(tmp_path_factory.mktemp("localize") / "bare"))
@@ -93,6 +126,51 @@ def _config(model, out, **settings):
     base = dict(model=model, out=str(out), data=DataSpec(task="ioi"), featurizers=("full", "das"), variables=("output_position",),
                 blocks="0,1", positions=("cls",), control_blocks="1", train_pairs=16, test_pairs=8, epochs=1, k=2)  # fmt: skip
     return LocalizeConfig(**{**base, **settings})
+
+
+def _check_linear_by_hand(found, model_dir):
+    import torch
+
+    import interp
+    from interp.analysis.localization import linear_error, linear_fit
+    from interp.tasks.ioi.task import logit_difference, mib_both, mib_signals
+
+    lab = interp.IntervenableModel(model_dir, "ioi")
+    pairs = json.loads((found.out / "pairs.json").read_text())["output_position"]
+    examples = {e.id: e for e in found.examples}
+    kept = [examples[i] for i in pairs["examples"]]
+    bases, sources = [kept[i] for i in pairs["linear_bases"]], [kept[i] for i in pairs["linear_sources"]]
+    assert all({b.name_a, b.name_b} == {s.name_a, s.name_b} and b is not s for b, s in zip(bases, sources))
+    row = next(r for r in found.rows if (r["model"], r["featurizer"], r["block"]) == ("pretrained", "full", 0))
+    site = lab.location("blocks.0.hook_resid_post@cls")
+    logits = torch.stack([lab.interchange([b], [s], site, naive=True).logits[0, 0] for b, s in zip(bases, sources)])
+    readouts = logit_difference(logits, bases, lab.model.labels).numpy()
+    own = logit_difference(lab.predict(bases), bases, lab.model.labels).numpy()
+    groups = np.array([" / ".join(sorted((e.name_a, e.name_b))) for e in kept])
+    held = HeldOut(np.array(pairs["linear_bases"]), np.array(pairs["linear_sources"]), groups, pairs["unit"])
+    nan = (np.nan, np.nan)
+    fit = linear_fit(np.array([mib_both(b, s) or nan for b, s in zip(bases, sources)]), readouts)
+    signals = np.array([mib_signals(b, s, "output_position") or nan for b, s in zip(bases, sources)])
+    assert row["readouts"].split() == [f"{v:.4f}" for v in readouts] or np.allclose(
+        [float(x) for x in row["readouts"].split()], readouts, atol=2e-4)  # fmt: skip
+    assert fit["bias"] is not None and fit["pairs"] >= 3  # the held-out pairs share names often enough to fit
+    assert row["mib_linear"] == pytest.approx(float(linear_error(readouts, signals, fit, held)), abs=1e-3)
+    assert row["mib_linear_stays"] == pytest.approx(float(linear_error(own, signals, fit, held)), abs=1e-3)
+    assert all(r.get("mib_linear", "") != "" for r in found.rows if r["block"] == 0)
+
+
+def test_mibs_linear_score_is_the_hand_computed_one_on_mibs_counterfactual_pairs(bare_lm, tmp_path, monkeypatch):
+    """Every unit of an IOI localization carries MIB's linear score: on the held-out prompts that share their names (MIB's
+    counterfactuals), the squared error of the intervened logit difference from the linear model fitted on the full
+    vector's, equal to the same computed from hand-written hooks; the base's own run beside it."""
+    from interp.api.example_set import ExampleSet
+
+    # the tiny random model answers few prompts right; counted right everywhere, MIB's filter keeps whole draws
+    monkeypatch.setattr(ExampleSet, "own_labels", lambda self: np.array([self.binding.task.labels.index(e.label) for e in self.examples]))
+    found = run_localize(_config(bare_lm, tmp_path / "linear", featurizers=("full", "dbm"), blocks="0", control_blocks="none", test_pairs=64),
+                         progress=False)  # fmt: skip
+    _check_linear_by_hand(found, bare_lm)
+    assert "MIB linear (stays)" in found.format()
 
 
 def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(bare_lm, tmp_path):

@@ -201,3 +201,64 @@ def format_mib_table(table: Sequence[Mapping]) -> str:
         lines.append(f"| {t['model']} | {t['featurizer']} | {t['variable']} |{site} {float(m):.3f} [{m.low:.3f}, {m.high:.3f}] ({t['blocks']} layers) | "
                      f"{t['best_block']} ({t['position']}) | {float(b):.3f} [{b.low:.3f}, {b.high:.3f}] |")  # fmt: skip
     return "\n".join(lines)
+
+
+def readouts_string(values) -> str:
+    """Per-pair readouts as ``"1.234 -0.5 ..."`` (how a row keeps them; NaN written ``nan``)."""
+    return " ".join(f"{float(v):.4f}" for v in np.asarray(values, dtype=np.float64).tolist())
+
+
+def readouts_array(text: str) -> np.ndarray:
+    """:func:`readouts_string` read back: float64 ``[pairs]``."""
+    return np.array([float(x) for x in str(text).split()], dtype=np.float64)
+
+
+def linear_fit(both: np.ndarray, readouts: np.ndarray) -> dict:
+    """MIB's linear model of a continuous readout (Mueller et al. 2025, §4.1, IOI's ``ioi_linear_params``): least squares
+    (scikit-learn's ``LinearRegression``) of each pair's readout under a full interchange on the signals of that pair
+    when every variable comes from the source.
+
+    Args:
+        both: float ``[pairs, signals]`` of ±1, NaN rows where the linear model has no term (left out).
+        readouts: float ``[pairs]``, the readout under the full interchange.
+
+    Returns:
+        ``{"bias", "coefficients" (one per signal), "r2", "pairs"}``; ``None`` values where fewer than 3 pairs have
+        signals or the signals do not vary.
+    """
+    from sklearn.linear_model import LinearRegression
+
+    both, readouts = np.asarray(both, dtype=np.float64), np.asarray(readouts, dtype=np.float64)
+    keep = ~np.isnan(both).any(axis=1) & ~np.isnan(readouts)
+    if keep.sum() < 3 or np.all(both[keep] == both[keep][0]):
+        return {"bias": None, "coefficients": None, "r2": None, "pairs": int(keep.sum())}
+    model = LinearRegression().fit(both[keep], readouts[keep])
+    return {"bias": float(model.intercept_), "coefficients": [float(c) for c in model.coef_], "r2": float(model.score(both[keep], readouts[keep])),
+            "pairs": int(keep.sum())}  # fmt: skip
+
+
+def linear_error(readouts: np.ndarray, signals: np.ndarray, fit: Mapping, pairs: HeldOut) -> Estimate | None:
+    """MIB's IOI score of a unit: the mean squared difference between each held-out pair's intervened readout and the
+    linear model's value for the signals of the variable interchanged (lower is better: 0 where the unit moves the
+    readout exactly as the variable alone would), with its interval over the same replicates as IIA's.
+
+    Args:
+        readouts: float ``[pairs]``, the unit's intervened readout on ``pairs``.
+        signals: float ``[pairs, signals]``, the variable's signals (NaN rows: pairs the linear model has no term for).
+        fit: :func:`linear_fit`'s parameters.
+
+    Returns:
+        An :class:`~interp.core.estimates.Estimate` in squared readout units; ``None`` without a fit or a pair to score.
+    """
+    if fit.get("bias") is None:
+        return None
+    signals, readouts = np.asarray(signals, dtype=np.float64), np.asarray(readouts, dtype=np.float64)
+    keep = ~np.isnan(signals).any(axis=1) & ~np.isnan(readouts)
+    if not keep.any():
+        return None
+    predicted = fit["bias"] + signals[keep] @ np.asarray(fit["coefficients"])
+    errors = (readouts[keep] - predicted) ** 2
+    b, s = pairs.b[keep], pairs.s[keep]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = pairs.boot.pair_totals(b, s, errors) / pairs.boot.pair_totals(b, s, np.ones(len(errors)))
+    return pairs.estimate(float(errors.mean()), replicates)

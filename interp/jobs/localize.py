@@ -43,10 +43,12 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import torch
 from tqdm.auto import tqdm
 
 from interp.analysis.localization import (
-    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, format_mib_table, hits_string, mib_table, ravel, site_kind, verdict,
+    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, format_mib_table, hits_string, linear_error, linear_fit, mib_table, ravel, readouts_array,
+    readouts_string, site_kind, verdict,
 )  # fmt: skip
 from interp.api import das
 from interp.api.intervenable import IntervenableModel
@@ -173,13 +175,23 @@ class Localization:
         lines = [f"MIB's filter: {self.kept} of {self.of} prompts answered right. Held-out IIA; intervals: {self.rows[0]['over'] if self.rows else ''}",
                  *([f"dropped, as the model's tokenizer cannot read them as the task needs (one token, or a first token of their own): "
                     f"{len(self.dropped)} ({', '.join(self.dropped)})"] if self.dropped else []),
-                 format_mib_table(self.table), "", "| variable | block | position | featurizer | IIA | re-initialised | verdict |",
-                 "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+                 format_mib_table(self.table), ""]  # fmt: skip
+        linear = any(r.get("mib_linear") not in (None, "") for r in self.rows)
+        lines += [f"| variable | block | site | featurizer | IIA | re-initialised |{' MIB linear (stays) |' if linear else ''} verdict |",
+                  f"| --- | --- | --- | --- | --- | --- |{' --- |' if linear else ''} --- |"]  # fmt: skip
         for r in self.rows:
             if r["model"] == PRETRAINED:
                 control = "—" if r.get("control_iia") in (None, "") else f"{r['control_iia']:.3f}"
-                lines.append(f"| {r['variable']} | {r['block']} | {r['position']} | {r['featurizer']} | {r['iia']:.3f} "
-                             f"[{r['iia_low']:.3f}, {r['iia_high']:.3f}] | {control} | {r['verdict']} |")  # fmt: skip
+                score = ""
+                if linear:
+                    score = " — |" if r.get("mib_linear") in (None, "") else (
+                        f" {r['mib_linear']:.3f} [{r['mib_linear_low']:.3f}, {r['mib_linear_high']:.3f}] ({r['mib_linear_stays']:.3f}) |")
+                lines.append(f"| {r['variable']} | {r['block']} | {str(r['location']).split('.', 2)[-1]} | {r['featurizer']} | {r['iia']:.3f} "
+                             f"[{r['iia_low']:.3f}, {r['iia_high']:.3f}] | {control} |{score} {r['verdict']} |")  # fmt: skip
+        if linear:
+            lines.append("MIB linear: MIB's IOI score, the mean squared difference between the intervened logit difference and a linear "
+                         "model of it fitted on the full vector's interchanges at the same unit (lower is better; in brackets, the base's "
+                         "own run against the same model: what an intervention that does nothing scores)")  # fmt: skip
         lines += [f"exported {name}: {said}" for name, said in self.exported.items()]
         return "\n".join(lines)
 
@@ -264,6 +276,7 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
             stale.unlink()
     bound = lab.bind(kept)
     held = _held_out(bound, variables, config)
+    linear_pairs = _linear_pairs(kept, held, task.linear, das.groups_of(bound)) if task.linear is not None else None
     if saved != request:
         ensure_writable_dir(parts)
         write_json_atomic(parts / "request.json", request)
@@ -279,13 +292,15 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
             if model == CONTROL and control is None:
                 twin = IntervenableModel(reinitialised(lab.model, config.seed), task, wordpiece=lab.wordpiece, batch_size=lab.batch_size)
                 control = (twin, twin.bind(kept))
-            row, trained = _unit(*((lab, bound) if model == PRETRAINED else control), unit, config)
+            row, trained = _unit(*((lab, bound) if model == PRETRAINED else control), unit, config, linear_pairs)
             if trained is not None:  # kept for an export; its row, written last, says the unit is done
                 save_intervention(trained, parts / "interventions" / _name(unit), {"variable": unit[2], "location": row["location"]}, overwrite=True)
             write_json_atomic(parts / f"{_name(unit)}.json", {**row, **counts})
             bar.update(1)
     rows = [read_json(parts / f"{_name(u)}.json") for u in units]
     _judge(rows, held)
+    if task.linear is not None:
+        _linear(rows, linear_pairs, kept, task.linear)
     columns = list(dict.fromkeys(k for r in rows for k in r))  # a full vector's row has no untrained figures: blank there
     rows = [{c: r.get(c, "") for c in columns} for r in rows]
     table = mib_table([r for r in rows if r["model"] == PRETRAINED] + [r for r in rows if r["model"] == CONTROL], held)
@@ -297,7 +312,10 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
         write_json_atomic(outputs.path("pairs.json"), {v: {"bases": h.bases.tolist(), "sources": h.sources.tolist(), "unit": h.unit,
                                                            "groups": None if h.groups is None else [str(g) for g in h.groups],
                                                            "breakdown": {k: list(map(str, b)) for k, b in (h.breakdown or {}).items()},
-                                                           "examples": [e.id for e in kept]} for v, h in held.items()})  # fmt: skip
+                                                           "examples": [e.id for e in kept],
+                                                           **({} if linear_pairs is None else {"linear_bases": linear_pairs.bases.tolist(),
+                                                                                               "linear_sources": linear_pairs.sources.tolist()})}
+                                                       for v, h in held.items()})  # fmt: skip
     architecture = (getattr(lab.model.module.config, "architectures", None) or [type(lab.model.module).__name__])[0]
     return Localization(rows, table, len(right), len(examples), out, tuple(getattr(task, "dropped", ())), kept, task=task.name,
                         architecture=architecture)  # fmt: skip
@@ -358,8 +376,22 @@ def _flat(name: str, value) -> dict:
     return {name: round(float(value), 4), f"{name}_low": round(value.low, 4), f"{name}_high": round(value.high, 4)}
 
 
-def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig) -> tuple[dict, object]:
-    """One unit's row and its trained intervention (``None`` for the full vector)."""
+def _linear_pairs(kept: Sequence, held: dict[str, HeldOut], linear, grouped: dict) -> HeldOut | None:
+    """MIB's counterfactual pairs for its linear score: every ordered pair of distinct held-out examples (those any
+    variable's held-out pairs use, never seen in training) that share their names (IOI: the first clause flipped, the
+    subject swapped, both: :attr:`LinearReadout.both` defined), with their bootstrap over the task's groups."""
+    used = sorted({int(i) for h in held.values() for i in (*h.bases.tolist(), *h.sources.tolist())})
+    pairs = [(b, s) for b in used for s in used if b != s and linear.both(kept[b], kept[s]) is not None]
+    if len(pairs) < 3:
+        return None
+    b, s = np.array(pairs).T
+    return HeldOut(b, s, grouped.get("groups"), grouped.get("unit", "examples"))
+
+
+def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig, pairs: HeldOut | None) -> tuple[dict, object]:
+    """One unit's row and its trained intervention (``None`` for the full vector); where the task has a linear readout
+    (MIB's IOI score), the row keeps the intervened readout of each of MIB's counterfactual pairs (:func:`_linear_pairs`)
+    (and the full vector's row, each base's own)."""
     model, featurizer, variable, block, position, site = unit
     loc = lab.location(_location(block, position, site))
     started = time.perf_counter()
@@ -384,8 +416,49 @@ def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig) -> tuple[
         for breakdown, values in found.by_base.items():
             for value, estimate in values.items():
                 row.update(_flat(f"{breakdown}_{value}_iia", estimate))
+    linear = bound.binding.task.linear
+    if linear is not None and pairs is not None:
+        runner = bound.pairs(loc)
+        bases, sources = torch.as_tensor(pairs.bases), torch.as_tensor(pairs.sources)
+        chosen = Interchange(runner.width) if kind is None else found.intervention
+        labels, examples = lab.model.labels, [bound[i] for i in pairs.bases.tolist()]
+        with torch.no_grad():
+            row["readouts"] = readouts_string(linear.readout(runner.logits(bases, sources, chosen).float().cpu(), examples, labels))
+            if kind is None:
+                row["base_readouts"] = readouts_string(linear.readout(runner.logits(bases, bases, chosen).float().cpu(), examples, labels))
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row, (None if kind is None else found.intervention)
+
+
+def _linear(rows: list[dict], pairs: HeldOut | None, examples: Sequence, linear) -> None:
+    """MIB's linear score of every unit (in place): per model, variable and location, the linear model fitted on the
+    full vector's readouts there on MIB's pairs (:func:`~interp.analysis.localization.linear_fit`), each unit's squared error from it
+    (``mib_linear``), the same error of each base's own run (``mib_linear_stays``: the intervention that does nothing)
+    and the fit's R²; blank where no full vector ran at the location."""
+    full = {(r["model"], r["variable"], r["location"]): r for r in rows if r["featurizer"] == "full" and r.get("readouts")}
+    for v in ([] if pairs is None else dict.fromkeys(r["variable"] for r in rows)):
+        bases, sources = [examples[i] for i in pairs.bases.tolist()], [examples[i] for i in pairs.sources.tolist()]
+        both = np.array([linear.both(b, s) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
+        signals = np.array([linear.signals(b, s, v) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
+        fits = {}
+        for r in rows:
+            if r["variable"] != v or not r.get("readouts"):
+                continue
+            anchor = full.get((r["model"], v, r["location"]))
+            if anchor is None:
+                continue
+            key = (r["model"], r["location"])
+            if key not in fits:
+                fits[key] = linear_fit(both, readouts_array(anchor["readouts"]))
+            fit = fits[key]
+            if len(readouts_array(r["readouts"])) != len(pairs):
+                continue  # a unit kept from a run before MIB's pairs were these
+            found = linear_error(readouts_array(r["readouts"]), signals, fit, pairs)
+            stays = linear_error(readouts_array(anchor["base_readouts"]), signals, fit, pairs)
+            if found is None or stays is None:
+                continue
+            r.update({**_flat("mib_linear", found), **_flat("mib_linear_stays", stays), "mib_linear_r2": round(fit["r2"], 4),
+                      "mib_linear_pairs": int((~np.isnan(signals).any(axis=1)).sum())})  # fmt: skip
 
 
 def _judge(rows: list[dict], held: dict[str, HeldOut]) -> None:

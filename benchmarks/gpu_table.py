@@ -20,7 +20,7 @@ def table(results: dict) -> str:
     ``--check``, each target met or not."""
     lines = [f"{results['env']['device']}, torch {results['env']['torch']}, transformers {results['env']['transformers']}, {results['env']['date']}",
              "| arm | figure |", "| --- | --- |"]  # fmt: skip
-    for arm in ("finetune", "allpairs", "cpu", "engine", "decoder", "smollm2", "das", "cache", "profile"):
+    for arm in ("finetune", "allpairs", "cpu", "engine", "decoder", "smollm2", "localize", "das", "cache", "profile"):
         if isinstance(results.get(arm), dict) and "error" in results[arm]:
             lines.append(f"| {arm} | failed: {results[arm]['error']} |")
     rows = {arm: results[arm] if isinstance(results.get(arm), list) else [] for arm in ("finetune", "allpairs", "engine")}
@@ -62,6 +62,13 @@ def table(results: dict) -> str:
         lines.append(f"| intervene SmolLM2-135M ({s['weights']}), all {s['pairs']:,} pairs at {s['location']}, {s['dtype']}, prefix reused | "
                      f"{s['seconds']:.1f} s, {s['pairs_per_s']:,.0f} pairs/s; labels agree with the naive loop on {100 * s['naive_labels_agree']:.1f}% "
                      f"of {s['naive_pairs'][0]} bases x {s['naive_pairs'][1]} sources |")  # fmt: skip
+    if isinstance(results.get("localize"), dict) and "error" not in results["localize"]:
+        z = results["localize"]
+        best = z.get("best_output_token")
+        found = "" if not best else f"; output_token best at block {best['block']} ({best['featurizer']}) {best['iia']:.3f} [{best['low']:.3f}, {best['high']:.3f}]"
+        lines.append(f"| localize SmolLM2-135M ({z['weights']}), IOI, blocks {z['blocks']} at the last token, full/DAS/DBM | {z['units']} units in "
+                     f"{z['seconds']:.1f} s ({z['units_per_min']:.1f} a minute; " + ", ".join(f"{f} {v:.1f} s" for f, v in z["seconds_per_unit"].items())
+                     + f" a unit); MIB's filter kept {z['kept']} of {z['of']}{found} |")  # fmt: skip
     if "das" in results and "error" not in results["das"]:
         das = results["das"]
         against = ("" if das.get("pyvene_pairs_per_s") is None else
@@ -81,7 +88,7 @@ def table(results: dict) -> str:
         lines.append(f"| profile, {r['precision']}, {r['compile']} | " + (r["error"] if "error" in r else f"{r['examples']} examples, {r['seconds']:.1f} s "
                      f"profiled; host steps: {steps or 'none recorded'} |"))  # fmt: skip
     peaks = [r.get("peak_gib") for key in ("finetune", "allpairs", "engine") for r in rows[key]]
-    peaks += [results[k].get("peak_gib") for k in ("das", "cache", "decoder", "smollm2") if isinstance(results.get(k), dict)]
+    peaks += [results[k].get("peak_gib") for k in ("das", "cache", "decoder", "smollm2", "localize") if isinstance(results.get(k), dict)]
     if any(p is not None for p in peaks):
         lines.append(f"| peak device memory | {max(p for p in peaks if p is not None):.1f} GiB |")
     if results["env"].get("check"):

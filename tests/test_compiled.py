@@ -130,7 +130,7 @@ def load_benchmark(name: str):
 
 def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_path):
     """`--check --smoke`: the one device check's arms (all pairs at tf32 and bf16, eager and compiled; the device, here
-    compiled, against a CPU copy; the engine against pyvene at bf16 at two shapes; SmolLM2's arm; a decoder), its JSON and its
+    compiled, against a CPU copy; the engine against pyvene at bf16 at two shapes; SmolLM2's arm; a localize sweep; a decoder), its JSON and its
     BENCHMARKS rows with each target met or not."""
     gpu = load_benchmark("gpu")
     results = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path)])
@@ -147,14 +147,17 @@ def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_
     assert smol["naive_labels_agree"] == 1.0 and smol["pairs"] == 24 * 24 and smol["pairs_per_s"] > 0 and len(smol["finetune"]) == 2
     assert all(r["examples_per_s"] > 0 and r["examples"] == 16 for r in smol["finetune"].values())
     assert results["cpu"]["labels_agree"] == 1.0 and results["cpu"]["max_logit_diff"] <= 1e-5 and results["cpu"]["pairs"] == 16 * 24
+    sweep = results["localize"]  # full, DAS and DBM for both IOI variables at blocks 0-1
+    assert sweep["units"] == 3 * 2 * 2 and set(sweep["seconds_per_unit"]) == {"full", "das", "dbm"} and sweep["best_output_token"] is None
     rows = (tmp_path / "gpu.md").read_text().splitlines()
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["check"] is True
     assert sum(line.startswith("| target: ") for line in rows) == 4 and any("| intervene, all 576 pairs, bf16, compiled |" in line for line in rows)
     assert any(line.startswith("| decoder, tiny shape, float32") for line in rows)
     assert sum(line.startswith("| fine-tune SmolLM2-135M (random, tiny Llama (--smoke))") for line in rows) == 2
     assert any(line.startswith("| intervene SmolLM2-135M (random, tiny Llama (--smoke)), all 576 pairs") for line in rows)
+    assert any(line.startswith("| localize SmolLM2-135M (random, tiny Llama (--smoke)), IOI, blocks 0-1 at the last token") for line in rows)
     late = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path / "late"), "--deadline", "0"])
-    assert late["cpu"] == late["engine"] == late["smollm2"] == late["decoder"] == {"error": "skipped: past --deadline"}  # a check past its time says what it left out
+    assert late["cpu"] == late["engine"] == late["smollm2"] == late["localize"] == late["decoder"] == {"error": "skipped: past --deadline"}  # a check past its time says what it left out
     assert "| engine | failed: skipped: past --deadline |" in (tmp_path / "late" / "gpu.md").read_text()
     again = load_benchmark("gpu_table")  # the rows again from the run's figures, as gpu.md has them
     assert again.table(json.loads((tmp_path / "gpu.json").read_text())) + "\n" == (tmp_path / "gpu.md").read_text()

@@ -237,6 +237,7 @@ def test_a_control_that_matches_the_model_never_localizes(bare_lm, tmp_path, mon
     (["--variable", "lexrel"], "lexrel"),
     (["--blocks", "9"], "--blocks '9': '9' is outside the model's blocks 0-2"),
     (["--positions", "w_h"], "w_h"),
+    (["--sites", "residual,neurons"], "--sites 'neurons': choose among residual, heads, attn"),
 ])  # fmt: skip
 def test_bad_input_is_one_line_with_exit_2_and_nothing_written(bare_lm, tmp_path, args, said):
     out = tmp_path / "bad"

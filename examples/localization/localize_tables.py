@@ -6,8 +6,9 @@
 Two tables, printed as Markdown: MIB's aggregation per model, featurizer and variable (``mib.csv``: the mean over the
 layers run of each layer's best position, with the interval of the same mean over the bootstrap replicates, and the
 best layer with its own interval); then every unit of the pretrained model (``localize.csv``): its held-out IIA with
-its 95% interval, RAVEL's Cause, Isolate and their mean where the task asks attributes, the re-initialised model's IIA
-at the same unit where it was run, and the verdict (:func:`interp.analysis.localization.verdict`).
+its 95% interval, RAVEL's Cause, Isolate and their mean where the task asks attributes, MIB's linear IOI score with the
+base's own run beside it where the run has it, the re-initialised model's IIA at the same unit where it was run, and
+the verdict (:func:`interp.analysis.localization.verdict`). A run with attention heads gets a site column.
 """
 
 from __future__ import annotations
@@ -25,20 +26,29 @@ def _cell(row: dict, name: str) -> str:
 def tables(units_csv: str, mib_csv: str) -> str:
     rows = list(csv.DictReader(open(units_csv, newline="")))
     mib = list(csv.DictReader(open(mib_csv, newline="")))
-    lines = ["| model | featurizer | variable | mean IIA over layers [95%] | best layer (position) | its IIA [95%] |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    sites = any(t.get("site", "residual") not in ("", "residual") for t in mib)  # heads: a site column, else none
+    lines = [f"| model | featurizer | variable |{' site |' if sites else ''} mean IIA over layers [95%] | best layer (position) | its IIA [95%] |",
+             f"| --- | --- | --- |{' --- |' if sites else ''} --- | --- | --- |"]  # fmt: skip
     for t in mib:
-        lines.append(f"| {t['model']} | {t['featurizer']} | {t['variable']} | {_cell(t, 'mean')} ({t['blocks']} layers) | "
+        site = f" {t.get('site') or 'residual'} |" if sites else ""
+        lines.append(f"| {t['model']} | {t['featurizer']} | {t['variable']} |{site} {_cell(t, 'mean')} ({t['blocks']} layers) | "
                      f"{t['best_block']} ({t['position']}) | {_cell(t, 'best_iia')} |")
     ravel = any(r.get("ravel") not in (None, "") for r in rows)
-    head = "| variable | block | position | featurizer | IIA [95%] |" + (" Cause | Isolate | RAVEL |" if ravel else "")
+    linear = any(r.get("mib_linear") not in (None, "") for r in rows)
+    where = "site" if sites else "position"
+    head = (f"| variable | block | {where} | featurizer | IIA [95%] |" + (" Cause | Isolate | RAVEL |" if ravel else "")
+            + (" MIB linear [95%] | base's own run [95%] | fit R² |" if linear else ""))  # fmt: skip
     lines += ["", head + " re-initialised | verdict |", "| " + " | ".join(["---"] * (head.count("|") + 1)) + " |"]
     for r in rows:
         if r["model"] != "pretrained":
             continue
         scores = f" {_cell(r, 'cause')} | {_cell(r, 'isolate')} | {_cell(r, 'ravel')} |" if ravel else ""
+        if linear:
+            r2 = "—" if r.get("mib_linear_r2") in (None, "") else f"{float(r['mib_linear_r2']):.2f}"
+            scores += f" {_cell(r, 'mib_linear')} | {_cell(r, 'mib_linear_stays')} | {r2} |"
         control = "—" if r.get("control_iia") in (None, "") else f"{float(r['control_iia']):.3f}"
-        lines.append(f"| {r['variable']} | {r['block']} | {r['position']} | {r['featurizer']} | {_cell(r, 'iia')} |{scores} {control} | "
+        at = r["location"].split(".", 2)[-1] if sites else r["position"]
+        lines.append(f"| {r['variable']} | {r['block']} | {at} | {r['featurizer']} | {_cell(r, 'iia')} |{scores} {control} | "
                      f"{r['verdict']} |")  # fmt: skip
     return "\n".join(lines)
 

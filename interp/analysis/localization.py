@@ -184,7 +184,7 @@ def mib_table(rows: Sequence[Mapping], pairs: Mapping[str, HeldOut]) -> list[dic
         reps = np.mean([held.replicates(hits_array(u["hits"])) for u in units], axis=0)
         mean = held.estimate(float(np.mean([float(u["iia"]) for u in units])), reps)
         best = max(units, key=lambda u: float(u["iia"]))
-        where = best["position"] if kind == "residual" else f"{best['position']}, {str(best['location']).split('@')[0].rsplit('.', 1)[-1]}"
+        where = best["position"] if kind != "head" else f"{best['position']}, {str(best['location']).split('@')[0].rsplit('.', 1)[-1]}"
         out.append({"model": model, "featurizer": featurizer, "variable": variable, "site": kind, "blocks": len(units), "mean": mean,
                     "best_block": int(best["block"]), "position": where, "best": _figure(best, "iia")})  # fmt: skip
     return out

@@ -262,3 +262,52 @@ def linear_error(readouts: np.ndarray, signals: np.ndarray, fit: Mapping, pairs:
     with np.errstate(invalid="ignore", divide="ignore"):
         replicates = pairs.boot.pair_totals(b, s, errors) / pairs.boot.pair_totals(b, s, np.ones(len(errors)))
     return pairs.estimate(float(errors.mean()), replicates)
+
+
+def flat(name: str, value: Estimate) -> dict:
+    """``{name, name_low, name_high}`` of an estimate, rounded to 4 places: how a row keeps a figure and its interval."""
+    return {name: round(float(value), 4), f"{name}_low": round(value.low, 4), f"{name}_high": round(value.high, 4)}
+
+
+def mib_pairs(kept: Sequence, held: Mapping[str, HeldOut], linear, grouped: Mapping) -> HeldOut | None:
+    """MIB's counterfactual pairs for its linear score: every ordered pair of distinct held-out examples (those any
+    variable's held-out pairs use, never seen in training) that share their names (IOI: the first clause flipped, the
+    subject swapped, both: the task's ``linear.both`` defined, :class:`~interp.tasks.base.LinearReadout`), with their
+    bootstrap over ``grouped``'s ``groups`` (named ``unit``); ``None`` where fewer than 3 pairs share their names."""
+    used = sorted({int(i) for h in held.values() for i in (*h.bases.tolist(), *h.sources.tolist())})
+    pairs = [(b, s) for b in used for s in used if b != s and linear.both(kept[b], kept[s]) is not None]
+    if len(pairs) < 3:
+        return None
+    b, s = np.array(pairs).T
+    return HeldOut(b, s, grouped.get("groups"), grouped.get("unit", "examples"))
+
+
+def score_linear(rows: list[dict], pairs: HeldOut | None, examples: Sequence, linear) -> None:
+    """MIB's linear score of every unit (in place): per model, variable and location, the linear model fitted on the
+    full vector's readouts there on MIB's pairs (:func:`mib_pairs`, :func:`linear_fit`), each unit's squared error from it
+    (``mib_linear``), the same error of each base's own run (``mib_linear_stays``: the intervention that does nothing)
+    and the fit's R²; blank where no full vector ran at the location."""
+    full = {(r["model"], r["variable"], r["location"]): r for r in rows if r["featurizer"] == "full" and r.get("readouts")}
+    for v in ([] if pairs is None else dict.fromkeys(r["variable"] for r in rows)):
+        bases, sources = [examples[i] for i in pairs.bases.tolist()], [examples[i] for i in pairs.sources.tolist()]
+        both = np.array([linear.both(b, s) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
+        signals = np.array([linear.signals(b, s, v) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
+        fits = {}
+        for r in rows:
+            if r["variable"] != v or not r.get("readouts"):
+                continue
+            anchor = full.get((r["model"], v, r["location"]))
+            if anchor is None:
+                continue
+            key = (r["model"], r["location"])
+            if key not in fits:
+                fits[key] = linear_fit(both, readouts_array(anchor["readouts"]))
+            fit = fits[key]
+            if len(readouts_array(r["readouts"])) != len(pairs):
+                continue  # a unit kept from a run before MIB's pairs were these
+            found = linear_error(readouts_array(r["readouts"]), signals, fit, pairs)
+            stays = linear_error(readouts_array(anchor["base_readouts"]), signals, fit, pairs)
+            if found is None or stays is None:
+                continue
+            r.update({**flat("mib_linear", found), **flat("mib_linear_stays", stays), "mib_linear_r2": round(fit["r2"], 4),
+                      "mib_linear_pairs": int((~np.isnan(signals).any(axis=1)).sum())})  # fmt: skip

@@ -47,9 +47,10 @@ import torch
 from tqdm.auto import tqdm
 
 from interp.analysis.localization import (
-    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, format_mib_table, hits_string, linear_error, linear_fit, mib_table, ravel, readouts_array,
-    readouts_string, site_kind, verdict,
+    CONTROL, FEATURIZERS, PRETRAINED, HeldOut, flat, format_mib_table, hits_string, mib_pairs, mib_table, ravel, readouts_string,
+    score_linear, site_kind, verdict,
 )  # fmt: skip
+from interp.analysis.localization_figure import localization_figure
 from interp.api import das
 from interp.api.intervenable import IntervenableModel
 from interp.api.loading import Classifier, reinitialised
@@ -276,7 +277,7 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
             stale.unlink()
     bound = lab.bind(kept)
     held = _held_out(bound, variables, config)
-    linear_pairs = _linear_pairs(kept, held, task.linear, das.groups_of(bound)) if task.linear is not None else None
+    linear_pairs = mib_pairs(kept, held, task.linear, das.groups_of(bound)) if task.linear is not None else None
     if saved != request:
         ensure_writable_dir(parts)
         write_json_atomic(parts / "request.json", request)
@@ -300,15 +301,15 @@ def _run(config: LocalizeConfig, out: Path, progress: bool) -> Localization:
     rows = [read_json(parts / f"{_name(u)}.json") for u in units]
     _judge(rows, held)
     if task.linear is not None:
-        _linear(rows, linear_pairs, kept, task.linear)
+        score_linear(rows, linear_pairs, kept, task.linear)
     columns = list(dict.fromkeys(k for r in rows for k in r))  # a full vector's row has no untrained figures: blank there
     rows = [{c: r.get(c, "") for c in columns} for r in rows]
     table = mib_table([r for r in rows if r["model"] == PRETRAINED] + [r for r in rows if r["model"] == CONTROL], held)
     with OutputSet(out, "localize") as outputs:
         write_csv_atomic(rows, outputs.path("localize.csv"))
-        write_csv_atomic([{**{k: v for k, v in t.items() if k not in ("mean", "best")}, **_flat("mean", t["mean"]), **_flat("best_iia", t["best"])}
+        write_csv_atomic([{**{k: v for k, v in t.items() if k not in ("mean", "best")}, **flat("mean", t["mean"]), **flat("best_iia", t["best"])}
                           for t in table], outputs.path("mib.csv"))  # fmt: skip
-        save_figure_atomic(_figure(rows, task.name), outputs.path("localize.png"), dpi=110, bbox_inches="tight")
+        save_figure_atomic(localization_figure(rows, task.name), outputs.path("localize.png"), dpi=110, bbox_inches="tight")
         write_json_atomic(outputs.path("pairs.json"), {v: {"bases": h.bases.tolist(), "sources": h.sources.tolist(), "unit": h.unit,
                                                            "groups": None if h.groups is None else [str(g) for g in h.groups],
                                                            "breakdown": {k: list(map(str, b)) for k, b in (h.breakdown or {}).items()},
@@ -372,25 +373,9 @@ def _held_out(bound, variables: Sequence[str], config: LocalizeConfig) -> dict[s
     return out
 
 
-def _flat(name: str, value) -> dict:
-    return {name: round(float(value), 4), f"{name}_low": round(value.low, 4), f"{name}_high": round(value.high, 4)}
-
-
-def _linear_pairs(kept: Sequence, held: dict[str, HeldOut], linear, grouped: dict) -> HeldOut | None:
-    """MIB's counterfactual pairs for its linear score: every ordered pair of distinct held-out examples (those any
-    variable's held-out pairs use, never seen in training) that share their names (IOI: the first clause flipped, the
-    subject swapped, both: :attr:`LinearReadout.both` defined), with their bootstrap over the task's groups."""
-    used = sorted({int(i) for h in held.values() for i in (*h.bases.tolist(), *h.sources.tolist())})
-    pairs = [(b, s) for b in used for s in used if b != s and linear.both(kept[b], kept[s]) is not None]
-    if len(pairs) < 3:
-        return None
-    b, s = np.array(pairs).T
-    return HeldOut(b, s, grouped.get("groups"), grouped.get("unit", "examples"))
-
-
 def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig, pairs: HeldOut | None) -> tuple[dict, object]:
     """One unit's row and its trained intervention (``None`` for the full vector); where the task has a linear readout
-    (MIB's IOI score), the row keeps the intervened readout of each of MIB's counterfactual pairs (:func:`_linear_pairs`)
+    (MIB's IOI score), the row keeps the intervened readout of each of MIB's counterfactual pairs (:func:`~interp.analysis.localization.mib_pairs`)
     (and the full vector's row, each base's own)."""
     model, featurizer, variable, block, position, site = unit
     loc = lab.location(_location(block, position, site))
@@ -412,10 +397,10 @@ def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig, pairs: He
         row.update({"k": found.k, "chance": round(found.chance, 4), "das_verdict": found.verdict, "test_pairs": len(found.held_out_pairs),
                     "hits": hits_string(found.hits["iia"]), "stays_hits": hits_string(found.hits["stays_base"]), "over": found.interval})  # fmt: skip
         for name in ("iia", "untrained_iia", "gain", "stays_base", "copies_source", "vanilla_iia"):
-            row.update(_flat(name, getattr(found, name)))
+            row.update(flat(name, getattr(found, name)))
         for breakdown, values in found.by_base.items():
             for value, estimate in values.items():
-                row.update(_flat(f"{breakdown}_{value}_iia", estimate))
+                row.update(flat(f"{breakdown}_{value}_iia", estimate))
     linear = bound.binding.task.linear
     if linear is not None and pairs is not None:
         runner = bound.pairs(loc)
@@ -430,37 +415,6 @@ def _unit(lab: IntervenableModel, bound, unit, config: LocalizeConfig, pairs: He
     return row, (None if kind is None else found.intervention)
 
 
-def _linear(rows: list[dict], pairs: HeldOut | None, examples: Sequence, linear) -> None:
-    """MIB's linear score of every unit (in place): per model, variable and location, the linear model fitted on the
-    full vector's readouts there on MIB's pairs (:func:`~interp.analysis.localization.linear_fit`), each unit's squared error from it
-    (``mib_linear``), the same error of each base's own run (``mib_linear_stays``: the intervention that does nothing)
-    and the fit's R²; blank where no full vector ran at the location."""
-    full = {(r["model"], r["variable"], r["location"]): r for r in rows if r["featurizer"] == "full" and r.get("readouts")}
-    for v in ([] if pairs is None else dict.fromkeys(r["variable"] for r in rows)):
-        bases, sources = [examples[i] for i in pairs.bases.tolist()], [examples[i] for i in pairs.sources.tolist()]
-        both = np.array([linear.both(b, s) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
-        signals = np.array([linear.signals(b, s, v) or (np.nan,) * len(linear.names) for b, s in zip(bases, sources)], dtype=np.float64)
-        fits = {}
-        for r in rows:
-            if r["variable"] != v or not r.get("readouts"):
-                continue
-            anchor = full.get((r["model"], v, r["location"]))
-            if anchor is None:
-                continue
-            key = (r["model"], r["location"])
-            if key not in fits:
-                fits[key] = linear_fit(both, readouts_array(anchor["readouts"]))
-            fit = fits[key]
-            if len(readouts_array(r["readouts"])) != len(pairs):
-                continue  # a unit kept from a run before MIB's pairs were these
-            found = linear_error(readouts_array(r["readouts"]), signals, fit, pairs)
-            stays = linear_error(readouts_array(anchor["base_readouts"]), signals, fit, pairs)
-            if found is None or stays is None:
-                continue
-            r.update({**_flat("mib_linear", found), **_flat("mib_linear_stays", stays), "mib_linear_r2": round(fit["r2"], 4),
-                      "mib_linear_pairs": int((~np.isnan(signals).any(axis=1)).sum())})  # fmt: skip
-
-
 def _judge(rows: list[dict], held: dict[str, HeldOut]) -> None:
     """Each pretrained unit's verdict against its controls, and RAVEL's scores where the pairs ask attributes (in place)."""
     controls = {(r["featurizer"], r["variable"], r["location"]): r for r in rows if r["model"] == CONTROL}
@@ -469,47 +423,10 @@ def _judge(rows: list[dict], held: dict[str, HeldOut]) -> None:
         found = ravel(r, r["variable"], pairs)
         if found:
             for name, estimate in found.items():
-                r.update(_flat(name, estimate))
+                r.update(flat(name, estimate))
         if r["model"] != PRETRAINED:
             r["verdict"] = ""
             continue
         control = controls.get((r["featurizer"], r["variable"], r["location"]))
         r["control_iia"] = "" if control is None else control["iia"]
         r["verdict"] = verdict(r, control, pairs)
-
-
-def _figure(rows: list[dict], task: str):
-    """IIA by block per featurizer, one panel per variable, at each block's best position; the re-initialised model's
-    points open and dashed beneath; each point with its interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from interp.analysis.localization import best_positions
-
-    best = best_positions(rows)
-    variables = sorted({r["variable"] for r in rows})
-    featurizers = list(dict.fromkeys((r["featurizer"], site_kind(r)) for r in rows))
-    fig, axes = plt.subplots(1, len(variables), figsize=(5.2 * len(variables) + 2.2, 3.6), sharey=True, squeeze=False)
-    for ax, variable in zip(axes[0], variables):
-        for i, (featurizer, kind) in enumerate(featurizers):
-            for model, filled in ((PRETRAINED, True), (CONTROL, False)):
-                mine = sorted((r for (m, f, v, _, k), r in best.items() if (m, f, v, k) == (model, featurizer, variable, kind)),
-                              key=lambda r: int(r["block"]))  # fmt: skip
-                if not mine:
-                    continue
-                x = [int(r["block"]) + 0.1 * (i - (len(featurizers) - 1) / 2) for r in mine]
-                y = [float(r["iia"]) for r in mine]
-                err = [[v - float(r["iia_low"]) for v, r in zip(y, mine)], [float(r["iia_high"]) - v for v, r in zip(y, mine)]]
-                ax.errorbar(x, y, yerr=err, fmt="o" + ("-" if filled else "--"), color=f"C{i}", capsize=2, mfc=None if filled else "white",
-                            label=featurizer + ("" if kind == "residual" else f" ({kind})") + ("" if filled else f" ({CONTROL})"))  # fmt: skip
-        ax.set_title(f"{task}, {variable} (best position per block)")
-        ax.set_xlabel("block")
-        ticks = sorted({int(r["block"]) for r in rows})
-        ax.set_xticks(ticks[:: max(1, -(-len(ticks) // 15))])  # at most 15 labels: a 30-block sweep's stay legible
-        ax.set_ylim(0, 1.02)
-    axes[0][0].set_ylabel("held-out IIA (95% interval)")
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    return fig

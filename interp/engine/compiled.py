@@ -38,6 +38,7 @@ them on the CPU, and :func:`compile_problem` says what a device lacks.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -121,8 +122,22 @@ def _suffix(blocks: FastBlocks, hidden: Tensor, context: Tensor | None) -> Tenso
     return blocks(hidden, context)
 
 
+def _separate_kernel_cache() -> None:
+    """Inductor's on-disk cache of generated C++ is not keyed by ``ATEN_CPU_CAPABILITY``: kernels generated under one
+    capability (AVX-512's vector types) then fail to build under another (``default``'s headers declare none). Under a
+    capability the user set, and where they chose no ``TORCHINDUCTOR_CACHE_DIR``, its kernels get a folder of their own
+    beside inductor's default one."""
+    capability = os.environ.get("ATEN_CPU_CAPABILITY")
+    if capability and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        from torch._inductor.runtime.runtime_utils import default_cache_dir
+
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(default_cache_dir(), f"aten-{capability}")
+
+
 def _compiled(device_type: str) -> Callable:
     if device_type not in _COMPILED:
+        if device_type == "cpu":
+            _separate_kernel_cache()
         mode = "reduce-overhead" if device_type == "cuda" else None  # CUDA graphs on a GPU
         _COMPILED[device_type] = torch.compile(_suffix, mode=mode, dynamic=None)
     return _COMPILED[device_type]

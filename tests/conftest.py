@@ -62,6 +62,13 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: -weight.get(item.path, 0.0))  # stable: a file's tests keep their order
 
 
+if os.environ.get("ATEN_CPU_CAPABILITY") and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    # before any test builds a kernel: inductor's cache is not keyed by the capability (interp.engine.compiled)
+    import tempfile
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), f"torchinductor-aten-{os.environ['ATEN_CPU_CAPABILITY']}")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _cache_dir(tmp_path_factory):
     """Converted GGUF checkpoints and joined GGUF files go to this run's temporary folder, not the user's

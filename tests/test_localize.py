@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from interp.analysis.localization import HeldOut, format_mib_table, hits_array, hits_string, mib_table, ravel, verdict
+from interp.analysis.localization import (
+    HeldOut, format_mib_table, hits_array, hits_string, mib_table, ravel, read_pairs, same_pairs, verdict,
+)
 from interp.api.specs import DataSpec
 from interp.cli import main
-from interp.core.errors import ConfigError, OutputError
+from interp.core.errors import ConfigError, DataError, OutputError
 from interp.jobs import localize as job
 from interp.jobs.localize import LocalizeConfig, parse_blocks, run_localize
 
@@ -184,6 +186,13 @@ def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(
     assert len(pairs["bases"]) == len(rows[0]["hits"]) == int(rows[0]["test_pairs"]) and pairs["unit"] == "name pairs"
     assert found.kept <= found.of and "MIB's filter" in found.format() and len(found.to_frame()) == 6
     assert all(r["control_iia"] != "" for r in rows if r["model"] == "pretrained" and r["block"] == "1")
+    # pairs.json read back recomputes MIB's table from the CSV's hits, intervals included
+    held = read_pairs(out / "pairs.json")
+    again = mib_table(rows, held)
+    assert [(t["featurizer"], t["variable"]) for t in again] == [(t["featurizer"], t["variable"]) for t in found.table]
+    figures = [[float(t["mean"]), t["mean"].low, t["mean"].high, float(t["best"])] for t in found.table]
+    assert np.allclose([[float(a["mean"]), a["mean"].low, a["mean"].high, float(a["best"])] for a in again], figures, atol=1e-9)
+    assert same_pairs(held, read_pairs(out / "pairs.json")) and not same_pairs(held, {"output_position": _pairs(len(pairs["bases"]))})
     # killed after some units: the finished ones are kept, the missing one run again, the numbers the same
     parts = out / "localize.parts"
     kept = parts / "model__das__output_position__b0__cls.json"
@@ -195,6 +204,17 @@ def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(
     assert [r["iia"] for r in again.rows] == pytest.approx([r["iia"] for r in found.rows], abs=1e-6)
     with pytest.raises(OutputError, match="other settings"):
         run_localize(_config(bare_lm, out, epochs=2), progress=False)
+
+
+def test_a_pairs_file_that_is_not_a_localizations_is_refused_naming_it(tmp_path):
+    for text, said in (("", "not a localization's pairs.json"), ("[1]", "not a localization's pairs.json"),
+                       ('{"output_token": {"bases": [0]}}', "'output_token' has no held-out")):
+        (tmp_path / "pairs.json").write_text(text)
+        with pytest.raises(DataError, match=said) as raised:
+            read_pairs(tmp_path / "pairs.json")
+        assert str(tmp_path / "pairs.json") in str(raised.value)
+    with pytest.raises(DataError, match="missing"):
+        read_pairs(tmp_path / "none.json")
 
 
 def test_heads_are_units_each_trained_and_scored_at_its_own_output(bare_lm, tmp_path):

@@ -226,3 +226,32 @@ def test_the_localization_pages_runs_of_interp_localize_are_their_committed_csvs
         data = RESULTS / "data" / "localization"
         assert shown.strip() == module.tables(str(data / f"{name}.csv"), str(data / f"{name}_mib.csv")).strip(), name
     assert len(blocks) == text.count("<!-- localize:")
+    # MIB's grid over two runs on the same pairs (the last token at every block, the names at every other block)
+    grids = re.findall(r"<!-- localize-grid: ([\w ]+) -->\n(.*?)\n<!-- /localize-grid -->", text, re.S)
+    for names, shown in grids:
+        assert shown.strip() == module.grid([str(data / n) for n in names.split()]).strip(), names
+    assert len(grids) == text.count("<!-- localize-grid:")
+    # the grid of one run is that run's own mib.csv: pairs.json read back gives the job's intervals to the digit
+    assert module.grid([str(data / "ioi_smollm2_sweep")]) == module.tables(
+        str(data / "ioi_smollm2_sweep.csv"), str(data / "ioi_smollm2_sweep_mib.csv")).split("\n\n")[0]
+
+
+def test_the_monli_pages_clique_verdict_is_its_committed_run():
+    """The MoNLI page's rerun clique verdict is the run's ``cliques.json`` (committed without its examples' words,
+    ``docs/results/data/cliques/demo_seed0.json``): the largest clique, its values, its block-model odds and every
+    figure of the verdict's three checks."""
+    import json
+
+    run = json.loads((RESULTS / "data" / "cliques" / "demo_seed0.json").read_text(encoding="utf-8"))
+    text = " ".join((RESULTS / "monli.md").read_text(encoding="utf-8").split())
+    section = text[text.index("**The clique verdict on this recipe, rerun.**") :][:2500]
+    top, second = run["cliques"][:2]
+    counts = " , ".join(f"{n} {v}" for v, n in top["value_counts"].items()).replace(" , ", ", ")
+    assert f"largest lexrel clique of {top['size']} examples ({counts}; best α {run['best_alpha']}; " in section
+    assert f"$10^{{{top['log10_expected_count_block_model']:.1f}}}$ expected under the block model" in section
+    assert f"one of {second['size']} ({', '.join(f'{n} {v}' for v, n in second['value_counts'].items())})" in section
+    assert run["verdict"].startswith("evidence:") and "the verdict **evidence**" in section and run["model_at_chance"] == []
+    for figure in re.findall(r"\d+\.\d+ \[\d+\.\d+, \d+\.\d+\]|p = [\d.]+|\d+ \(median; 95th percentile \d+\)", run["verdict"]):
+        assert figure in section, figure
+    gate = run["copy_gate"]
+    assert gate["passes"] and f"{gate['difference'][0]:.3f} [{gate['difference'][1]:.3f}, {gate['difference'][2]:.3f}]" in section

@@ -5,6 +5,7 @@ Usage::
     pairs = HeldOut(bases, sources, groups, "name pairs")        # one variable's held-out pairs, as every unit scored them
     judged = verdict(row, control, pairs)                       # "localizes", or what the unit does not clear
     table = mib_table(rows, {"output_token": pairs})            # per featurizer and variable: mean over layers, best layer
+    table = mib_table(rows, read_pairs("runs/ioi/pairs.json"))  # the same from a run's files (localize.csv's rows)
 
 A *unit* is one featurizer trained and scored for one variable at one site (a block's residual stream at one token
 position): its row holds the held-out IIA with its interval and ``hits``, a string of ``0``/``1``, one per held-out
@@ -31,13 +32,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from interp.analysis.bootstrap import ExampleBootstrap, N_BOOT, SEED
-from interp.core.errors import ConfigError
+from interp.core.errors import ConfigError, DataError
 from interp.core.estimates import Estimate
+from interp.core.outputs import read_json
 
 #: The kinds MIB compares, as the sweep names them, and the intervention each trains (``full``: none, the whole vector).
 FEATURIZERS = {"full": None, "das": "rotated", "dbm": "dbm", "dbm-pca": "dbm-pca", "dbm-sae": "dbm-sae"}
@@ -149,6 +152,39 @@ def ravel(row: Mapping, variable: str, pairs: HeldOut, name: str = "attribute") 
     out = {k: pairs.estimate(values[k], reps[k]) for k in reps}
     out["ravel"] = pairs.estimate((values["cause"] + values["isolate"]) / 2, (reps["cause"] + reps["isolate"]) / 2)
     return out
+
+
+def read_pairs(path: str | Path) -> dict[str, HeldOut]:
+    """Each variable's held-out pairs as a localization's ``pairs.json`` keeps them (``interp localize`` writes it
+    beside ``localize.csv``), with their bootstrap: what :func:`mib_table` and :func:`verdict` need to recompute any
+    interval from the rows' ``hits``.
+
+    Raises:
+        DataError: naming the file, where it is missing, not JSON, or lacks a variable's ``bases`` or ``sources``.
+    """
+    path = Path(path)
+    record = read_json(path)
+    if not isinstance(record, dict) or not record:
+        raise DataError(f"{path}: not a localization's pairs.json (missing, unreadable or empty)")
+    out = {}
+    for variable, held in record.items():
+        if not isinstance(held, dict) or not {"bases", "sources"} <= held.keys():
+            raise DataError(f"{path}: variable {variable!r} has no held-out 'bases' and 'sources'")
+        groups = held.get("groups")
+        breakdown = {k: np.asarray(v) for k, v in (held.get("breakdown") or {}).items()}
+        out[variable] = HeldOut(np.asarray(held["bases"]), np.asarray(held["sources"]), None if groups is None else np.asarray(groups),
+                                held.get("unit", "examples"), breakdown or None)  # fmt: skip
+    return out
+
+
+def same_pairs(first: Mapping[str, HeldOut], second: Mapping[str, HeldOut]) -> bool:
+    """Whether two localizations scored their shared variables on the same held-out pairs and groups (two runs of one
+    model, task, examples and seed over different blocks or positions), so that their units can be aggregated together."""
+    shared = first.keys() & second.keys()
+    return bool(shared) and all(
+        np.array_equal(first[v].bases, second[v].bases) and np.array_equal(first[v].sources, second[v].sources)
+        and (first[v].groups is None) == (second[v].groups is None)
+        and (first[v].groups is None or np.array_equal(first[v].groups, second[v].groups)) for v in shared)  # fmt: skip
 
 
 def site_kind(row: Mapping) -> str:

@@ -255,3 +255,30 @@ def test_the_monli_pages_clique_verdict_is_its_committed_run():
         assert figure in section, figure
     gate = run["copy_gate"]
     assert gate["passes"] and f"{gate['difference'][0]:.3f} [{gate['difference'][1]:.3f}, {gate['difference'][2]:.3f}]" in section
+
+
+def test_the_monli_pages_rerun_iit_clique_table_is_its_committed_runs():
+    """Each cell of the MoNLI page's rerun clique table (plain against IIT at ``blocks.2.hook_resid_post@w_h``) is its
+    run's ``cliques.json`` (``docs/results/data/cliques/iit_plain_b2wh.json``, ``iit_b2wh.json``): the largest clique
+    and its values, the minimum size, both nulls' median and 95th percentile, the copy gate and the verdict."""
+    import json
+
+    import numpy as np
+
+    text = (RESULTS / "monli.md").read_text(encoding="utf-8")
+    table = text[text.index("| at `blocks.2.hook_resid_post@w_h`, rerun |") :].split("\n\n")[0]
+    cells = {row.split("|")[1].strip(): [c.strip() for c in row.strip().strip("|").split("|")[1:]] for row in table.splitlines()[2:]}
+    for column, name in enumerate(("iit_plain_b2wh", "iit_b2wh")):
+        run = json.loads((RESULTS / "data" / "cliques" / f"{name}.json").read_text(encoding="utf-8"))
+        top, n = run["cliques"][0], run["graph"]["nodes"]
+        counts = f"({run['cliques'][0]['value_counts']['⊏']} + {run['cliques'][0]['value_counts']['⊐']})"
+        assert cells["largest lexrel clique (⊏ + ⊐)"][column] in (f"{top['size']} {counts}", f"{top['size']} of {n} {counts}")
+        assert cells["smallest size beyond chance at the graph's density"][column] == str(run["min_size"])
+        for key, null in (("sources shuffled", "shuffle_null"), ("causal model's side permuted", "relation_null")):
+            row = next(v for k, v in cells.items() if key in k)
+            drawn = run[null]["shuffled"]
+            assert row[column] == f"{np.median(drawn):.0f} ({np.percentile(drawn, 95):.0f})" and f"{len(drawn)} " in next(k for k in cells if key in k)
+        gate = run["copy_gate"]
+        shown = " against ".join(f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]" for v in (gate["iia"], gate["copies_source"]))
+        assert cells["IIA over all pairs, against copying the source's label"][column] == shown
+        assert cells["verdict"][column] == run["verdict"].split(":")[0] and run["model_at_chance"] == []

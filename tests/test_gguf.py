@@ -354,3 +354,24 @@ def test_every_featurizer_keeps_its_invariants_on_smollm2s_real_weights(smollm2,
         naive = lab.interchange(examples, examples, site, intervention=some, naive=True).logits
         assert (fast - naive).abs().max() <= 1e-4 * scale, f.kind
     assert (vanilla - plain[:, None]).abs().max() > 1e-3 * scale  # the null: the site moves the readout
+
+
+def test_a_header_is_read_once_while_its_file_stays_and_each_call_gets_its_own_copy(smollm2, tmp_path):
+    """The header is parsed once per process while the file's size and modification time stay (parsing its vocabulary
+    takes seconds); each call gets a copy of its own, and a file rewritten in place is read again."""
+    source = Path(json.loads((smollm2 / RECORD).read_text())["source"])
+    copied = tmp_path / "copy.gguf"
+    shutil.copy(source, copied)
+    first = gguf_module.read_header(copied)
+    first["quantization"]["Q4_1"] = -1  # the caller's copy, not the cache's
+    hits = gguf_module._header.cache_info().hits
+    again = gguf_module.read_header(copied)
+    assert gguf_module._header.cache_info().hits == hits + 1 and again["quantization"]["Q4_1"] > 0
+    assert again == gguf_module._read_header(copied)  # the cached header is the file's, read afresh
+    with open(copied, "r+b") as handle:  # the same bytes written again: a new modification time, read again
+        head = handle.read(16)
+        handle.seek(0)
+        handle.write(head)
+    os.utime(copied, ns=(0, 0))
+    gguf_module.read_header(copied)
+    assert gguf_module._header.cache_info().hits == hits + 1

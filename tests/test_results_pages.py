@@ -282,3 +282,25 @@ def test_the_monli_pages_rerun_iit_clique_table_is_its_committed_runs():
         shown = " against ".join(f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]" for v in (gate["iia"], gate["copies_source"]))
         assert cells["IIA over all pairs, against copying the source's label"][column] == shown
         assert cells["verdict"][column] == run["verdict"].split(":")[0] and run["model_at_chance"] == []
+
+
+def test_the_grid_refuses_runs_on_other_examples_and_a_unit_run_twice(tmp_path):
+    """``localize_tables.py --grid`` aggregates only runs scored on the same pairs of the same examples, each unit once."""
+    import importlib.util
+    import json
+    import shutil
+
+    script = RESULTS.parents[1] / "examples" / "localization" / "localize_tables.py"
+    spec = importlib.util.spec_from_file_location("localize_tables", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    data = RESULTS / "data" / "localization"
+    shutil.copy(data / "ioi_smollm2_names.csv", tmp_path / "other.csv")
+    pairs = json.loads((data / "ioi_smollm2_names_pairs.json").read_text(encoding="utf-8"))
+    for held in pairs.values():
+        held["examples"] = held["examples"][::-1]  # the same indices into other examples
+    (tmp_path / "other_pairs.json").write_text(json.dumps(pairs))
+    with pytest.raises(SystemExit, match="other held-out pairs"):
+        module.grid([str(data / "ioi_smollm2_sweep"), str(tmp_path / "other")])
+    with pytest.raises(SystemExit, match="is in another run too"):
+        module.grid([str(data / "ioi_smollm2_sweep"), str(data / "ioi_smollm2_sweep")])

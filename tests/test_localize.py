@@ -193,6 +193,8 @@ def test_a_localization_on_a_decoder_writes_every_unit_and_resumes_after_a_kill(
     figures = [[float(t["mean"]), t["mean"].low, t["mean"].high, float(t["best"])] for t in found.table]
     assert np.allclose([[float(a["mean"]), a["mean"].low, a["mean"].high, float(a["best"])] for a in again], figures, atol=1e-9)
     assert same_pairs(held, read_pairs(out / "pairs.json")) and not same_pairs(held, {"output_position": _pairs(len(pairs["bases"]))})
+    other = {v: HeldOut(h.bases, h.sources, h.groups, h.unit, examples=list(h.examples)[::-1]) for v, h in held.items()}
+    assert held["output_position"].examples == pairs["examples"] and not same_pairs(held, other)  # the same indices into other examples
     # killed after some units: the finished ones are kept, the missing one run again, the numbers the same
     parts = out / "localize.parts"
     kept = parts / "model__das__output_position__b0__cls.json"

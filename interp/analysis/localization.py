@@ -60,8 +60,8 @@ def hits_array(text: str) -> np.ndarray:
 @dataclass
 class HeldOut:
     """One variable's held-out pairs and their bootstrap: ``bases``, ``sources`` (indices into the examples),
-    ``groups`` (each example's group, or ``None``: examples) named ``unit``, and each pair's base ``breakdown`` values
-    (name -> per pair)."""
+    ``groups`` (each example's group, or ``None``: examples) named ``unit``, each pair's base ``breakdown`` values
+    (name -> per pair), and ``examples``, the ids the indices point to where known (a run's ``pairs.json``)."""
 
     bases: np.ndarray
     sources: np.ndarray
@@ -70,6 +70,7 @@ class HeldOut:
     breakdown: Mapping[str, np.ndarray] | None = None
     n_boot: int = N_BOOT
     seed: int = SEED
+    examples: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         bases, b = np.unique(np.asarray(self.bases), return_inverse=True)
@@ -173,15 +174,17 @@ def read_pairs(path: str | Path) -> dict[str, HeldOut]:
         groups = held.get("groups")
         breakdown = {k: np.asarray(v) for k, v in (held.get("breakdown") or {}).items()}
         out[variable] = HeldOut(np.asarray(held["bases"]), np.asarray(held["sources"]), None if groups is None else np.asarray(groups),
-                                held.get("unit", "examples"), breakdown or None)  # fmt: skip
+                                held.get("unit", "examples"), breakdown or None, examples=held.get("examples"))  # fmt: skip
     return out
 
 
 def same_pairs(first: Mapping[str, HeldOut], second: Mapping[str, HeldOut]) -> bool:
-    """Whether two localizations scored their shared variables on the same held-out pairs and groups (two runs of one
-    model, task, examples and seed over different blocks or positions), so that their units can be aggregated together."""
+    """Whether two localizations scored their shared variables on the same held-out pairs of the same examples (their
+    ids, where both know them) and groups (two runs of one model, task, examples and seed over different blocks or
+    positions), so that their units can be aggregated together."""
     shared = first.keys() & second.keys()
     return bool(shared) and all(
+        first[v].examples is None or second[v].examples is None or list(first[v].examples) == list(second[v].examples) for v in shared) and all(
         np.array_equal(first[v].bases, second[v].bases) and np.array_equal(first[v].sources, second[v].sources)
         and (first[v].groups is None) == (second[v].groups is None)
         and (first[v].groups is None or np.array_equal(first[v].groups, second[v].groups)) for v in shared)  # fmt: skip

@@ -13,8 +13,9 @@ Under ``--smoke`` a tiny random Llama stands in.
 
 The arm, in order:
 
-* **fine-tuning**, each route of ``interp train`` on a decoder: every weight, and the top blocks with the head alone
-  (``train_blocks``, the CPU's route, ``docs/results/pretrained-decoders.md``), one epoch over
+* **fine-tuning**, each route of ``interp train`` on a decoder: every weight, the top blocks with the head alone
+  (``train_blocks``, ``docs/results/pretrained-decoders.md``) and LoRA adapters with the head (``lora_rank``, where
+  ``peft`` is installed), one epoch over
   ``--smollm2-train`` PMoNLI + NMoNLI-train examples in bf16 (autocast): examples per second.
 * **all pairs**: the decoder runner (each base's prefix reused) on every (base, source) pair of MoNLI's 2,678
   examples (7.17M) at ``--smollm2-location``, bf16: pairs per second; the labels of 2 bases × 64 sources checked
@@ -33,6 +34,8 @@ import torch
 FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "interp_gguf.json")
 #: What ``train_blocks`` the top-blocks route trains.
 TOP_BLOCKS = 4
+#: The LoRA route's rank (``lora_rank``; lr 3e-4, its scale alpha / rank = 2).
+LORA_RANK = 8
 
 
 def prepare(folder: Path) -> str:
@@ -95,12 +98,19 @@ def smollm2_arm(args, task, device) -> dict:
     train = task.examples(("pmonli", "nmonli_train"), n=16 if args.smoke else args.smollm2_train, seed=0)
     routes = {}
     top = min(TOP_BLOCKS, model.n_layers)
-    for route, extra in (("every weight", {}), (f"top {top} blocks and the head", {"train_blocks": top})):
+    arms = [("every weight", {}), (f"top {top} blocks and the head", {"train_blocks": top})]
+    try:
+        import peft  # noqa: F401  (the LoRA route: interp[decoders]; a GPU machine may lack it)
+
+        arms.append((f"LoRA rank {LORA_RANK} and the head", {"lora_rank": LORA_RANK, "lr": 3e-4}))
+    except ImportError:
+        print("smollm2: peft is not installed here; the LoRA route is left out", flush=True)
+    for route, extra in arms:
         start, _ = load(args, task)
         start.module.to(device)
         sync(device)
         began = time.perf_counter()
-        tuned = interp.fine_tune(start, task, train, epochs=1, batch_size=16, lr=5e-5, precision="bf16" if bf16 else "fp32", seed=0, **extra)
+        tuned = interp.fine_tune(start, task, train, epochs=1, batch_size=16, precision="bf16" if bf16 else "fp32", seed=0, **{"lr": 5e-5, **extra})
         sync(device)
         routes[route] = {"examples_per_s": len(train) / (time.perf_counter() - began), "examples": len(train), "loss": round(tuned.history[-1]["loss"], 4)}
         if weights.startswith("pretrained"):

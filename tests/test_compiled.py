@@ -144,7 +144,7 @@ def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_
     assert all(r["engine_bf16_pairs_per_s"] > 0 and r["engine_pairs_per_s"] is None and r["pyvene_precision"] == "bf16" for r in results["engine"])
     assert results["decoder"]["reuse_labels_agree"] == 1.0 and results["decoder"]["reuse_pairs_per_s"] > 0
     smol = results["smollm2"]
-    assert smol["naive_labels_agree"] == 1.0 and smol["pairs"] == 24 * 24 and smol["pairs_per_s"] > 0 and len(smol["finetune"]) == 2
+    assert smol["naive_labels_agree"] == 1.0 and smol["pairs"] == 24 * 24 and smol["pairs_per_s"] > 0 and len(smol["finetune"]) == 3  # every weight, the top blocks, LoRA
     assert all(r["examples_per_s"] > 0 and r["examples"] == 16 for r in smol["finetune"].values())
     assert results["cpu"]["labels_agree"] == 1.0 and results["cpu"]["max_logit_diff"] <= 1e-5 and results["cpu"]["pairs"] == 16 * 24
     sweep = results["localize"]  # full, DAS and DBM for both IOI variables at blocks 0-1
@@ -153,7 +153,8 @@ def test_the_device_check_runs_at_tiny_sizes_and_writes_its_rows(monli_dir, tmp_
     assert json.loads((tmp_path / "gpu.json").read_text())["env"]["check"] is True
     assert sum(line.startswith("| target: ") for line in rows) == 4 and any("| intervene, all 576 pairs, bf16, compiled |" in line for line in rows)
     assert any(line.startswith("| decoder, tiny shape, float32") for line in rows)
-    assert sum(line.startswith("| fine-tune SmolLM2-135M (random, tiny Llama (--smoke))") for line in rows) == 2
+    assert sum(line.startswith("| fine-tune SmolLM2-135M (random, tiny Llama (--smoke))") for line in rows) == 3
+    assert any("LoRA rank 8" in line for line in rows)
     assert any(line.startswith("| intervene SmolLM2-135M (random, tiny Llama (--smoke)), all 576 pairs") for line in rows)
     assert any(line.startswith("| localize SmolLM2-135M (random, tiny Llama (--smoke)), IOI, blocks 0-1 at the last token") for line in rows)
     late = gpu.main(["--check", "--smoke", "--monli", str(monli_dir), "--out", str(tmp_path / "late"), "--deadline", "0"])

@@ -16,6 +16,19 @@ from pathlib import Path
 import pytest
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def example_script(relative: str):
+    """The module of the repository's script ``examples/<relative>`` (what makes a page's tables from its files)."""
+    import importlib.util
+
+    script = RESULTS.parents[1] / "examples" / relative
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 CLAIM = re.compile(r"as the paper (finds|does|reports|found)|\bagrees? with the paper|(?<!not )(?<!antecedent )\b(holds|hold)\b"
                    r"(?=[.,;:)]| (here|for|on|in|over|across|up|true|of)\b)", re.I)  # fmt: skip
 #: A comparison of two recipes or models that needs an interval for its difference (a p-value alone does not carry it).
@@ -136,13 +149,9 @@ def test_the_screen_table_of_the_monli_page_remakes_from_its_committed_files(cap
     """The MoNLI page's screen-against-sweep table is what ``examples/screen_vs_sweep.py`` prints from the two CSVs
     committed beside the page (``docs/results/data/screen_page/``): every Spearman with its interval, within-group
     figure, recall and p."""
-    import importlib.util
 
     data = RESULTS / "data" / "screen_page"
-    script = RESULTS.parents[1] / "examples" / "screen_vs_sweep.py"
-    spec = importlib.util.spec_from_file_location("screen_vs_sweep", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = example_script("screen_vs_sweep.py")
     module.main(str(data / "screen.csv"), str(data / "heads.csv"))
     printed = {}
     for line in capsys.readouterr().out.splitlines()[1:]:
@@ -194,12 +203,8 @@ def test_the_localization_page_is_its_committed_csv():
     """The localization page's two tables are what ``examples/localization/tables.py`` makes from the CSV committed
     beside it (``docs/results/data/localization/``), verdicts included; and the verdict can fail: a unit whose IIA
     does not clear the re-initialised model is not said to localize."""
-    import importlib.util
 
-    script = RESULTS.parents[1] / "examples" / "localization" / "tables.py"
-    spec = importlib.util.spec_from_file_location("localization_tables", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = example_script("localization/tables.py")
     made = module.tables(str(RESULTS / "data" / "localization" / "ioi_smollm2.csv"))
     text = (RESULTS / "localization.md").read_text(encoding="utf-8")
     shown = text[text.index("<!-- tables:begin -->") + len("<!-- tables:begin -->") : text.index("<!-- tables:end -->")].strip()
@@ -214,12 +219,8 @@ def test_the_localization_pages_runs_of_interp_localize_are_their_committed_csvs
     """Each block of the localization page marked ``<!-- localize: NAME -->`` is what
     ``examples/localization/localize_tables.py`` prints from ``data/localization/NAME.csv`` and ``NAME_mib.csv``
     (the two files ``interp localize`` wrote), verdicts and RAVEL's scores included."""
-    import importlib.util
 
-    script = RESULTS.parents[1] / "examples" / "localization" / "localize_tables.py"
-    spec = importlib.util.spec_from_file_location("localize_tables", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = example_script("localization/localize_tables.py")
     text = (RESULTS / "localization.md").read_text(encoding="utf-8")
     blocks = re.findall(r"<!-- localize: (\w+) -->\n(.*?)\n<!-- /localize -->", text, re.S)
     for name, shown in blocks:
@@ -286,14 +287,10 @@ def test_the_monli_pages_rerun_iit_clique_table_is_its_committed_runs():
 
 def test_the_grid_refuses_runs_on_other_examples_and_a_unit_run_twice(tmp_path):
     """``localize_tables.py --grid`` aggregates only runs scored on the same pairs of the same examples, each unit once."""
-    import importlib.util
     import json
     import shutil
 
-    script = RESULTS.parents[1] / "examples" / "localization" / "localize_tables.py"
-    spec = importlib.util.spec_from_file_location("localize_tables", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = example_script("localization/localize_tables.py")
     data = RESULTS / "data" / "localization"
     shutil.copy(data / "ioi_smollm2_names.csv", tmp_path / "other.csv")
     pairs = json.loads((data / "ioi_smollm2_names_pairs.json").read_text(encoding="utf-8"))
@@ -304,3 +301,18 @@ def test_the_grid_refuses_runs_on_other_examples_and_a_unit_run_twice(tmp_path):
         module.grid([str(data / "ioi_smollm2_sweep"), str(tmp_path / "other")])
     with pytest.raises(SystemExit, match="is in another run too"):
         module.grid([str(data / "ioi_smollm2_sweep"), str(data / "ioi_smollm2_sweep")])
+
+
+def test_the_decoder_pages_learning_curves_are_their_committed_csv():
+    """Each block of the pretrained-decoders page marked ``<!-- curves: NAME -->`` is what
+    ``examples/decoders/learning_curves.py`` prints from ``data/curves/NAME.csv`` (gathered from the runs'
+    ``curve.csv``), and each of its runs is named in the CSV."""
+
+    module = example_script("decoders/learning_curves.py")
+    text = (RESULTS / "pretrained-decoders.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- curves: (\w+) -->\n(.*?)\n<!-- /curves -->", text, re.S)
+    assert blocks and len(blocks) == text.count("<!-- curves:")
+    for name, shown in blocks:
+        rows = module.read(RESULTS / "data" / "curves" / f"{name}.csv")
+        assert shown.strip() == module.table(rows).strip(), name
+        assert len(module.runs(rows)) >= 3, name  # at least three routes' curves

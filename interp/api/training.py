@@ -36,7 +36,7 @@ from interp.models.labels import parse_label_map
 from interp.models.loading import load_classifier
 from interp.models.settings import BATCHINGS, EMBEDDED, FineTuneSettings
 from interp.models.settings import PRECISIONS as TRAINING_PRECISIONS
-from interp.models.training import STATE_FILE, TRAINING_FILE, finished_run, fit, save_checkpoint
+from interp.models.training import STATE_FILE, TRAINING_FILE, curve_points, finished_run, fit, save_checkpoint
 from interp.tasks import Task
 
 #: ``builder(module, tokenizer, training examples)`` -> the extra loss :func:`interp.models.training.fit` adds.
@@ -141,7 +141,8 @@ def objective(task: Task, *, iit: str | None = None, iit_weight: float = 1.0, ii
 
 def train_in_place(model: Classifier, task: Task, examples: Sequence, settings: FineTuneSettings, *, input: str = "pair",
                    extra: Objective | None = None, progress: bool = False, state_path: Path | None = None, fingerprint: str = "",
-                   after_epoch: Callable[[], dict] | None = None) -> list[dict]:  # fmt: skip
+                   after_epoch: Callable[[], dict] | None = None, every: int = 0,
+                   after_steps: Callable[[], dict] | None = None) -> list[dict]:  # fmt: skip
     """Fine-tune ``model.module`` in place on ``examples`` (:func:`interp.models.training.fit`: AdamW, linear warm-up
     and decay, seeded batches and dropout), where it is; the one loop behind :func:`fine_tune`, ``interp train`` and
     ``interp inoculate``. Returns the per-epoch records (``loss``: mean cross-entropy, nats).
@@ -149,12 +150,14 @@ def train_in_place(model: Classifier, task: Task, examples: Sequence, settings: 
     Each gold label trains the logit it reads as (:meth:`Classifier.reading`: a three-label head keeps its three
     labels). ``input="hypothesis"`` trains the hypothesis-only baseline; ``extra``: :func:`objective`'s builder;
     ``state_path`` and ``fingerprint``: a resumable state after each epoch; ``after_epoch()``: a record merged into each
-    epoch's (a learning curve).
+    epoch's (a learning curve); ``every`` and ``after_steps()``: a record every ``every`` steps (a finer curve, with the
+    state kept at each point).
     """
     reading = model.reading(task)
     encoded = [encode_pair(e, model.tokenizer, reading.label_ids, model.template) for e in input_view(examples, input)]
     return fit(model.module, encoded, settings, model.tokenizer.pad_token_id, state_path=state_path, fingerprint=fingerprint,
-               progress=progress, after_epoch=after_epoch, extra_loss=extra(model.module, model.tokenizer, examples) if extra else None)  # fmt: skip
+               progress=progress, after_epoch=after_epoch, extra_loss=extra(model.module, model.tokenizer, examples) if extra else None,
+               every=every, after_steps=after_steps)  # fmt: skip
 
 
 def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init: str = "pretrained", fold_labels: bool = False,
@@ -176,19 +179,19 @@ def load_for_training(spec: str, task: Task, *, seed: int, label_map=None, init:
     return model
 
 
-def write_checkpoint(model: Classifier, record: dict, out: Path, staging: Path) -> Path:
+def write_checkpoint(model: Classifier, record: dict, out: Path, staging: Path, extra: dict[str, str] | None = None) -> Path:
     """Write ``model`` as a checkpoint at ``out`` with ``record`` as its ``training.json``, staged in ``staging`` and
     moved into place whole (:func:`interp.models.training.save_checkpoint`; :meth:`Classifier.save` writes its own record).
 
     Raises:
         OutputError: naming ``out``: the checkpoint cannot be written.
     """
-    return save_checkpoint(model.module, model.tokenizer, record, out, staging)
+    return save_checkpoint(model.module, model.tokenizer, record, out, staging, extra)
 
 
 # The choices and files of a fine-tuning that the training jobs name (defined in :mod:`interp.models`).
 __all__ = ["BATCHINGS", "EMBEDDED", "INPUTS", "STATE_FILE", "TRAINING_FILE", "TRAINING_PRECISIONS", "FineTuneSettings", "Objective",
-           "fine_tune", "finished_run", "input_view", "labels_for", "load_for_training", "objective", "parse_label_map", "parse_label_words",
+           "curve_points", "fine_tune", "finished_run", "input_view", "labels_for", "load_for_training", "objective", "parse_label_map", "parse_label_words",
            "score", "train_in_place",
            "write_checkpoint"]
 

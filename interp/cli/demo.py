@@ -22,6 +22,8 @@ from interp.core.errors import ConfigError
     click.option("--seed", type=int, default=o.TRAIN.seed, show_default=True, help="The fine-tuning seed (new heads, batch order, dropout) of one run."),
     o.TRAIN_BATCH,
     o.TRAIN_BLOCKS,
+    o.LORA_RANK,
+    o.LORA_ALPHA,
     click.option("--max-examples", "--max-train", "max_examples", type=int, default=None,
                  help="Fine-tune on a seeded subset (drawn with --seed) of this many of each training's examples."),
 )
@@ -47,6 +49,7 @@ def demo(out, model, reading, fit, seeds, probe_seeds, location, data, study, ru
     from interp.jobs.behavioral import BehavioralConfig
     from interp.jobs.demo import DemoConfig, format_demo, run_demo
 
+    o.model_recipe(model, fit, reading)
     sample = SampleSpec(max_examples=fit.pop("max_examples"), seed=fit["seed"])  # each training's subset, drawn with the fine-tuning seed
     behavioral = BehavioralConfig(out=out, model=model, **reading, data=data, sample=sample, run=run, **fit)
     config = DemoConfig(behavioral, probe_seeds=probe_seeds, location=location, **study)  # study: examples, per_split, das, das_pairs, screen, screen_examples

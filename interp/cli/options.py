@@ -26,6 +26,10 @@ TRAIN = FineTuneSettings()
 #: A fine-tuning's batch: part of its recipe (it changes what is learnt), not of how the model runs.
 TRAIN_BLOCKS = click.option("--train-blocks", type=int, default=None,
                             help="Train only the last N blocks, the final norm and the head, the rest frozen [default: every weight].")
+LORA_RANK = click.option("--lora-rank", type=int, default=None,
+                         help="Train LoRA adapters of this rank on every block's linear layers (and the head), the pretrained weights "
+                              "frozen, merged into them at the end (needs peft) [default: no adapters].")
+LORA_ALPHA = click.option("--lora-alpha", type=float, default=None, help="LoRA's scale is alpha / rank [default: twice --lora-rank].")
 TRAIN_BATCH = click.option("--batch-size", type=int, default=TRAIN.batch_size, show_default=True, help="Examples per training step.")
 BASE_MODEL = EMBEDDED
 
@@ -55,6 +59,30 @@ def numbers(value: str, option: str, kind: type = int) -> tuple:
 def ints(value: str, option: str) -> tuple[int, ...]:
     """A comma-separated list of integers."""
     return numbers(value, option, int)
+
+
+def model_recipe(model: str, *groups: dict) -> None:
+    """Fill ``groups`` (a command's settings, by their click names: the fine-tuning's, how the model is read) in place
+    with a packaged model's own recipe (:attr:`interp.models.gguf.Packaged.recipe`) where the command line left a
+    setting at its default; a route the user chose (``--train-blocks``) keeps the recipe's adapters out, and a head's
+    ``--label-map`` its label words. What was taken is said on stderr."""
+    from interp.models.gguf import PACKAGED
+
+    spec = PACKAGED.get(str(model))
+    if spec is None or not spec.recipe:
+        return
+    context = click.get_current_context()
+    found = {name: group for group in groups for name in group}
+    given = {name for name in found if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)}
+    kept_out = {"lora_rank": "train_blocks", "label_words": "label_map"}  # a recipe's part that another choice replaces
+    taken = {}
+    for name, value in spec.recipe:
+        if name in found and name not in given and kept_out.get(name) not in given:
+            taken[name] = found[name][name] = value
+    if taken:
+        flags = " ".join(f"--{name.replace('_', '-')} " + (f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else f"{value}")
+                         for name, value in taken.items())  # fmt: skip
+        click.echo(f"{model}: its fine-tuning recipe {flags} (give a flag to change it)", err=True)
 
 
 def option_group(options: list, gather: Callable[..., dict]):

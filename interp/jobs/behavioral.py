@@ -47,6 +47,8 @@ class BehavioralConfig:
     batch_size: int = TrainConfig.batch_size
     seed: int = TrainConfig.seed
     train_blocks: int | None = TrainConfig.train_blocks  # the last N blocks and the head alone (None: every weight)
+    lora_rank: int | None = TrainConfig.lora_rank  # LoRA adapters of this rank, merged at the end (None: no adapters)
+    lora_alpha: float | None = TrainConfig.lora_alpha  # their scale is alpha / rank (None: twice the rank)
     data: DataSpec = DataSpec()
     sample: SampleSpec = SampleSpec()
     run: RunSpec = RunSpec()
@@ -61,7 +63,7 @@ class BehavioralConfig:
     def train_config(self, splits: tuple[str, ...], eval_splits: tuple[str, ...] = ()) -> TrainConfig:
         return TrainConfig(
             model=self.model, data=self.data, sample=replace(self.sample, splits=splits), epochs=self.epochs, lr=self.lr,
-            warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, train_blocks=self.train_blocks, run=self.run,
+            warmup_ratio=self.warmup_ratio, batch_size=self.batch_size, seed=self.seed, train_blocks=self.train_blocks, lora_rank=self.lora_rank, lora_alpha=self.lora_alpha, run=self.run,
             eval_splits=eval_splits or None, label_map=self.label_map, template=self.template, label_words=self.label_words,
         ).validate()  # fmt: skip
 
@@ -96,7 +98,8 @@ class BehavioralResult:
             for t in self.stage.trainings
         }
         checks = {c.name: c.to_json(self.accuracy[c.training][c.split]) for c in self.stage.checks}
-        config = {k: v for k, v in flat(self.config).items() if not (k == "train_blocks" and v is None)}  # every weight: as before the setting
+        config = {k: v for k, v in flat(self.config).items()
+                  if not (k in ("train_blocks", "lora_rank", "lora_alpha") and v is None)}  # every weight: as before the settings  # fmt: skip
         return {"config": config, **trainings, **({"checks": checks} if checks else {}), **self.stage.paper,
                 "seconds": self.seconds}  # fmt: skip
 

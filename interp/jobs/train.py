@@ -60,9 +60,11 @@ from interp.api.training import (
     parse_label_map,
     parse_label_words,
     score,
+    curve_points,
     train_in_place,
     write_checkpoint,
 )
+from interp.core.estimates import wilson
 
 
 @functools.lru_cache(maxsize=8)
@@ -95,6 +97,7 @@ class TrainConfig(FineTuneSettings):
     run: RunSpec = RunSpec()  # where it trains; batch_size: examples per pass when scoring (None: 128); not part of the fingerprint
     eval_splits: tuple[str, ...] | None = None  # None: every split of the task
     curve: bool = False
+    curve_every: int | None = None  # also score eval_splits every N steps (and before the first): curve.csv beside the checkpoint
     iit: str | None = None  # VARIABLE@LOCATION: interchange intervention training (interp.jobs.iit.train_iit) adds its loss
     iit_weight: float = 1.0
     iit_subspace: int | None = None
@@ -175,6 +178,9 @@ class TrainConfig(FineTuneSettings):
             (self.head_epochs >= 0, "`head_epochs=` must be at least 0"),
             (self.head_lr > 0, "`head_lr=` must be positive"),
             (isinstance(self.reinit_pooler, bool), f"`reinit_pooler=` must be True or False, got {self.reinit_pooler!r}"),
+            (self.curve_every is None or isinstance(self.curve_every, int) and not isinstance(self.curve_every, bool) and self.curve_every >= 1,
+             f"`curve_every=` must be a whole number of steps, 1 or more, got {self.curve_every!r}"),
+            (self.lora_rank is None or self.train_blocks is None, "`lora_rank=` with `train_blocks=`: train adapters or the top blocks, not both"),
             (self.train_blocks is None or isinstance(self.train_blocks, int) and not isinstance(self.train_blocks, bool) and self.train_blocks >= 0,
              f"`train_blocks=` must be a whole number of blocks, 0 or more, got {self.train_blocks!r}"),
         ]
@@ -193,7 +199,7 @@ class TrainConfig(FineTuneSettings):
 
     def fingerprint(self, train_ids: Sequence[str]) -> str:
         """A hash of everything that determines the trained weights (not where the data lies)."""
-        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "fold_labels", *(() if self.label_map else ("label_map",)),
+        ignored = ("data_dir", "verify_checksums", "eval_splits", "data_file", "curve", "curve_every", "fold_labels", *(() if self.label_map else ("label_map",)),
                    "device", "run_batch_size", "wordpiece", "backend", "compile", *OUTPUT)  # where and how it is scored, not what it learns  # fmt: skip
         settings = {k: v for k, v in flat(self).items() if k not in ignored}
         if settings["sample_seed"] == settings["seed"]:  # one seed for the subset and the training: the fingerprint it always had
@@ -211,11 +217,13 @@ class TrainConfig(FineTuneSettings):
             settings.pop(key, None)
         settings.update({key: getattr(self, key) for key in READING if getattr(self, key) is not None})
         for key, default in (("init", "pretrained"), ("input", "pair"), ("precision", "fp32"), ("batching", "length"),
-                             ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False), ("train_blocks", None)):  # and before --init, --input, --precision, --batching, clipping, the pooler
+                             ("max_grad_norm", None), ("head_epochs", 0), ("reinit_pooler", False), ("train_blocks", None), ("lora_rank", None)):  # and before --init, --input, --precision, --batching, clipping, the pooler
             if settings[key] == default:
                 del settings[key]
         if "head_epochs" not in settings:  # no head-only epochs: their rate is not part of the run
             del settings["head_lr"]
+        if "lora_rank" not in settings or settings["lora_alpha"] is None:  # no adapters, or their default scale
+            del settings["lora_alpha"]
         if settings["task"] == "monli":
             del settings["task"]  # MoNLI runs keep the fingerprints they had before tasks existed
         blob = json.dumps({"settings": settings, "train_ids": list(train_ids)}, sort_keys=True)
@@ -335,7 +343,8 @@ def train(
 
         log = train_in_place(model, task, train_examples, config, input=config.input, extra=objective, progress=progress,
                              state_path=work / STATE_FILE, fingerprint=fingerprint,
-                             after_epoch=curve if config.curve and eval_examples else None)  # fmt: skip
+                             after_epoch=curve if config.curve and eval_examples else None,
+                             every=config.curve_every or 0, after_steps=curve if eval_examples else None)  # fmt: skip
     except Exception:
         if not (work / STATE_FILE).is_file():  # nothing to resume from: leave no trace
             shutil.rmtree(work, ignore_errors=True)
@@ -352,8 +361,27 @@ def train(
         labels={} if reading.identity else {"model": list(reading.model_labels), "read_as": reading.folded},
         environment=environment(),
     )
-    write_checkpoint(model, result.to_json(), out_dir, work / "checkpoint")
+    points = curve_points(log)
+    write_checkpoint(model, result.to_json(), out_dir, work / "checkpoint", extra={CURVE_FILE: curve_csv(points)} if points else None)
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+#: The learning curve a run with ``curve_every`` writes beside its checkpoint (one row per point and split).
+CURVE_FILE = "curve.csv"
+CURVE_COLUMNS = ("step", "examples", "seconds", "seconds_per_step", "split", "correct", "n", "accuracy", "low", "high")
+
+
+def curve_csv(points: Sequence[dict]) -> str:
+    """The learning curve as CSV text: each point's step, examples seen, training seconds so far (evaluations excluded)
+    and seconds a step, then each split's correct, n, accuracy and its 95% Wilson interval (``low``, ``high``)."""
+    rows = [",".join(CURVE_COLUMNS)]
+    for point in points:
+        per_step = point["seconds"] / point["step"] if point["step"] else float("nan")
+        for split, found in point["accuracy"].items():
+            interval = wilson(found["correct"], found["n"])
+            rows.append(f"{point['step']},{point['examples']},{point['seconds']:.2f},{per_step:.3f},{split},{found['correct']},{found['n']},"
+                        f"{found['accuracy']:.4f},{interval.low:.4f},{interval.high:.4f}")  # fmt: skip
+    return "\n".join(rows) + "\n"
 
 

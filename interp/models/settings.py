@@ -34,7 +34,9 @@ class FineTuneSettings:
     ``head_epochs`` are off by default. Drawing the pooler afresh (``reinit_pooler``) was no steadier over seeds 0-21 on
     a CPU (17 of 22 at 99% or more, against 19 of 22), so it is off too. ``train_blocks = N`` trains the last N blocks,
     the final norm and the head alone (:func:`interp.models.freezing.top_parameters`): the route for a pretrained
-    decoder on a CPU (``docs/results/pretrained-decoders.md``); ``None`` trains every weight.
+    decoder on a CPU (``docs/results/pretrained-decoders.md``); ``None`` trains every weight. ``lora_rank = r`` trains
+    LoRA adapters of rank r on every block's linear layers and what lies above the blocks, scaled by
+    ``lora_alpha / r`` (``None``: 2), merged into the weights at the end (:mod:`interp.models.lora`; Hu et al. 2022).
     """
 
     epochs: int = 5
@@ -50,6 +52,8 @@ class FineTuneSettings:
     head_lr: float = 1e-3  # the learning rate of those epochs (AdamW, constant)
     reinit_pooler: bool = False  # draw the pretrained pooler's weights afresh before training (interp.models.training.reinit_pooler)
     train_blocks: int | None = None  # train only the last N blocks and what lies above them (interp.models.freezing.top_parameters); None: every weight
+    lora_rank: int | None = None  # train LoRA adapters of this rank on every block's linear layers (interp.models.lora); None: no adapters
+    lora_alpha: float | None = None  # the adapters' scale is lora_alpha / lora_rank; None: twice the rank
 
     def __post_init__(self) -> None:
         """Raises :class:`~interp.core.errors.ConfigError` naming the setting out of range."""
@@ -65,6 +69,14 @@ class FineTuneSettings:
         check_number(self.head_lr, "head_lr", positive=True)
         if self.train_blocks is not None:
             check_int(self.train_blocks, "train_blocks", least=0)
+        if self.lora_rank is not None:
+            check_int(self.lora_rank, "lora_rank", least=1)
+            if self.train_blocks is not None:
+                raise ConfigError(f"{named('lora_rank', self.lora_rank)} with `train_blocks=`: train adapters or the top blocks, not both")
+        if self.lora_alpha is not None:
+            check_number(self.lora_alpha, "lora_alpha", positive=True)
+            if self.lora_rank is None:
+                raise ConfigError(f"{named('lora_alpha', self.lora_alpha)} scales LoRA's adapters: give `lora_rank=` too")
         if not isinstance(self.reinit_pooler, bool):
             raise ConfigError(f"{named('reinit_pooler', repr(self.reinit_pooler))}: give True or False")
         if self.precision not in PRECISIONS:

@@ -7,9 +7,9 @@ Usage::
 
 ``settings`` is any object with ``epochs``, ``lr``, ``batch_size``, ``seed``,
 ``warmup_ratio`` and ``weight_decay``, and optionally ``precision``, ``batching``, ``max_grad_norm``,
-``head_epochs``, ``head_lr``, ``reinit_pooler`` and ``train_blocks``
+``head_epochs``, ``head_lr``, ``reinit_pooler``, ``train_blocks``, ``lora_rank`` and ``lora_alpha``
 (:class:`interp.api.training.FineTuneSettings` and ``interp train``'s config are such). Training is seeded (data order, dropout), shows a progress bar,
-and keeps a resumable state after every epoch at ``state_path``
+and keeps a resumable state after every epoch (and at every point of a learning curve) at ``state_path``
 (safetensors: weights and optimizer tensors, the rest as JSON in its header;
 nothing is ever unpickled). Which examples and labels to train on is the
 caller's: :mod:`interp.jobs.train` resolves a task into them.
@@ -28,11 +28,12 @@ from safetensors import SafetensorError
 from tqdm.auto import tqdm
 
 from interp.core.devices import attention_without_cudnn
-from interp.core.errors import ModelError, OutputError, named
+from interp.core.errors import ConfigError, ModelError, OutputError, named
 from interp.core.outputs import read_json, replace_dir, write_json_atomic
 from interp.hooks.architecture import batch_inputs
 from interp.hooks.encoding import Encoded, collate
 from interp.models.freezing import frozen_weights, top_parameters
+from interp.models.lora import add_adapters, merge_adapters
 from interp.models.loading import quiet_transformers
 from interp.models.training_state import read_training_state, save_training_state
 
@@ -70,6 +71,8 @@ def fit(
     progress: bool = True,
     after_epoch: Callable[[], dict] | None = None,
     extra_loss: Callable[[list[int], int], torch.Tensor] | None = None,
+    every: int = 0,
+    after_steps: Callable[[], dict] | None = None,
 ) -> list[dict]:
     """Fine-tune ``model`` in place with AdamW and a linear warm-up/decay schedule.
 
@@ -86,9 +89,22 @@ def fit(
     ``nn.Module`` trains its own parameters with the model's, and they are
     kept in the resumable state (the node heads of :mod:`interp.api.node_loss`).
 
+    ``config.lora_rank`` (with ``config.lora_alpha``) trains LoRA adapters on every block's linear layers and what lies
+    above the blocks (:func:`interp.models.lora.add_adapters`), the pretrained weights frozen; the adapters are merged
+    into the weights when training ends, so ``model`` leaves as a plain model. It cannot be combined with ``train_blocks``.
+
+    A learning curve: with ``every = N`` and ``after_steps``, ``after_steps()`` runs in eval mode before the first step
+    and after every N optimizer steps (and after the last), and its record joins the epoch's ``"curve"`` list as
+    ``{"step", "examples" (seen so far), "seconds" (training time so far, evaluations excluded), ...}``; with
+    ``state_path`` the state is kept at each point too, so an interrupted run resumes from its last point (its batches,
+    its schedule and the random state as they were).
+
     Returns:
         One record per epoch: ``{"epoch", "loss" (mean cross-entropy, nats), "seconds"}``,
         plus what ``after_epoch()`` returns (run in eval mode after each epoch).
+
+    Raises:
+        ConfigError: naming ``lora_rank=``: with ``train_blocks``, or out of range (:func:`interp.models.lora.add_adapters`).
     """
     from transformers import get_linear_schedule_with_warmup
 
@@ -100,37 +116,57 @@ def fit(
     # What the optimizer trains and the state keeps: the model, and an extra loss's own parameters where it has them.
     trained = torch.nn.ModuleDict({"classifier": model, "extra": extra_loss}) if isinstance(extra_loss, torch.nn.Module) else model
     blocks = getattr(config, "train_blocks", None)  # the top blocks alone: the rest frozen for the whole run
+    rank = getattr(config, "lora_rank", None)  # LoRA adapters and what lies above the blocks: the rest frozen
+    if rank is not None and blocks is not None:
+        raise ConfigError(f"{named('lora_rank', rank)} with `train_blocks=`: train adapters or the top blocks, not both")
+    if rank is not None:  # before the optimizer and any resumed state, which hold the adapters' weights
+        top = add_adapters(model, rank, getattr(config, "lora_alpha", None), seed=config.seed) + top_parameters(model, 0)
+    elif blocks is not None:
+        top = top_parameters(model, blocks)
     weights = list(trained.parameters())
-    if blocks is not None:
-        kept, own = {id(p) for p in top_parameters(model, blocks)}, {id(p) for p in model.parameters()}
+    frozen = rank is not None or blocks is not None
+    if frozen:
+        kept, own = {id(p) for p in top}, {id(p) for p in model.parameters()}
         weights = [p for p in weights if id(p) in kept or id(p) not in own]  # an extra loss's own parameters train too
     optimizer = adamw(weights, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
     log: list[dict] = []
-    start_epoch = 0
+    start_epoch, partial = 0, None
     saved = read_training_state(state_path, device) if state_path is not None else None
     if saved is not None and saved.info.get("fingerprint") == fingerprint:
         if saved.restore(model=trained, optimizer=optimizer, scheduler=scheduler):
-            log, start_epoch = saved.info["log"], saved.info["epoch"]
+            log, start_epoch, partial = saved.info["log"], saved.info["epoch"], saved.info.get("partial")
             if progress:
-                tqdm.write(f"resuming after epoch {start_epoch} of {config.epochs} from {state_path}")
-    if start_epoch == 0 and getattr(config, "reinit_pooler", False):
+                within = f", step {partial['step']} of epoch {start_epoch + 1}" if partial else ""
+                tqdm.write(f"resuming after epoch {start_epoch} of {config.epochs}{within} from {state_path}")
+    if start_epoch == 0 and partial is None and getattr(config, "reinit_pooler", False):
         reinit_pooler(model, config.seed)
-    head_losses = fit_head(model, encoded, config, pad_token_id, group, progress) if start_epoch == 0 else []
-    with nullcontext() if blocks is None else frozen_weights(model, keep=weights):  # flags restored in finally
+    fresh = start_epoch == 0 and partial is None
+    head_losses = fit_head(model, encoded, config, pad_token_id, group, progress) if fresh else []
+    curve = Curve(every if after_steps is not None else 0, after_steps, model, log, partial)
+    with frozen_weights(model, keep=weights) if frozen else nullcontext():  # flags restored in finally
+        if fresh:
+            curve.point(0, 0)
         for epoch in range(start_epoch, config.epochs):
             model.train()
             torch.manual_seed(config.seed * 1_000 + epoch)
             batches = length_grouped_batches(encoded, config.batch_size, config.seed * 1_000 + epoch, group)
-            started, total_loss, total_extra = time.perf_counter(), 0.0, 0.0
+            started, total_loss, total_extra, skip = time.perf_counter(), 0.0, 0.0, 0
+            curve.eval_seconds = 0.0
+            if partial is not None:  # resumed inside this epoch: its batches done, its sums and random state as they were
+                skip, total_loss, total_extra = partial["step"], partial["loss"], partial["extra"]
+                started -= partial["seconds"]
+                torch.set_rng_state(torch.tensor(partial["rng"], dtype=torch.uint8))
+                partial = None
             bar = tqdm(
                 batches,
                 desc=f"epoch {epoch + 1}/{config.epochs}",
                 unit="batch",
                 disable=not progress,
                 leave=False,
+                initial=skip,
             )
-            for step, idx in enumerate(bar):
+            for step, idx in enumerate(batches[skip:], start=skip):
                 with _forward_context(device, bf16):
                     loss = batch_loss(model, encoded, idx, pad_token_id, device)
                     extra = extra_loss(idx, epoch * len(batches) + step) if extra_loss is not None else None
@@ -145,8 +181,21 @@ def fit(
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
                 total_loss += loss.item() * len(idx)
+                bar.update()
                 bar.set_postfix(loss=f"{loss.item():.3f}")
-            log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started})
+                done = epoch * len(batches) + step + 1
+                if curve.due(done, total_steps):
+                    seconds = time.perf_counter() - started - curve.eval_seconds
+                    curve.point(done, sum(len(b) for b in batches[: step + 1]) + epoch * len(encoded), seconds)
+                    model.train()
+                    if state_path is not None and done < total_steps:
+                        resume = {"step": step + 1, "loss": total_loss, "extra": total_extra, "seconds": seconds,
+                                  "rng": torch.get_rng_state().tolist(), "curve": curve.points}  # fmt: skip
+                        info = {"fingerprint": fingerprint, "epoch": epoch, "log": log, "partial": resume}
+                        save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
+            bar.close()
+            log.append({"epoch": epoch + 1, "loss": total_loss / len(encoded), "seconds": time.perf_counter() - started - curve.eval_seconds})
+            curve.close_epoch(log[-1])
             if epoch == 0 and head_losses:
                 log[-1]["head_losses"] = head_losses
             if extra_loss is not None:
@@ -161,7 +210,46 @@ def fit(
                 info = {"fingerprint": fingerprint, "epoch": epoch + 1, "log": log}
                 save_training_state(state_path, model=trained, optimizer=optimizer, scheduler=scheduler, info=info)
     model.eval()
+    if rank is not None:
+        merge_adapters(model)
     return log
+
+
+class Curve:
+    """The points of a learning curve inside :func:`fit`: ``after_steps()`` every ``every`` steps, timed apart from training."""
+
+    def __init__(self, every: int, after_steps, model, log: list[dict], partial: dict | None) -> None:
+        self.every, self.after_steps, self.model, self.log = every, after_steps, model, log
+        self.points: list[dict] = list(partial["curve"]) if partial else []  # this epoch's points so far
+        self.eval_seconds = 0.0  # evaluation time inside the current epoch (not training)
+        self.training_before = sum(e["seconds"] for e in log)  # the finished epochs' training seconds
+
+    def due(self, done: int, total: int) -> bool:
+        """Whether a point is due after ``done`` of ``total`` optimizer steps."""
+        return bool(self.every) and (done % self.every == 0 or done == total)
+
+    def point(self, step: int, examples: int, seconds: float = 0.0) -> None:
+        """Run ``after_steps()`` in eval mode and keep its record at ``step`` (``seconds``: this epoch's training so far)."""
+        if not self.every:
+            return
+        began = time.perf_counter()
+        self.model.eval()
+        with torch.no_grad():
+            record = self.after_steps()
+        self.points.append({"step": step, "examples": examples, "seconds": self.training_before + seconds, **record})
+        self.eval_seconds += time.perf_counter() - began
+
+    def close_epoch(self, record: dict) -> None:
+        """Move this epoch's points into its record (``"curve"``) and start the next epoch's."""
+        if self.points:
+            record["curve"] = self.points
+        self.training_before += record["seconds"]
+        self.points, self.eval_seconds = [], 0.0
+
+
+def curve_points(log: Sequence[dict]) -> list[dict]:
+    """Every point of a learning curve in :func:`fit`'s records, in step order."""
+    return [point for record in log for point in record.get("curve", [])]
 
 
 def batch_loss(model, encoded: Sequence[Encoded], idx: Sequence[int], pad_token_id: int, device: torch.device) -> torch.Tensor:
@@ -287,8 +375,9 @@ def finished_run(out_dir: Path) -> dict | None:
     return info if isinstance(info, dict) and (out_dir / "model.safetensors").is_file() else None
 
 
-def save_checkpoint(model, tokenizer, record: dict, out: Path, staging: Path) -> Path:
-    """Write the weights (safetensors), the tokenizer and ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out``.
+def save_checkpoint(model, tokenizer, record: dict, out: Path, staging: Path, extra: dict[str, str] | None = None) -> Path:
+    """Write the weights (safetensors), the tokenizer, ``extra``'s text files (name -> text: a learning curve's CSV) and
+    ``record`` as ``training.json`` (last) into ``staging``, then move it to ``out``.
 
     ``out`` appears only complete, replacing what was there.
 
@@ -301,6 +390,8 @@ def save_checkpoint(model, tokenizer, record: dict, out: Path, staging: Path) ->
         with quiet_transformers():
             model.save_pretrained(staging, safe_serialization=True)
             tokenizer.save_pretrained(staging)
+        for name, text in (extra or {}).items():
+            (staging / name).write_text(text)
     except (OSError, SafetensorError) as exc:  # safetensors reports a full disk as its own error
         shutil.rmtree(staging, ignore_errors=True)
         raise OutputError(f"{named('out', out)}: cannot write the checkpoint ({getattr(exc, 'strerror', None) or exc})") from None

@@ -217,7 +217,7 @@ def test_bad_curve_and_lora_settings_are_refused_by_name(monli_dir, tmp_path):
 def test_a_packaged_models_recipe_fills_only_what_the_command_line_left_at_its_defaults():
     """smollm2-135m's recipe (LoRA rank 8 at lr 3e-4 for 2 epochs, read through ' Yes' and ' No') is what `interp train`
     and `interp demo` take where no flag says otherwise, said on stderr; a flag given wins, --train-blocks keeps the
-    adapters out and a head's --label-map the label words, and a model without a recipe keeps the defaults."""
+    adapters out and a head's --label-map the label words, --lora-rank 0 and --label-words none say no to each, and a model without a recipe keeps the defaults."""
     import json
 
     import click
@@ -248,4 +248,6 @@ def test_a_packaged_models_recipe_fills_only_what_the_command_line_left_at_its_d
     assert run("--model", "smollm2-135m", "--train-blocks", "2")[0]["lora_rank"] is None
     assert run("--model", "smollm2-135m", "--label-map", "0=entailment,1=neutral")[0]["label_words"] is None
     assert run("--model", "smollm2-135m", "--template", "{premise} / {hypothesis} ->")[0]["label_words"] == words
+    assert run("--model", "smollm2-135m", "--lora-rank", "0", "--label-words", "none")[0] == {
+        "epochs": 2, "lr": 3e-4, "train_blocks": None, "lora_rank": None, "label_words": None}  # every weight, a new head
     assert run("--model", "minilm") == ({"epochs": 5, "lr": 5e-5, "train_blocks": None, "lora_rank": None, "label_words": None}, "")

@@ -69,11 +69,12 @@ from interp.cli.base import main
 def train(model, reading, data, sample, fit, run, progress, scoring, iit, node, repeat, output):
     """Fine-tune a 2-label MoNLI (or, with --data-file, 3-label MQNLI) classifier and save it as safetensors; with --iit, by interchange intervention training.
 
-    A pretrained decoder trains by one of four routes; seconds a step of 16 PMoNLI + NMoNLI-train pairs for
+    A pretrained decoder trains by one of these routes; seconds a step of 16 PMoNLI + NMoNLI-train pairs for
     SmolLM2-135M, measured through this command on a 2-core CPU (docs/results/pretrained-decoders.md):
 
     \b
-      every weight (the default for other models)           about 5 s
+      every weight (other models' default; --lora-rank 0)   3.57 s
+      --train-blocks 30: every block, the embeddings frozen  2.97 s
       --train-blocks 2: the top 2 blocks, final norm, head   0.88 s
       --lora-rank 8: LoRA adapters on every block, head      2.61 s
       --label-words 'entailment= Yes,neutral= No': the LM head's two rows, no new head; with --lora-rank 8 2.32 s

@@ -28,7 +28,7 @@ TRAIN_BLOCKS = click.option("--train-blocks", type=int, default=None,
                             help="Train only the last N blocks, the final norm and the head, the rest frozen [default: every weight].")
 LORA_RANK = click.option("--lora-rank", type=int, default=None,
                          help="Train LoRA adapters of this rank on every block's linear layers (and the head), the pretrained weights "
-                              "frozen, merged into them at the end (needs peft) [default: no adapters].")
+                              "frozen, merged into them at the end (needs peft); 0: none [default: none, or the packaged model's recipe].")
 LORA_ALPHA = click.option("--lora-alpha", type=float, default=None, help="LoRA's scale is alpha / rank [default: twice --lora-rank].")
 TRAIN_BATCH = click.option("--batch-size", type=int, default=TRAIN.batch_size, show_default=True, help="Examples per training step.")
 BASE_MODEL = EMBEDDED
@@ -65,9 +65,15 @@ def model_recipe(model: str, *groups: dict) -> None:
     """Fill ``groups`` (a command's settings, by their click names: the fine-tuning's, how the model is read) in place
     with a packaged model's own recipe (:attr:`interp.models.gguf.Packaged.recipe`) where the command line left a
     setting at its default; a route the user chose (``--train-blocks``) keeps the recipe's adapters out, and a head's
-    ``--label-map`` its label words. What was taken is said on stderr."""
+    ``--label-map`` its label words; ``--lora-rank 0`` (no adapters) and ``--label-words none`` (a new head) say no to
+    each. What was taken is said on stderr."""
     from interp.models.gguf import PACKAGED
 
+    for group in groups:  # the explicit "none" of a setting a recipe may fill: no adapters, a new head
+        if group.get("lora_rank") == 0:
+            group["lora_rank"] = None
+        if isinstance(group.get("label_words"), str) and group["label_words"].strip().lower() == "none":
+            group["label_words"] = None
     spec = PACKAGED.get(str(model))
     if spec is None or not spec.recipe:
         return
@@ -201,7 +207,8 @@ TEMPLATE = click.option("--template", default=None,
                              "[default: the checkpoint's own, else 'Premise: {premise}\\nHypothesis: {hypothesis}\\nAnswer:'].")  # fmt: skip
 LABEL_WORDS = click.option("--label-words", default=None,
                            help="Read a causal LM as a classifier: each label's word as it follows the template, one token each, e.g. "
-                                "'entailment= yes,neutral= no' (the space is part of the word).")  # fmt: skip
+                                "'entailment= yes,neutral= no' (the space is part of the word). train and demo: none, a new head "
+                                "where a packaged model's recipe reads label words.")  # fmt: skip
 
 
 def model(required: bool = True, help: str = "A fine-tuned classifier for the task: checkpoint directory or hub name.", default: str | None = None):

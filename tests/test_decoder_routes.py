@@ -50,8 +50,9 @@ def test_adapters_merged_compute_what_they_computed_applied(family, examples, mo
     model = _model(family, monli_dir, tmp_path / family)
     names = set(model.module.state_dict())
     plain = _logits(model, examples)
+    layers = adapted_layers(model.module)
     adapters = add_adapters(model.module, 4, seed=0)
-    assert len(adapters) == 2 * len(adapted_layers_of_plain(family, monli_dir, tmp_path)) and has_adapters(model.module)
+    assert len(adapters) == 2 * len(layers) and has_adapters(model.module)
     assert torch.allclose(_logits(model, examples), plain, atol=1e-6, rtol=0)  # B = 0: the pretrained model's logits
     with torch.no_grad():
         for p in adapters:
@@ -62,10 +63,6 @@ def test_adapters_merged_compute_what_they_computed_applied(family, examples, mo
     merged = _logits(model, examples)
     assert torch.allclose(merged, applied, atol=1e-5, rtol=0), (merged - applied).abs().max()
     assert set(model.module.state_dict()) == names and not has_adapters(model.module) and merge_adapters(model.module) == 0
-
-
-def adapted_layers_of_plain(family, monli_dir, tmp_path):
-    return adapted_layers(_model(family, monli_dir, tmp_path / f"{family}-plain").module)
 
 
 def test_adapted_layers_are_every_linear_layer_of_the_blocks_and_nothing_else(monli_dir, tmp_path):

@@ -72,7 +72,7 @@ test: setup-test
 FAST_TESTS := tests/test_interventions.py tests/test_components.py tests/test_architectures.py tests/test_decoders.py \
 	tests/test_reuse.py tests/test_fast_blocks.py tests/test_runners.py tests/test_hooks.py tests/test_locations.py \
 	tests/test_cache.py tests/test_outputs.py tests/test_errors.py tests/test_python_bad_input.py tests/test_bad_input.py \
-	tests/test_untrusted_files.py tests/test_layers.py tests/test_causal_models.py tests/test_ablation.py tests/test_decoder_routes.py
+	tests/test_untrusted_files.py tests/test_layers.py tests/test_causal_models.py tests/test_ablation.py tests/test_decoder_routes.py tests/test_plan.py
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow" --durations=5 $(FAST_TESTS)
 

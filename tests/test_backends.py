@@ -209,10 +209,10 @@ def _call(lab, examples, name: str):
         return [lab.ablate(few, SITE), lab.ablate(few, SITE, kind="mean", reference=examples)]
     if name == "steer":
         return lab.steer(few, SITE, torch.linspace(-1, 1, lab.width(few, SITE)), scale=2.0)
-    if name == "interchange_jointly":  # the sources' vectors read through the runner, the runs hooked on the model
+    if name == "interchange_jointly":  # the write plan through the runner: the bridge's hook points on the bridge
         res = lab.interchange_jointly(few, {"lexrel": examples, "negated": examples}, {"lexrel": SITE, "negated": COMPONENT}, per_base=2)
         return [res.logits, torch.tensor(res.counterfactual)]
-    if name == "train_das_jointly":  # the vectors read through the runner, training and scoring hooked on the model
+    if name == "train_das_jointly":  # training and scoring through the runner's write plan, its weights frozen by the runner
         found = lab.train_das_jointly(examples, {"lexrel": SITE, "negated": COMPONENT}, k=4, per_base=2, epochs=1, batch_size=8, test_share=0.5)
         return [torch.tensor(found.losses), found.trained.logits, found.vanilla.logits]
     if name in ("path_patch", "path_patch_sweep"):
@@ -266,6 +266,35 @@ def test_every_runner_has_the_protocols_attributes(both):
         assert all(hasattr(runner, name) for name in Runner.__annotations__), (runner.name, Runner.__annotations__)
     stats = {runner.name: runner.compile_stats for runner in runners}
     assert isinstance(stats["hf"], CompileStats) and {k for k, v in stats.items() if v is None} == set(stats) - {"hf"}
+
+
+@pytest.mark.filterwarnings("ignore::interp.InterpWarning")
+def test_joint_runs_joint_das_and_path_patching_run_on_the_bridge_when_it_is_chosen(both, monkeypatch):
+    """``backend="transformer-lens"``: a joint run, joint DAS and a path patch go through the bridge's own hook points
+    (counted), not the Hugging Face model, and equal the hf runner's within 1e-4; a receiver, which has no bridge hook,
+    is refused by name."""
+    import interp
+    from interp.backends.tl_bridge import BridgeRunner
+
+    labs, examples = both
+    few, forward, calls = examples[:6], BridgeRunner._forward, []
+    monkeypatch.setattr(BridgeRunner, "_forward", lambda self, *a, **k: calls.append(len(k.get("hooks", ()))) or forward(self, *a, **k))
+    joint = {k: labs[k].interchange_jointly(few, {"lexrel": examples, "negated": examples}, {"lexrel": SITE, "negated": COMPONENT}, per_base=2)
+             for k in ("hf", "transformer-lens")}  # fmt: skip
+    assert calls and max(calls) == 2  # the bridge ran the rows, both sites hooked
+    assert torch.allclose(joint["hf"].logits, joint["transformer-lens"].logits, atol=1e-4)
+    calls.clear()
+    sender = "blocks.0.attn.hook_z.h1@cls"  # a head at the read token: its path to the readout is the residual stream there
+    path = {k: labs[k].path_patch(few, few, sender) for k in ("hf", "transformer-lens")}
+    held = 3  # block 0's MLP output, block 1's attention and MLP outputs
+    assert calls and max(calls) == 1 + held and torch.allclose(path["hf"], path["transformer-lens"], atol=1e-4)
+    assert (path["hf"] - labs["hf"].predict(few)[:, None]).abs().amax() > 1e-4  # the path moves the answer
+    assert (path["hf"] - labs["hf"].interchange_logits(few, few, labs["hf"].location(sender))).abs().amax() > 1e-4  # held: not the total
+    calls.clear()
+    labs["transformer-lens"].train_das_jointly(examples, {"lexrel": SITE, "negated": COMPONENT}, k=4, per_base=2, epochs=1, batch_size=8, test_share=0.5)
+    assert calls and max(calls) == 2  # trained and scored through the bridge's hooks
+    with pytest.raises(interp.ConfigError, match="no hook on the transformer-lens bridge.*backend=.?hf"):
+        labs["transformer-lens"].path_patch(few, few, "blocks.0.attn.hook_z.h1@w_p", receiver="blocks.1.attn.hook_k.h0@w_h")
 
 
 def _flat(found) -> list:

@@ -135,11 +135,11 @@ def test_the_command_runs_a_joint_intervention_beside_each_variable_alone(tiny_c
 def test_a_joint_pass_out_of_memory_is_halved_and_drops_no_run(encoder_lab, examples, monkeypatch):
     """The engine's row loop (interp.engine.rows.in_passes): a pass of more than 2 rows that runs out of memory is run
     again in halves; every run's logits are the same as without it."""
-    import interp.engine.joint as joint_engine
+    import interp.engine.plan as plan_engine  # the write plan's pass, which a joint run is
 
     alignment = {v: ALIGNMENT[v] for v in ALIGNMENT}
     expected = encoder_lab.interchange_jointly(examples, {v: examples for v in alignment}, alignment, per_base=4, seed=7)
-    real, failed = joint_engine.batch_inputs, []
+    real, failed = plan_engine.batch_inputs, []
 
     def tight(model, batch, device):
         if batch["input_ids"].shape[0] > 2:
@@ -147,7 +147,7 @@ def test_a_joint_pass_out_of_memory_is_halved_and_drops_no_run(encoder_lab, exam
             raise torch.OutOfMemoryError("injected")
         return real(model, batch, device)
 
-    monkeypatch.setattr(joint_engine, "batch_inputs", tight)
+    monkeypatch.setattr(plan_engine, "batch_inputs", tight)
     again = encoder_lab.interchange_jointly(examples, {v: examples for v in alignment}, alignment, per_base=4, seed=7)
     assert failed and torch.allclose(again.logits, expected.logits, atol=1e-6) and again.source_ids == expected.source_ids
 

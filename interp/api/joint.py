@@ -11,7 +11,7 @@ An alignment of a causal model with several variables is tested by setting each 
 in one run of both models (Geiger et al. 2021, §3: the interchange intervention on a set of variables; Wu et al. 2024,
 pyvene, patches a list of representations together): the causal model gives the counterfactual label with every
 variable's value taken from its source (:func:`interp.causal.run_interchange`), the network is run with every
-location's vector taken from its source (:func:`interp.engine.joint.joint_logits`), and IIA is the share of runs where
+location's vector taken from its source (the runner's write plan: :meth:`~interp.backends.base.Runner.plan_logits`), and IIA is the share of runs where
 they agree. The full product of bases and one source list per variable is too large, so each base gets ``per_base``
 tuples of sources drawn at random (seeded; the draw is recorded in the result and its file). Each variable alone is
 :meth:`IntervenableModel.interchange <interp.api.intervenable.IntervenableModel.interchange>` at its location.
@@ -38,7 +38,7 @@ from interp.analysis.bootstrap import ExampleBootstrap
 from interp.causal import run_interchange
 from interp.core.errors import ConfigError, OutputError, named, renamed
 from interp.core.estimates import Estimate
-from interp.engine.joint import joint_logits, naive_joint_logits
+from interp.backends.base import Sources, WritePlan
 
 
 @dataclass
@@ -203,9 +203,8 @@ def interchange_jointly(lab, bases: Sequence, sources: Mapping[str, Sequence], a
         base_rows = np.repeat(np.asarray(every.rows(bases)), per_base)
         drawn = {v: np.asarray(every.rows(pool))[rng.integers(0, len(pool), size=len(base_rows))] for v, pool in pools.items()}
     writes = {locations[v]: every.vectors(locations[v])[torch.from_numpy(rows)].cpu() for v, rows in drawn.items()}
-    model, pad = lab.model.module, lab.model.tokenizer.pad_token_id or 0
-    run = naive_joint_logits if naive else joint_logits
-    logits = run(model, every.encoded, torch.from_numpy(base_rows), writes, pad)
+    runner = every.binding.runner.reference() if naive else every.binding.runner
+    logits, _ = runner.plan_logits(every.encoded, torch.from_numpy(base_rows), WritePlan({loc: Sources(v) for loc, v in writes.items()}))
     return joint_result(lab, every, locations, base_rows, drawn, logits, seed=seed, per_base=per_base or 1)
 
 

@@ -42,8 +42,8 @@ from interp.causal.pairs import split_examples
 from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
 from interp.engine.interventions import Intervention, kinds, make_intervention
-from interp.engine.joint import intervened_logits, joint_batches, joint_logits
-from interp.models.freezing import frozen_weights
+from interp.backends.base import Intervened, Sources, WritePlan
+from interp.engine.joint import joint_batches
 
 
 @dataclass
@@ -158,23 +158,25 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
             interventions[v] = make_intervention(kind, vectors[v].shape[-1], sizes[v], seed)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{named('kind', repr(kind))}, {named('k', repr(sizes[v]))} at {locations[v]}: {exc}") from None
-    model, pad = lab.model.module, lab.model.tokenizer.pad_token_id or 0
-    device = next(model.parameters()).device
+    runner = every.binding.runner
+    device = next(lab.model.module.parameters()).device
     read, n_labels = every.binding.reading.read, len(lab.task.labels)
 
-    def writes(drawn: dict[str, np.ndarray], rows: torch.Tensor) -> dict:
-        return {locations[v]: vectors[v][torch.from_numpy(drawn[v][rows.numpy()])] for v in variables}
+    def plan(drawn: dict[str, np.ndarray], rows: torch.Tensor, chosen: dict | None = None) -> WritePlan:
+        """Rows ``rows``' writes: each variable's source vectors, whole or through its intervention."""
+        sources = {locations[v]: Sources(vectors[v][torch.from_numpy(drawn[v][rows.numpy()])]) for v in variables}
+        return WritePlan({loc: (src if chosen is None else Intervened(chosen[loc], src)) for loc, src in sources.items()})
 
     def score(with_interventions: bool) -> JointResult:
         bases = torch.from_numpy(test_bases)
         if not with_interventions:  # the whole vectors: the joint interchange itself
-            logits = joint_logits(model, every.encoded, bases, writes(test_sources, torch.arange(len(bases))), pad, batch_size)
+            logits = runner.plan_logits(every.encoded, bases, plan(test_sources, torch.arange(len(bases))), batch_size=batch_size)[0]
         else:
-            logits = torch.empty(len(bases), model.config.num_labels)
+            logits = torch.empty(len(bases), lab.model.module.config.num_labels)
             chosen = {locations[v]: interventions[v].to(device).eval() for v in variables}
             with torch.no_grad(), parametrize.cached():  # each rotation's matrix made once for every batch
                 for rows in joint_batches(every.encoded, bases, batch_size, torch.Generator().manual_seed(seed)):
-                    logits[rows] = intervened_logits(model, every.encoded, bases[rows], writes(test_sources, rows), chosen, pad).float().cpu()
+                    logits[rows] = runner.plan_logits(every.encoded, bases[rows], plan(test_sources, rows, chosen), batch_size=len(rows))[0]
         return joint_result(lab, every, locations, test_bases, test_sources, logits, seed=seed, per_base=per_base)
 
     untrained = score(True)
@@ -185,12 +187,12 @@ def train_das_jointly(lab, examples: Sequence, alignment: Mapping[str, object], 
     bases, losses = torch.from_numpy(train_bases), []
     chosen = {locations[v]: interventions[v].to(device).train() for v in variables}
     steps = settings.epochs * len(joint_batches(every.encoded, bases, settings.batch_size, torch.Generator().manual_seed(0)))
-    with frozen_weights(model), tqdm(total=steps, desc="joint DAS", unit="step", disable=not progress) as bar:
+    with runner.frozen(), tqdm(total=steps, desc="joint DAS", unit="step", disable=not progress) as bar:
         for _ in range(settings.epochs):
             total = 0.0
             for rows in joint_batches(every.encoded, bases, settings.batch_size, generator):
                 bar.update(1)
-                logits = intervened_logits(model, every.encoded, bases[rows], writes(train_sources, rows), chosen, pad)
+                logits = runner.plan_logits(every.encoded, bases[rows], plan(train_sources, rows, chosen), batch_size=len(rows))[0]
                 loss = F.cross_entropy(_task_logits(logits.float(), read, n_labels), targets[rows].to(logits.device))
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()

@@ -32,7 +32,7 @@ from interp.analysis.bootstrap import ExampleBootstrap
 from interp.analysis.shift import label_columns, margin
 from interp.core.estimates import Estimate
 from interp.core.errors import ConfigError, named, renamed
-from interp.engine.paths import naive_path_patch_logits, path_patch_logits
+from interp.engine.paths import path_patch_logits
 from interp.hooks.inputs import parse_model_locations
 from interp.hooks.locations import Location
 
@@ -59,9 +59,10 @@ def receiver_location(lab, receiver: str | Location | None) -> Location | None:
 def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, receiver=None, naive: bool = False) -> Float[Tensor, "bases sources labels"]:
     """Logits float32 ``[len(bases), len(sources), n_model_labels]`` on CPU: each base with the vector at ``sender`` (a
     head's ``attn.hook_z``, ``hook_attn_out`` or ``hook_mlp_out`` at a role) replaced by each source's, every
-    component downstream of it held at its base value (:func:`interp.engine.paths.path_patch_logits`); with a
-    ``receiver`` (a later head's query, key or value input: :func:`receiver_location`), only that input is patched
-    with what the sender made of it. ``naive``: batch-1 passes per pair (the reference).
+    component downstream of it held at its base value (:func:`interp.engine.paths.path_patch_logits`, through the
+    model's runner: the backend's own hooks); with a ``receiver`` (a later head's query, key or value input:
+    :func:`receiver_location`), only that input is patched with what the sender made of it. ``naive``: the runner's
+    reference (batch-1 passes per pair).
 
     Raises:
         ConfigError: naming ``sender=``: a residual-stream location, or as :meth:`IntervenableModel.location`; naming
@@ -78,8 +79,8 @@ def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, receiver=None
     every = lab.bind(list({e.id: e for e in [*bases, *sources]}.values()))
     vectors = every.vectors(loc)[every.rows(sources)].cpu()
     encoded = [every.encoded[r] for r in every.rows(bases)]
-    run = naive_path_patch_logits if naive else path_patch_logits
-    return run(lab.model.module, encoded, vectors, loc, lab.model.n_layers, lab.model.tokenizer.pad_token_id or 0, receiver=target)
+    runner = every.binding.runner.reference() if naive else every.binding.runner
+    return path_patch_logits(runner.plan_logits, encoded, vectors, loc, lab.model.n_layers, receiver=target)
 
 
 def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "heads@cls", *, receiver=None, seed: int = 0):

@@ -25,6 +25,7 @@ from interp.core.errors import ConfigError, named
 from interp.engine.compiled import CompileStats
 from interp.engine.gradients import SiteGradients
 from interp.engine.interventions import Intervention
+from interp.engine.plan import HELD, Intervened, Sources, WritePlan  # noqa: F401 (the plan a runner takes, read from here)
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
 
@@ -99,8 +100,22 @@ class Runner(Protocol):
         on CPU; ``on_rows(k)`` told after every k pairs."""
         ...
 
+    def plan_logits(self, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], plan: WritePlan, *, batch_size: int | None = None,
+                    on_rows: Callable[[int], None] | None = None,
+                    read: Sequence[Location] = ()) -> tuple[Float[Tensor, "rows labels"], dict[Location, Tensor]]:  # fmt: skip
+        """Each row's logits with the base ``encoded[base_rows[r]]`` run under ``plan`` (a :class:`WritePlan`: at each of
+        its locations a source's vector, an intervention of the base's and a source's, or the base's own value held),
+        float32 ``[rows, labels]`` on CPU (with gradients where enabled: on the model's device, in the graph); and each
+        location of ``read``'s vectors on that pass, float32 ``[rows, width]`` on CPU. Joint interventions, joint DAS
+        and path patching run through it."""
+        ...
+
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairRunner:
         """The :class:`PairRunner` of the examples at a residual-stream location."""
+        ...
+
+    def frozen(self) -> AbstractContextManager:
+        """A block in which the model's weights get no gradient (restored after): joint DAS trains its interventions only."""
         ...
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,

@@ -34,10 +34,12 @@ from interp.engine.compiled import CompileStats, use_compile
 from interp.engine.decoder import decoder_interchange_logits
 from interp.engine.gradients import site_gradients
 from interp.engine.pair_suffix import PairSuffix
+from interp.engine.plan import WritePlan, plan_logits
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, batch_inputs
 from interp.hooks.encoding import Encoded, collate
 from interp.hooks.locations import Location
+from interp.models.freezing import frozen_weights
 from interp.models.evaluation import predict_logits
 
 
@@ -91,8 +93,17 @@ class HFRunner(ABC):
     def vectors_and_logits(self, encoded: Sequence[Encoded], location: Location) -> tuple[Tensor, Tensor]:
         return vectors_and_logits(self.model, encoded, location)
 
+    def frozen(self):
+        """The weights get no gradient within the block (restored after)."""
+        return frozen_weights(self.model)
+
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> PairSuffix:
         return PairSuffix(self.model, encoded, location)
+
+    def plan_logits(self, encoded: Sequence[Encoded], base_rows: Tensor, plan: WritePlan, *, batch_size: int | None = None,
+                    on_rows: Callable[[int], None] | None = None, read: Sequence[Location] = ()) -> tuple[Tensor, dict[Location, Tensor]]:  # fmt: skip
+        """The write plan's one hooked pass (:func:`interp.engine.plan.plan_logits`), each row from the earliest location's block."""
+        return plan_logits(self.model, encoded, base_rows, plan, self.pad_token_id, batch_size or 64, on_rows, read)
 
     def gradients(self, encoded: Sequence[Encoded], locations: Sequence[Location], *, qk_fix: bool = False,
                   graddrop: bool = False, on_rows: Callable[[int], None] | None = None) -> dict[Location, SiteGradients]:  # fmt: skip

@@ -22,8 +22,10 @@ from interp.engine.batched import precision
 from interp.engine.gradients import site_gradients
 from interp.engine.hooked_pairs import HookedPairs
 from interp.engine.naive import hooked_rows, naive_forward, naive_interchange_vectors
+from interp.engine.plan import WritePlan, naive_plan_logits
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
+from interp.models.freezing import frozen_weights
 
 
 class NaiveRunner:
@@ -59,6 +61,18 @@ class NaiveRunner:
     def interchange_logits(self, bases: Sequence[Encoded], sources: Tensor, location: Location, *, batch_size: int | None = None,
                            on_rows: Callable[[int], None] | None = None) -> Tensor:  # fmt: skip
         return naive_interchange_vectors(self.model, bases, sources, location, self.pad_token_id, on_rows)
+
+    def plan_logits(self, encoded: Sequence[Encoded], base_rows: Tensor, plan: WritePlan, *, batch_size: int | None = None,
+                    on_rows: Callable[[int], None] | None = None, read: Sequence[Location] = ()) -> tuple[Tensor, dict[Location, Tensor]]:  # fmt: skip
+        """One batch-1 hooked pass of the whole model per row (:func:`interp.engine.plan.naive_plan_logits`)."""
+        logits, found = naive_plan_logits(self.model, encoded, base_rows, plan, self.pad_token_id, read)
+        if on_rows is not None:
+            on_rows(len(base_rows))
+        return logits, found
+
+    def frozen(self):
+        """The weights get no gradient within the block (restored after)."""
+        return frozen_weights(self.model)
 
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> HookedPairs:
         return HookedPairs(hooked_rows(self.model, location), self.model, encoded, location, self.vectors(encoded, location), rows_per_pass=1)

@@ -44,11 +44,12 @@ from transformer_lens.model_bridge.supported_architectures.roberta import Robert
 
 from interp.backends.base import SiteGradients
 from interp.core.errors import ConfigError, named
-from interp.engine.batched import length_groups
+from interp.engine.rows import length_groups
 from interp.engine.gradients import Probes, empty_gradients, fill
 from interp.engine.hooked_pairs import HookedPairs
+from interp.engine.plan import WritePlan, positions
 from interp.models.freezing import frozen_weights
-from interp.hooks.locations import ATTN_OUT, MLP_OUT, RESID_MID, Z, Location
+from interp.hooks.locations import ATTN_OUT, INPUTS, MLP_OUT, RESID_MID, Z, Location
 from interp.hooks.encoding import Encoded, collate, location_tokens
 
 
@@ -155,6 +156,9 @@ class BridgeRunner:
         self.pad_token_id = getattr(tokenizer, "pad_token_id", None) or 0
 
     def _check(self, location: Location) -> None:
+        if location.component in INPUTS:
+            raise ConfigError(f"location {location}: a head's query, key or value input has no hook on the transformer-lens bridge here; "
+                              f"path patching to a receiver runs with {named('backend', 'hf')}")  # fmt: skip
         heads = self.config.num_attention_heads
         if location.head >= heads:
             raise ConfigError(f"location {location}: head {location.head} is out of range for a model with {heads} heads (0..{heads - 1})")
@@ -279,6 +283,67 @@ class BridgeRunner:
                 if on_rows is not None:
                     on_rows(len(chunk))
         return out
+
+    def plan_logits(self, encoded: Sequence[Encoded], base_rows: Tensor, plan: WritePlan, *, batch_size: int | None = None,
+                    on_rows: Callable[[int], None] | None = None, read: Sequence[Location] = ()) -> tuple[Tensor, dict[Location, Tensor]]:  # fmt: skip
+        """Each row one ``run_with_hooks`` pass of the whole bridge, rows of one length batched (``batch_size``, default
+        64): at each location's bridge hook its write (a source's vector, an intervention's output, or the base's own
+        value, read first through ``run_with_cache`` on the row's base); ``read`` recorded by hooks after the writes.
+
+        Raises:
+            ConfigError: a location the bridge has no hook for (a head's query, key or value input), a head out of range.
+        """
+        for loc in [*plan.writes, *read]:
+            self._check(loc)
+        size, grad = batch_size or 64, torch.is_grad_enabled()
+        out = torch.empty(len(base_rows), self.config.num_labels)
+        kept, found = [], {}
+        for group in length_groups([encoded[int(b)] for b in base_rows.tolist()]):
+            index = torch.tensor(group)
+            distinct, of_row = torch.unique(base_rows[index], return_inverse=True)
+            held: dict[Location, list[Tensor]] = {loc: [] for loc in plan.held}
+            for k in range(0, len(distinct) if plan.held else 0, size):
+                batch = collate([encoded[int(b)] for b in distinct[k : k + size]], self.pad_token_id)
+                with torch.no_grad():
+                    vectors, _ = self._read(batch, positions(batch, len(batch["input_ids"])), plan.held)
+                for loc in plan.held:
+                    held[loc].append(vectors[loc])
+            values = {loc: torch.cat(parts) for loc, parts in held.items()}
+            for k in range(0, len(group), size):
+                rows, bases = index[k : k + size], of_row[k : k + size]
+                batch = collate([encoded[int(base_rows[r])] for r in rows], self.pad_token_id)
+                where = positions(batch, len(rows))
+                columns = {loc: torch.cat([where[r].reshape(len(rows), -1) for r in loc.roles], 1).to(self.device) for loc in [*plan.writes, *read]}
+                writes = plan.row_writes(rows, {loc: v[bases.to(v.device)] for loc, v in values.items()}, self.device)
+                hooks = [self._patch(loc, columns[loc], w if callable(w) else (lambda old, w=w: w)) for loc, w in writes.items()]
+                seen: dict[Location, Tensor] = {}
+                hooks += [self._peek(loc, columns[loc], seen) for loc in read]
+                logits = self._forward(batch["input_ids"].to(self.device), batch["token_type_ids"].to(self.device), hooks=hooks)
+                if grad:
+                    kept.append((rows, logits))
+                else:
+                    out[rows] = logits.float().cpu()
+                for loc in read:
+                    found.setdefault(loc, torch.empty(len(base_rows), seen[loc].shape[1]))[rows] = seen[loc].float().cpu()
+                if on_rows is not None:
+                    on_rows(len(rows))
+        if grad and kept:
+            order = torch.argsort(torch.cat([rows for rows, _ in kept]))
+            out = torch.cat([logits for _, logits in kept])[order.to(self.device)]
+        return out, found
+
+    def _peek(self, location: Location, columns: Tensor, seen: dict):
+        """A TransformerLens hook recording ``location``'s vectors at ``columns`` in ``seen`` (the activation unchanged)."""
+
+        def peek(activation, hook):
+            view = _view(location, activation)
+            seen[location] = view[torch.arange(len(columns), device=activation.device)[:, None], columns].reshape(len(columns), -1).detach()
+
+        return bridge_hook(location), peek
+
+    def frozen(self):
+        """The weights get no gradient within the block (restored after)."""
+        return frozen_weights(self.bridge)
 
     def pairs(self, encoded: Sequence[Encoded], location: Location) -> HookedPairs:
         """Each pair's ``run_with_hooks`` pass, pairs batched; with gradients where enabled (DAS through the bridge)."""

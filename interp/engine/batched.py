@@ -43,7 +43,6 @@ with half the rows, down to one: no pair is ever dropped.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from contextlib import ExitStack, contextmanager
 from typing import Callable, Iterator, Sequence
 
@@ -54,8 +53,9 @@ from interp.core.devices import attention_without_cudnn
 from interp.core.errors import ConfigError
 from interp.engine.compiled import CompiledSuffix, CompileStats
 from interp.engine.components import BlockRest, gather
+from interp.engine.plan import Sources, WritePlan, plan_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
-from interp.engine.rows import CPU_BATCH_SIZE, GPU_MAX_ROWS, auto_batch_size, in_passes, interchange_grid  # noqa: F401 (also read from here)
+from interp.engine.rows import CPU_BATCH_SIZE, GPU_MAX_ROWS, auto_batch_size, in_passes, interchange_grid, length_groups  # noqa: F401 (also read from here)
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, model_inputs
@@ -63,7 +63,6 @@ from interp.hooks.locations import Location
 from interp.hooks.encoding import Encoded, location_tokens
 
 PRECISIONS = ("fp32", "tf32", "bf16")
-_AT = "at"  # the one role of a location rebuilt on each row's intervened tokens
 #: A named host step in ``torch.profiler``'s tables (``benchmarks/gpu.py --profile``); nearly free when not profiling.
 step = torch.profiler.record_function
 
@@ -98,14 +97,6 @@ def precision(model, name: str) -> Iterator[None]:
         model.to(dtype)
         if saved is not None:
             model.load_state_dict(saved)
-
-
-def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:
-    """Indices of ``encoded`` grouped by token length (groups in order of first appearance)."""
-    groups: dict[int, list[int]] = defaultdict(list)
-    for index, e in enumerate(encoded):
-        groups[len(e.input_ids)].append(index)
-    return list(groups.values())
 
 
 def _inputs(encoded: Sequence[Encoded], indices: Sequence[int], device) -> tuple[Tensor, Tensor]:
@@ -190,24 +181,16 @@ def _first_block_context(shares: Sequence[BaseAttention], pair_qkv: Tensor, n_so
     return out
 
 
-def _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out: Tensor) -> Tensor:
+def _hooked_logits(model, bases, sources, location, batch_size, on_rows, out: Tensor) -> Tensor:
     """:func:`interchange_logits` where the rest of the block mixes tokens (DeBERTa-v2's convolution after block 0):
-    each pair's whole forward pass with the source's vectors written at the site, rows batched; ``out`` filled and returned."""
-    device = next(model.parameters()).device
-    site = Location(location.hidden_index, _AT, location.component, location.head)
+    each pair's whole forward pass with the source's vectors written at the site, the write plan's one hooked pass over
+    the (base, source) pairs (:func:`interp.engine.plan.plan_logits`); ``out`` filled and returned."""
     n_sources = sources.shape[0]
-    for group in length_groups(bases):
-        ids, types = _inputs(bases, group, device)
-        where = torch.tensor([tokens[i] for i in group])
-        size = batch_size or auto_batch_size(model, ids.shape[1])
-
-        def run(rows: Tensor, size: int) -> None:
-            b, s = rows // n_sources, rows % n_sources
-            with hooked(model, {_AT: where[b]}, write={site: sources[s.to(device)].reshape(len(rows), -1)}):
-                logits = model(**model_inputs(model, ids[b.to(device)], types[b.to(device)])).logits
-            out[torch.tensor(group)[b], s] = logits.float().cpu()
-
-        in_passes(len(group) * n_sources, size, run, on_rows=on_rows)  # rows on the CPU: they index out
+    pairs = torch.cartesian_prod(torch.arange(len(bases)), torch.arange(n_sources)).reshape(-1, 2)  # (base, source)
+    plan = WritePlan({location: Sources(sources.reshape(n_sources, -1), pairs[:, 1])})
+    size = batch_size or auto_batch_size(model, max(len(e.input_ids) for e in bases))
+    logits, _ = plan_logits(model, bases, pairs[:, 0], plan, batch_size=size, on_rows=on_rows)
+    out.copy_(logits.view(len(bases), n_sources, -1))
     return out
 
 
@@ -271,7 +254,7 @@ def interchange_logits(
     if compile and hooked_pairs:  # every pair of these runs eagerly: counted as such
         stats.eager_pairs += len(bases) * n_sources
     if hooked_pairs:
-        return _hooked_logits(model, bases, sources, location, tokens, batch_size, on_rows, out)
+        return _hooked_logits(model, bases, sources, location, batch_size, on_rows, out)
     rest = None if location.is_residual else BlockRest(model, location)
     compiled = CompiledSuffix(model, index, index + len(fast.layers), stats) if compile and fast is not None else None
     # the logits stay on the device until the end: no copy back, and no wait for the device, per batch

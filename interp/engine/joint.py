@@ -9,9 +9,9 @@ Row r runs the base ``encoded[base_rows[r]]`` with the vector at each location r
 ``writes`` (its own source's vector, read beforehand): the intervention a causal abstraction with several variables is
 tested by, each variable set from its own source input in one run (Geiger et al. 2021, §3, "interchange interventions
 on multiple variables"; pyvene's list of representations patched together, Wu et al. 2024). Rows are grouped by input
-length, so no batch holds padding and every row is exact; the whole model runs for each row (no prefix is shared, as
-it is for one location: two sites in different blocks have no common suffix). :func:`naive_joint_logits` is the
-reference: one hooked batch-1 pass per row.
+length, so no batch holds padding and every row is exact; each row's pass starts at the earliest site's block, from its
+base's input there (read once per base): the write plan's one hooked pass (:mod:`interp.engine.plan`).
+:func:`naive_joint_logits` is the reference: one hooked batch-1 pass per row.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ import torch
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from interp.engine.batched import length_groups
 from interp.engine.naive import naive_forward
-from interp.engine.rows import in_passes
-from interp.hooks.architecture import batch_inputs
-from interp.hooks.context import hooked
-from interp.hooks.encoding import Encoded, collate
+from interp.engine.plan import Intervened, Sources, WritePlan, plan_logits
+from interp.engine.rows import length_groups
+from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
 
 
@@ -35,23 +33,12 @@ from interp.hooks.locations import Location
 def joint_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], writes: Mapping[Location, Float[Tensor, "rows width"]],
                  pad_token_id: int = 0, batch_size: int = 64, on_rows: Callable[[int], None] | None = None) -> Float[Tensor, "rows labels"]:  # fmt: skip
     """The logits of every row, float32 ``[rows, n_model_labels]`` on CPU: base ``encoded[base_rows[r]]`` with each
-    location's vector replaced by ``writes[location][r]`` (``[rows, tokens × width]``), in one pass per batch of rows
-    of one input length (at most ``batch_size``, halved where a pass runs out of memory: the engine's row loop,
-    :func:`interp.engine.rows.in_passes`). ``on_rows(k)`` is told after each pass."""
-    device = next(model.parameters()).device
-    out = torch.empty(len(base_rows), model.config.num_labels)
-    for group in length_groups([encoded[b] for b in base_rows.tolist()]):
-        index = torch.tensor(group)
-
-        def run(rows: Tensor, _size: int) -> None:
-            chunk = index[rows.cpu()]
-            batch = collate([encoded[int(base_rows[r])] for r in chunk], pad_token_id)
-            write = {loc: vectors[chunk].to(device) for loc, vectors in writes.items()}
-            with hooked(model, batch["positions"], write=write):
-                out[chunk] = model(**batch_inputs(model, batch, device)).logits.float().cpu()
-
-        in_passes(len(group), batch_size, run, device=device, on_rows=on_rows)
-    return out
+    location's vector replaced by ``writes[location][r]`` (``[rows, tokens × width]``): the write plan's one hooked pass
+    (:func:`interp.engine.plan.plan_logits`: rows of one input length in passes of at most ``batch_size``, halved where
+    a pass runs out of memory, each starting at the earliest location's block from its base's input there).
+    ``on_rows(k)`` is told after each pass."""
+    plan = WritePlan({loc: Sources(vectors) for loc, vectors in writes.items()})
+    return plan_logits(model, encoded, base_rows, plan, pad_token_id, batch_size, on_rows)[0]
 
 
 @torch.no_grad()
@@ -75,13 +62,10 @@ def joint_batches(encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], ba
 
 def intervened_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], sources: Mapping[Location, Float[Tensor, "rows width"]],
                       interventions: Mapping[Location, Callable[[Tensor, Tensor], Tensor]], pad_token_id: int = 0) -> Float[Tensor, "rows labels"]:  # fmt: skip
-    """The logits of one pass over ``base_rows`` (all of one input length), float ``[rows, n_model_labels]`` on the
-    model's device, with autograd: at each location the base's vector ``b`` replaced by ``interventions[location](b,
-    s)``, ``s`` that row's source vector there (``sources[location]``, read beforehand). What joint DAS trains and
-    scores (:mod:`interp.api.joint_das`); with :class:`~interp.engine.interventions.Interchange` at every location it
-    is :func:`joint_logits`."""
-    device = next(model.parameters()).device
-    batch = collate([encoded[int(b)] for b in base_rows], pad_token_id)
-    write = {loc: (lambda old, loc=loc: interventions[loc](old, sources[loc].to(device, old.dtype))) for loc in sources}
-    with hooked(model, batch["positions"], write=write):
-        return model(**batch_inputs(model, batch, device)).logits
+    """The logits over ``base_rows``, float ``[rows, n_model_labels]`` on the model's device, with autograd: at each
+    location the base's vector ``b`` replaced by ``interventions[location](b, s)``, ``s`` that row's source vector there
+    (``sources[location]``, read beforehand). What joint DAS trains and scores (:mod:`interp.api.joint_das`); the write
+    plan's pass (:func:`interp.engine.plan.plan_logits`) with :class:`~interp.engine.plan.Intervened` writes; with
+    :class:`~interp.engine.interventions.Interchange` at every location it is :func:`joint_logits`."""
+    plan = WritePlan({loc: Intervened(interventions[loc], Sources(vectors)) for loc, vectors in sources.items()})
+    return plan_logits(model, encoded, base_rows, plan, pad_token_id, batch_size=max(len(base_rows), 1))[0]

@@ -36,7 +36,8 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError
-from interp.engine.batched import _inputs, length_groups
+from interp.engine.batched import _inputs
+from interp.engine.rows import length_groups
 from interp.engine.components import BlockRest, gather
 from interp.engine.rows import auto_batch_size
 from interp.engine.interventions import Intervention

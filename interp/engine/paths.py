@@ -5,8 +5,8 @@ Usage::
 
     from interp.engine.paths import path_patch_logits
     sender = Location.parse("blocks.1.attn.hook_z.h2@w_h")
-    logits = path_patch_logits(model, bases, source_vectors, sender, n_layers, pad_token_id)
-    logits = path_patch_logits(model, bases, source_vectors, sender, n_layers, pad_token_id,
+    logits = path_patch_logits(runner.plan_logits, bases, source_vectors, sender, n_layers)
+    logits = path_patch_logits(runner.plan_logits, bases, source_vectors, sender, n_layers,
                                receiver=Location.parse("blocks.3.attn.hook_k.h0@w_h"))   # sender -> head 0's key -> out
 
 Path patching (Wang et al. 2022, §3.1; Goldowsky-Dill et al. 2023, §2) asks what a sender (a head, an attention or MLP
@@ -27,24 +27,23 @@ effect on the output of what the sender changes in that one head's query, key or
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from jaxtyping import Float
 from torch import Tensor
 
 from interp.core.errors import ConfigError
-from interp.engine.batched import length_groups
 from interp.engine.naive import naive_forward
-from interp.engine.rows import in_passes
-from interp.hooks.architecture import architecture, batch_inputs
-from interp.hooks.context import hooked
-from interp.hooks.encoding import Encoded, collate
+from interp.engine.plan import ALL, HELD, Sources, WritePlan, plan_logits
+from interp.hooks.encoding import Encoded
 from interp.hooks.locations import INPUTS, Location
 
 #: The sender kinds: a component inside a block (a head's ``attn.hook_z``, ``hook_attn_out``, ``hook_mlp_out``).
 SENDERS = ("attn.hook_z", "hook_attn_out", "hook_mlp_out")
-ALL = "all"  # the role of every token
+#: What runs a write plan over rows: ``run(encoded, base_rows, plan, batch_size=, read=)`` -> (logits, reads), a runner's
+#: :meth:`~interp.backends.base.Runner.plan_logits`.
+PlanRun = Callable[..., tuple[Tensor, dict]]
 
 
 def held(sender: Location, n_layers: int, receiver: Location | None = None) -> list[Location]:
@@ -73,52 +72,30 @@ def held(sender: Location, n_layers: int, receiver: Location | None = None) -> l
     return out
 
 
-def _positions(batch: dict, length: int, rows: int) -> dict:
-    return {**batch["positions"], ALL: torch.arange(length).expand(rows, length)}
-
-
 @torch.no_grad()
-def path_patch_logits(model, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int,
-                      pad_token_id: int = 0, batch_size: int = 64, receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+def path_patch_logits(run: PlanRun, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int,
+                      batch_size: int = 64, receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
     """Logits float32 ``[len(bases), n_sources, n_model_labels]`` on CPU: each base with the vector at ``sender``
     replaced by each source's (``sources``, ``[n_sources, tokens × width]``) and every :func:`held` component at its
     base value; with a ``receiver``, the base run again with only the receiver's input (read off that run) written.
-    One reading pass per group of bases of one length, then passes of up to ``batch_size`` of that group's (base,
-    source) pairs (:func:`interp.engine.rows.in_passes`), each from the sender's block (the receiver's) on, fed the
-    base's own input to it.
+
+    ``run`` runs a write plan over (base, source) rows: a runner's
+    :meth:`~interp.backends.base.Runner.plan_logits` (the Hugging Face runners' is
+    :func:`interp.engine.plan.plan_logits`: one reading pass per group of bases of one length for the held values and
+    the input to the sender's block, then passes of up to ``batch_size`` pairs, each from the sender's block, or the
+    receiver's, on; a TransformerLens bridge's, its hook points).
 
     Raises:
         ConfigError: as :func:`held`.
     """
     frozen = held(sender, n_layers, receiver)
-    device = next(model.parameters()).device
-    arch = architecture(model)
-    starts = {"sender": Location(sender.layer, (ALL,))} | ({"receiver": Location(receiver.layer, (ALL,))} if receiver else {})
-    out = torch.empty(len(bases), len(sources), model.config.num_labels)
-    for rows in length_groups(bases):
-        length = len(bases[rows[0]].input_ids)
-        batch = collate([bases[i] for i in rows], pad_token_id)
-        with hooked(model, _positions(batch, length, len(rows)), read=[*frozen, *starts.values()]) as trace:
-            model(**batch_inputs(model, batch, device))
-        pairs = torch.cartesian_prod(torch.arange(len(rows)), torch.arange(len(sources))).reshape(-1, 2)  # (base in group, source)
-
-        def run(chunk: Tensor, _size: int, rows: list[int] = rows, pairs: Tensor = pairs, trace: dict = trace) -> None:
-            ks, js = pairs[chunk.cpu()].unbind(1)
-            at = {name: trace[loc][ks.to(trace[loc].device)].view(len(ks), length, -1) for name, loc in starts.items()}
-            repeated = collate([bases[rows[k]] for k in ks.tolist()], pad_token_id)
-            write = {loc: trace[loc][ks.to(trace[loc].device)] for loc in frozen}
-            write[sender] = sources[js].to(device)
-            positions, inputs = _positions(repeated, length, len(ks)), batch_inputs(model, repeated, device)
-            # each pass starts at the first block it changes, from the base's own input to it (the blocks before are the base's)
-            with hooked(model, positions, write=write, read=[receiver] if receiver else []) as path, arch.from_block(model, sender.layer, at["sender"]):
-                logits = model(**inputs).logits
-            if receiver is not None:
-                with hooked(model, positions, write={receiver: path[receiver]}), arch.from_block(model, receiver.layer, at["receiver"]):
-                    logits = model(**inputs).logits
-            out[torch.tensor(rows)[ks], js] = logits.float().cpu()
-
-        in_passes(len(pairs), batch_size, run, device=device)  # the engine's row loop: a pass out of memory is halved
-    return out
+    pairs = torch.cartesian_prod(torch.arange(len(bases)), torch.arange(len(sources))).reshape(-1, 2)  # (base, source)
+    ks, js = pairs.unbind(1)
+    plan = WritePlan({sender: Sources(sources, js), **{loc: HELD for loc in frozen}})
+    logits, path = run(bases, ks, plan, batch_size=batch_size, read=[receiver] if receiver else [])
+    if receiver is not None:
+        logits, _ = run(bases, ks, WritePlan({receiver: Sources(path[receiver])}), batch_size=batch_size)
+    return logits.view(len(bases), len(sources), -1)
 
 
 @torch.no_grad()

@@ -16,6 +16,7 @@ suffix with or without each base's prefix reused; a whole hooked pass per pair) 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Callable, Sequence
 
 import torch
@@ -29,6 +30,14 @@ CPU_BATCH_SIZE = 256
 #: The most rows one attention call takes on a GPU: the flash and memory-efficient kernels put the batch on a grid
 #: axis that CUDA caps at 2**16 - 1 (pytorch/pytorch#146704); a batch of 2**16 fails with "invalid argument".
 GPU_MAX_ROWS = (1 << 16) - 1
+
+
+def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:
+    """Indices of ``encoded`` grouped by token length (groups in order of first appearance): a group's rows need no padding."""
+    groups: dict[int, list[int]] = defaultdict(list)
+    for index, e in enumerate(encoded):
+        groups[len(e.input_ids)].append(index)
+    return list(groups.values())
 
 
 def auto_batch_size(model, seq_len: int) -> int:

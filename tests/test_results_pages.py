@@ -316,3 +316,22 @@ def test_the_decoder_pages_learning_curves_are_their_committed_csv():
         rows = module.read(RESULTS / "data" / "curves" / f"{name}.csv")
         assert shown.strip() == module.table(rows).strip(), name
         assert len(module.runs(rows)) >= 3, name  # at least three routes' curves
+
+
+def test_the_decoder_pages_learned_model_tables_are_their_committed_runs():
+    """Each block of the pretrained-decoders page marked ``<!-- learned: NAME -->`` is what
+    ``examples/decoders/learned_tables.py`` prints from ``data/learned/smollm2/`` (each fine-tuning seed's demo run,
+    gathered), over at least two seeds; and the generalization model meets the criterion on every seed."""
+
+    module = example_script("decoders/learned_tables.py")
+    data = RESULTS / "data" / "learned" / "smollm2"
+    made = module.tables(str(data))
+    text = (RESULTS / "pretrained-decoders.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- learned: (\w+) -->\n(.*?)\n<!-- /learned -->", text, re.S)
+    assert blocks and len(blocks) == text.count("<!-- learned:")
+    for name, shown in blocks:
+        assert shown.strip() == made[name].strip(), name
+    assert len(module.seeds(str(data))) >= 2
+    for folder in module.seeds(str(data)).values():
+        test = next(r for r in module.read(folder / "accuracy.csv") if (r["model"], r["split"]) == ("generalization", "nmonli_test"))
+        assert float(test["low"]) > 0.85, folder.name

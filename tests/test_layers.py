@@ -143,6 +143,33 @@ def test_the_face_holds_no_run_path():
     assert code_lines(source) <= 180
 
 
+#: What ``api/`` may take from the engine: its objects (interventions and featurizers, which a user holds) and its pure
+#: helpers; every run goes through a runner (``interp.backends``), so a backend chosen by name runs all of it.
+ENGINE_FOR_API = {"interp.engine.interventions": None, "interp.engine.featurizers": None, "interp.engine.batched": {"PRECISIONS"},
+                  "interp.engine.rows": {"joint_batches", "length_groups"}}  # fmt: skip
+
+
+def engine_imports(source: Path) -> list[str]:
+    """``module:name`` for each name ``source`` imports from ``interp.engine`` beyond :data:`ENGINE_FOR_API`."""
+    found = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("interp.engine"):
+            allowed = ENGINE_FOR_API.get(node.module, set())
+            found += [f"{node.module}:{a.name}" for a in node.names if allowed is not None and a.name not in allowed]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("interp.engine")]
+    return found
+
+
+def test_api_runs_nothing_through_the_engine_itself(tmp_path):
+    """No module of ``api/`` imports an engine run function (joint runs, joint DAS and path patching go through the
+    runner's write plan); and the check would catch one."""
+    assert {p.name: engine_imports(p) for p in (PACKAGE / "api").glob("*.py") if engine_imports(p)} == {}
+    planted = tmp_path / "planted.py"
+    planted.write_text("from interp.engine.interventions import Interchange\nfrom interp.engine.joint import joint_logits\n")
+    assert engine_imports(planted) == ["interp.engine.joint:joint_logits"]
+
+
 def import_graph(package: Path = PACKAGE):
     """Module -> the modules of ``package`` it imports anywhere in its text (inside functions and ``TYPE_CHECKING`` blocks
     too), a name imported from a package counted as its submodule where it is one; a package's ``__init__`` importing its

@@ -43,7 +43,7 @@ from interp.core.checks import check_int
 from interp.core.errors import ConfigError, named
 from interp.engine.interventions import Intervention, kinds, make_intervention
 from interp.backends.base import Intervened, Sources, WritePlan
-from interp.engine.joint import joint_batches
+from interp.engine.rows import joint_batches
 
 
 @dataclass

@@ -32,7 +32,6 @@ from interp.analysis.bootstrap import ExampleBootstrap
 from interp.analysis.shift import label_columns, margin
 from interp.core.estimates import Estimate
 from interp.core.errors import ConfigError, named, renamed
-from interp.engine.paths import path_patch_logits
 from interp.hooks.inputs import parse_model_locations
 from interp.hooks.locations import Location
 
@@ -80,7 +79,7 @@ def path_patch(lab, bases: Sequence, sources: Sequence, sender, *, receiver=None
     vectors = every.vectors(loc)[every.rows(sources)].cpu()
     encoded = [every.encoded[r] for r in every.rows(bases)]
     runner = every.binding.runner.reference() if naive else every.binding.runner
-    return path_patch_logits(runner.plan_logits, encoded, vectors, loc, lab.model.n_layers, receiver=target)
+    return runner.path_patch_logits(encoded, vectors, loc, lab.model.n_layers, receiver=target)
 
 
 def path_patch_sweep(lab, bases: Sequence, sources: Sequence, senders: str = "heads@cls", *, receiver=None, seed: int = 0):

@@ -61,6 +61,13 @@ class PairRunner(Protocol):
         """The model's logits (on its device) on each base with ``vectors[i]`` written at the location, no gradients."""
         ...
 
+    def path_patch_logits(self, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int, *,
+                          receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+        """Path patching through :meth:`plan_logits` (:func:`interp.engine.paths.path_patch_logits`): each base with the
+        vector at ``sender`` replaced by each source's and every later component held at its base value (with a
+        ``receiver``, only that head input then written), float32 ``[bases, sources, labels]`` on CPU."""
+        ...
+
     def frozen(self) -> AbstractContextManager:
         """A block in which the model's weights get no gradient (restored after): training trains the intervention only."""
         ...

@@ -24,7 +24,6 @@ from torch import Tensor
 
 from interp.engine.naive import naive_forward
 from interp.engine.plan import Intervened, Sources, WritePlan, plan_logits
-from interp.engine.rows import length_groups
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
 
@@ -48,16 +47,6 @@ def naive_joint_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor,
     rows = [naive_forward(model, encoded[int(b)], pad_token_id, write={loc: vectors[r:r + 1] for loc, vectors in writes.items()})[0]
             for r, b in enumerate(base_rows.tolist())]  # fmt: skip
     return torch.stack(rows) if rows else torch.empty(0, model.config.num_labels)
-
-
-def joint_batches(encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], batch_size: int, generator: torch.Generator) -> list[Tensor]:
-    """The rows in shuffled batches of at most ``batch_size``, each of one input length (so a pass holds no padding):
-    what training over joint runs steps through, seeded by ``generator``."""
-    batches = []
-    for group in length_groups([encoded[b] for b in base_rows.tolist()]):
-        order = torch.tensor(group)[torch.randperm(len(group), generator=generator)]
-        batches += list(order.split(batch_size))
-    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
 
 
 def intervened_logits(model, encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], sources: Mapping[Location, Float[Tensor, "rows width"]],

@@ -119,3 +119,13 @@ def in_passes(total: int, size: int, run: Callable[[Tensor, int], None], *, devi
         done += len(rows)
         if on_rows is not None:
             on_rows(len(rows))
+
+
+def joint_batches(encoded: Sequence[Encoded], base_rows: Tensor, batch_size: int, generator: torch.Generator) -> list[Tensor]:
+    """The rows in shuffled batches of at most ``batch_size``, each of one input length (so a pass holds no padding):
+    what training over joint runs steps through, seeded by ``generator``."""
+    batches = []
+    for group in length_groups([encoded[b] for b in base_rows.tolist()]):
+        order = torch.tensor(group)[torch.randperm(len(group), generator=generator)]
+        batches += list(order.split(batch_size))
+    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]

@@ -139,3 +139,42 @@ def test_a_plan_is_checked_and_knows_where_it_starts():
         WritePlan({})
     with pytest.raises(interp.ConfigError, match="Sources, Intervened or HELD"):
         WritePlan({early: torch.zeros(1, 4)})
+
+
+def test_a_pass_out_of_memory_is_halved_in_gradients_reads_and_on_the_bridge(encoder_lab, wide_classifier_dir, task, monkeypatch):
+    """The grouped row loop (``interp.engine.rows.grouped_passes``): a pass of more than 2 examples that runs out of
+    memory is run again in halves, in a gradient pass, a read of vectors and the TransformerLens bridge's passes
+    (predictions, gradients, vectors); no example is dropped and every number is the same."""
+    import interp.engine.batched as batched
+    import interp.engine.gradients as gradients
+    from interp.backends.tl_bridge import BridgeRunner
+
+    examples = task.examples(("pmonli",), per_split=40, seed=2)
+    site = encoder_lab.location("blocks.0.hook_resid_post@w_h")
+    hf, tl = encoder_lab.runner, interp.IntervenableModel(str(wide_classifier_dir), task, backend="transformer-lens").runner
+    encoded = encoder_lab.encode(examples)
+    assert max(len([e for e in encoded if len(e.input_ids) == n]) for n in {len(e.input_ids) for e in encoded}) > 2  # a group to halve
+
+    def every():
+        return [hf.gradients(encoded, [site])[site].gradients, hf.vectors(encoded, site), tl.predict(encoded),
+                tl.gradients(encoded, [site])[site].gradients, tl.vectors(encoded, site)]  # fmt: skip
+
+    expected, failed = every(), []
+
+    def tight(real, rows_of):
+        def call(*args, **kwargs):
+            if rows_of(*args, **kwargs) > 2:
+                failed.append(real.__name__)
+                raise torch.OutOfMemoryError("injected")
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(gradients, "model_inputs", tight(gradients.model_inputs, lambda model, ids, *rest: len(ids)))
+    monkeypatch.setattr(batched, "run_prefix", tight(batched.run_prefix, lambda model, ids, *rest: len(ids)))
+    monkeypatch.setattr(BridgeRunner, "_forward", tight(BridgeRunner._forward, lambda self, ids, *rest, **k: len(ids)))
+    monkeypatch.setattr(BridgeRunner, "_read", tight(BridgeRunner._read, lambda self, batch, *rest: len(batch["input_ids"])))
+    again = every()
+    assert {"model_inputs", "run_prefix", "_forward", "_read"} <= set(failed)
+    for before, after in zip(expected, again):
+        assert before.shape == after.shape and torch.allclose(before.float().cpu(), after.float().cpu(), atol=1e-5)

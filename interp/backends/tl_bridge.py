@@ -44,7 +44,7 @@ from transformer_lens.model_bridge.supported_architectures.roberta import Robert
 
 from interp.backends.base import SiteGradients
 from interp.core.errors import ConfigError, named
-from interp.engine.rows import length_groups
+from interp.engine.rows import grouped_passes, length_groups
 from interp.engine.gradients import Probes, empty_gradients, fill
 from interp.engine.hooked_pairs import HookedPairs
 from interp.engine.paths import path_patch_logits
@@ -175,18 +175,15 @@ class BridgeRunner:
         types = torch.tensor([encoded[i].token_type_ids for i in indices], dtype=torch.long, device=self.device)
         return ids, types
 
-    def _batches(self, encoded: Sequence[Encoded], batch_size: int = 64) -> Iterator[list[int]]:
-        """Indices of ``encoded`` in unpadded batches of one length."""
-        for group in length_groups(encoded):
-            for k in range(0, len(group), batch_size):
-                yield group[k : k + batch_size]
-
     @torch.no_grad()
     def predict(self, encoded: Sequence[Encoded]) -> Tensor:
-        """float32 ``[n, labels]`` on CPU, unpadded batches of one length."""
+        """float32 ``[n, labels]`` on CPU, unpadded batches of one length (a pass out of memory is halved)."""
         out = torch.empty(len(encoded), self.config.num_labels)
-        for chunk in self._batches(encoded):
+
+        def run(chunk: list[int]) -> None:
             out[torch.tensor(chunk)] = self._forward(*self._ids(encoded, chunk)).float().cpu()
+
+        grouped_passes(encoded, 64, run, device=self.device)
         return out
 
     @torch.no_grad()
@@ -220,12 +217,15 @@ class BridgeRunner:
         out = torch.empty(len(encoded), width, dtype=torch.float32, device=self.device)
         logits = torch.empty(len(encoded), self.config.num_labels)
         at = Location(location.hidden_index, "at", location.component, location.head)
-        for chunk in self._batches(encoded, batch_size):
+
+        def run(chunk: list[int]) -> None:
             ids, types = self._ids(encoded, chunk)
             batch = {"input_ids": ids, "token_type_ids": types, "attention_mask": torch.ones_like(ids)}
             vectors, found = self._read(batch, {"at": torch.tensor([tokens[i] for i in chunk], device=self.device)}, [at])
             out[torch.tensor(chunk, device=self.device)] = vectors[at].float()
             logits[torch.tensor(chunk)] = found.float().cpu()
+
+        grouped_passes(encoded, batch_size, run, device=self.device)  # a pass out of memory is halved
         return out, logits
 
     def vectors(self, encoded: Sequence[Encoded], location: Location) -> Tensor:
@@ -371,14 +371,14 @@ class BridgeRunner:
         for loc in locations:
             self._check(loc)
         out = empty_gradients(encoded, locations, self.config)
+        def run(chunk: list[int]) -> None:
+            probes = Probes()
+            hooks = [self._patch(loc, torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device),
+                                 probes.at(loc)) for loc in locations]  # fmt: skip
+            fill(out, torch.tensor(chunk), probes.gradients(self._forward(*self._ids(encoded, chunk), hooks=hooks), locations))
+
         with frozen_weights(self.bridge), torch.enable_grad():
-            for chunk in self._batches(encoded, batch_size):
-                probes = Probes()
-                hooks = [self._patch(loc, torch.tensor([location_tokens([encoded[i]], loc.roles, "")[0] for i in chunk], device=self.device),
-                                     probes.at(loc)) for loc in locations]  # fmt: skip
-                fill(out, torch.tensor(chunk), probes.gradients(self._forward(*self._ids(encoded, chunk), hooks=hooks), locations))
-                if on_rows is not None:
-                    on_rows(len(chunk))
+            grouped_passes(encoded, batch_size, run, device=self.device, on_rows=on_rows)  # a pass out of memory is halved
         return {loc: SiteGradients(*v) for loc, v in out.items()}
 
     @contextmanager

@@ -55,7 +55,7 @@ from interp.engine.compiled import CompiledSuffix, CompileStats
 from interp.engine.components import BlockRest, gather
 from interp.engine.plan import Sources, WritePlan, plan_logits
 from interp.engine.reuse import BaseAttention, base_attention, interchange_context
-from interp.engine.rows import CPU_BATCH_SIZE, GPU_MAX_ROWS, auto_batch_size, in_passes, interchange_grid, length_groups  # noqa: F401 (also read from here)
+from interp.engine.rows import CPU_BATCH_SIZE, GPU_MAX_ROWS, auto_batch_size, grouped_passes, in_passes, interchange_grid, length_groups  # noqa: F401 (also read from here)
 from interp.engine.slicing import fast_suffix, run_prefix, run_suffix
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, model_inputs
@@ -151,18 +151,19 @@ def _read(model, encoded: Sequence[Encoded], location: Location, batch_size: int
     # at a residual location before the last block, the blocks after it run as the engine runs a pair's
     suffix = whole and location.is_residual and index < len(architecture(model).block_list(model))
     fast = fast_suffix(model, index) if suffix else None
-    for group in length_groups(encoded):
-        for chunk in _chunks(group, batch_size):
-            ids, types = _inputs(encoded, chunk, device)
-            positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in location.roles}
-            with hooked(model, positions, read=[location]) as trace:
-                if whole and not suffix:
-                    logits[torch.tensor(chunk)] = model(**model_inputs(model, ids, types)).logits.float().cpu()
-                else:
-                    hidden = run_prefix(model, ids, types, index)
-            out[torch.tensor(chunk, device=device)] = trace[location].float()
-            if suffix:
-                logits[torch.tensor(chunk)] = run_suffix(model, hidden, index, ids, types, fast).float().cpu()
+    def run(chunk: list[int]) -> None:
+        ids, types = _inputs(encoded, chunk, device)
+        positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in location.roles}
+        with hooked(model, positions, read=[location]) as trace:
+            if whole and not suffix:
+                logits[torch.tensor(chunk)] = model(**model_inputs(model, ids, types)).logits.float().cpu()
+            else:
+                hidden = run_prefix(model, ids, types, index)
+        out[torch.tensor(chunk, device=device)] = trace[location].float()
+        if suffix:
+            logits[torch.tensor(chunk)] = run_suffix(model, hidden, index, ids, types, fast).float().cpu()
+
+    grouped_passes(encoded, batch_size, run, device=device)  # a pass out of memory is halved
     return out, logits
 
 

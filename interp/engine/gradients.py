@@ -24,7 +24,8 @@ from jaxtyping import Float
 from torch import Tensor
 
 from interp.core.errors import ConfigError
-from interp.engine.batched import _chunks, _inputs, length_groups
+from interp.engine.batched import _inputs
+from interp.engine.rows import grouped_passes
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, model_inputs
 from interp.hooks.encoding import Encoded, location_tokens
@@ -149,35 +150,34 @@ def site_gradients(model, encoded: Sequence[Encoded], locations: Sequence[Locati
         for loc in at:
             out[loc].dropped[layer] = torch.empty_like(out[loc].gradients)
     with frozen_weights(model), torch.enable_grad():
-        for group in length_groups(encoded):
-            for chunk in _chunks(group, batch_size):
-                ids, types = _inputs(encoded, chunk, device)
-                positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in roles}
-                rows = torch.tensor(chunk)
-                probes = Probes()
-                with hooked(model, positions, write={loc: probes.at(loc) for loc in locations}), attention_weights(model, layers) as attention, \
-                        block_inputs(model, layers) as inputs, GradDrop(model, list(drops)) as dropping:  # fmt: skip
-                    logits = model(**model_inputs(model, ids, types)).logits
-                if any(layer not in attention for layer in layers):
-                    raise ConfigError(f"the QK fix needs attention probabilities, which {type(model).__name__}'s attention does not return; "
-                                      "screen without it (qk_fix=False)")  # fmt: skip
-                found = probes.gradients(logits, locations, attention, qk)
-                for loc, parts in found.items():
-                    out[loc].activations[rows], out[loc].gradients[rows] = parts[0], parts[1]
-                    if loc in qk:
-                        out[loc].qk_gradients[rows] = parts[2]
-                for layer in layers:
-                    for r, i in enumerate(chunk):
-                        hidden[layer][i] = inputs[layer][r].cpu()
-                        probabilities[layer][i] = attention[layer][r].detach().float().cpu()
-                        attention_grads[layer][i] = probes.attention_grads[layer][r]
-                for layer, at in drops.items():
-                    dropping.layer = layer
-                    for loc, gradients in probes.margin_gradients(logits, at).items():
-                        out[loc].dropped[layer][rows] = gradients
-                    dropping.layer = None
-                if on_rows is not None:
-                    on_rows(len(chunk))
+        def run(chunk: list[int]) -> None:
+            ids, types = _inputs(encoded, chunk, device)
+            positions = {r: torch.tensor([encoded[i].tokens(r) for i in chunk], dtype=torch.long) for r in roles}
+            rows = torch.tensor(chunk)
+            probes = Probes()
+            with hooked(model, positions, write={loc: probes.at(loc) for loc in locations}), attention_weights(model, layers) as attention, \
+                    block_inputs(model, layers) as inputs, GradDrop(model, list(drops)) as dropping:  # fmt: skip
+                logits = model(**model_inputs(model, ids, types)).logits
+            if any(layer not in attention for layer in layers):
+                raise ConfigError(f"the QK fix needs attention probabilities, which {type(model).__name__}'s attention does not return; "
+                                  "screen without it (qk_fix=False)")  # fmt: skip
+            found = probes.gradients(logits, locations, attention, qk)
+            for loc, parts in found.items():
+                out[loc].activations[rows], out[loc].gradients[rows] = parts[0], parts[1]
+                if loc in qk:
+                    out[loc].qk_gradients[rows] = parts[2]
+            for layer in layers:
+                for r, i in enumerate(chunk):
+                    hidden[layer][i] = inputs[layer][r].cpu()
+                    probabilities[layer][i] = attention[layer][r].detach().float().cpu()
+                    attention_grads[layer][i] = probes.attention_grads[layer][r]
+            for layer, at in drops.items():
+                dropping.layer = layer
+                for loc, gradients in probes.margin_gradients(logits, at).items():
+                    out[loc].dropped[layer][rows] = gradients
+                dropping.layer = None
+
+        grouped_passes(encoded, batch_size, run, device=device, on_rows=on_rows)  # a pass out of memory is halved
     for loc, layer in qk.items():
         out[loc].qk_term = qk_terms(model, encoded, loc, out[loc].activations, hidden[layer], probabilities[layer], attention_grads[layer])
     return out

@@ -40,6 +40,17 @@ def length_groups(encoded: Sequence[Encoded]) -> list[list[int]]:
     return list(groups.values())
 
 
+def grouped_passes(encoded: Sequence[Encoded], size: int, run: Callable[[list[int]], None], *, device: torch.device | str = "cpu",
+                   on_rows: Callable[[int], None] | None = None, on_out_of_memory: Callable[[], None] | None = None) -> None:  # fmt: skip
+    """Every example of ``encoded`` once, in passes of one input length (no padding) of at most ``size``:
+    ``run(indices)`` with the examples' indices into ``encoded``; a pass that runs out of memory is run again in halves
+    (:func:`in_passes`, per length group), ``on_rows(k)`` after each pass that finished."""
+    for group in length_groups(encoded):
+        index = torch.tensor(group)
+        in_passes(len(group), size, lambda rows, _size, index=index: run(index[rows.cpu()].tolist()), device=device, on_rows=on_rows,
+                  on_out_of_memory=on_out_of_memory)  # fmt: skip
+
+
 def auto_batch_size(model, seq_len: int) -> int:
     """Rows per suffix pass: :data:`CPU_BATCH_SIZE` on CPU; on a GPU, what half its free memory holds, at most :data:`GPU_MAX_ROWS`.
 

@@ -158,16 +158,16 @@ def screen(data: str) -> str:
 
 
 def sweep(data: str, variable: str) -> str:
-    """Per location of the sweep, each seed's IIA on ``variable``'s causal pairs, its larger null and the gap."""
+    """Per location of the sweep, each seed's IIA on ``variable``'s causal pairs beside both nulls (stays the base,
+    copies the source) and the gap to the larger."""
     found = {seed: {r["location"]: r for r in read(folder / "sweep.csv") if r["variable"] == variable} for seed, folder in seeds(data).items()}
-    head = "| location | " + " | ".join(f"seed {s}: IIA | larger null | gap" for s in found) + " |"
-    lines = [head, "| --- |" + " ---: | ---: | ---: |" * len(found)]
+    head = "| location | " + " | ".join(f"seed {s}: IIA | stays | copies | gap" for s in found) + " |"
+    lines = [head, "| --- |" + " ---: | ---: | ---: | ---: |" * len(found)]
     for location in next(iter(found.values())):
         cells = []
         for rows in found.values():
             r = rows[location]
-            larger = max(("stays_base", "copies_source"), key=lambda k: float(r[f"{k}_causal"]))
-            cells += [est(r, "iia_causal"), est(r, f"{larger}_causal"), est(r, "gap_causal")]
+            cells += [est(r, "iia_causal"), f"{float(r['stays_base_causal']):.3f}", f"{float(r['copies_source_causal']):.3f}", est(r, "gap_causal")]
         block, token = location.split(".hook_resid_post@")
         lines.append(f"| {'last token' if token == 'last' else f'`{token}`'}, block {block.split('.')[1]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -177,7 +177,7 @@ def tables(data: str) -> dict[str, str]:
     """The page's blocks, by name."""
     made = {name: make(data) for name, make in (("table1", table1), ("probes", probes), ("rule", rule), ("cliques", cliques),
                                                 ("das", das), ("screen", screen))}  # fmt: skip
-    made.update({f"sweep_{v}": sweep(data, v) for v in ("lexrel", "negated")})
+    made.update({f"sweep_{v}": sweep(data, v) for v in ("lexrel", "negated", "output")})
     return made
 
 

@@ -236,7 +236,7 @@ def test_a_packaged_models_recipe_fills_only_what_the_command_line_left_at_its_d
         return json.loads(found.stdout), found.stderr
 
     words = "entailment= Yes,neutral= No"
-    assert dict(PACKAGED["smollm2-135m"].recipe) == {"lora_rank": 8, "lr": 3e-4, "epochs": 2, "label_words": words}
+    assert dict(PACKAGED["smollm2-135m"].recipe) == dict(PACKAGED["gemma3-270m"].recipe) == {"lora_rank": 8, "lr": 3e-4, "epochs": 2, "label_words": words}
     fit, said = run("--model", "smollm2-135m")
     assert fit == {"epochs": 2, "lr": 3e-4, "train_blocks": None, "lora_rank": 8, "label_words": words}
     assert f"--lora-rank 8 --lr 0.0003 --epochs 2 --label-words '{words}'" in said

@@ -315,7 +315,7 @@ def test_the_decoder_pages_learning_curves_are_their_committed_csv():
     for name, shown in blocks:
         rows = module.read(RESULTS / "data" / "curves" / f"{name}.csv")
         assert shown.strip() == module.table(rows).strip(), name
-        assert len(module.runs(rows)) >= 3, name  # at least three routes' curves
+        assert len(module.runs(rows)) >= (3 if name == "smollm2_monli" else 1), name  # SmolLM2: at least three routes' curves
 
 
 def test_the_decoder_pages_learned_model_tables_are_their_committed_runs():

@@ -127,7 +127,7 @@ class WritePlan:
         return out
 
 
-def positions(batch: dict, rows: int) -> dict[str, Tensor]:
+def positions(batch: dict, rows: int) -> dict[str, Int[Tensor, "rows tokens"]]:
     """A collated batch's role positions with :data:`ALL` (every token of an unpadded batch) added."""
     length = batch["input_ids"].shape[1]
     return {**batch["positions"], ALL: torch.arange(length).expand(rows, length)}

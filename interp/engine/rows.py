@@ -20,6 +20,7 @@ from collections import defaultdict
 from typing import Callable, Sequence
 
 import torch
+from jaxtyping import Int
 from torch import Tensor
 
 from interp.core.errors import ConfigError
@@ -132,7 +133,7 @@ def in_passes(total: int, size: int, run: Callable[[Tensor, int], None], *, devi
             on_rows(len(rows))
 
 
-def joint_batches(encoded: Sequence[Encoded], base_rows: Tensor, batch_size: int, generator: torch.Generator) -> list[Tensor]:
+def joint_batches(encoded: Sequence[Encoded], base_rows: Int[Tensor, "rows"], batch_size: int, generator: torch.Generator) -> list[Int[Tensor, "batch"]]:
     """The rows in shuffled batches of at most ``batch_size``, each of one input length (so a pass holds no padding):
     what training over joint runs steps through, seeded by ``generator``."""
     batches = []

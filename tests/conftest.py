@@ -148,6 +148,19 @@ def encoder_lab(wide_classifier_dir, task):
     return interp.IntervenableModel(str(wide_classifier_dir), task)
 
 
+@pytest.fixture(scope="module", params=["encoder", "decoder"])
+def lab_of_each_kind(request, encoder_lab, task, monli_dir):
+    """The wide random BERT's lab, then a tiny random Llama's (its tokenizer trained on MoNLI's sentences), bound to
+    ``task``: what a test that must hold for both model kinds runs on."""
+    if request.param == "encoder":
+        return encoder_lab
+    import interp
+    from decoders import decoder_model, tokenizer, tokenizer_kind
+
+    tok = tokenizer(tokenizer_kind("llama"), str(monli_dir))
+    return interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), task)
+
+
 @pytest.fixture(scope="session")
 def minilm_tokenizer():
     from transformers import AutoTokenizer

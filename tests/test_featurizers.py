@@ -20,7 +20,6 @@ from interp.engine.featurizers import ChosenFeatures, FeatureMask, Identity, Lin
 from interp.engine.interventions import Interchange, RotatedSubspace, make_intervention
 from interp.files.saes import load_sae, save_sae
 
-from decoders import decoder_model, tokenizer, tokenizer_kind
 from hand_hooks import by_hand
 
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
@@ -34,12 +33,9 @@ def examples(task):
     return task.examples(("pmonli", "nmonli_test"), per_split=40, seed=5)
 
 
-@pytest.fixture(scope="module", params=["encoder", "decoder"])
-def lab(request, encoder_lab, task, monli_dir):
-    if request.param == "encoder":
-        return encoder_lab
-    tok = tokenizer(tokenizer_kind("llama"), str(monli_dir))
-    return interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), task)
+@pytest.fixture(scope="module")
+def lab(lab_of_each_kind):
+    return lab_of_each_kind
 
 
 def featurizer(kind: str, vectors: torch.Tensor):

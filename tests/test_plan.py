@@ -17,8 +17,6 @@ from interp.engine.plan import HELD, Intervened, Sources, WritePlan, plan_logits
 from interp.hooks.architecture import architecture
 from interp.hooks.locations import Location
 
-from decoders import decoder_model, tokenizer, tokenizer_kind
-
 pytestmark = pytest.mark.filterwarnings("ignore::interp.InterpWarning")
 
 
@@ -27,12 +25,9 @@ def examples(task):
     return task.examples(("pmonli", "nmonli_test"), per_split=3, seed=11)
 
 
-@pytest.fixture(scope="module", params=["bert", "llama"])
-def lab(request, encoder_lab, task, monli_dir):
-    if request.param == "bert":
-        return encoder_lab
-    tok = tokenizer(tokenizer_kind("llama"), str(monli_dir))
-    return interp.IntervenableModel(interp.load_model(decoder_model("llama", tok), tok), task)
+@pytest.fixture(scope="module")
+def lab(lab_of_each_kind):
+    return lab_of_each_kind
 
 
 def _setup(lab, examples, sites):

@@ -25,6 +25,7 @@ from interp.core.errors import ConfigError, named
 from interp.engine.compiled import CompileStats
 from interp.engine.gradients import SiteGradients
 from interp.engine.interventions import Intervention
+from interp.engine.paths import path_patch_logits
 from interp.engine.plan import HELD, Intervened, Sources, WritePlan  # noqa: F401 (the plan a runner takes, read from here)
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
@@ -140,6 +141,15 @@ class Runner(Protocol):
     def reference(self) -> "Runner":
         """The one-pass-per-pair reference of this runner: nothing shared between examples or pairs."""
         ...
+
+
+class PlanCalls:
+    """What a runner derives from its :meth:`Runner.plan_logits`, written once for every runner: path patching."""
+
+    def path_patch_logits(self, bases: Sequence[Encoded], sources: Float[Tensor, "sources width"], sender: Location, n_layers: int, *,
+                          receiver: Location | None = None) -> Float[Tensor, "bases sources labels"]:  # fmt: skip
+        """:meth:`Runner.path_patch_logits` over this runner's write-plan passes (:func:`interp.engine.paths.path_patch_logits`)."""
+        return path_patch_logits(self.plan_logits, bases, sources, sender, n_layers, receiver=receiver)
 
 
 def check_backend_name(name: str) -> str:

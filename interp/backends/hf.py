@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from interp.backends.base import SiteGradients
+from interp.backends.base import PlanCalls, SiteGradients
 from interp.backends.naive import NaiveRunner
 from interp.engine.batched import interchange_logits, precision, source_vectors, vectors_and_logits
 from interp.core.checks import check_bool
@@ -34,7 +34,6 @@ from interp.engine.compiled import CompileStats, use_compile
 from interp.engine.decoder import decoder_interchange_logits
 from interp.engine.gradients import site_gradients
 from interp.engine.pair_suffix import PairSuffix
-from interp.engine.paths import path_patch_logits
 from interp.engine.plan import WritePlan, plan_logits
 from interp.hooks import hooked
 from interp.hooks.architecture import architecture, batch_inputs
@@ -49,7 +48,7 @@ def model_kind(model) -> str:
     return getattr(getattr(model, "config", None), "model_type", None) or type(model).__name__
 
 
-class HFRunner(ABC):
+class HFRunner(PlanCalls, ABC):
     """What both Hugging Face runners share (the :class:`~interp.backends.base.Runner` protocol but the interchange):
     make one with :func:`interp.backends.get_runner`, or :class:`EncoderRunner` / :class:`DecoderRunner`.
 
@@ -93,11 +92,6 @@ class HFRunner(ABC):
 
     def vectors_and_logits(self, encoded: Sequence[Encoded], location: Location) -> tuple[Tensor, Tensor]:
         return vectors_and_logits(self.model, encoded, location)
-
-    def path_patch_logits(self, bases: Sequence[Encoded], sources: Tensor, sender: Location, n_layers: int, *,
-                          receiver: Location | None = None) -> Tensor:  # fmt: skip
-        """Path patching over this runner's write-plan passes (:func:`interp.engine.paths.path_patch_logits`)."""
-        return path_patch_logits(self.plan_logits, bases, sources, sender, n_layers, receiver=receiver)
 
     def frozen(self):
         """The weights get no gradient within the block (restored after)."""

@@ -17,19 +17,18 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from interp.backends.base import SiteGradients
+from interp.backends.base import PlanCalls, SiteGradients
 from interp.engine.batched import precision
 from interp.engine.gradients import site_gradients
 from interp.engine.hooked_pairs import HookedPairs
 from interp.engine.naive import hooked_rows, naive_forward, naive_interchange_vectors
-from interp.engine.paths import path_patch_logits
 from interp.engine.plan import WritePlan, naive_plan_logits
 from interp.hooks.encoding import Encoded
 from interp.hooks.locations import Location
 from interp.models.freezing import frozen_weights
 
 
-class NaiveRunner:
+class NaiveRunner(PlanCalls):
     """The one-pass-per-example reference of a Hugging Face classifier (the :class:`~interp.backends.base.Runner` protocol)."""
 
     name = "hf-reference"
@@ -70,11 +69,6 @@ class NaiveRunner:
         if on_rows is not None:
             on_rows(len(base_rows))
         return logits, found
-
-    def path_patch_logits(self, bases: Sequence[Encoded], sources: Tensor, sender: Location, n_layers: int, *,
-                          receiver: Location | None = None) -> Tensor:  # fmt: skip
-        """Path patching over this runner's write-plan passes (:func:`interp.engine.paths.path_patch_logits`)."""
-        return path_patch_logits(self.plan_logits, bases, sources, sender, n_layers, receiver=receiver)
 
     def frozen(self):
         """The weights get no gradient within the block (restored after)."""

@@ -42,12 +42,11 @@ from transformer_lens.model_bridge.generalized_components import UnembeddingBrid
 from transformer_lens.model_bridge.supported_architectures.bert import BertArchitectureAdapter
 from transformer_lens.model_bridge.supported_architectures.roberta import RobertaArchitectureAdapter
 
-from interp.backends.base import SiteGradients
+from interp.backends.base import PlanCalls, SiteGradients
 from interp.core.errors import ConfigError, named
 from interp.engine.rows import grouped_passes, length_groups
 from interp.engine.gradients import Probes, empty_gradients, fill
 from interp.engine.hooked_pairs import HookedPairs
-from interp.engine.paths import path_patch_logits
 from interp.engine.plan import WritePlan, positions
 from interp.models.freezing import frozen_weights
 from interp.hooks.locations import ATTN_OUT, INPUTS, MLP_OUT, RESID_MID, Z, Location
@@ -133,7 +132,7 @@ def _view(location: Location, activation: Tensor) -> Tensor:
     return activation
 
 
-class BridgeRunner:
+class BridgeRunner(PlanCalls):
     """The :class:`~interp.backends.base.Runner` of a classifier behind a TransformerBridge (see the module docstring).
 
     Args:
@@ -341,11 +340,6 @@ class BridgeRunner:
             seen[location] = view[torch.arange(len(columns), device=activation.device)[:, None], columns].reshape(len(columns), -1).detach()
 
         return bridge_hook(location), peek
-
-    def path_patch_logits(self, bases: Sequence[Encoded], sources: Tensor, sender: Location, n_layers: int, *,
-                          receiver: Location | None = None) -> Tensor:  # fmt: skip
-        """Path patching over this runner's write-plan passes (:func:`interp.engine.paths.path_patch_logits`)."""
-        return path_patch_logits(self.plan_logits, bases, sources, sender, n_layers, receiver=receiver)
 
     def frozen(self):
         """The weights get no gradient within the block (restored after)."""
